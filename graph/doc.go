@@ -1,0 +1,15 @@
+// Package graph is clinfer's model IR, in the spirit of OpenVINO's ov::Model:
+// a Model of Nodes connected by Outputs, with Parameter, Constant and Result
+// housekeeping nodes, an op table giving every op its shape and type
+// inference, deep Clone, topological order and Validate.
+//
+// In the data flow of DESIGN.md the ONNX frontend (package onnx) produces a
+// Model; Core.CompileModel hands it to a device plugin, which clones it, runs
+// the fusion passes on the clone and turns the result into a device plan. A
+// compiled model never changes the user's Model.
+//
+// The op semantics are ONNX's, normalised to the newest opset form: values the
+// old opsets passed as attributes (Slice starts, Squeeze axes, Clip bounds,
+// Pad pads, Split sizes, Reduce axes) are inputs here, so devices implement one
+// semantics per op.
+package graph

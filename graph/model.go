@@ -1,0 +1,218 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidModel is wrapped by every error Validate returns.
+var ErrInvalidModel = errors.New("graph: invalid model")
+
+// Model is a computation graph: Parameters in, Results out, and every node
+// reachable from the Results in between.
+type Model struct {
+	// Name is the model's name (the ONNX graph name).
+	Name string
+	// Parameters are the model inputs, in order.
+	Parameters []*Node
+	// Results are the model outputs, in order.
+	Results []*Node
+	// Opsets records the opset version imported per domain ("" is ONNX's
+	// default domain), for diagnostics.
+	Opsets map[string]int64
+}
+
+// NewModel returns a model over the given parameters and results.
+func NewModel(name string, params, results []*Node) *Model {
+	return &Model{Name: name, Parameters: params, Results: results}
+}
+
+// Nodes returns every node in topological order (producers before
+// consumers): the nodes reachable from the Results, plus Parameters that no
+// node reads. It returns an error naming a node on a cycle.
+func (m *Model) Nodes() ([]*Node, error) {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := map[*Node]int{}
+	var order []*Node
+	// Iterative DFS so deep graphs do not exhaust the goroutine stack.
+	type frame struct {
+		n *Node
+		i int
+	}
+	visit := func(root *Node) error {
+		if state[root] == done {
+			return nil
+		}
+		stack := []frame{{root, 0}}
+		state[root] = active
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			if top.i < len(top.n.Inputs) {
+				in := top.n.Inputs[top.i]
+				top.i++
+				if in.Node == nil {
+					continue
+				}
+				switch state[in.Node] {
+				case active:
+					return fmt.Errorf("%w: cycle through node %q (%s)", ErrInvalidModel, in.Node.Name, in.Node.OpType)
+				case unseen:
+					state[in.Node] = active
+					stack = append(stack, frame{in.Node, 0})
+				}
+				continue
+			}
+			state[top.n] = done
+			order = append(order, top.n)
+			stack = stack[:len(stack)-1]
+		}
+		return nil
+	}
+	for _, p := range m.Parameters {
+		if err := visit(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range m.Results {
+		if err := visit(r); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
+}
+
+// Consumers maps every output port to the nodes (and input indices) that
+// read it.
+func (m *Model) Consumers() (map[Output][]Input, error) {
+	nodes, err := m.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	c := map[Output][]Input{}
+	for _, n := range nodes {
+		for i, in := range n.Inputs {
+			if in.Node != nil {
+				c[in] = append(c[in], Input{Node: n, Index: i})
+			}
+		}
+	}
+	return c, nil
+}
+
+// Input names one input port of a node.
+type Input struct {
+	Node  *Node
+	Index int
+}
+
+// Parameter returns the input named name, or nil.
+func (m *Model) Parameter(name string) *Node {
+	for _, p := range m.Parameters {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Result returns the output named name, or nil.
+func (m *Model) Result(name string) *Node {
+	for _, r := range m.Results {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// Node returns the node with the given friendly name, or nil.
+func (m *Model) Node(name string) *Node {
+	nodes, err := m.Nodes()
+	if err != nil {
+		return nil
+	}
+	for _, n := range nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Clone returns a deep copy of the model: new nodes, attributes, shapes and
+// runtime info. Constant values are copied too, so a compiled model never
+// shares mutable state with the user's model.
+func (m *Model) Clone() *Model {
+	nodes, err := m.Nodes()
+	if err != nil {
+		// A cyclic model cannot be ordered; clone what is reachable by
+		// walking without order (Validate reports the cycle).
+		nodes = m.reachable()
+	}
+	mapping := make(map[*Node]*Node, len(nodes))
+	for _, n := range nodes {
+		c := &Node{
+			Name:   n.Name,
+			OpType: n.OpType,
+			Domain: n.Domain,
+			Attrs:  n.Attrs.Clone(),
+			RT:     n.RT.Clone(),
+		}
+		if n.Value != nil {
+			c.Value = n.Value.Clone()
+		}
+		c.Outputs = make([]Port, len(n.Outputs))
+		for i, p := range n.Outputs {
+			c.Outputs[i] = Port{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+		}
+		mapping[n] = c
+	}
+	for _, n := range nodes {
+		c := mapping[n]
+		if n.Inputs != nil {
+			c.Inputs = make([]Output, len(n.Inputs))
+		}
+		for i, in := range n.Inputs {
+			if in.Node != nil {
+				c.Inputs[i] = Output{Node: mapping[in.Node], Index: in.Index}
+			}
+		}
+	}
+	out := &Model{Name: m.Name}
+	for _, p := range m.Parameters {
+		out.Parameters = append(out.Parameters, mapping[p])
+	}
+	for _, r := range m.Results {
+		out.Results = append(out.Results, mapping[r])
+	}
+	if m.Opsets != nil {
+		out.Opsets = make(map[string]int64, len(m.Opsets))
+		for k, v := range m.Opsets {
+			out.Opsets[k] = v
+		}
+	}
+	return out
+}
+
+func (m *Model) reachable() []*Node {
+	seen := map[*Node]bool{}
+	var out []*Node
+	stack := append(append([]*Node(nil), m.Parameters...), m.Results...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n == nil || seen[n] {
+			continue
+		}
+		seen[n] = true
+		out = append(out, n)
+		for _, in := range n.Inputs {
+			stack = append(stack, in.Node)
+		}
+	}
+	return out
+}

@@ -1,0 +1,309 @@
+package tensor
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// ErrShape is wrapped by errors about mismatched or invalid shapes.
+var ErrShape = errors.New("tensor: bad shape")
+
+// ErrType is wrapped by errors about a wrong element type.
+var ErrType = errors.New("tensor: wrong element type")
+
+// Tensor is an n-dimensional array in host memory. Data is little-endian and
+// laid out by strides (in elements) from an offset, so a Tensor can be a view
+// (a region of interest) of another one; views share memory with their
+// source. Tensors made by New or the From* constructors are contiguous.
+//
+// A Tensor is not safe for concurrent mutation; concurrent reads are fine.
+type Tensor struct {
+	typ     ElementType
+	shape   Shape
+	strides []int64 // in elements
+	offset  int64   // in elements
+	data    []byte  // whole backing store, 8-byte aligned
+}
+
+// alloc returns n zeroed bytes whose address is 8-byte aligned, so typed
+// slices of any element type can be made over them.
+func alloc(n int64) []byte {
+	if n == 0 {
+		return []byte{}
+	}
+	words := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+}
+
+// New returns a zeroed contiguous tensor of the given type and static shape.
+func New(t ElementType, shape Shape) (*Tensor, error) {
+	if !t.Valid() {
+		return nil, fmt.Errorf("%w: %v", ErrType, t)
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrShape, err)
+	}
+	n := shape.NumElements()
+	return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), data: alloc(n * int64(t.Size()))}, nil
+}
+
+// MustNew is New for shapes the caller has already validated; it panics on a
+// bad type or shape, which is a programmer error.
+func MustNew(t ElementType, shape Shape) *Tensor {
+	x, err := New(t, shape)
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
+
+// FromBytes returns a contiguous tensor holding a copy of raw little-endian
+// data, which must be exactly NumElements*Size bytes long.
+func FromBytes(t ElementType, shape Shape, raw []byte) (*Tensor, error) {
+	x, err := New(t, shape)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(raw)) != int64(len(x.data)) {
+		return nil, fmt.Errorf("%w: %v%v needs %d bytes, got %d", ErrShape, t, shape, len(x.data), len(raw))
+	}
+	copy(x.data, raw)
+	return x, nil
+}
+
+func fromSlice[T any](t ElementType, shape Shape, v []T) (*Tensor, error) {
+	x, err := New(t, shape)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(v)) != shape.NumElements() {
+		return nil, fmt.Errorf("%w: shape %v holds %d elements, got %d values", ErrShape, shape, shape.NumElements(), len(v))
+	}
+	copy(typed[T](x), v)
+	return x, nil
+}
+
+// FromF32 returns a contiguous f32 tensor holding a copy of v.
+func FromF32(shape Shape, v []float32) (*Tensor, error) { return fromSlice(F32, shape, v) }
+
+// FromF64 returns a contiguous f64 tensor holding a copy of v.
+func FromF64(shape Shape, v []float64) (*Tensor, error) { return fromSlice(F64, shape, v) }
+
+// FromI64 returns a contiguous i64 tensor holding a copy of v.
+func FromI64(shape Shape, v []int64) (*Tensor, error) { return fromSlice(I64, shape, v) }
+
+// FromI32 returns a contiguous i32 tensor holding a copy of v.
+func FromI32(shape Shape, v []int32) (*Tensor, error) { return fromSlice(I32, shape, v) }
+
+// FromU8 returns a contiguous u8 tensor holding a copy of v.
+func FromU8(shape Shape, v []uint8) (*Tensor, error) { return fromSlice(U8, shape, v) }
+
+// FromBool returns a contiguous boolean tensor holding a copy of v.
+func FromBool(shape Shape, v []bool) (*Tensor, error) { return fromSlice(Bool, shape, v) }
+
+// Scalar returns a rank-0 f32 tensor.
+func Scalar(v float32) *Tensor {
+	x := MustNew(F32, Shape{})
+	x.F32()[0] = v
+	return x
+}
+
+// Type is the element type.
+func (x *Tensor) Type() ElementType { return x.typ }
+
+// Shape is the tensor's shape. The caller must not modify it.
+func (x *Tensor) Shape() Shape { return x.shape }
+
+// Strides are the tensor's strides in elements. The caller must not modify them.
+func (x *Tensor) Strides() []int64 { return x.strides }
+
+// Rank is the number of dimensions.
+func (x *Tensor) Rank() int { return len(x.shape) }
+
+// NumElements is the number of elements.
+func (x *Tensor) NumElements() int64 { return x.shape.NumElements() }
+
+// ByteSize is the size of the elements in bytes, as if contiguous.
+func (x *Tensor) ByteSize() int64 { return x.NumElements() * int64(x.typ.Size()) }
+
+// IsContiguous reports whether the elements are dense and row-major from the
+// offset, so the typed accessors can be used.
+func (x *Tensor) IsContiguous() bool {
+	acc := int64(1)
+	for i := len(x.shape) - 1; i >= 0; i-- {
+		if x.shape[i] != 1 && x.strides[i] != acc {
+			return false
+		}
+		acc *= x.shape[i]
+	}
+	return true
+}
+
+// Bytes returns the raw little-endian bytes of a contiguous tensor, sharing
+// memory with it. It panics if the tensor is not contiguous (call Contiguous
+// first); that is a programmer error.
+func (x *Tensor) Bytes() []byte {
+	if !x.IsContiguous() {
+		panic("tensor: Bytes on a non-contiguous view; call Contiguous first")
+	}
+	sz := int64(x.typ.Size())
+	return x.data[x.offset*sz : (x.offset+x.NumElements())*sz]
+}
+
+func typed[T any](x *Tensor) []T {
+	b := x.Bytes()
+	var zero T
+	if int(unsafe.Sizeof(zero)) != x.typ.Size() {
+		panic(fmt.Sprintf("tensor: %v accessor used on %v tensor", zero, x.typ))
+	}
+	n := len(b) / int(unsafe.Sizeof(zero))
+	if n == 0 {
+		return []T{}
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+}
+
+func (x *Tensor) mustBe(t ElementType) {
+	if x.typ != t {
+		panic(fmt.Sprintf("tensor: %v accessor used on a %v tensor", t, x.typ))
+	}
+}
+
+// F32 returns the elements of a contiguous f32 tensor, sharing memory. It
+// panics on another element type or a non-contiguous view (programmer errors).
+func (x *Tensor) F32() []float32 { x.mustBe(F32); return typed[float32](x) }
+
+// F64 returns the elements of a contiguous f64 tensor, sharing memory.
+func (x *Tensor) F64() []float64 { x.mustBe(F64); return typed[float64](x) }
+
+// F16 returns the raw IEEE half bits of a contiguous f16 tensor, sharing memory.
+func (x *Tensor) F16() []uint16 { x.mustBe(F16); return typed[uint16](x) }
+
+// BF16 returns the raw bfloat16 bits of a contiguous bf16 tensor, sharing memory.
+func (x *Tensor) BF16() []uint16 { x.mustBe(BF16); return typed[uint16](x) }
+
+// I8 returns the elements of a contiguous i8 tensor, sharing memory.
+func (x *Tensor) I8() []int8 { x.mustBe(I8); return typed[int8](x) }
+
+// U8 returns the elements of a contiguous u8 tensor, sharing memory.
+func (x *Tensor) U8() []uint8 { x.mustBe(U8); return typed[uint8](x) }
+
+// I16 returns the elements of a contiguous i16 tensor, sharing memory.
+func (x *Tensor) I16() []int16 { x.mustBe(I16); return typed[int16](x) }
+
+// I32 returns the elements of a contiguous i32 tensor, sharing memory.
+func (x *Tensor) I32() []int32 { x.mustBe(I32); return typed[int32](x) }
+
+// I64 returns the elements of a contiguous i64 tensor, sharing memory.
+func (x *Tensor) I64() []int64 { x.mustBe(I64); return typed[int64](x) }
+
+// Bool returns the elements of a contiguous boolean tensor, sharing memory.
+func (x *Tensor) Bool() []bool { x.mustBe(Bool); return typed[bool](x) }
+
+// View returns a region of interest [begin, end) of x along every axis,
+// sharing memory with x. begin and end must have x's rank.
+func (x *Tensor) View(begin, end []int64) (*Tensor, error) {
+	if len(begin) != len(x.shape) || len(end) != len(x.shape) {
+		return nil, fmt.Errorf("%w: view of rank-%d tensor needs %d begin/end values, got %d/%d", ErrShape, len(x.shape), len(x.shape), len(begin), len(end))
+	}
+	shape := make(Shape, len(x.shape))
+	off := x.offset
+	for i := range x.shape {
+		if begin[i] < 0 || end[i] > x.shape[i] || begin[i] > end[i] {
+			return nil, fmt.Errorf("%w: view [%d,%d) out of range on axis %d of size %d", ErrShape, begin[i], end[i], i, x.shape[i])
+		}
+		shape[i] = end[i] - begin[i]
+		off += begin[i] * x.strides[i]
+	}
+	return &Tensor{typ: x.typ, shape: shape, strides: append([]int64(nil), x.strides...), offset: off, data: x.data}, nil
+}
+
+// Reshape returns a contiguous tensor with a new shape of the same number of
+// elements, sharing memory with x when x is contiguous.
+func (x *Tensor) Reshape(shape Shape) (*Tensor, error) {
+	if err := shape.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrShape, err)
+	}
+	if shape.NumElements() != x.NumElements() {
+		return nil, fmt.Errorf("%w: cannot reshape %v (%d elements) to %v (%d elements)", ErrShape, x.shape, x.NumElements(), shape, shape.NumElements())
+	}
+	c := x
+	if !x.IsContiguous() {
+		c = x.Contiguous()
+	}
+	return &Tensor{typ: c.typ, shape: shape.Clone(), strides: ContiguousStrides(shape), offset: c.offset, data: c.data}, nil
+}
+
+// Contiguous returns x if it is contiguous, otherwise a dense copy of it.
+func (x *Tensor) Contiguous() *Tensor {
+	if x.IsContiguous() {
+		return x
+	}
+	return x.Clone()
+}
+
+// Clone returns a dense copy of x that shares no memory with it.
+func (x *Tensor) Clone() *Tensor {
+	y := MustNew(x.typ, x.shape)
+	sz := int64(x.typ.Size())
+	if x.IsContiguous() {
+		copy(y.data, x.data[x.offset*sz:(x.offset+x.NumElements())*sz])
+		return y
+	}
+	n := x.NumElements()
+	idx := make([]int64, len(x.shape))
+	for i := int64(0); i < n; i++ {
+		src := x.offset
+		for d, v := range idx {
+			src += v * x.strides[d]
+		}
+		copy(y.data[i*sz:(i+1)*sz], x.data[src*sz:(src+1)*sz])
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < x.shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return y
+}
+
+// CopyFrom copies src's elements into x; types and shapes must match. Either
+// may be a strided view.
+func (x *Tensor) CopyFrom(src *Tensor) error {
+	if x.typ != src.typ {
+		return fmt.Errorf("%w: copy %v into %v", ErrType, src.typ, x.typ)
+	}
+	if !x.shape.Equal(src.shape) {
+		return fmt.Errorf("%w: copy %v into %v", ErrShape, src.shape, x.shape)
+	}
+	s := src.Contiguous()
+	if x.IsContiguous() {
+		copy(x.Bytes(), s.Bytes())
+		return nil
+	}
+	sz := int64(x.typ.Size())
+	sb := s.Bytes()
+	n := x.NumElements()
+	idx := make([]int64, len(x.shape))
+	for i := int64(0); i < n; i++ {
+		dst := x.offset
+		for d, v := range idx {
+			dst += v * x.strides[d]
+		}
+		copy(x.data[dst*sz:(dst+1)*sz], sb[i*sz:(i+1)*sz])
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < x.shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return nil
+}
+
+// String describes the tensor's type and shape, e.g. "f32[1,3,224,224]".
+func (x *Tensor) String() string { return x.typ.String() + x.shape.String() }
