@@ -1,0 +1,241 @@
+package plugin_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+func newCommon(extra ...plugin.PropertySpec) *plugin.Properties {
+	return plugin.NewProperties(append(plugin.CommonSpecs(), extra...)...)
+}
+
+func TestCommonDefaults(t *testing.T) {
+	p := newCommon()
+	want := map[string]string{
+		plugin.KeyPerformanceHint:        "LATENCY",
+		plugin.KeyNumRequests:            "0",
+		plugin.KeyNumStreams:             "AUTO",
+		plugin.KeyEnableProfiling:        "NO",
+		plugin.KeyInferencePrecisionHint: "f32",
+		plugin.KeyExecutionModeHint:      "PERFORMANCE",
+		plugin.KeyCacheDir:               "",
+		plugin.KeyModelPriority:          "MEDIUM",
+		plugin.KeyLogLevel:               "LOG_NONE",
+		plugin.KeyDisableTransformations: "NO",
+		plugin.KeyExclusiveAsyncRequests: "NO",
+	}
+	for k, v := range want {
+		got, err := p.Get(k)
+		require.NoError(t, err, k)
+		assert.Equal(t, v, got, k)
+	}
+	assert.Equal(t, want, p.Values(), "Values holds exactly the common keys")
+	cfg, err := plugin.ParseConfig(p)
+	require.NoError(t, err)
+	assert.Equal(t, plugin.DefaultConfig(), cfg)
+}
+
+func TestSetNormalises(t *testing.T) {
+	cases := []struct{ key, in, want string }{
+		{plugin.KeyPerformanceHint, "throughput", "THROUGHPUT"},
+		{plugin.KeyPerformanceHint, " Cumulative_Throughput ", "CUMULATIVE_THROUGHPUT"},
+		{plugin.KeyNumStreams, "auto", "AUTO"},
+		{plugin.KeyNumStreams, "-1", "AUTO"},
+		{plugin.KeyNumStreams, "+007", "7"},
+		{plugin.KeyNumRequests, "0", "0"},
+		{plugin.KeyNumRequests, "12", "12"},
+		{plugin.KeyEnableProfiling, "true", "YES"},
+		{plugin.KeyEnableProfiling, "False", "NO"},
+		{plugin.KeyEnableProfiling, "yes", "YES"},
+		{plugin.KeyInferencePrecisionHint, "FP16", "f16"},
+		{plugin.KeyInferencePrecisionHint, "bfloat16", "bf16"},
+		{plugin.KeyExecutionModeHint, "accuracy", "ACCURACY"},
+		{plugin.KeyCacheDir, "/tmp/cache dir", "/tmp/cache dir"},
+		{plugin.KeyModelPriority, "high", "HIGH"},
+		{plugin.KeyLogLevel, "log_debug", "LOG_DEBUG"},
+		{plugin.KeyDisableTransformations, "1", "YES"},
+		{plugin.KeyExclusiveAsyncRequests, "on", "YES"},
+		{"PERF_COUNT", "YES", "YES"}, // OpenVINO's name for ENABLE_PROFILING
+		{"PERFORMANCE_HINT_NUM_REQUESTS", "3", "3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key+"="+tc.in, func(t *testing.T) {
+			p := newCommon()
+			require.NoError(t, p.Set(map[string]string{tc.key: tc.in}))
+			got, err := p.Get(tc.key)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			got, err = p.Get(plugin.CanonicalKey(tc.key))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got, "read through the canonical key")
+		})
+	}
+}
+
+func TestSetErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		props    map[string]string
+		sentinel error
+		mention  []string
+	}{
+		{"unknown key", map[string]string{"NO_SUCH": "1"}, plugin.ErrNotFound, []string{"NO_SUCH", "PERFORMANCE_HINT", "NUM_STREAMS"}},
+		{"negative streams", map[string]string{plugin.KeyNumStreams: "-10"}, plugin.ErrInvalidArgument, []string{"NUM_STREAMS", `"-10"`, "AUTO or an integer >= 1"}},
+		{"zero streams", map[string]string{plugin.KeyNumStreams: "0"}, plugin.ErrInvalidArgument, []string{"NUM_STREAMS"}},
+		{"hint -1", map[string]string{plugin.KeyPerformanceHint: "-1"}, plugin.ErrInvalidArgument, []string{"PERFORMANCE_HINT", `"-1"`, "LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT"}},
+		{"empty hint", map[string]string{plugin.KeyPerformanceHint: ""}, plugin.ErrInvalidArgument, []string{"PERFORMANCE_HINT"}},
+		{"maybe", map[string]string{plugin.KeyEnableProfiling: "maybe"}, plugin.ErrInvalidArgument, []string{"ENABLE_PROFILING", `"maybe"`, "YES, NO"}},
+		{"maybe via alias", map[string]string{"PERF_COUNT": "maybe"}, plugin.ErrInvalidArgument, []string{"PERF_COUNT", `"maybe"`}},
+		{"precision", map[string]string{plugin.KeyInferencePrecisionHint: "i8"}, plugin.ErrInvalidArgument, []string{"INFERENCE_PRECISION_HINT", "f32, f16, bf16"}},
+		{"negative requests", map[string]string{plugin.KeyNumRequests: "-1"}, plugin.ErrInvalidArgument, []string{"NUM_REQUESTS", ">= 0"}},
+		{"log level", map[string]string{plugin.KeyLogLevel: "LOUD"}, plugin.ErrInvalidArgument, []string{"LOG_LEVEL", "LOG_TRACE"}},
+		{"nul in cache dir", map[string]string{plugin.KeyCacheDir: "a\x00b"}, plugin.ErrInvalidArgument, []string{"CACHE_DIR"}},
+		{"read-only", map[string]string{plugin.KeySupportedProperties: "x"}, plugin.ErrInvalidArgument, []string{"SUPPORTED_PROPERTIES", "read-only"}},
+		{"alias conflict", map[string]string{"PERF_COUNT": "YES", plugin.KeyEnableProfiling: "NO"}, plugin.ErrInvalidArgument, []string{"ENABLE_PROFILING", "twice"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCommon()
+			before := p.Values()
+			// A valid entry next to the bad one must not be applied either.
+			props := map[string]string{plugin.KeyModelPriority: "HIGH"}
+			for k, v := range tc.props {
+				props[k] = v
+			}
+			err := p.Set(props)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tc.sentinel)
+			for _, s := range tc.mention {
+				assert.Contains(t, err.Error(), s)
+			}
+			assert.Equal(t, before, p.Values(), "failed Set changed values")
+		})
+	}
+}
+
+func TestGetUnknown(t *testing.T) {
+	_, err := newCommon().Get("NOPE")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, plugin.ErrNotFound)
+	assert.Contains(t, err.Error(), "NOPE")
+	assert.Contains(t, err.Error(), "CACHE_DIR")
+}
+
+func TestSupportedProperties(t *testing.T) {
+	p := newCommon(plugin.ReadOnlySpec(plugin.KeyFullDeviceName, "Fake"))
+	s, err := p.Get(plugin.KeySupportedProperties)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(s, "PERFORMANCE_HINT:RW NUM_REQUESTS:RW NUM_STREAMS:RW "), s)
+	assert.True(t, strings.HasSuffix(s, " FULL_DEVICE_NAME:RO SUPPORTED_PROPERTIES:RO"), s)
+	keys, rw, err := plugin.ParseSupportedProperties(s)
+	require.NoError(t, err)
+	assert.Equal(t, p.Keys(), keys)
+	assert.Len(t, keys, 13)
+	assert.True(t, rw[plugin.KeyCacheDir])
+	assert.False(t, rw[plugin.KeyFullDeviceName])
+
+	for _, bad := range []string{"A", "A:RX", ":RW", "A:RW B"} {
+		_, _, err := plugin.ParseSupportedProperties(bad)
+		assert.ErrorIs(t, err, plugin.ErrInvalidArgument, bad)
+	}
+}
+
+func TestSpecOverride(t *testing.T) {
+	p := newCommon(plugin.PrecisionSpec(tensor.F32, tensor.F32))
+	err := p.Set(map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+	require.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "(accepted: f32)")
+	require.NoError(t, p.Set(map[string]string{plugin.KeyInferencePrecisionHint: "FP32"}))
+	assert.Len(t, p.Keys(), 12, "a replaced spec keeps one key")
+	assert.Equal(t, plugin.KeyInferencePrecisionHint, p.Keys()[4], "a replaced spec keeps its place")
+}
+
+func TestNewPropertiesPanics(t *testing.T) {
+	assert.Panics(t, func() { plugin.NewProperties(plugin.PropertySpec{}) }, "empty key")
+	assert.Panics(t, func() { plugin.NewProperties(plugin.IntSpec("X", -1, 0)) }, "default below the bound")
+	assert.Panics(t, func() { plugin.NewProperties(plugin.BoolSpec("PERF_COUNT", false)) }, "alias as key")
+}
+
+func TestComputedAndClone(t *testing.T) {
+	var mu sync.Mutex
+	free := 100
+	p := newCommon(plugin.ComputedSpec("FREE", func() (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Repeat("x", free%7), nil
+	}), plugin.ComputedSpec("BROKEN", func() (string, error) { return "", errors.New("boom") }))
+	v, err := p.Get("FREE")
+	require.NoError(t, err)
+	assert.Equal(t, "xx", v)
+	mu.Lock()
+	free = 101
+	mu.Unlock()
+	v, err = p.Get("FREE")
+	require.NoError(t, err)
+	assert.Equal(t, "xxx", v, "computed on each read")
+	_, err = p.Get("BROKEN")
+	assert.EqualError(t, err, "boom")
+	assert.NotContains(t, p.Values(), "FREE")
+
+	c := p.Clone()
+	require.NoError(t, c.Set(map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT"}))
+	got, err := p.Get(plugin.KeyPerformanceHint)
+	require.NoError(t, err)
+	assert.Equal(t, "LATENCY", got, "setting a clone changed the original")
+
+	e := c.Extend(plugin.ReadOnlySpec(plugin.KeyNetworkName, "net"))
+	got, err = e.Get(plugin.KeyPerformanceHint)
+	require.NoError(t, err)
+	assert.Equal(t, "THROUGHPUT", got, "Extend keeps values")
+	got, err = e.Get(plugin.KeyNetworkName)
+	require.NoError(t, err)
+	assert.Equal(t, "net", got)
+	assert.False(t, c.Has(plugin.KeyNetworkName), "Extend changed its receiver")
+	s, err := e.Get(plugin.KeySupportedProperties)
+	require.NoError(t, err)
+	assert.Contains(t, s, "NETWORK_NAME:RO")
+	s, err = c.Get(plugin.KeySupportedProperties)
+	require.NoError(t, err)
+	assert.NotContains(t, s, "NETWORK_NAME")
+}
+
+func TestPropertiesConcurrent(t *testing.T) {
+	p := newCommon()
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 25 {
+				v := "LATENCY"
+				if (i+j)%2 == 0 {
+					v = "THROUGHPUT"
+				}
+				if err := p.Set(map[string]string{plugin.KeyPerformanceHint: v}); err != nil {
+					errs <- err
+				}
+				if _, err := p.Get(plugin.KeySupportedProperties); err != nil {
+					errs <- err
+				}
+				_ = p.Clone()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	v, err := p.Get(plugin.KeyPerformanceHint)
+	require.NoError(t, err)
+	assert.Contains(t, []string{"LATENCY", "THROUGHPUT"}, v)
+}

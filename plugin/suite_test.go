@@ -1,0 +1,24 @@
+package plugin_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/plugintest"
+	"github.com/clinfer/clinfer/tests/devicetest"
+)
+
+// TestFakeDeviceConformance runs the shared device suite on the fake device
+// through a Core, as applications reach devices.
+func TestFakeDeviceConformance(t *testing.T) {
+	register(t, "TESTFAKE", plugintest.Factory("TESTFAKE", plugintest.Faults{}))
+	devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+		// A fresh Core per test gives a fresh plugin; the suite closes it.
+		core := plugin.NewCore()
+		p, err := core.Plugin("TESTFAKE")
+		require.NoError(t, err)
+		return p
+	})
+}
