@@ -1,0 +1,135 @@
+// bench.js times ONNX Runtime (CPU, onnxruntime-node) on the real models: the
+// performance peer that clinfer's Go benchmarks are compared against in the
+// same run. It prints one JSON line per model:
+//
+//   {"model":"ch_ppocr_mobile_v2.0_cls_infer.onnx","shape":"x=1x3x48x192","threads":2,
+//    "median_ms":..,"mean_ms":..,"min_ms":..,"p90_ms":..,"iters":50,"ort_version":"1.30.0"}
+//
+// Usage (after `bash scripts/fetch-models.sh`):
+//   NODE_PATH=.cache/node_modules node scripts/ortref/bench.js [--threads N]
+//       [--iters N | --seconds S] [--warmup N] [--models DIR]
+//       [--model PATH --shape name=1x3x320x320 [--shape ...]]
+//
+// Without --model it runs cls at 1x3x48x192 (50 iterations) and det at
+// 1x3x320x320 (20 iterations). Inputs are seeded uniform [-1,1) (seeded.js).
+'use strict';
+
+const path = require('path');
+const ort = require('onnxruntime-node');
+const { float32s } = require('./seeded');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function usage(msg) {
+  console.error(`bench: ${msg}`);
+  console.error('usage: bench.js [--threads N] [--iters N | --seconds S] [--warmup N] [--models DIR] [--model PATH --shape name=AxBxC ...]');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = { threads: 2, iters: 0, seconds: 0, warmup: 3, models: path.join(ROOT, '.cache', 'models'), model: '', shapes: [] };
+  const num = (i, name) => {
+    const v = Number(argv[i]);
+    if (argv[i] === undefined || !Number.isFinite(v) || v < 0) usage(`${name} needs a non-negative number, got ${argv[i]}`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    switch (argv[i]) {
+      case '--threads': o.threads = num(++i, '--threads'); break;
+      case '--iters': o.iters = num(++i, '--iters'); break;
+      case '--seconds': o.seconds = num(++i, '--seconds'); break;
+      case '--warmup': o.warmup = num(++i, '--warmup'); break;
+      case '--models': o.models = argv[++i]; break;
+      case '--model': o.model = argv[++i]; break;
+      case '--shape': {
+        const s = argv[++i] || '';
+        const eq = s.indexOf('=');
+        if (eq <= 0) usage(`--shape wants name=1x3x320x320, got ${s}`);
+        const dims = s.slice(eq + 1).split(/[x,]/).map(Number);
+        if (dims.some((d) => !Number.isInteger(d) || d < 0)) usage(`--shape ${s}: bad dimensions`);
+        o.shapes.push({ name: s.slice(0, eq), dims });
+        break;
+      }
+      default: usage(`unknown argument ${argv[i]}`);
+    }
+  }
+  if (o.threads < 1) usage('--threads must be at least 1');
+  if (o.shapes.length && !o.model) usage('--shape needs --model');
+  if (o.model && !o.shapes.length) usage('--model needs --shape name=dims for each input');
+  return o;
+}
+
+function quantile(sorted, q) {
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+async function bench(modelPath, shapes, defaultIters, o) {
+  const session = await ort.InferenceSession.create(modelPath, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: o.threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  });
+  const feeds = {};
+  shapes.forEach((s, k) => {
+    if (!session.inputNames.includes(s.name)) {
+      throw new Error(`bench: ${modelPath} has no input ${s.name} (inputs: ${session.inputNames})`);
+    }
+    const n = s.dims.reduce((a, b) => a * b, 1);
+    feeds[s.name] = new ort.Tensor('float32', float32s(1 + k, n, -1, 1), s.dims);
+  });
+  for (const name of session.inputNames) {
+    if (!feeds[name]) throw new Error(`bench: ${modelPath}: no --shape for input ${name}`);
+  }
+  for (let i = 0; i < o.warmup; i++) await session.run(feeds);
+  const times = [];
+  const iters = o.iters || defaultIters;
+  const start = process.hrtime.bigint();
+  for (;;) {
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds);
+    const t1 = process.hrtime.bigint();
+    times.push(Number(t1 - t0) / 1e6);
+    if (o.seconds > 0) {
+      if (Number(t1 - start) / 1e9 >= o.seconds) break;
+    } else if (times.length >= iters) {
+      break;
+    }
+  }
+  await session.release();
+  const sorted = [...times].sort((a, b) => a - b);
+  const r3 = (v) => Math.round(v * 1000) / 1000;
+  return {
+    model: path.basename(modelPath),
+    shape: shapes.map((s) => `${s.name}=${s.dims.join('x')}`).join(','),
+    threads: o.threads,
+    median_ms: r3(quantile(sorted, 0.5)),
+    mean_ms: r3(times.reduce((a, b) => a + b, 0) / times.length),
+    min_ms: r3(sorted[0]),
+    p90_ms: r3(quantile(sorted, 0.9)),
+    iters: times.length,
+    ort_version: ort.env.versions?.node,
+  };
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const runs = o.model
+    ? [{ path: o.model, shapes: o.shapes, iters: 20 }]
+    : [
+        { path: path.join(o.models, 'ch_ppocr_mobile_v2.0_cls_infer.onnx'), shapes: [{ name: 'x', dims: [1, 3, 48, 192] }], iters: 50 },
+        { path: path.join(o.models, 'ch_PP-OCRv4_det_infer.onnx'), shapes: [{ name: 'x', dims: [1, 3, 320, 320] }], iters: 20 },
+      ];
+  for (const r of runs) {
+    console.log(JSON.stringify(await bench(r.path, r.shapes, r.iters, o)));
+  }
+}
+
+main().catch((e) => {
+  console.error(e.stack || String(e));
+  process.exit(1);
+});
