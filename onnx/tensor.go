@@ -1,0 +1,351 @@
+package onnx
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// ONNX TensorProto.DataType values.
+const (
+	dtFloat    = 1
+	dtUint8    = 2
+	dtInt8     = 3
+	dtUint16   = 4
+	dtInt16    = 5
+	dtInt32    = 6
+	dtInt64    = 7
+	dtString   = 8
+	dtBool     = 9
+	dtFloat16  = 10
+	dtDouble   = 11
+	dtUint32   = 12
+	dtUint64   = 13
+	dtBFloat16 = 16
+)
+
+var onnxTypeNames = map[int64]string{
+	0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32",
+	7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64",
+	14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16", 17: "FLOAT8E4M3FN", 18: "FLOAT8E4M3FNUZ",
+	19: "FLOAT8E5M2", 20: "FLOAT8E5M2FNUZ", 21: "UINT4", 22: "INT4", 23: "FLOAT4E2M1",
+}
+
+func onnxTypeName(dt int64) string {
+	if s, ok := onnxTypeNames[dt]; ok {
+		return s
+	}
+	return "data type " + strconv.FormatInt(dt, 10)
+}
+
+// ElementType maps an ONNX TensorProto.DataType number to clinfer's element
+// type. It returns an error wrapping ErrUnsupportedType for types clinfer has
+// no element type for (STRING, UINT16, UINT32, UINT64, complex, 8-bit and
+// 4-bit floats and ints).
+func ElementType(dataType int64) (tensor.ElementType, error) {
+	switch dataType {
+	case dtFloat:
+		return tensor.F32, nil
+	case dtUint8:
+		return tensor.U8, nil
+	case dtInt8:
+		return tensor.I8, nil
+	case dtInt16:
+		return tensor.I16, nil
+	case dtInt32:
+		return tensor.I32, nil
+	case dtInt64:
+		return tensor.I64, nil
+	case dtBool:
+		return tensor.Bool, nil
+	case dtFloat16:
+		return tensor.F16, nil
+	case dtDouble:
+		return tensor.F64, nil
+	case dtBFloat16:
+		return tensor.BF16, nil
+	}
+	return tensor.Undefined, fmt.Errorf("%w: %s", ErrUnsupportedType, onnxTypeName(dataType))
+}
+
+// DataType maps a clinfer element type to its ONNX TensorProto.DataType
+// number, or 0 (UNDEFINED) for an invalid type.
+func DataType(t tensor.ElementType) int64 {
+	switch t {
+	case tensor.F32:
+		return dtFloat
+	case tensor.U8:
+		return dtUint8
+	case tensor.I8:
+		return dtInt8
+	case tensor.I16:
+		return dtInt16
+	case tensor.I32:
+		return dtInt32
+	case tensor.I64:
+		return dtInt64
+	case tensor.Bool:
+		return dtBool
+	case tensor.F16:
+		return dtFloat16
+	case tensor.F64:
+		return dtDouble
+	case tensor.BF16:
+		return dtBFloat16
+	}
+	return 0
+}
+
+// maxElements bounds the element count of any tensor before it is
+// allocated; the real bound is the data the file supplies, checked below.
+const maxElements = 1 << 40
+
+// numElements returns the product of dims, rejecting negative dimensions
+// and products beyond maxElements.
+func numElements(dims []int64) (int64, error) {
+	n := int64(1)
+	zero := false
+	for i, d := range dims {
+		if d < 0 {
+			return 0, fmt.Errorf("dimension %d is negative (%d)", i, d)
+		}
+		if d == 0 {
+			zero = true
+			continue
+		}
+		if n > maxElements/d {
+			return 0, fmt.Errorf("dims %v hold more than %d elements", dims, int64(maxElements))
+		}
+		n *= d
+	}
+	if zero {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// tensorSource says where external data is found: a base directory, or none.
+type tensorSource struct {
+	baseDir string
+}
+
+// decodeTensorValue turns a TensorProto into a tensor. Errors name the
+// tensor.
+func (src tensorSource) decodeTensorValue(tp *tensorProto) (*tensor.Tensor, error) {
+	t, err := src.tensorValue(tp)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", tp.name, err)
+	}
+	return t, nil
+}
+
+func (src tensorSource) tensorValue(tp *tensorProto) (*tensor.Tensor, error) {
+	if tp.segment {
+		return nil, fmt.Errorf("%w: segmented tensors are not supported", ErrInvalidModel)
+	}
+	et, err := ElementType(tp.dataType)
+	if err != nil {
+		return nil, err
+	}
+	n, err := numElements(tp.dims)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+	}
+	shape := tensor.Shape(append([]int64{}, tp.dims...))
+	size := int64(et.Size())
+	if tp.location == 1 {
+		return src.external(tp, et, shape, n)
+	}
+	if tp.location != 0 {
+		return nil, fmt.Errorf("%w: unknown data_location %d", ErrInvalidModel, tp.location)
+	}
+	if tp.hasRaw {
+		if int64(len(tp.raw))/size != n || int64(len(tp.raw))%size != 0 {
+			return nil, fmt.Errorf("%w: %v%v needs %d bytes of raw_data, got %d", ErrInvalidModel, et, shape, n*size, len(tp.raw))
+		}
+		x, err := tensor.FromBytes(et, shape, tp.raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+		}
+		if et == tensor.Bool {
+			normaliseBools(x.Bytes())
+		}
+		return x, nil
+	}
+	count := func(have int) error {
+		if int64(have) != n {
+			return fmt.Errorf("%w: %v%v needs %d values, got %d", ErrInvalidModel, et, shape, n, have)
+		}
+		return nil
+	}
+	var have int
+	switch et {
+	case tensor.F32:
+		have = len(tp.floatData)
+	case tensor.F64:
+		have = len(tp.doubleData)
+	case tensor.I64:
+		have = len(tp.int64Data)
+	default:
+		have = len(tp.int32Data)
+	}
+	if err := count(have); err != nil {
+		return nil, err
+	}
+	x, err := tensor.New(et, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+	}
+	switch et {
+	case tensor.F32:
+		copy(x.F32(), tp.floatData)
+	case tensor.F64:
+		copy(x.F64(), tp.doubleData)
+	case tensor.I64:
+		copy(x.I64(), tp.int64Data)
+	case tensor.I32:
+		copy(x.I32(), tp.int32Data)
+	case tensor.I16:
+		for i, v := range tp.int32Data {
+			x.I16()[i] = int16(v)
+		}
+	case tensor.I8:
+		for i, v := range tp.int32Data {
+			x.I8()[i] = int8(v)
+		}
+	case tensor.U8:
+		for i, v := range tp.int32Data {
+			x.U8()[i] = uint8(v)
+		}
+	case tensor.Bool:
+		for i, v := range tp.int32Data {
+			x.Bool()[i] = v != 0
+		}
+	case tensor.F16, tensor.BF16:
+		b := x.Bytes()
+		for i, v := range tp.int32Data {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+		}
+	}
+	return x, nil
+}
+
+// normaliseBools maps every non-zero byte to 1 so the bytes are valid Go
+// bools.
+func normaliseBools(b []byte) {
+	for i, v := range b {
+		if v != 0 {
+			b[i] = 1
+		}
+	}
+}
+
+// external reads a tensor stored outside the model file. The location must
+// be a local path below the base directory; os.Root also keeps symbolic
+// links from leaving it.
+func (src tensorSource) external(tp *tensorProto, et tensor.ElementType, shape tensor.Shape, n int64) (*tensor.Tensor, error) {
+	var location string
+	offset, length := int64(0), int64(-1)
+	for _, e := range tp.external {
+		switch e.key {
+		case "location":
+			location = e.value
+		case "offset", "length":
+			v, err := strconv.ParseInt(e.value, 10, 64)
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("%w: external data %s %q is not a non-negative integer", ErrInvalidModel, e.key, e.value)
+			}
+			if e.key == "offset" {
+				offset = v
+			} else {
+				length = v
+			}
+		}
+	}
+	if location == "" {
+		return nil, fmt.Errorf("%w: external data has no location", ErrInvalidModel)
+	}
+	if !filepath.IsLocal(location) {
+		return nil, fmt.Errorf("%w: external data location %q is not a relative path inside the model directory", ErrExternalData, location)
+	}
+	if src.baseDir == "" {
+		return nil, fmt.Errorf("%w: external data %q needs a base directory (use ReadFile or WithBaseDir)", ErrExternalData, location)
+	}
+	root, err := os.OpenRoot(src.baseDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrExternalData, err)
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(location))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrExternalData, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrExternalData, err)
+	}
+	if offset > st.Size() {
+		return nil, fmt.Errorf("%w: external data %q: offset %d beyond the file's %d bytes", ErrExternalData, location, offset, st.Size())
+	}
+	if length < 0 {
+		length = st.Size() - offset
+	}
+	if length > st.Size()-offset {
+		return nil, fmt.Errorf("%w: external data %q: offset %d + length %d beyond the file's %d bytes", ErrExternalData, location, offset, length, st.Size())
+	}
+	size := int64(et.Size())
+	if n > length/size || n*size != length {
+		return nil, fmt.Errorf("%w: external data %q: %v%v needs %d bytes, length is %d", ErrExternalData, location, et, shape, n*size, length)
+	}
+	x, err := tensor.New(et, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+	}
+	if _, err := f.ReadAt(x.Bytes(), offset); err != nil && !(errors.Is(err, io.EOF) && length == 0) {
+		return nil, fmt.Errorf("%w: external data %q: %v", ErrExternalData, location, err)
+	}
+	if et == tensor.Bool {
+		normaliseBools(x.Bytes())
+	}
+	return x, nil
+}
+
+// ReadTensor decodes a serialized TensorProto (the input_*.pb and
+// output_*.pb files of ONNX test data sets) and returns the tensor and its
+// name. Tensors with external data are rejected; use ReadTensorFile.
+func ReadTensor(data []byte) (*tensor.Tensor, string, error) {
+	return readTensor(data, "")
+}
+
+// ReadTensorFile reads a serialized TensorProto file; external data is
+// resolved relative to the file's directory.
+func ReadTensorFile(path string) (*tensor.Tensor, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("onnx: %w", err)
+	}
+	t, name, err := readTensor(data, filepath.Dir(path))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return t, name, nil
+}
+
+func readTensor(data []byte, baseDir string) (*tensor.Tensor, string, error) {
+	tp, err := decodeTensor(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("onnx: %w", err)
+	}
+	t, err := tensorSource{baseDir: baseDir}.decodeTensorValue(tp)
+	if err != nil {
+		return nil, "", fmt.Errorf("onnx: %w", err)
+	}
+	return t, tp.name, nil
+}
