@@ -1,0 +1,384 @@
+// Command infer runs one inference of an ONNX model on a clinfer device.
+//
+//	infer -m MODEL.onnx -d DEVICE -i NAME=FILE.npy [-i ...] -o OUTDIR [-p KEY=VALUE ...] [-shape NAME=[1,3,48,192] ...]
+//
+// Inputs come from NumPy .npy files (f32, f16, f64, i64, i32, u8, bool); an
+// input without -i gets seeded random data. Each output is written to
+// OUTDIR/<output name>.npy. Without -m it runs the embedded default model
+// (a small CNN), which is what `make run` does. With no -o it prints a summary
+// of each output instead.
+//
+// It prints what ran where (the runtime model: each executed node, its layer
+// type and implementation), the outputs and the timing of each step. Bad
+// files, names and values give a one-line error and exit status 1.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/defaultmodel"
+	"github.com/clinfer/clinfer/internal/npy"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/onnx"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+
+	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
+)
+
+// listFlag collects repeated -x KEY=VALUE flags.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+type options struct {
+	model    string
+	device   string
+	inputs   listFlag
+	outDir   string
+	props    listFlag
+	shapes   listFlag
+	seed     uint
+	warmRuns int
+	verbose  bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "infer:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (*options, error) {
+	var o options
+	fs := flag.NewFlagSet("infer", flag.ContinueOnError)
+	fs.StringVar(&o.model, "m", "", "ONNX model file (default: the embedded "+defaultmodel.Name+")")
+	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU")
+	fs.Var(&o.inputs, "i", "input NAME=FILE.npy (repeatable); inputs without one get seeded random data")
+	fs.StringVar(&o.outDir, "o", "", "directory for OUTDIR/<output name>.npy (default: print a summary only)")
+	fs.Var(&o.props, "p", "device property KEY=VALUE (repeatable), e.g. -p ENABLE_PROFILING=YES")
+	fs.Var(&o.shapes, "shape", "fix an input's dynamic dimensions: NAME=[1,3,48,192] (repeatable)")
+	fs.UintVar(&o.seed, "seed", 1, "seed for random inputs")
+	fs.IntVar(&o.warmRuns, "runs", 1, "number of timed inferences (the first is reported separately)")
+	fs.BoolVar(&o.verbose, "v", true, "print the runtime model (what ran where)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags go before arguments; see -h)", fs.Arg(0))
+	}
+	if o.warmRuns < 1 {
+		return nil, fmt.Errorf("-runs %d: want at least 1", o.warmRuns)
+	}
+	return &o, nil
+}
+
+func splitKV(flagName, s string) (string, string, error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return "", "", fmt.Errorf("%s %q: want NAME=VALUE", flagName, s)
+	}
+	return k, v, nil
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+
+	t0 := time.Now()
+	var m *graph.Model
+	modelName := o.model
+	if o.model == "" {
+		modelName = defaultmodel.Name + " (embedded)"
+		m, err = onnx.Read(defaultmodel.ONNX)
+	} else {
+		m, err = onnx.ReadFile(o.model)
+	}
+	if err != nil {
+		return err
+	}
+	readTime := time.Since(t0)
+
+	props := map[string]string{}
+	for _, p := range o.props {
+		k, v, err := splitKV("-p", p)
+		if err != nil {
+			return err
+		}
+		props[k] = v
+	}
+	shapes := map[string]tensor.Shape{}
+	for _, s := range o.shapes {
+		k, v, err := splitKV("-shape", s)
+		if err != nil {
+			return err
+		}
+		if m.Parameter(k) == nil {
+			return fmt.Errorf("-shape %s: model has no input %q (inputs: %s)", s, k, inputNames(m))
+		}
+		sh, err := tensor.ParseShape(v)
+		if err != nil {
+			return fmt.Errorf("-shape %s: %w", s, err)
+		}
+		if err := sh.Validate(); err != nil {
+			return fmt.Errorf("-shape %s: dimensions must be static: %w", s, err)
+		}
+		if !m.Parameter(k).Outputs[0].Shape.Compatible(sh) {
+			return fmt.Errorf("-shape %s: does not fit input %q of shape %v", s, k, m.Parameter(k).Outputs[0].Shape)
+		}
+		shapes[k] = sh
+	}
+
+	// Inputs: from files, or seeded random data of the (fixed) input shape.
+	inputs := map[string]*tensor.Tensor{}
+	sources := map[string]string{}
+	for _, spec := range o.inputs {
+		k, path, err := splitKV("-i", spec)
+		if err != nil {
+			return err
+		}
+		p := m.Parameter(k)
+		if p == nil {
+			return fmt.Errorf("-i %s: model has no input %q (inputs: %s)", spec, k, inputNames(m))
+		}
+		t, err := npy.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if t.Type() != p.Outputs[0].Type {
+			if !t.Type().IsFloat() || !p.Outputs[0].Type.IsFloat() {
+				return fmt.Errorf("-i %s: %s holds %v, input %q wants %v", spec, path, t.Type(), k, p.Outputs[0].Type)
+			}
+			if t, err = t.Convert(p.Outputs[0].Type); err != nil {
+				return fmt.Errorf("-i %s: %w", spec, err)
+			}
+		}
+		inputs[k] = t
+		sources[k] = path
+	}
+	for i, p := range m.Parameters {
+		if _, ok := inputs[p.Name]; ok {
+			continue
+		}
+		sh, ok := shapes[p.Name]
+		if !ok {
+			sh = defaultShape(p.Outputs[0].Shape)
+		}
+		t, err := randomTensor(p.Outputs[0].Type, sh, uint32(o.seed)+uint32(i))
+		if err != nil {
+			return fmt.Errorf("input %q: %w", p.Name, err)
+		}
+		inputs[p.Name] = t
+		sources[p.Name] = fmt.Sprintf("random (seed %d)", uint32(o.seed)+uint32(i))
+	}
+
+	core := plugin.NewCore()
+	defer core.Close()
+	t1 := time.Now()
+	cm, err := core.CompileModel(ctx, m, o.device, props)
+	if err != nil {
+		return err
+	}
+	defer cm.Close()
+	compileTime := time.Since(t1)
+
+	req, err := cm.CreateInferRequest()
+	if err != nil {
+		return err
+	}
+	defer req.Close()
+	for name, t := range inputs {
+		if err := req.SetTensor(name, t); err != nil {
+			return err
+		}
+	}
+	var times []time.Duration
+	for r := 0; r < o.warmRuns; r++ {
+		t2 := time.Now()
+		if err := req.Infer(ctx); err != nil {
+			return err
+		}
+		times = append(times, time.Since(t2))
+	}
+
+	execDevices, _ := cm.Property(plugin.KeyExecutionDevices)
+	fmt.Fprintf(out, "model      %s (%s)\n", modelName, m.Name)
+	fmt.Fprintf(out, "device     %s (execution devices: %s)\n", o.device, execDevices)
+	for _, p := range m.Parameters {
+		fmt.Fprintf(out, "input      %-20s %v <- %s\n", p.Name, inputs[p.Name], sources[p.Name])
+	}
+	if o.verbose {
+		if err := printRuntimeModel(out, cm, execDevices); err != nil {
+			return err
+		}
+	}
+	for _, port := range cm.Outputs() {
+		t, err := req.Tensor(port.Name)
+		if err != nil {
+			return err
+		}
+		if o.outDir != "" {
+			if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+				return err
+			}
+			path := filepath.Join(o.outDir, safeFileName(port.Name)+".npy")
+			if err := npy.WriteFile(path, t); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "output     %-20s %v -> %s\n", port.Name, t, path)
+			continue
+		}
+		fmt.Fprintf(out, "output     %-20s %v %s\n", port.Name, t, summarize(t))
+	}
+	fmt.Fprintf(out, "timing     read %v, compile %v, first inference %v", round(readTime), round(compileTime), round(times[0]))
+	if len(times) > 1 {
+		fmt.Fprintf(out, ", median of next %d %v", len(times)-1, round(median(times[1:])))
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+func inputNames(m *graph.Model) string {
+	var names []string
+	for _, p := range m.Parameters {
+		names = append(names, fmt.Sprintf("%s%v", p.Name, p.Outputs[0].Shape))
+	}
+	return strings.Join(names, ", ")
+}
+
+// defaultShape fixes dynamic dimensions of an input for random data: 1 for
+// every unknown dimension.
+func defaultShape(p graph.PartialShape) tensor.Shape {
+	if !p.RankKnown {
+		return tensor.Shape{1}
+	}
+	s := make(tensor.Shape, len(p.Dims))
+	for i, d := range p.Dims {
+		s[i] = d.Size
+		if !d.IsStatic() {
+			s[i] = 1
+		}
+	}
+	return s
+}
+
+func randomTensor(t tensor.ElementType, s tensor.Shape, seed uint32) (*tensor.Tensor, error) {
+	n := int(s.NumElements())
+	vals := seeded.Float32s(seed, n, -1, 1)
+	f := make([]float64, n)
+	for i, v := range vals {
+		switch {
+		case t == tensor.Bool:
+			f[i] = float64(btoi(v > 0))
+		case t.IsInteger():
+			f[i] = float64(int((v + 1) * 5)) // 0..9: safe as indices into small axes
+		default:
+			f[i] = float64(v)
+		}
+	}
+	return tensor.FromFloat64s(t, s, f)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func summarize(t *tensor.Tensor) string {
+	v := t.Float64s()
+	if len(v) == 0 {
+		return "(empty)"
+	}
+	lo, hi, sum := v[0], v[0], 0.0
+	for _, x := range v {
+		lo, hi, sum = min(lo, x), max(hi, x), sum+x
+	}
+	head := v[:min(len(v), 6)]
+	parts := make([]string, len(head))
+	for i, x := range head {
+		parts[i] = fmt.Sprintf("%.5g", x)
+	}
+	more := ""
+	if len(v) > len(head) {
+		more = " ..."
+	}
+	return fmt.Sprintf("min %.5g max %.5g mean %.5g [%s%s]", lo, hi, sum/float64(len(v)), strings.Join(parts, " "), more)
+}
+
+func printRuntimeModel(out io.Writer, cm plugin.CompiledModel, device string) error {
+	rm, err := cm.RuntimeModel()
+	if errors.Is(err, plugin.ErrNotImplemented) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	nodes, err := rm.Nodes()
+	if err != nil {
+		return err
+	}
+	constants := 0
+	for _, n := range nodes {
+		if n.OpType == graph.OpConstant {
+			constants++
+		}
+	}
+	fmt.Fprintf(out, "runtime model: %d executed nodes (+%d constants), what ran where:\n", len(nodes)-constants, constants)
+	fmt.Fprintf(out, "  %-5s %-8s %-22s %-20s %-26s %s\n", "order", "device", "node", "layer type", "implementation", "original names")
+	for _, n := range nodes {
+		if n.OpType == graph.OpConstant {
+			continue
+		}
+		x := n.RT.Extra
+		dev := n.RT.Affinity
+		if dev == "" {
+			dev = device
+		}
+		fmt.Fprintf(out, "  %-5s %-8s %-22s %-20s %-26s %s\n", x["EXECUTION_ORDER"], dev, n.Name, x["LAYER_TYPE"], x["IMPL_TYPE"], x["ORIGINAL_NAMES"])
+	}
+	return nil
+}
+
+func safeFileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == 0 {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+func round(d time.Duration) time.Duration {
+	if d > time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s[len(s)/2]
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/internal/defaultmodel"
+	"github.com/clinfer/clinfer/internal/npy"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+func TestDefaultModelRuns(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), nil, &out))
+	s := out.String()
+	assert.Contains(t, s, "smallcnn.onnx (embedded)")
+	assert.Contains(t, s, "output     probs")
+	assert.Contains(t, s, "runtime model")
+	assert.Contains(t, s, "timing")
+}
+
+func TestInputsAndOutputFiles(t *testing.T) {
+	dir := t.TempDir()
+	in, err := tensor.FromF32(tensor.Shape{2, 3, 64, 64}, seeded.Float32s(7, 2*3*64*64, -1, 1))
+	require.NoError(t, err)
+	inPath := filepath.Join(dir, "image.npy")
+	require.NoError(t, npy.WriteFile(inPath, in))
+	outDir := filepath.Join(dir, "out")
+
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-d", "CPU", "-i", defaultmodel.InputName + "=" + inPath, "-o", outDir, "-p", "ENABLE_PROFILING=YES"}, &out))
+	got, err := npy.ReadFile(filepath.Join(outDir, defaultmodel.OutputName+".npy"))
+	require.NoError(t, err)
+	assert.Equal(t, tensor.Shape{2, 10}, got.Shape())
+	// Softmax rows sum to one.
+	v := got.F32()
+	for r := 0; r < 2; r++ {
+		sum := float32(0)
+		for _, x := range v[r*10 : r*10+10] {
+			sum += x
+		}
+		assert.InDelta(t, 1, sum, 1e-5, "row %d", r)
+	}
+}
+
+func TestShapeFixesDynamicDims(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-shape", "image=[3,3,64,64]"}, &out))
+	assert.Contains(t, out.String(), "f32[3,10]")
+}
+
+func TestBadArgumentsGiveOneLineErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.npy")
+	require.NoError(t, os.WriteFile(bad, []byte("not a numpy file"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing model", []string{"-m", filepath.Join(dir, "nope.onnx")}, "nope.onnx"},
+		{"unknown input", []string{"-i", "nosuch=" + bad}, `no input "nosuch"`},
+		{"bad npy", []string{"-i", "image=" + bad}, "bad.npy"},
+		{"bad property", []string{"-p", "NUM_STREAMS=-10"}, "NUM_STREAMS"},
+		{"unknown property", []string{"-p", "NO_SUCH_KEY=1"}, "NO_SUCH_KEY"},
+		{"bad shape", []string{"-shape", "image=[1,3,x]"}, "-shape"},
+		{"shape misfit", []string{"-shape", "image=[1,3,32,32]"}, "does not fit"},
+		{"unknown device", []string{"-d", "NPU"}, `unknown device "NPU"`},
+		{"bad -p syntax", []string{"-p", "novalue"}, "want NAME=VALUE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(context.Background(), tc.args, &bytes.Buffer{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "\n", "errors are one line")
+		})
+	}
+}
+
+// TestExitStatus runs the real binary: errors exit 1 with one line on stderr.
+func TestExitStatus(t *testing.T) {
+	if os.Getenv("INFER_MAIN") == "1" {
+		os.Args = append([]string{"infer"}, strings.Fields(os.Getenv("INFER_ARGS"))...)
+		main()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestExitStatus$")
+	cmd.Env = append(os.Environ(), "INFER_MAIN=1", "INFER_ARGS=-m /nonexistent/model.onnx")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
+	assert.True(t, strings.HasPrefix(stderr.String(), "infer: "))
+}
