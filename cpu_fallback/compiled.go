@@ -1,0 +1,243 @@
+package cpufallback
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// step is one node of the plan.
+type step struct {
+	node *graph.Node
+	k    kernel // nil for Parameter, Constant and Result
+	impl string
+	in   []int // value slot per input; -1 for an omitted optional input
+	out  []int // value slot per output
+	free []int // slots whose last reader is this step
+}
+
+// CompiledModel is a model compiled for the CPU: the cloned, shape-inferred
+// graph and its execution plan. It is safe for concurrent use; requests
+// share its constants read-only.
+type CompiledModel struct {
+	model     *graph.Model
+	props     *plugin.Properties
+	profiling bool
+	inputs    []plugin.PortInfo
+	outputs   []plugin.PortInfo
+
+	steps     []step
+	numSlots  int
+	consts    map[int]*tensor.Tensor // slot -> constant value
+	paramSlot []int                  // per model input
+	resultIn  []int                  // per model output: the slot it reads
+
+	mu     sync.Mutex
+	closed bool
+	perf   map[string]time.Duration // last profiled time per node
+}
+
+var _ plugin.CompiledModel = (*CompiledModel)(nil)
+
+// compile builds the plan for a clone of m under configuration cfg.
+func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Properties) (*CompiledModel, error) {
+	model := m.Clone()
+	nodes, err := model.Nodes()
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: %w", m.Name, err)
+	}
+	for _, n := range nodes {
+		if !p.supports(n) {
+			op := n.OpType
+			if n.Domain != "" {
+				op = n.Domain + "." + op
+			}
+			return nil, plugin.Errorf(plugin.ErrUnsupported, "cpu: compile model %q: node %q: op %s has no CPU kernel", m.Name, n.Name, op)
+		}
+	}
+	if err := model.InferShapes(); err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: %w", m.Name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cpu: compile: %w", err)
+	}
+	cm := &CompiledModel{model: model, consts: map[int]*tensor.Tensor{}, perf: map[string]time.Duration{}}
+	cm.props = cfg.Extend(
+		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
+		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg))),
+		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, DeviceName),
+		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
+	)
+	conf, err := plugin.ParseConfig(cm.props)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: compile: %w", err)
+	}
+	cm.profiling = conf.EnableProfiling
+
+	// Assign a slot to every output port.
+	slots := map[graph.Output]int{}
+	for _, n := range nodes {
+		for i := range n.Outputs {
+			slots[n.Out(i)] = cm.numSlots
+			cm.numSlots++
+		}
+	}
+	lastUse := make([]int, cm.numSlots)
+	for i := range lastUse {
+		lastUse[i] = -1
+	}
+	for _, n := range nodes {
+		st := step{node: n, out: make([]int, len(n.Outputs))}
+		for i := range n.Outputs {
+			st.out[i] = slots[n.Out(i)]
+		}
+		switch n.OpType {
+		case graph.OpParameter, graph.OpResult:
+		case graph.OpConstant:
+			if n.Value == nil {
+				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: constant %q has no value", m.Name, n.Name)
+			}
+			// Converted once here, shared read-only by every request.
+			cm.consts[st.out[0]] = n.Value.Contiguous()
+		default:
+			st.k = p.kernels[n.OpType]
+			st.impl = implName(n.OpType)
+		}
+		st.in = make([]int, len(n.Inputs))
+		for i, in := range n.Inputs {
+			st.in[i] = -1
+			if in.Valid() {
+				s := slots[in]
+				st.in[i] = s
+				lastUse[s] = len(cm.steps)
+			}
+		}
+		cm.steps = append(cm.steps, st)
+	}
+	for i, last := range lastUse {
+		if last >= 0 && cm.consts[i] == nil {
+			cm.steps[last].free = append(cm.steps[last].free, i)
+		}
+	}
+	for _, n := range model.Parameters {
+		cm.paramSlot = append(cm.paramSlot, slots[n.Out(0)])
+		cm.inputs = append(cm.inputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+	for _, n := range model.Results {
+		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: result %q has no input", m.Name, n.Name)
+		}
+		cm.resultIn = append(cm.resultIn, slots[n.Inputs[0]])
+		cm.outputs = append(cm.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+	return cm, nil
+}
+
+// implName is the implementation name reported as IMPL_TYPE and ExecType.
+func implName(op string) string {
+	if s, ok := nnImplNames[op]; ok {
+		return s
+	}
+	return "ref_" + strings.ToLower(op)
+}
+
+// Inputs describes the model inputs.
+func (c *CompiledModel) Inputs() []plugin.PortInfo { return clonePorts(c.inputs) }
+
+// Outputs describes the model outputs.
+func (c *CompiledModel) Outputs() []plugin.PortInfo { return clonePorts(c.outputs) }
+
+func clonePorts(ps []plugin.PortInfo) []plugin.PortInfo {
+	out := make([]plugin.PortInfo, len(ps))
+	for i, p := range ps {
+		out[i] = plugin.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+	}
+	return out
+}
+
+// Property returns the compiled model's configuration or a read-only fact
+// (NETWORK_NAME, OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES).
+func (c *CompiledModel) Property(key string) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	return c.props.Get(key)
+}
+
+// CreateInferRequest returns a new request. Inputs with static shapes start
+// bound to zero tensors.
+func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return newInferRequest(c)
+}
+
+// RuntimeModel returns a clone of the executed graph whose nodes carry
+// RT.Extra LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE, ORIGINAL_NAMES and, once
+// a profiled request has run, PERF_COUNTER (microseconds).
+func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	rm := c.model.Clone()
+	nodes, err := rm.Nodes()
+	if err != nil {
+		return nil, fmt.Errorf("cpu: runtime model: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, n := range nodes {
+		if n.RT.Extra == nil {
+			n.RT.Extra = map[string]string{}
+		}
+		impl := "ref_" + strings.ToLower(n.OpType)
+		if i < len(c.steps) && c.steps[i].impl != "" {
+			impl = c.steps[i].impl
+		}
+		n.RT.Extra["LAYER_TYPE"] = n.OpType
+		n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(i)
+		n.RT.Extra["IMPL_TYPE"] = impl
+		n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
+		if d, ok := c.perf[n.Name]; ok {
+			n.RT.Extra["PERF_COUNTER"] = strconv.FormatInt(d.Microseconds(), 10)
+		}
+	}
+	return rm, nil
+}
+
+// Close releases the compiled model; its requests fail afterwards.
+func (c *CompiledModel) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	return nil
+}
+
+func (c *CompiledModel) check() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return fmt.Errorf("cpu: compiled model %q: %w", c.model.Name, plugin.ErrClosed)
+	}
+	return nil
+}
+
+// recordPerf keeps the latest profiled time of every node for
+// RuntimeModel.
+func (c *CompiledModel) recordPerf(prof []plugin.ProfilingInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range prof {
+		if p.NodeType != "Stage" {
+			c.perf[p.NodeName] = p.RealTime
+		}
+	}
+}

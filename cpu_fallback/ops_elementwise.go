@@ -1,0 +1,486 @@
+package cpufallback
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// arithOp is a binary arithmetic operation with numpy broadcasting.
+type arithOp uint8
+
+const (
+	opAdd arithOp = iota
+	opSub
+	opMul
+	opDiv
+	opMax
+	opMin
+	opPRelu
+)
+
+var arithNames = [...]string{opAdd: "Add", opSub: "Sub", opMul: "Mul", opDiv: "Div", opMax: "Max", opMin: "Min", opPRelu: "PRelu"}
+
+// elementwiseKernels is the elementwise family: binary and variadic
+// arithmetic, PRelu, Pow, Where, the unary ops (ops_unary.go) and the
+// comparisons and logical ops (ops_compare.go).
+func elementwiseKernels() map[string]kernel {
+	m := map[string]kernel{
+		"Add":   binaryKernel(opAdd),
+		"Sub":   binaryKernel(opSub),
+		"Mul":   binaryKernel(opMul),
+		"Div":   binaryKernel(opDiv),
+		"Max":   variadicKernel(opMax, false),
+		"Min":   variadicKernel(opMin, false),
+		"Sum":   variadicKernel(opAdd, false),
+		"Mean":  variadicKernel(opAdd, true),
+		"PRelu": preluKernel,
+		"Pow":   powKernel,
+		"Where": whereKernel,
+	}
+	for _, fam := range []map[string]kernel{unaryKernels(), compareKernels()} {
+		for k, v := range fam {
+			m[k] = v
+		}
+	}
+	return guardAll(m)
+}
+
+func binaryKernel(op arithOp) kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		a, err := need(n, in, 0)
+		if err != nil {
+			return nil, err
+		}
+		b, err := need(n, in, 1)
+		if err != nil {
+			return nil, err
+		}
+		y, err := arith(n, op, a, b)
+		if err != nil {
+			return nil, err
+		}
+		return one(y), nil
+	}
+}
+
+// variadicKernel folds op over any number of inputs (Sum, Max, Min, Mean),
+// broadcasting at each step; mean divides the sum by the input count.
+func variadicKernel(op arithOp, mean bool) kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if len(in) == 0 || in[0] == nil {
+			return nil, n.Errorf("%w: needs at least one input", plugin.ErrInvalidArgument)
+		}
+		acc := in[0]
+		for i := 1; i < len(in); i++ {
+			if in[i] == nil {
+				return nil, n.Errorf("%w: input %d is missing", plugin.ErrInvalidArgument, i)
+			}
+			var err error
+			if acc, err = arith(n, op, acc, in[i]); err != nil {
+				return nil, err
+			}
+		}
+		if len(in) == 1 {
+			if !isNumeric(acc.Type()) {
+				return nil, n.Errorf("%w: %v is not a numeric type", plugin.ErrUnsupported, acc.Type())
+			}
+			acc = acc.Clone()
+		}
+		if mean && len(in) > 1 {
+			cnt, err := tensor.FromF64(tensor.Shape{}, []float64{float64(len(in))})
+			if err != nil {
+				return nil, n.Errorf("%w", err)
+			}
+			c, err := castTo(n, cnt, acc.Type())
+			if err != nil {
+				return nil, err
+			}
+			if acc, err = arith(n, opDiv, acc, c); err != nil {
+				return nil, err
+			}
+		}
+		return one(acc), nil
+	}
+}
+
+// castTo converts a small helper tensor (a count, a bound) to type t.
+func castTo(n *graph.Node, x *tensor.Tensor, t tensor.ElementType) (*tensor.Tensor, error) {
+	y, err := newOut(n, t, x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	storeF64(y, toF64s(x))
+	return y, nil
+}
+
+func isNumeric(t tensor.ElementType) bool { return t.IsFloat() || t.IsInteger() }
+
+// sameType checks that the operands of an op have one element type.
+func sameType(n *graph.Node, xs ...*tensor.Tensor) error {
+	for _, x := range xs[1:] {
+		if x.Type() != xs[0].Type() {
+			return n.Errorf("%w: operand types differ: %v and %v", tensor.ErrType, xs[0], x)
+		}
+	}
+	return nil
+}
+
+// broadcastOut computes the broadcast output shape of the operands or an
+// error naming the node.
+func broadcastOut(n *graph.Node, xs ...*tensor.Tensor) (tensor.Shape, *bcastPlan, error) {
+	shapes := make([]tensor.Shape, len(xs))
+	for i, x := range xs {
+		shapes[i] = x.Shape()
+	}
+	out, err := broadcastShape(shapes...)
+	if err != nil {
+		return nil, nil, n.Errorf("%w", err)
+	}
+	return out, newBcastPlan(out, shapes...), nil
+}
+
+// arith computes op(a, b) with numpy broadcasting; both operands have the
+// same numeric type, which is the output type.
+func arith(n *graph.Node, op arithOp, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+	if err := sameType(n, a, b); err != nil {
+		return nil, err
+	}
+	t := a.Type()
+	if !isNumeric(t) {
+		return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, arithNames[op], t)
+	}
+	shape, p, err := broadcastOut(n, a, b)
+	if err != nil {
+		return nil, err
+	}
+	if op == opPRelu && !shape.Equal(a.Shape()) {
+		return nil, n.Errorf("%w: slope %v does not broadcast to input %v", tensor.ErrShape, b.Shape(), a.Shape())
+	}
+	y, err := newOut(n, t, shape)
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case tensor.F32:
+		arithPlan(p, op, a.F32(), b.F32(), y.F32())
+	case tensor.F64:
+		arithPlan(p, op, a.F64(), b.F64(), y.F64())
+	case tensor.F16, tensor.BF16:
+		o := make([]float32, y.NumElements())
+		arithPlan(p, op, toF32(a), toF32(b), o)
+		storeF32(y, o)
+	case tensor.I8:
+		err = arithInt(n, p, op, a.I8(), b.I8(), y.I8())
+	case tensor.U8:
+		err = arithInt(n, p, op, a.U8(), b.U8(), y.U8())
+	case tensor.I16:
+		err = arithInt(n, p, op, a.I16(), b.I16(), y.I16())
+	case tensor.I32:
+		err = arithInt(n, p, op, a.I32(), b.I32(), y.I32())
+	case tensor.I64:
+		err = arithInt(n, p, op, a.I64(), b.I64(), y.I64())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return y, nil
+}
+
+// arithInt guards integer division against a zero divisor (which would
+// panic in Go and is undefined in ONNX) before running the plan.
+func arithInt[T number](n *graph.Node, p *bcastPlan, op arithOp, a, b, y []T) error {
+	if op == opDiv && y != nil && len(y) > 0 {
+		for _, v := range b {
+			if v == 0 {
+				return n.Errorf("%w: integer division by zero", plugin.ErrInvalidArgument)
+			}
+		}
+	}
+	arithPlan(p, op, a, b, y)
+	return nil
+}
+
+func arithPlan[T number](p *bcastPlan, op arithOp, a, b, y []T) {
+	sa, sb := p.inner(0), p.inner(1)
+	p.runs(func(outOff int64, offs []int64, n int64) {
+		arithRun(op, y[outOff:outOff+n], a[offs[0]:], b[offs[1]:], sa, sb)
+	})
+}
+
+// arithRun computes one run; sa and sb are 0 (broadcast operand) or 1.
+func arithRun[T number](op arithOp, y, a, b []T, sa, sb int) {
+	if op <= opDiv && sa == 1 && (sb == 1 || sb == 0) {
+		arithFast(op, y, a[:len(y)], b, sb)
+		return
+	}
+	switch op {
+	case opAdd:
+		for i := range y {
+			y[i] = a[i*sa] + b[i*sb]
+		}
+	case opSub:
+		for i := range y {
+			y[i] = a[i*sa] - b[i*sb]
+		}
+	case opMul:
+		for i := range y {
+			y[i] = a[i*sa] * b[i*sb]
+		}
+	case opDiv:
+		for i := range y {
+			y[i] = a[i*sa] / b[i*sb]
+		}
+	case opMax:
+		for i := range y {
+			x, z := a[i*sa], b[i*sb]
+			if x != x || x > z { // x != x: NaN propagates
+				y[i] = x
+			} else {
+				y[i] = z
+			}
+		}
+	case opMin:
+		for i := range y {
+			x, z := a[i*sa], b[i*sb]
+			if x != x || x < z {
+				y[i] = x
+			} else {
+				y[i] = z
+			}
+		}
+	case opPRelu:
+		for i := range y {
+			x := a[i*sa]
+			if x < 0 {
+				y[i] = x * b[i*sb]
+			} else {
+				y[i] = x
+			}
+		}
+	default:
+		panic(fmt.Sprintf("cpufallback: arith op %d", op))
+	}
+}
+
+// arithFast is arithRun for the common shapes: a contiguous first operand
+// and a contiguous or scalar second one, with loops the compiler can keep
+// free of index arithmetic and bounds checks.
+func arithFast[T number](op arithOp, y, a, b []T, sb int) {
+	y = y[:len(a)]
+	if sb == 0 {
+		c := b[0]
+		switch op {
+		case opAdd:
+			for i, v := range a {
+				y[i] = v + c
+			}
+		case opSub:
+			for i, v := range a {
+				y[i] = v - c
+			}
+		case opMul:
+			for i, v := range a {
+				y[i] = v * c
+			}
+		case opDiv:
+			for i, v := range a {
+				y[i] = v / c
+			}
+		}
+		return
+	}
+	b = b[:len(a)]
+	switch op {
+	case opAdd:
+		for i, v := range a {
+			y[i] = v + b[i]
+		}
+	case opSub:
+		for i, v := range a {
+			y[i] = v - b[i]
+		}
+	case opMul:
+		for i, v := range a {
+			y[i] = v * b[i]
+		}
+	case opDiv:
+		for i, v := range a {
+			y[i] = v / b[i]
+		}
+	}
+}
+
+func preluKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := need(n, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	slope, err := need(n, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	y, err := arith(n, opPRelu, x, slope)
+	if err != nil {
+		return nil, err
+	}
+	return one(y), nil
+}
+
+// powKernel is ONNX Pow: the base and exponent may have different numeric
+// types; the output has the base's type. Integer ** integer is exact.
+func powKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	a, err := need(n, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := need(n, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	if !isNumeric(a.Type()) || !isNumeric(b.Type()) {
+		return nil, n.Errorf("%w: Pow of %v by %v", plugin.ErrUnsupported, a.Type(), b.Type())
+	}
+	shape, p, err := broadcastOut(n, a, b)
+	if err != nil {
+		return nil, err
+	}
+	y, err := newOut(n, a.Type(), shape)
+	if err != nil {
+		return nil, err
+	}
+	if a.Type() == tensor.F32 && b.Type() == tensor.F32 {
+		powF32(p, a.F32(), b.F32(), y.F32())
+		return one(y), nil
+	}
+	if a.Type().IsInteger() && b.Type().IsInteger() {
+		ai, bi := toI64s(a), toI64s(b)
+		o := make([]int64, y.NumElements())
+		sa, sb := p.inner(0), p.inner(1)
+		p.runs(func(outOff int64, offs []int64, m int64) {
+			for i := range m {
+				o[outOff+i] = ipow(ai[offs[0]+i*int64(sa)], bi[offs[1]+i*int64(sb)])
+			}
+		})
+		storeI64(y, o)
+		return one(y), nil
+	}
+	af, bf := toF64s(a), toF64s(b)
+	o := make([]float64, y.NumElements())
+	sa, sb := p.inner(0), p.inner(1)
+	p.runs(func(outOff int64, offs []int64, m int64) {
+		for i := range m {
+			o[outOff+i] = math.Pow(af[offs[0]+i*int64(sa)], bf[offs[1]+i*int64(sb)])
+		}
+	})
+	storeF64(y, o)
+	return one(y), nil
+}
+
+func powF32(p *bcastPlan, a, b, y []float32) {
+	sa, sb := p.inner(0), p.inner(1)
+	p.runs(func(outOff int64, offs []int64, n int64) {
+		ya, aa, bb := y[outOff:outOff+n], a[offs[0]:], b[offs[1]:]
+		if sb == 0 {
+			switch e := bb[0]; e {
+			case 2:
+				for i := range ya {
+					x := aa[i*sa]
+					ya[i] = x * x
+				}
+				return
+			case 0.5:
+				for i := range ya {
+					ya[i] = float32(math.Sqrt(float64(aa[i*sa])))
+				}
+				return
+			}
+		}
+		for i := range ya {
+			ya[i] = float32(math.Pow(float64(aa[i*sa]), float64(bb[i*sb])))
+		}
+	})
+}
+
+// ipow is integer exponentiation by squaring (wrapping on overflow). A
+// negative exponent gives the truncated real result: 0 except for bases 1
+// and -1.
+func ipow(base, exp int64) int64 {
+	if exp < 0 {
+		switch base {
+		case 1:
+			return 1
+		case -1:
+			if exp%2 == 0 {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	}
+	r := int64(1)
+	for exp > 0 {
+		if exp&1 == 1 {
+			r *= base
+		}
+		base *= base
+		exp >>= 1
+	}
+	return r
+}
+
+// whereKernel is ONNX Where: Y = cond ? X : Y with 3-way broadcasting, for
+// any value type.
+func whereKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	var xs [3]*tensor.Tensor
+	for i := range xs {
+		var err error
+		if xs[i], err = need(n, in, i); err != nil {
+			return nil, err
+		}
+	}
+	c, x, z := xs[0], xs[1], xs[2]
+	if c.Type() != tensor.Bool {
+		return nil, n.Errorf("%w: condition must be boolean, got %v", tensor.ErrType, c)
+	}
+	if err := sameType(n, x, z); err != nil {
+		return nil, err
+	}
+	shape, p, err := broadcastOut(n, c, x, z)
+	if err != nil {
+		return nil, err
+	}
+	y, err := newOut(n, x.Type(), shape)
+	if err != nil {
+		return nil, err
+	}
+	cb := c.Bool()
+	switch x.Type().Size() {
+	case 1:
+		whereRun(p, cb, view[uint8](x), view[uint8](z), view[uint8](y))
+	case 2:
+		whereRun(p, cb, view[uint16](x), view[uint16](z), view[uint16](y))
+	case 4:
+		whereRun(p, cb, view[uint32](x), view[uint32](z), view[uint32](y))
+	case 8:
+		whereRun(p, cb, view[uint64](x), view[uint64](z), view[uint64](y))
+	}
+	return one(y), nil
+}
+
+func whereRun[T sized](p *bcastPlan, c []bool, x, z, y []T) {
+	sc, sx, sz := p.inner(0), p.inner(1), p.inner(2)
+	p.runs(func(outOff int64, offs []int64, n int64) {
+		yy, cc, xx, zz := y[outOff:outOff+n], c[offs[0]:], x[offs[1]:], z[offs[2]:]
+		for i := range yy {
+			if cc[i*sc] {
+				yy[i] = xx[i*sx]
+			} else {
+				yy[i] = zz[i*sz]
+			}
+		}
+	})
+}

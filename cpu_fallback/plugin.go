@@ -1,0 +1,111 @@
+package cpufallback
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+func init() {
+	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+}
+
+// Plugin is the CPU device. It is safe for concurrent use.
+type Plugin struct {
+	props   *plugin.Properties
+	kernels map[string]kernel
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Interface checks.
+var (
+	_ plugin.Plugin  = (*Plugin)(nil)
+	_ plugin.Querier = (*Plugin)(nil)
+)
+
+// New returns the CPU device. It cannot fail on a host that runs Go; the
+// error is there for the plugin.Factory contract.
+func New() (*Plugin, error) {
+	p := &Plugin{kernels: kernelTable()}
+	p.props = plugin.NewProperties(propertySpecs(p)...)
+	return p, nil
+}
+
+// Name returns "CPU".
+func (p *Plugin) Name() string { return DeviceName }
+
+// Property returns a device property.
+func (p *Plugin) Property(key string) (string, error) {
+	if err := p.check(); err != nil {
+		return "", err
+	}
+	return p.props.Get(key)
+}
+
+// SetProperties sets read-write properties, all or none.
+func (p *Plugin) SetProperties(props map[string]string) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	return p.props.Set(props)
+}
+
+// Close marks the device closed; later calls fail with plugin.ErrClosed.
+// Compiled models stay usable (they own what they need).
+func (p *Plugin) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	return nil
+}
+
+func (p *Plugin) check() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("cpu: device %s: %w", DeviceName, plugin.ErrClosed)
+	}
+	return nil
+}
+
+// config returns a copy of the device configuration overridden by props.
+func (p *Plugin) config(props map[string]string) (*plugin.Properties, error) {
+	cfg := p.props.Clone()
+	if err := cfg.Set(props); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	return cfg, nil
+}
+
+// supports reports whether the device runs nodes of this op type.
+func (p *Plugin) supports(n *graph.Node) bool {
+	switch n.OpType {
+	case graph.OpParameter, graph.OpConstant, graph.OpResult:
+		return n.Domain == ""
+	}
+	_, ok := p.kernels[n.OpType]
+	return ok && n.Domain == ""
+}
+
+// CompileModel compiles a clone of m; see the package documentation.
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cpu: compile: %w", err)
+	}
+	if m == nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile: nil model")
+	}
+	cfg, err := p.config(props)
+	if err != nil {
+		return nil, err
+	}
+	return compile(ctx, p, m, cfg)
+}

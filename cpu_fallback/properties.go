@@ -1,0 +1,102 @@
+package cpufallback
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// DeviceName is the name the CPU device is registered under.
+const DeviceName = "CPU"
+
+// optimizationCapabilities lists what the device really runs: f32 kernels,
+// and f16 models (converted to f32 inside the kernels).
+const optimizationCapabilities = "FP32 FP16"
+
+// propertySpecs are the CPU device's properties: the common read-write
+// ones, with INFERENCE_PRECISION_HINT restricted to f32, and its read-only
+// facts.
+func propertySpecs(p *Plugin) []plugin.PropertySpec {
+	procs := runtime.GOMAXPROCS(0)
+	return append(plugin.CommonSpecs(),
+		plugin.PrecisionSpec(tensor.F32, tensor.F32),
+		plugin.ReadOnlySpec(plugin.KeyAvailableDevices, DeviceName),
+		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, fullDeviceName()),
+		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, deviceArchitecture()),
+		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, optimizationCapabilities),
+		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", procs)),
+		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, fmt.Sprintf("1 %d", procs)),
+		plugin.ComputedSpec(plugin.KeyOptimalNumberOfInferRequests, func() (string, error) {
+			return strconv.Itoa(optimalRequests(p.props)), nil
+		}),
+	)
+}
+
+// optimalRequests is 1 for latency (one request keeps every core busy
+// through the parallel kernels) and GOMAXPROCS for throughput hints.
+func optimalRequests(props *plugin.Properties) int {
+	if props == nil {
+		return 1
+	}
+	hint, err := props.Get(plugin.KeyPerformanceHint)
+	if err != nil || hint == plugin.HintLatency.String() {
+		return 1
+	}
+	n := runtime.GOMAXPROCS(0)
+	if v, err := props.Get(plugin.KeyNumRequests); err == nil {
+		if k, err := strconv.Atoi(v); err == nil && k > 0 && k < n {
+			n = k
+		}
+	}
+	return n
+}
+
+// fullDeviceName is the processor's model name from /proc/cpuinfo, or the
+// Go architecture where that file is missing.
+func fullDeviceName() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err == nil {
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			k, v, ok := strings.Cut(s.Text(), ":")
+			if ok && strings.TrimSpace(k) == "model name" && strings.TrimSpace(v) != "" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH + " CPU"
+}
+
+// deviceArchitecture is GOARCH followed by the SIMD features the CPU has.
+func deviceArchitecture() string {
+	parts := []string{runtime.GOARCH}
+	add := func(on bool, name string) {
+		if on {
+			parts = append(parts, name)
+		}
+	}
+	switch runtime.GOARCH {
+	case "amd64", "386":
+		add(cpu.X86.HasSSE42, "sse4.2")
+		add(cpu.X86.HasAVX, "avx")
+		add(cpu.X86.HasAVX2, "avx2")
+		add(cpu.X86.HasFMA, "fma")
+		add(cpu.X86.HasAVX512F, "avx512f")
+		add(cpu.X86.HasAVX512BF16, "avx512bf16")
+	case "arm64":
+		add(cpu.ARM64.HasASIMD, "asimd")
+		add(cpu.ARM64.HasFPHP, "fphp")
+		add(cpu.ARM64.HasASIMDHP, "asimdhp")
+		add(cpu.ARM64.HasSVE, "sve")
+	}
+	return strings.Join(parts, " ")
+}
