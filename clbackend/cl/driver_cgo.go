@@ -1,0 +1,673 @@
+//go:build cgo && !noopencl
+
+// This file holds every OpenCL call of the package. Keep it in sync with
+// driver_stub.go, which provides the same unexported functions for builds
+// without OpenCL.
+
+package cl
+
+/*
+#cgo linux LDFLAGS: -lOpenCL
+#cgo freebsd LDFLAGS: -lOpenCL
+#cgo windows LDFLAGS: -lOpenCL
+#cgo darwin LDFLAGS: -framework OpenCL
+#define CL_TARGET_OPENCL_VERSION 120
+#ifdef __APPLE__
+#include <OpenCL/opencl.h>
+#else
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#endif
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Defined with //export in callback_cgo.go.
+extern void clinferEventCallback(cl_event, cl_int, uintptr_t);
+
+static void CL_CALLBACK clinfer_event_trampoline(cl_event ev, cl_int status, void *user) {
+	clinferEventCallback(ev, status, (uintptr_t)user);
+}
+
+// The cgo.Handle travels through OpenCL as user_data; converting it here
+// keeps integer-to-pointer conversions out of Go.
+static cl_int clinfer_set_event_callback(cl_event ev, cl_int type, uintptr_t h) {
+	return clSetEventCallback(ev, type, clinfer_event_trampoline, (void *)h);
+}
+
+#ifdef _WIN32
+#include <malloc.h>
+static void *clinfer_aligned_alloc(size_t size) { return _aligned_malloc(size, 4096); }
+static void clinfer_aligned_free(void *p) { _aligned_free(p); }
+#else
+static void *clinfer_aligned_alloc(size_t size) {
+	void *p = NULL;
+	return posix_memalign(&p, 4096, size) == 0 ? p : NULL;
+}
+static void clinfer_aligned_free(void *p) { free(p); }
+#endif
+
+static void CL_CALLBACK clinfer_free_host(cl_mem mem, void *p) { clinfer_aligned_free(p); }
+
+// clinfer_create_buffer_c_copy creates a CL_MEM_USE_HOST_PTR buffer over a
+// page-aligned C copy of data, freed by OpenCL's destructor callback when
+// the buffer is really destroyed (not merely released).
+static cl_mem clinfer_create_buffer_c_copy(cl_context ctx, cl_mem_flags flags, size_t size, const void *data, cl_int *err) {
+	// Zero-copy paths want whole cache lines.
+	void *p = clinfer_aligned_alloc((size + 63) & ~(size_t)63);
+	if (p == NULL) {
+		*err = CL_OUT_OF_HOST_MEMORY;
+		return NULL;
+	}
+	memcpy(p, data, size);
+	cl_mem m = clCreateBuffer(ctx, flags, size, p, err);
+	if (*err != CL_SUCCESS) {
+		clinfer_aligned_free(p);
+		return NULL;
+	}
+	*err = clSetMemObjectDestructorCallback(m, clinfer_free_host, p);
+	if (*err != CL_SUCCESS) {
+		// There is no telling when OpenCL is done with p: leak it.
+		clReleaseMemObject(m);
+		return NULL;
+	}
+	return m;
+}
+*/
+import "C"
+
+import (
+	"runtime/cgo"
+	"unsafe"
+)
+
+// Enabled reports whether this build of the package calls OpenCL; it is
+// false in builds with CGO_ENABLED=0 or -tags noopencl.
+const Enabled = true
+
+func status(op string, st C.cl_int) error { return newError(op, int32(st)) }
+
+func clBool(b bool) C.cl_bool {
+	if b {
+		return C.CL_TRUE
+	}
+	return C.CL_FALSE
+}
+
+// eventList passes a wait list. ws lives in Go memory but holds only
+// OpenCL handles, which the cgo rules allow.
+func eventList(ws []handle) (C.cl_uint, *C.cl_event) {
+	if len(ws) == 0 {
+		return 0, nil
+	}
+	return C.cl_uint(len(ws)), (*C.cl_event)(unsafe.Pointer(&ws[0]))
+}
+
+func deviceList(ds []handle) (C.cl_uint, *C.cl_device_id) {
+	if len(ds) == 0 {
+		return 0, nil
+	}
+	return C.cl_uint(len(ds)), (*C.cl_device_id)(unsafe.Pointer(&ds[0]))
+}
+
+func sizeList(s []int) *C.size_t {
+	if s == nil {
+		return nil
+	}
+	out := make([]C.size_t, len(s))
+	for i, v := range s {
+		out[i] = C.size_t(v)
+	}
+	return &out[0]
+}
+
+// getInfo runs the two-step clGet*Info protocol: ask for the size, then for
+// the value, into Go memory.
+func getInfo(op string, query func(size C.size_t, value unsafe.Pointer, ret *C.size_t) C.cl_int) ([]byte, error) {
+	var n C.size_t
+	if err := status(op, query(0, nil, &n)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	b := make([]byte, n)
+	if err := status(op, query(n, unsafe.Pointer(&b[0]), nil)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func getPlatformIDs() ([]handle, error) {
+	const op = "clGetPlatformIDs"
+	var n C.cl_uint
+	if err := status(op, C.clGetPlatformIDs(0, nil, &n)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	ids := make([]handle, n)
+	if err := status(op, C.clGetPlatformIDs(n, (*C.cl_platform_id)(unsafe.Pointer(&ids[0])), &n)); err != nil {
+		return nil, err
+	}
+	return ids[:n], nil
+}
+
+func getPlatformInfo(p handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetPlatformInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetPlatformInfo(C.cl_platform_id(p), C.cl_platform_info(param), size, v, ret)
+	})
+}
+
+func getDeviceIDs(p handle, t DeviceType) ([]handle, error) {
+	const op = "clGetDeviceIDs"
+	var n C.cl_uint
+	if err := status(op, C.clGetDeviceIDs(C.cl_platform_id(p), C.cl_device_type(t), 0, nil, &n)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	ids := make([]handle, n)
+	st := C.clGetDeviceIDs(C.cl_platform_id(p), C.cl_device_type(t), n, (*C.cl_device_id)(unsafe.Pointer(&ids[0])), &n)
+	if err := status(op, st); err != nil {
+		return nil, err
+	}
+	return ids[:n], nil
+}
+
+func getDeviceInfo(d handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetDeviceInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetDeviceInfo(C.cl_device_id(d), C.cl_device_info(param), size, v, ret)
+	})
+}
+
+func createContext(platform handle, devices []handle) (handle, error) {
+	var props *C.cl_context_properties
+	if platform != nil {
+		p := []C.cl_context_properties{C.CL_CONTEXT_PLATFORM, C.cl_context_properties(uintptr(platform)), 0}
+		props = &p[0]
+	}
+	n, ds := deviceList(devices)
+	var st C.cl_int
+	c := C.clCreateContext(props, n, ds, nil, nil, &st)
+	return handle(c), status("clCreateContext", st)
+}
+
+func releaseContext(h handle) error {
+	return status("clReleaseContext", C.clReleaseContext(C.cl_context(h)))
+}
+
+func createCommandQueue(ctx, device handle, props CommandQueueProperty) (handle, error) {
+	var st C.cl_int
+	q := C.clCreateCommandQueue(C.cl_context(ctx), C.cl_device_id(device), C.cl_command_queue_properties(props), &st)
+	return handle(q), status("clCreateCommandQueue", st)
+}
+
+func releaseCommandQueue(h handle) error {
+	return status("clReleaseCommandQueue", C.clReleaseCommandQueue(C.cl_command_queue(h)))
+}
+
+func flush(q handle) error { return status("clFlush", C.clFlush(C.cl_command_queue(q))) }
+
+func finish(q handle) error { return status("clFinish", C.clFinish(C.cl_command_queue(q))) }
+
+func createBuffer(ctx handle, flags MemFlag, size int, host unsafe.Pointer) (handle, error) {
+	var st C.cl_int
+	m := C.clCreateBuffer(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(size), host, &st)
+	return handle(m), status("clCreateBuffer", st)
+}
+
+func createBufferCopyToC(ctx handle, flags MemFlag, data []byte) (handle, error) {
+	var st C.cl_int
+	m := C.clinfer_create_buffer_c_copy(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(len(data)), unsafe.Pointer(&data[0]), &st)
+	return handle(m), status("clCreateBuffer", st)
+}
+
+func createSubBuffer(buf handle, flags MemFlag, origin, size int) (handle, error) {
+	region := C.cl_buffer_region{origin: C.size_t(origin), size: C.size_t(size)}
+	var st C.cl_int
+	m := C.clCreateSubBuffer(C.cl_mem(buf), C.cl_mem_flags(flags), C.CL_BUFFER_CREATE_TYPE_REGION, unsafe.Pointer(&region), &st)
+	return handle(m), status("clCreateSubBuffer", st)
+}
+
+func releaseMemObject(h handle) error {
+	return status("clReleaseMemObject", C.clReleaseMemObject(C.cl_mem(h)))
+}
+
+func enqueueReadBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueReadBuffer(C.cl_command_queue(q), C.cl_mem(buf), clBool(blocking), C.size_t(offset), C.size_t(size), ptr, n, ws, &ev)
+	return handle(ev), status("clEnqueueReadBuffer", st)
+}
+
+func enqueueWriteBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueWriteBuffer(C.cl_command_queue(q), C.cl_mem(buf), clBool(blocking), C.size_t(offset), C.size_t(size), ptr, n, ws, &ev)
+	return handle(ev), status("clEnqueueWriteBuffer", st)
+}
+
+func enqueueCopyBuffer(q, src, dst handle, srcOffset, dstOffset, size int, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueCopyBuffer(C.cl_command_queue(q), C.cl_mem(src), C.cl_mem(dst), C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size), n, ws, &ev)
+	return handle(ev), status("clEnqueueCopyBuffer", st)
+}
+
+func enqueueFillBuffer(q, buf handle, pattern unsafe.Pointer, patternSize, offset, size int, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueFillBuffer(C.cl_command_queue(q), C.cl_mem(buf), pattern, C.size_t(patternSize), C.size_t(offset), C.size_t(size), n, ws, &ev)
+	return handle(ev), status("clEnqueueFillBuffer", st)
+}
+
+func enqueueMapBuffer(q, buf handle, blocking bool, flags MapFlag, offset, size int, wait []handle) (unsafe.Pointer, handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	var st C.cl_int
+	p := C.clEnqueueMapBuffer(C.cl_command_queue(q), C.cl_mem(buf), clBool(blocking), C.cl_map_flags(flags), C.size_t(offset), C.size_t(size), n, ws, &ev, &st)
+	return p, handle(ev), status("clEnqueueMapBuffer", st)
+}
+
+func enqueueUnmapMemObject(q, buf handle, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueUnmapMemObject(C.cl_command_queue(q), C.cl_mem(buf), ptr, n, ws, &ev)
+	return handle(ev), status("clEnqueueUnmapMemObject", st)
+}
+
+func enqueueNDRangeKernel(q, k handle, offset, global, local []int, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueNDRangeKernel(C.cl_command_queue(q), C.cl_kernel(k), C.cl_uint(len(global)),
+		sizeList(offset), sizeList(global), sizeList(local), n, ws, &ev)
+	return handle(ev), status("clEnqueueNDRangeKernel", st)
+}
+
+func enqueueMarkerWithWaitList(q handle, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueMarkerWithWaitList(C.cl_command_queue(q), n, ws, &ev)
+	return handle(ev), status("clEnqueueMarkerWithWaitList", st)
+}
+
+func enqueueBarrierWithWaitList(q handle, wait []handle) (handle, error) {
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	st := C.clEnqueueBarrierWithWaitList(C.cl_command_queue(q), n, ws, &ev)
+	return handle(ev), status("clEnqueueBarrierWithWaitList", st)
+}
+
+func createProgramWithSource(ctx handle, sources []string) (handle, error) {
+	strs := make([]*C.char, len(sources))
+	lens := make([]C.size_t, len(sources))
+	for i, s := range sources {
+		strs[i] = C.CString(s)
+		lens[i] = C.size_t(len(s))
+	}
+	defer func() {
+		for _, s := range strs {
+			C.free(unsafe.Pointer(s))
+		}
+	}()
+	var st C.cl_int
+	p := C.clCreateProgramWithSource(C.cl_context(ctx), C.cl_uint(len(sources)), &strs[0], &lens[0], &st)
+	return handle(p), status("clCreateProgramWithSource", st)
+}
+
+func createProgramWithBinary(ctx handle, devices []handle, binaries [][]byte) (handle, error) {
+	// The array of binaries must not point into Go memory: copy to C.
+	bins := make([]*C.uchar, len(binaries))
+	lens := make([]C.size_t, len(binaries))
+	for i, b := range binaries {
+		bins[i] = (*C.uchar)(C.CBytes(b))
+		lens[i] = C.size_t(len(b))
+	}
+	defer func() {
+		for _, b := range bins {
+			C.free(unsafe.Pointer(b))
+		}
+	}()
+	binStatus := make([]C.cl_int, len(binaries))
+	n, ds := deviceList(devices)
+	var st C.cl_int
+	p := C.clCreateProgramWithBinary(C.cl_context(ctx), n, ds, &lens[0], &bins[0], &binStatus[0], &st)
+	return handle(p), status("clCreateProgramWithBinary", st)
+}
+
+func buildProgram(p handle, devices []handle, options string) error {
+	opts := C.CString(options)
+	defer C.free(unsafe.Pointer(opts))
+	n, ds := deviceList(devices)
+	return status("clBuildProgram", C.clBuildProgram(C.cl_program(p), n, ds, opts, nil, nil))
+}
+
+func getProgramInfo(p handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetProgramInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetProgramInfo(C.cl_program(p), C.cl_program_info(param), size, v, ret)
+	})
+}
+
+func getProgramDevices(p handle) ([]handle, error) {
+	const op = "clGetProgramInfo(CL_PROGRAM_DEVICES)"
+	var size C.size_t
+	if err := status(op, C.clGetProgramInfo(C.cl_program(p), C.CL_PROGRAM_DEVICES, 0, nil, &size)); err != nil {
+		return nil, err
+	}
+	ids := make([]handle, int(size)/int(unsafe.Sizeof(handle(nil))))
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if err := status(op, C.clGetProgramInfo(C.cl_program(p), C.CL_PROGRAM_DEVICES, size, unsafe.Pointer(&ids[0]), nil)); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func getProgramBinaries(p handle, sizes []int) ([][]byte, error) {
+	if len(sizes) == 0 {
+		return nil, nil
+	}
+	// OpenCL writes each binary into a buffer the caller allocates; the
+	// array of buffer pointers lives in Go memory and holds C pointers only.
+	bufs := make([]unsafe.Pointer, len(sizes))
+	for i, n := range sizes {
+		if n > 0 {
+			bufs[i] = C.malloc(C.size_t(n))
+		}
+	}
+	defer func() {
+		for _, b := range bufs {
+			C.free(b)
+		}
+	}()
+	st := C.clGetProgramInfo(C.cl_program(p), C.CL_PROGRAM_BINARIES, C.size_t(len(bufs))*C.size_t(unsafe.Sizeof(bufs[0])), unsafe.Pointer(&bufs[0]), nil)
+	if err := status("clGetProgramInfo(CL_PROGRAM_BINARIES)", st); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(sizes))
+	for i, n := range sizes {
+		if n > 0 {
+			out[i] = C.GoBytes(bufs[i], C.int(n))
+		}
+	}
+	return out, nil
+}
+
+func getProgramBuildInfo(p, d handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetProgramBuildInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetProgramBuildInfo(C.cl_program(p), C.cl_device_id(d), C.cl_program_build_info(param), size, v, ret)
+	})
+}
+
+func releaseProgram(h handle) error {
+	return status("clReleaseProgram", C.clReleaseProgram(C.cl_program(h)))
+}
+
+func createKernel(p handle, name string) (handle, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var st C.cl_int
+	k := C.clCreateKernel(C.cl_program(p), cname, &st)
+	return handle(k), status("clCreateKernel("+name+")", st)
+}
+
+func setKernelArg(k handle, index, size int, value unsafe.Pointer, op string) error {
+	return status(op, C.clSetKernelArg(C.cl_kernel(k), C.cl_uint(index), C.size_t(size), value))
+}
+
+func getKernelInfo(k handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetKernelInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetKernelInfo(C.cl_kernel(k), C.cl_kernel_info(param), size, v, ret)
+	})
+}
+
+func getKernelWorkGroupInfo(k, d handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetKernelWorkGroupInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetKernelWorkGroupInfo(C.cl_kernel(k), C.cl_device_id(d), C.cl_kernel_work_group_info(param), size, v, ret)
+	})
+}
+
+func releaseKernel(h handle) error {
+	return status("clReleaseKernel", C.clReleaseKernel(C.cl_kernel(h)))
+}
+
+func waitForEvents(events []handle) error {
+	n, ws := eventList(events)
+	return status("clWaitForEvents", C.clWaitForEvents(n, ws))
+}
+
+func getEventInfo(e handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetEventInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetEventInfo(C.cl_event(e), C.cl_event_info(param), size, v, ret)
+	})
+}
+
+func getEventProfilingInfo(e handle, param ProfilingInfo) (uint64, error) {
+	var v C.cl_ulong
+	st := C.clGetEventProfilingInfo(C.cl_event(e), C.cl_profiling_info(param), C.size_t(unsafe.Sizeof(v)), unsafe.Pointer(&v), nil)
+	return uint64(v), status("clGetEventProfilingInfo", st)
+}
+
+func createUserEvent(ctx handle) (handle, error) {
+	var st C.cl_int
+	e := C.clCreateUserEvent(C.cl_context(ctx), &st)
+	return handle(e), status("clCreateUserEvent", st)
+}
+
+func setUserEventStatus(e handle, st int32) error {
+	return status("clSetUserEventStatus", C.clSetUserEventStatus(C.cl_event(e), C.cl_int(st)))
+}
+
+// setEventCallback registers fn through a cgo.Handle that
+// clinferEventCallback deletes after the one call OpenCL makes.
+func setEventCallback(e handle, execStatus int32, fn func(int32)) error {
+	h := cgo.NewHandle(fn)
+	st := C.clinfer_set_event_callback(C.cl_event(e), C.cl_int(execStatus), C.uintptr_t(h))
+	if st != C.CL_SUCCESS {
+		h.Delete()
+	}
+	return status("clSetEventCallback", st)
+}
+
+func releaseEvent(h handle) error {
+	return status("clReleaseEvent", C.clReleaseEvent(C.cl_event(h)))
+}
+
+// Each line fails to compile (constant index out of range) if a value in
+// constants.go or errors.go differs from the installed OpenCL headers.
+var (
+	_ = [1]int{}[DeviceTypeDefault-C.CL_DEVICE_TYPE_DEFAULT]
+	_ = [1]int{}[DeviceTypeCPU-C.CL_DEVICE_TYPE_CPU]
+	_ = [1]int{}[DeviceTypeGPU-C.CL_DEVICE_TYPE_GPU]
+	_ = [1]int{}[DeviceTypeAccelerator-C.CL_DEVICE_TYPE_ACCELERATOR]
+	_ = [1]int{}[DeviceTypeCustom-C.CL_DEVICE_TYPE_CUSTOM]
+	_ = [1]int{}[DeviceTypeAll-C.CL_DEVICE_TYPE_ALL]
+	_ = [1]int{}[CommandQueueOutOfOrderExecModeEnable-C.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE]
+	_ = [1]int{}[CommandQueueProfilingEnable-C.CL_QUEUE_PROFILING_ENABLE]
+	_ = [1]int{}[MemReadWrite-C.CL_MEM_READ_WRITE]
+	_ = [1]int{}[MemWriteOnly-C.CL_MEM_WRITE_ONLY]
+	_ = [1]int{}[MemReadOnly-C.CL_MEM_READ_ONLY]
+	_ = [1]int{}[MemUseHostPtr-C.CL_MEM_USE_HOST_PTR]
+	_ = [1]int{}[MemAllocHostPtr-C.CL_MEM_ALLOC_HOST_PTR]
+	_ = [1]int{}[MemCopyHostPtr-C.CL_MEM_COPY_HOST_PTR]
+	_ = [1]int{}[MemHostWriteOnly-C.CL_MEM_HOST_WRITE_ONLY]
+	_ = [1]int{}[MemHostReadOnly-C.CL_MEM_HOST_READ_ONLY]
+	_ = [1]int{}[MemHostNoAccess-C.CL_MEM_HOST_NO_ACCESS]
+	_ = [1]int{}[MapFlagRead-C.CL_MAP_READ]
+	_ = [1]int{}[MapFlagWrite-C.CL_MAP_WRITE]
+	_ = [1]int{}[MapFlagWriteInvalidateRegion-C.CL_MAP_WRITE_INVALIDATE_REGION]
+	_ = [1]int{}[ProfilingInfoCommandQueued-C.CL_PROFILING_COMMAND_QUEUED]
+	_ = [1]int{}[ProfilingInfoCommandSubmit-C.CL_PROFILING_COMMAND_SUBMIT]
+	_ = [1]int{}[ProfilingInfoCommandStart-C.CL_PROFILING_COMMAND_START]
+	_ = [1]int{}[ProfilingInfoCommandEnd-C.CL_PROFILING_COMMAND_END]
+	_ = [1]int{}[CommandExecStatusComplete-C.CL_COMPLETE]
+	_ = [1]int{}[CommandExecStatusRunning-C.CL_RUNNING]
+	_ = [1]int{}[CommandExecStatusSubmitted-C.CL_SUBMITTED]
+	_ = [1]int{}[CommandExecStatusQueued-C.CL_QUEUED]
+	_ = [1]int{}[LocalMemTypeNone-C.CL_NONE]
+	_ = [1]int{}[LocalMemTypeLocal-C.CL_LOCAL]
+	_ = [1]int{}[LocalMemTypeGlobal-C.CL_GLOBAL]
+	_ = [1]int{}[BuildStatusSuccess-C.CL_BUILD_SUCCESS]
+	_ = [1]int{}[BuildStatusNone-C.CL_BUILD_NONE]
+	_ = [1]int{}[BuildStatusError-C.CL_BUILD_ERROR]
+	_ = [1]int{}[BuildStatusInProgress-C.CL_BUILD_IN_PROGRESS]
+	_ = [1]int{}[FPConfigDenorm-C.CL_FP_DENORM]
+	_ = [1]int{}[FPConfigInfNaN-C.CL_FP_INF_NAN]
+	_ = [1]int{}[FPConfigRoundToNearest-C.CL_FP_ROUND_TO_NEAREST]
+	_ = [1]int{}[FPConfigRoundToZero-C.CL_FP_ROUND_TO_ZERO]
+	_ = [1]int{}[FPConfigRoundToInf-C.CL_FP_ROUND_TO_INF]
+	_ = [1]int{}[FPConfigFMA-C.CL_FP_FMA]
+	_ = [1]int{}[FPConfigSoftFloat-C.CL_FP_SOFT_FLOAT]
+	_ = [1]int{}[FPConfigCorrectlyRoundedDivideSqrt-C.CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT]
+	_ = [1]int{}[CommandNDRangeKernel-C.CL_COMMAND_NDRANGE_KERNEL]
+	_ = [1]int{}[CommandTask-C.CL_COMMAND_TASK]
+	_ = [1]int{}[CommandNativeKernel-C.CL_COMMAND_NATIVE_KERNEL]
+	_ = [1]int{}[CommandReadBuffer-C.CL_COMMAND_READ_BUFFER]
+	_ = [1]int{}[CommandWriteBuffer-C.CL_COMMAND_WRITE_BUFFER]
+	_ = [1]int{}[CommandCopyBuffer-C.CL_COMMAND_COPY_BUFFER]
+	_ = [1]int{}[CommandReadImage-C.CL_COMMAND_READ_IMAGE]
+	_ = [1]int{}[CommandWriteImage-C.CL_COMMAND_WRITE_IMAGE]
+	_ = [1]int{}[CommandCopyImage-C.CL_COMMAND_COPY_IMAGE]
+	_ = [1]int{}[CommandCopyImageToBuffer-C.CL_COMMAND_COPY_IMAGE_TO_BUFFER]
+	_ = [1]int{}[CommandCopyBufferToImage-C.CL_COMMAND_COPY_BUFFER_TO_IMAGE]
+	_ = [1]int{}[CommandMapBuffer-C.CL_COMMAND_MAP_BUFFER]
+	_ = [1]int{}[CommandMapImage-C.CL_COMMAND_MAP_IMAGE]
+	_ = [1]int{}[CommandUnmapMemObject-C.CL_COMMAND_UNMAP_MEM_OBJECT]
+	_ = [1]int{}[CommandMarker-C.CL_COMMAND_MARKER]
+	_ = [1]int{}[CommandAcquireGLObjects-C.CL_COMMAND_ACQUIRE_GL_OBJECTS]
+	_ = [1]int{}[CommandReleaseGLObjects-C.CL_COMMAND_RELEASE_GL_OBJECTS]
+	_ = [1]int{}[CommandReadBufferRect-C.CL_COMMAND_READ_BUFFER_RECT]
+	_ = [1]int{}[CommandWriteBufferRect-C.CL_COMMAND_WRITE_BUFFER_RECT]
+	_ = [1]int{}[CommandCopyBufferRect-C.CL_COMMAND_COPY_BUFFER_RECT]
+	_ = [1]int{}[CommandUser-C.CL_COMMAND_USER]
+	_ = [1]int{}[CommandBarrier-C.CL_COMMAND_BARRIER]
+	_ = [1]int{}[CommandMigrateMemObjects-C.CL_COMMAND_MIGRATE_MEM_OBJECTS]
+	_ = [1]int{}[CommandFillBuffer-C.CL_COMMAND_FILL_BUFFER]
+	_ = [1]int{}[CommandFillImage-C.CL_COMMAND_FILL_IMAGE]
+	_ = [1]int{}[ErrDeviceNotFound-C.CL_DEVICE_NOT_FOUND]
+	_ = [1]int{}[ErrDeviceNotAvailable-C.CL_DEVICE_NOT_AVAILABLE]
+	_ = [1]int{}[ErrCompilerNotAvailable-C.CL_COMPILER_NOT_AVAILABLE]
+	_ = [1]int{}[ErrMemObjectAllocationFailure-C.CL_MEM_OBJECT_ALLOCATION_FAILURE]
+	_ = [1]int{}[ErrOutOfResources-C.CL_OUT_OF_RESOURCES]
+	_ = [1]int{}[ErrOutOfHostMemory-C.CL_OUT_OF_HOST_MEMORY]
+	_ = [1]int{}[ErrProfilingInfoNotAvailable-C.CL_PROFILING_INFO_NOT_AVAILABLE]
+	_ = [1]int{}[ErrMemCopyOverlap-C.CL_MEM_COPY_OVERLAP]
+	_ = [1]int{}[ErrImageFormatMismatch-C.CL_IMAGE_FORMAT_MISMATCH]
+	_ = [1]int{}[ErrImageFormatNotSupported-C.CL_IMAGE_FORMAT_NOT_SUPPORTED]
+	_ = [1]int{}[ErrBuildProgramFailure-C.CL_BUILD_PROGRAM_FAILURE]
+	_ = [1]int{}[ErrMapFailure-C.CL_MAP_FAILURE]
+	_ = [1]int{}[ErrMisalignedSubBufferOffset-C.CL_MISALIGNED_SUB_BUFFER_OFFSET]
+	_ = [1]int{}[ErrExecStatusErrorForEventsInWaitList-C.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST]
+	_ = [1]int{}[ErrCompileProgramFailure-C.CL_COMPILE_PROGRAM_FAILURE]
+	_ = [1]int{}[ErrLinkerNotAvailable-C.CL_LINKER_NOT_AVAILABLE]
+	_ = [1]int{}[ErrLinkProgramFailure-C.CL_LINK_PROGRAM_FAILURE]
+	_ = [1]int{}[ErrDevicePartitionFailed-C.CL_DEVICE_PARTITION_FAILED]
+	_ = [1]int{}[ErrKernelArgInfoNotAvailable-C.CL_KERNEL_ARG_INFO_NOT_AVAILABLE]
+	_ = [1]int{}[ErrInvalidValue-C.CL_INVALID_VALUE]
+	_ = [1]int{}[ErrInvalidDeviceType-C.CL_INVALID_DEVICE_TYPE]
+	_ = [1]int{}[ErrInvalidPlatform-C.CL_INVALID_PLATFORM]
+	_ = [1]int{}[ErrInvalidDevice-C.CL_INVALID_DEVICE]
+	_ = [1]int{}[ErrInvalidContext-C.CL_INVALID_CONTEXT]
+	_ = [1]int{}[ErrInvalidQueueProperties-C.CL_INVALID_QUEUE_PROPERTIES]
+	_ = [1]int{}[ErrInvalidCommandQueue-C.CL_INVALID_COMMAND_QUEUE]
+	_ = [1]int{}[ErrInvalidHostPtr-C.CL_INVALID_HOST_PTR]
+	_ = [1]int{}[ErrInvalidMemObject-C.CL_INVALID_MEM_OBJECT]
+	_ = [1]int{}[ErrInvalidImageFormatDescriptor-C.CL_INVALID_IMAGE_FORMAT_DESCRIPTOR]
+	_ = [1]int{}[ErrInvalidImageSize-C.CL_INVALID_IMAGE_SIZE]
+	_ = [1]int{}[ErrInvalidSampler-C.CL_INVALID_SAMPLER]
+	_ = [1]int{}[ErrInvalidBinary-C.CL_INVALID_BINARY]
+	_ = [1]int{}[ErrInvalidBuildOptions-C.CL_INVALID_BUILD_OPTIONS]
+	_ = [1]int{}[ErrInvalidProgram-C.CL_INVALID_PROGRAM]
+	_ = [1]int{}[ErrInvalidProgramExecutable-C.CL_INVALID_PROGRAM_EXECUTABLE]
+	_ = [1]int{}[ErrInvalidKernelName-C.CL_INVALID_KERNEL_NAME]
+	_ = [1]int{}[ErrInvalidKernelDefinition-C.CL_INVALID_KERNEL_DEFINITION]
+	_ = [1]int{}[ErrInvalidKernel-C.CL_INVALID_KERNEL]
+	_ = [1]int{}[ErrInvalidArgIndex-C.CL_INVALID_ARG_INDEX]
+	_ = [1]int{}[ErrInvalidArgValue-C.CL_INVALID_ARG_VALUE]
+	_ = [1]int{}[ErrInvalidArgSize-C.CL_INVALID_ARG_SIZE]
+	_ = [1]int{}[ErrInvalidKernelArgs-C.CL_INVALID_KERNEL_ARGS]
+	_ = [1]int{}[ErrInvalidWorkDimension-C.CL_INVALID_WORK_DIMENSION]
+	_ = [1]int{}[ErrInvalidWorkGroupSize-C.CL_INVALID_WORK_GROUP_SIZE]
+	_ = [1]int{}[ErrInvalidWorkItemSize-C.CL_INVALID_WORK_ITEM_SIZE]
+	_ = [1]int{}[ErrInvalidGlobalOffset-C.CL_INVALID_GLOBAL_OFFSET]
+	_ = [1]int{}[ErrInvalidEventWaitList-C.CL_INVALID_EVENT_WAIT_LIST]
+	_ = [1]int{}[ErrInvalidEvent-C.CL_INVALID_EVENT]
+	_ = [1]int{}[ErrInvalidOperation-C.CL_INVALID_OPERATION]
+	_ = [1]int{}[ErrInvalidGLObject-C.CL_INVALID_GL_OBJECT]
+	_ = [1]int{}[ErrInvalidBufferSize-C.CL_INVALID_BUFFER_SIZE]
+	_ = [1]int{}[ErrInvalidMipLevel-C.CL_INVALID_MIP_LEVEL]
+	_ = [1]int{}[ErrInvalidGlobalWorkSize-C.CL_INVALID_GLOBAL_WORK_SIZE]
+	_ = [1]int{}[ErrInvalidProperty-C.CL_INVALID_PROPERTY]
+	_ = [1]int{}[ErrInvalidImageDescriptor-C.CL_INVALID_IMAGE_DESCRIPTOR]
+	_ = [1]int{}[ErrInvalidCompilerOptions-C.CL_INVALID_COMPILER_OPTIONS]
+	_ = [1]int{}[ErrInvalidLinkerOptions-C.CL_INVALID_LINKER_OPTIONS]
+	_ = [1]int{}[ErrInvalidDevicePartitionCount-C.CL_INVALID_DEVICE_PARTITION_COUNT]
+	_ = [1]int{}[ErrPlatformNotFound-C.CL_PLATFORM_NOT_FOUND_KHR]
+	_ = [1]int{}[platformProfile-C.CL_PLATFORM_PROFILE]
+	_ = [1]int{}[platformVersion-C.CL_PLATFORM_VERSION]
+	_ = [1]int{}[platformName-C.CL_PLATFORM_NAME]
+	_ = [1]int{}[platformVendor-C.CL_PLATFORM_VENDOR]
+	_ = [1]int{}[platformExtensions-C.CL_PLATFORM_EXTENSIONS]
+	_ = [1]int{}[platformICDSuffix-C.CL_PLATFORM_ICD_SUFFIX_KHR]
+	_ = [1]int{}[deviceType-C.CL_DEVICE_TYPE]
+	_ = [1]int{}[deviceVendorID-C.CL_DEVICE_VENDOR_ID]
+	_ = [1]int{}[deviceMaxComputeUnits-C.CL_DEVICE_MAX_COMPUTE_UNITS]
+	_ = [1]int{}[deviceMaxWorkItemDimensions-C.CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS]
+	_ = [1]int{}[deviceMaxWorkGroupSize-C.CL_DEVICE_MAX_WORK_GROUP_SIZE]
+	_ = [1]int{}[deviceMaxWorkItemSizes-C.CL_DEVICE_MAX_WORK_ITEM_SIZES]
+	_ = [1]int{}[devicePreferredVectorWidthChar-C.CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR]
+	_ = [1]int{}[deviceMaxClockFrequency-C.CL_DEVICE_MAX_CLOCK_FREQUENCY]
+	_ = [1]int{}[deviceAddressBits-C.CL_DEVICE_ADDRESS_BITS]
+	_ = [1]int{}[deviceMaxMemAllocSize-C.CL_DEVICE_MAX_MEM_ALLOC_SIZE]
+	_ = [1]int{}[deviceImageSupport-C.CL_DEVICE_IMAGE_SUPPORT]
+	_ = [1]int{}[deviceMaxParameterSize-C.CL_DEVICE_MAX_PARAMETER_SIZE]
+	_ = [1]int{}[deviceMemBaseAddrAlign-C.CL_DEVICE_MEM_BASE_ADDR_ALIGN]
+	_ = [1]int{}[deviceSingleFPConfig-C.CL_DEVICE_SINGLE_FP_CONFIG]
+	_ = [1]int{}[deviceGlobalMemCachelineSize-C.CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE]
+	_ = [1]int{}[deviceGlobalMemCacheSize-C.CL_DEVICE_GLOBAL_MEM_CACHE_SIZE]
+	_ = [1]int{}[deviceGlobalMemSize-C.CL_DEVICE_GLOBAL_MEM_SIZE]
+	_ = [1]int{}[deviceMaxConstantBufferSize-C.CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE]
+	_ = [1]int{}[deviceMaxConstantArgs-C.CL_DEVICE_MAX_CONSTANT_ARGS]
+	_ = [1]int{}[deviceLocalMemType-C.CL_DEVICE_LOCAL_MEM_TYPE]
+	_ = [1]int{}[deviceLocalMemSize-C.CL_DEVICE_LOCAL_MEM_SIZE]
+	_ = [1]int{}[deviceErrorCorrectionSupport-C.CL_DEVICE_ERROR_CORRECTION_SUPPORT]
+	_ = [1]int{}[deviceProfilingTimerResolution-C.CL_DEVICE_PROFILING_TIMER_RESOLUTION]
+	_ = [1]int{}[deviceEndianLittle-C.CL_DEVICE_ENDIAN_LITTLE]
+	_ = [1]int{}[deviceAvailable-C.CL_DEVICE_AVAILABLE]
+	_ = [1]int{}[deviceCompilerAvailable-C.CL_DEVICE_COMPILER_AVAILABLE]
+	_ = [1]int{}[deviceQueueProperties-C.CL_DEVICE_QUEUE_PROPERTIES]
+	_ = [1]int{}[deviceName-C.CL_DEVICE_NAME]
+	_ = [1]int{}[deviceVendor-C.CL_DEVICE_VENDOR]
+	_ = [1]int{}[driverVersion-C.CL_DRIVER_VERSION]
+	_ = [1]int{}[deviceProfile-C.CL_DEVICE_PROFILE]
+	_ = [1]int{}[deviceVersion-C.CL_DEVICE_VERSION]
+	_ = [1]int{}[deviceExtensions-C.CL_DEVICE_EXTENSIONS]
+	_ = [1]int{}[deviceDoubleFPConfig-C.CL_DEVICE_DOUBLE_FP_CONFIG]
+	_ = [1]int{}[deviceHalfFPConfig-C.CL_DEVICE_HALF_FP_CONFIG]
+	_ = [1]int{}[devicePreferredVectorWidthHalf-C.CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF]
+	_ = [1]int{}[deviceHostUnifiedMemory-C.CL_DEVICE_HOST_UNIFIED_MEMORY]
+	_ = [1]int{}[deviceNativeVectorWidthChar-C.CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR]
+	_ = [1]int{}[deviceNativeVectorWidthHalf-C.CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF]
+	_ = [1]int{}[deviceOpenCLCVersion-C.CL_DEVICE_OPENCL_C_VERSION]
+	_ = [1]int{}[deviceLinkerAvailable-C.CL_DEVICE_LINKER_AVAILABLE]
+	_ = [1]int{}[devicePrintfBufferSize-C.CL_DEVICE_PRINTF_BUFFER_SIZE]
+	_ = [1]int{}[memSize-C.CL_MEM_SIZE]
+	_ = [1]int{}[programBinarySizes-C.CL_PROGRAM_BINARY_SIZES]
+	_ = [1]int{}[programNumKernels-C.CL_PROGRAM_NUM_KERNELS]
+	_ = [1]int{}[programKernelNames-C.CL_PROGRAM_KERNEL_NAMES]
+	_ = [1]int{}[programBuildStatus-C.CL_PROGRAM_BUILD_STATUS]
+	_ = [1]int{}[programBuildLog-C.CL_PROGRAM_BUILD_LOG]
+	_ = [1]int{}[kernelFunctionName-C.CL_KERNEL_FUNCTION_NAME]
+	_ = [1]int{}[kernelNumArgs-C.CL_KERNEL_NUM_ARGS]
+	_ = [1]int{}[kernelWorkGroupSize-C.CL_KERNEL_WORK_GROUP_SIZE]
+	_ = [1]int{}[kernelCompileWorkGroupSize-C.CL_KERNEL_COMPILE_WORK_GROUP_SIZE]
+	_ = [1]int{}[kernelLocalMemSize-C.CL_KERNEL_LOCAL_MEM_SIZE]
+	_ = [1]int{}[kernelPreferredWorkGroupSizeMultiple-C.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE]
+	_ = [1]int{}[kernelPrivateMemSize-C.CL_KERNEL_PRIVATE_MEM_SIZE]
+	_ = [1]int{}[eventCommandType-C.CL_EVENT_COMMAND_TYPE]
+	_ = [1]int{}[eventCommandExecutionStatus-C.CL_EVENT_COMMAND_EXECUTION_STATUS]
+)

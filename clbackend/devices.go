@@ -1,0 +1,229 @@
+package clbackend
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// Device is one OpenCL device as the GPU plugin numbers it.
+type Device struct {
+	// Name is the device name users pass to plugin.Core ("GPU.1").
+	Name string
+	// ID is the DEVICE_ID ("1").
+	ID string
+	// CL is the OpenCL device.
+	CL *cl.Device
+}
+
+// device is the plugin's state for one OpenCL device: its facts, its
+// configuration and its lazily created context.
+type device struct {
+	index int
+	cl    *cl.Device
+
+	fullName     string
+	vendor       string
+	driver       string
+	architecture string
+	typ          cl.DeviceType
+	integrated   bool
+	fp16         bool
+	memSize      int64
+	uuid         string // "" when the device reports none
+
+	props *plugin.Properties
+
+	mu     sync.Mutex
+	ctx    *shared[*cl.Context] // nil until the first compile
+	closed bool                 // the plugin is closed: no new context
+}
+
+// id is the device's DEVICE_ID.
+func (d *device) id() string { return strconv.Itoa(d.index) }
+
+// name is the device's full name for users ("GPU.1").
+func (d *device) name() string { return DeviceName + "." + d.id() }
+
+// context returns the device's context with a reference for the caller,
+// creating it on first use. The caller releases the reference.
+func (d *device) context() (*shared[*cl.Context], error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("gpu: device %s: %w", d.name(), plugin.ErrClosed)
+	}
+	if d.ctx == nil {
+		c, err := cl.CreateContext([]*cl.Device{d.cl})
+		if err != nil {
+			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: device %s (%s): %w", d.name(), d.fullName, err)
+		}
+		d.ctx = newShared(c)
+	}
+	d.ctx.acquire()
+	return d.ctx, nil
+}
+
+// closeContext drops the plugin's reference to the context.
+func (d *device) closeContext() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.ctx == nil {
+		return nil
+	}
+	err := d.ctx.release()
+	d.ctx = nil
+	if err != nil {
+		return fmt.Errorf("gpu: device %s: %w", d.name(), err)
+	}
+	return nil
+}
+
+// newDevice reads the facts of an OpenCL device.
+func newDevice(index int, d *cl.Device) (*device, error) {
+	dev := &device{index: index, cl: d}
+	var errs []error
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
+	dev.fullName, err = d.Name()
+	keep(err)
+	dev.fullName = strings.TrimSpace(dev.fullName)
+	dev.vendor, err = d.Vendor()
+	keep(err)
+	dev.driver, err = d.DriverVersion()
+	keep(err)
+	dev.typ, err = d.Type()
+	keep(err)
+	dev.memSize, err = d.GlobalMemSize()
+	keep(err)
+	dev.fp16, err = d.HasFP16()
+	keep(err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	unified, _ := d.HostUnifiedMemory() // deprecated in OpenCL 2.0; absent means no
+	dev.integrated = unified || dev.typ&cl.DeviceTypeGPU == 0
+	if u, err := d.UUID(); err == nil {
+		dev.uuid = u.String()
+	}
+	ver, _ := d.Version()
+	dev.architecture = fmt.Sprintf("%s; %s; %s; driver %s", strings.TrimSpace(dev.vendor), dev.fullName, strings.TrimSpace(ver), strings.TrimSpace(dev.driver))
+	return dev, nil
+}
+
+// enumerate returns the usable OpenCL devices in plugin order: GPU-type
+// devices first, then the others, each group in platform order then device
+// order. It fails with an explanation when there is none.
+func enumerate() ([]*cl.Device, error) {
+	ps, err := cl.GetPlatforms()
+	if err != nil {
+		if errors.Is(err, cl.ErrNotBuilt) {
+			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: %w", err)
+		}
+		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: no OpenCL platform found (%s): %s: %w", vendorsHint(), cl.InstallHint, err)
+	}
+	var gpus, others []*cl.Device
+	var skipped []string
+	for pi, p := range ps {
+		ds, err := p.GetDevices(cl.DeviceTypeAll)
+		if err != nil {
+			pname, _ := p.Name()
+			skipped = append(skipped, fmt.Sprintf("platform %d (%s): %v", pi, pname, err))
+			continue
+		}
+		for _, d := range ds {
+			if why := unusable(d); why != "" {
+				name, _ := d.Name()
+				skipped = append(skipped, fmt.Sprintf("%s: %s", strings.TrimSpace(name), why))
+				continue
+			}
+			if t, _ := d.Type(); t&cl.DeviceTypeGPU != 0 {
+				gpus = append(gpus, d)
+			} else {
+				others = append(others, d)
+			}
+		}
+	}
+	all := append(gpus, others...)
+	if len(all) == 0 {
+		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: %d OpenCL platform(s) found but no usable device (%s): %s",
+			len(ps), strings.Join(skipped, "; "), cl.InstallHint)
+	}
+	return all, nil
+}
+
+// Unusable says why the GPU plugin leaves OpenCL device d out (not
+// available, no compiler, older than OpenCL 1.2), or returns "" when the
+// plugin uses it. cmd/clinfo shows it next to each device.
+func Unusable(d *cl.Device) string { return unusable(d) }
+
+// unusable says why the plugin cannot use d, or "" when it can.
+func unusable(d *cl.Device) string {
+	if ok, err := d.Available(); err != nil || !ok {
+		return "not available (CL_DEVICE_AVAILABLE is false)"
+	}
+	if ok, err := d.CompilerAvailable(); err != nil || !ok {
+		return "has no OpenCL C compiler (CL_DEVICE_COMPILER_AVAILABLE is false)"
+	}
+	if v, err := d.OpenCLVersion(); err != nil || !v.AtLeast(1, 2) {
+		return fmt.Sprintf("OpenCL %v is older than 1.2", v)
+	}
+	return ""
+}
+
+// vendorsHint describes where the ICD loader looked for vendor files and
+// what it found there.
+func vendorsHint() string {
+	dir, where := "/etc/OpenCL/vendors", "/etc/OpenCL/vendors"
+	if v, ok := os.LookupEnv("OCL_ICD_VENDORS"); ok {
+		dir, where = v, "OCL_ICD_VENDORS="+v
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.icd"))
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Sprintf("the ICD loader was pointed at the single vendor file %s, which loaded no platform", where)
+	}
+	if len(files) == 0 {
+		return "the ICD loader found no vendor files in " + where
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	return fmt.Sprintf("the ICD loader found %s in %s but none of them loaded a platform; check that the libraries they name are installed",
+		strings.Join(names, ", "), where)
+}
+
+// parseDeviceID resolves a DEVICE_ID value ("1", "GPU.1") to a device
+// index; an unknown or malformed id is an error wrapping plugin.ErrNotFound
+// that lists the ids.
+func (p *Plugin) parseDeviceID(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimPrefix(t, DeviceName+".")
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 0 || n >= len(p.devices) || strconv.Itoa(n) != t {
+		return 0, plugin.Errorf(plugin.ErrNotFound, "gpu: bad value %q for property %s: no such device (available: %s)",
+			s, plugin.KeyDeviceID, p.idList(", "))
+	}
+	return n, nil
+}
+
+// idList joins the device ids.
+func (p *Plugin) idList(sep string) string {
+	ids := make([]string, len(p.devices))
+	for i, d := range p.devices {
+		ids[i] = d.id()
+	}
+	return strings.Join(ids, sep)
+}

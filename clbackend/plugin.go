@@ -1,0 +1,224 @@
+package clbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+func init() {
+	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+}
+
+// Plugin is the GPU device: every usable OpenCL device, numbered "GPU.0",
+// "GPU.1", …. It is safe for concurrent use.
+type Plugin struct {
+	devices []*device
+	cache   *programCache
+
+	mu     sync.Mutex // guards def, closed, and serialises SetProperties
+	def    int        // index of the default device
+	closed bool
+}
+
+// Interface checks.
+var (
+	_ plugin.Plugin           = (*Plugin)(nil)
+	_ plugin.Querier          = (*Plugin)(nil)
+	_ plugin.DevicePropertier = (*Plugin)(nil)
+)
+
+// New probes the OpenCL ICD loader, its platforms and their devices, and
+// returns the GPU device over every usable one. When there is none it fails
+// with an error wrapping plugin.ErrDevice that says what is missing and how
+// to install it; in a build without OpenCL the error also wraps
+// cl.ErrNotBuilt.
+func New() (*Plugin, error) {
+	devs, err := enumerate()
+	if err != nil {
+		return nil, err
+	}
+	return newPlugin(devs)
+}
+
+// newPlugin builds the plugin over devs, in that order (tests pass the same
+// OpenCL device twice to get two independent devices).
+func newPlugin(devs []*cl.Device) (*Plugin, error) {
+	p := &Plugin{cache: newProgramCache()}
+	for i, d := range devs {
+		dev, err := newDevice(i, d)
+		if err != nil {
+			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: reading OpenCL device %d: %w", i, err)
+		}
+		p.devices = append(p.devices, dev)
+	}
+	for _, d := range p.devices {
+		d.props = plugin.NewProperties(p.propertySpecs(d)...)
+	}
+	return p, nil
+}
+
+// Name returns "GPU".
+func (p *Plugin) Name() string { return DeviceName }
+
+// Devices lists the plugin's devices in DEVICE_ID order.
+func (p *Plugin) Devices() []Device {
+	out := make([]Device, len(p.devices))
+	for i, d := range p.devices {
+		out[i] = Device{Name: d.name(), ID: d.id(), CL: d.cl}
+	}
+	return out
+}
+
+// Property returns a property of the default device (GPU.0 unless a
+// SetProperties with DEVICE_ID alone chose another).
+func (p *Plugin) Property(key string) (string, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return "", p.closedErr()
+	}
+	d := p.devices[p.def]
+	p.mu.Unlock()
+	return d.props.Get(key)
+}
+
+// DeviceProperty returns a property of the device with that id ("1" or
+// "GPU.1"). An unknown id is an error wrapping plugin.ErrNotFound.
+func (p *Plugin) DeviceProperty(deviceID, key string) (string, error) {
+	if err := p.check(); err != nil {
+		return "", err
+	}
+	i, err := p.parseDeviceID(deviceID)
+	if err != nil {
+		return "", err
+	}
+	return p.devices[i].props.Get(key)
+}
+
+// SetProperties sets read-write properties, all or none. With DEVICE_ID
+// the other keys apply to that device only, and DEVICE_ID alone makes that
+// device the default; without it they apply to every device.
+func (p *Plugin) SetProperties(props map[string]string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return p.closedErr()
+	}
+	rest := maps.Clone(props)
+	targets := p.devices
+	idStr, hasID := props[plugin.KeyDeviceID]
+	if hasID {
+		i, err := p.parseDeviceID(idStr)
+		if err != nil {
+			return err
+		}
+		delete(rest, plugin.KeyDeviceID)
+		if len(rest) == 0 {
+			p.def = i
+			return nil
+		}
+		targets = p.devices[i : i+1]
+	}
+	// Validate on copies first so that a value one device rejects (f16
+	// without cl_khr_fp16) changes no device.
+	for _, d := range targets {
+		if err := d.props.Clone().Set(rest); err != nil {
+			if len(targets) > 1 {
+				return fmt.Errorf("gpu: device %s: %w", d.name(), err)
+			}
+			return fmt.Errorf("gpu: %w", err)
+		}
+	}
+	for _, d := range targets {
+		if err := d.props.Set(rest); err != nil {
+			return fmt.Errorf("gpu: device %s: %w", d.name(), err)
+		}
+	}
+	return nil
+}
+
+// Close releases the plugin's contexts and program cache; compiled models
+// keep what they use until they are closed. Later calls fail with
+// plugin.ErrClosed; Close itself is idempotent.
+func (p *Plugin) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	errs := []error{p.cache.close()}
+	for _, d := range p.devices {
+		errs = append(errs, d.closeContext())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return plugin.Errorf(plugin.ErrDevice, "gpu: close: %w", err)
+	}
+	return nil
+}
+
+func (p *Plugin) check() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return p.closedErr()
+	}
+	return nil
+}
+
+func (p *Plugin) closedErr() error {
+	return fmt.Errorf("gpu: device %s: %w", DeviceName, plugin.ErrClosed)
+}
+
+// target resolves the device and configuration of a compile or query:
+// the device DEVICE_ID names (else the default one), its configuration
+// overridden by props.
+func (p *Plugin) target(props map[string]string) (*device, *plugin.Properties, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, nil, p.closedErr()
+	}
+	d := p.devices[p.def]
+	p.mu.Unlock()
+	if id, ok := props[plugin.KeyDeviceID]; ok {
+		i, err := p.parseDeviceID(id)
+		if err != nil {
+			return nil, nil, err
+		}
+		d = p.devices[i]
+	}
+	rest := maps.Clone(props)
+	delete(rest, plugin.KeyDeviceID)
+	cfg := d.props.Clone()
+	if err := cfg.Set(rest); err != nil {
+		return nil, nil, fmt.Errorf("gpu: device %s: %w", d.name(), err)
+	}
+	return d, cfg, nil
+}
+
+// CompileModel compiles a clone of m for the device DEVICE_ID names (the
+// default device without it), with that device's configuration overridden
+// by props. An op the engine cannot run is an error wrapping
+// plugin.ErrUnsupported naming the node; a done ctx returns its error.
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("gpu: compile: %w", err)
+	}
+	if m == nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile: nil model")
+	}
+	d, cfg, err := p.target(props)
+	if err != nil {
+		return nil, err
+	}
+	return compile(ctx, p, d, m, cfg)
+}

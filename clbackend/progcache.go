@@ -1,0 +1,272 @@
+package clbackend
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// CacheStats counts what a plugin's program cache has done since New.
+type CacheStats struct {
+	// MemoryHits counts programs served from memory, already built.
+	MemoryHits int64
+	// SourceBuilds counts programs built from OpenCL C source.
+	SourceBuilds int64
+	// BinaryLoads counts programs loaded from a binary under CACHE_DIR.
+	BinaryLoads int64
+	// BinaryWrites counts binaries written to CACHE_DIR.
+	BinaryWrites int64
+	// BinaryRejects counts cache files that were corrupt, or that the
+	// driver refused; each was replaced by a source build.
+	BinaryRejects int64
+	// WriteErrors counts binaries that could not be written to CACHE_DIR;
+	// the build itself succeeded.
+	WriteErrors int64
+}
+
+// ProgramCacheStats returns the program cache's counters.
+func (p *Plugin) ProgramCacheStats() CacheStats { return p.cache.snapshot() }
+
+// cacheMagic starts every program binary file; a format change bumps it.
+const cacheMagic = "CLINFER-CLBIN-1\n"
+
+// programCache builds each (device, source, options) program once and
+// shares it among the compiled models of the plugin. With a CACHE_DIR it
+// also keeps device binaries on disk, keyed by a SHA-256 of the device
+// architecture, driver version, source and options, and loads them with
+// clCreateProgramWithBinary on the next run.
+type programCache struct {
+	mu      sync.Mutex
+	closed  bool
+	entries map[string]*progEntry
+
+	memoryHits, sourceBuilds, binaryLoads, binaryWrites, binaryRejects, writeErrors atomic.Int64
+}
+
+// progEntry is one program, or the build of one in progress (ready is
+// closed when it ends).
+type progEntry struct {
+	ready chan struct{}
+	prog  *shared[*cl.Program]
+	err   error
+}
+
+func newProgramCache() *programCache {
+	return &programCache{entries: map[string]*progEntry{}}
+}
+
+func (c *programCache) snapshot() CacheStats {
+	return CacheStats{
+		MemoryHits:    c.memoryHits.Load(),
+		SourceBuilds:  c.sourceBuilds.Load(),
+		BinaryLoads:   c.binaryLoads.Load(),
+		BinaryWrites:  c.binaryWrites.Load(),
+		BinaryRejects: c.binaryRejects.Load(),
+		WriteErrors:   c.writeErrors.Load(),
+	}
+}
+
+// programKey is the hex SHA-256 that names a program on disk.
+func programKey(d *device, src, options string) string {
+	h := sha256.New()
+	for _, s := range []string{d.architecture, d.driver, src, options} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// cacheFile is where the binary of the program with key lives in dir.
+func cacheFile(dir, key string) string { return filepath.Join(dir, "clinfer-"+key+".clbin") }
+
+// program returns the program of src built with options for device d in
+// ctx, with a reference for the caller (who releases it). label names the
+// program in errors (the .cl file). cacheDir "" means no disk cache.
+func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, cacheDir string) (*shared[*cl.Program], error) {
+	key := programKey(d, src, options)
+	mkey := d.id() + "/" + key
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("gpu: program cache: %w", plugin.ErrClosed)
+	}
+	if e, ok := c.entries[mkey]; ok {
+		c.mu.Unlock()
+		<-e.ready
+		if e.err != nil {
+			return nil, e.err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return nil, fmt.Errorf("gpu: program cache: %w", plugin.ErrClosed)
+		}
+		c.memoryHits.Add(1)
+		e.prog.acquire()
+		return e.prog, nil
+	}
+	e := &progEntry{ready: make(chan struct{})}
+	c.entries[mkey] = e
+	c.mu.Unlock()
+
+	prog, err := c.load(d, ctx, label, src, options, cacheDir, key)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer close(e.ready)
+	if err != nil {
+		e.err = err
+		delete(c.entries, mkey) // a later compile tries again
+		return nil, err
+	}
+	e.prog = newShared(prog) // the caller's reference
+	if c.closed {
+		delete(c.entries, mkey)
+		return e.prog, nil
+	}
+	e.prog.acquire() // the cache's reference
+	return e.prog, nil
+}
+
+// load builds the program: from the binary under cacheDir when there is a
+// good one, else from source (and then writes the binary there).
+func (c *programCache) load(d *device, ctx *cl.Context, label, src, options, cacheDir, key string) (*cl.Program, error) {
+	if cacheDir != "" {
+		prog, err := loadBinary(d, ctx, cacheFile(cacheDir, key), options)
+		if err == nil {
+			c.binaryLoads.Add(1)
+			return prog, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			c.binaryRejects.Add(1)
+		}
+	}
+	prog, err := buildSource(d, ctx, label, src, options)
+	if err != nil {
+		return nil, err
+	}
+	c.sourceBuilds.Add(1)
+	if cacheDir != "" {
+		if err := writeBinary(prog, cacheFile(cacheDir, key)); err != nil {
+			c.writeErrors.Add(1)
+		} else {
+			c.binaryWrites.Add(1)
+		}
+	}
+	return prog, nil
+}
+
+// buildSource creates and builds a program from OpenCL C source.
+func buildSource(d *device, ctx *cl.Context, label, src, options string) (*cl.Program, error) {
+	prog, err := ctx.CreateProgramWithSource([]string{src})
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: program %s on device %s: %w", label, d.name(), err)
+	}
+	if err := prog.BuildProgram([]*cl.Device{d.cl}, options); err != nil {
+		_ = prog.Close()
+		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: building program %s with options %q on device %s (%s): %w", label, options, d.name(), d.fullName, err)
+	}
+	return prog, nil
+}
+
+// loadBinary creates and builds a program from a cache file. A missing file
+// is an error wrapping os.ErrNotExist; a corrupt file or a binary the
+// driver refuses is another error.
+func loadBinary(d *device, ctx *cl.Context, path, options string) (*cl.Program, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := decodeBinary(b)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: cache file %s: %w", path, err)
+	}
+	prog, err := ctx.CreateProgramWithBinary([]*cl.Device{d.cl}, [][]byte{payload})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: cache file %s: %w", path, err)
+	}
+	if err := prog.BuildProgram([]*cl.Device{d.cl}, options); err != nil {
+		_ = prog.Close()
+		return nil, fmt.Errorf("gpu: cache file %s: %w", path, err)
+	}
+	return prog, nil
+}
+
+// decodeBinary checks a cache file's magic and checksum and returns the
+// device binary in it.
+func decodeBinary(b []byte) ([]byte, error) {
+	if !bytes.HasPrefix(b, []byte(cacheMagic)) || len(b) < len(cacheMagic)+sha256.Size+1 {
+		return nil, errors.New("not a clinfer program binary (bad header)")
+	}
+	sum := b[len(cacheMagic) : len(cacheMagic)+sha256.Size]
+	payload := b[len(cacheMagic)+sha256.Size:]
+	if got := sha256.Sum256(payload); !bytes.Equal(got[:], sum) {
+		return nil, errors.New("checksum mismatch (corrupt file)")
+	}
+	return payload, nil
+}
+
+// writeBinary writes the program's device binary to path atomically: a
+// temporary file in the same directory, renamed over path.
+func writeBinary(prog *cl.Program, path string) error {
+	bins, err := prog.Binaries()
+	if err != nil {
+		return err
+	}
+	if len(bins) != 1 || len(bins[0]) == 0 {
+		return fmt.Errorf("gpu: program has %d binaries, want 1", len(bins))
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".clinfer-*.tmp")
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(bins[0])
+	_, err = f.Write(append(append([]byte(cacheMagic), sum[:]...), bins[0]...))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
+}
+
+// close drops the cache's references; programs still used by compiled
+// models are released with the last of them.
+func (c *programCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var errs []error
+	for k, e := range c.entries {
+		select {
+		case <-e.ready:
+			if e.prog != nil {
+				errs = append(errs, e.prog.release())
+			}
+			delete(c.entries, k)
+		default:
+			// Being built: the builder sees closed and keeps no reference.
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,184 @@
+package clbackend
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// chainPrograms is how many distinct programs the chain model needs: relu,
+// add, mul (eltwise_binary with two option sets) and copy.
+const chainPrograms = 4
+
+// compileInfer compiles the chain model on p with props, runs it once and
+// closes everything.
+func compileInfer(t testing.TB, p *Plugin, props map[string]string) {
+	t.Helper()
+	cm, err := p.CompileModel(context.Background(), chainModel(t), props)
+	require.NoError(t, err)
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	require.NoError(t, r.Infer(context.Background()))
+	require.NoError(t, r.Close())
+	require.NoError(t, cm.Close())
+}
+
+func TestProgramCacheMemory(t *testing.T) {
+	p := newGPU(t)
+	compileInfer(t, p, nil)
+	s := p.ProgramCacheStats()
+	assert.Equal(t, int64(chainPrograms), s.SourceBuilds, "first compile builds each program once: %+v", s)
+	// Add is used twice in the chain model: the second use is a hit.
+	hits := s.MemoryHits
+	assert.Equal(t, int64(1), hits)
+	compileInfer(t, p, nil)
+	s = p.ProgramCacheStats()
+	assert.Equal(t, int64(chainPrograms), s.SourceBuilds, "second compile builds nothing: %+v", s)
+	assert.Equal(t, hits+chainPrograms+1, s.MemoryHits)
+	assert.Zero(t, s.BinaryLoads+s.BinaryWrites, "no CACHE_DIR, no files")
+}
+
+func TestProgramCacheDisk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	props := map[string]string{plugin.KeyCacheDir: dir}
+
+	p1 := newGPU(t)
+	compileInfer(t, p1, props)
+	s := p1.ProgramCacheStats()
+	assert.Equal(t, int64(chainPrograms), s.SourceBuilds)
+	assert.Equal(t, int64(chainPrograms), s.BinaryWrites, "%+v", s)
+	files, err := filepath.Glob(filepath.Join(dir, "clinfer-*.clbin"))
+	require.NoError(t, err)
+	assert.Len(t, files, chainPrograms)
+	tmp, _ := filepath.Glob(filepath.Join(dir, ".clinfer-*"))
+	assert.Empty(t, tmp, "no temporary files left behind")
+	require.NoError(t, p1.Close())
+
+	// A fresh plugin loads every program from the binaries.
+	p2 := newGPU(t)
+	compileInfer(t, p2, props)
+	s = p2.ProgramCacheStats()
+	assert.Zero(t, s.SourceBuilds, "%+v", s)
+	assert.Equal(t, int64(chainPrograms), s.BinaryLoads)
+	require.NoError(t, p2.Close())
+
+	// A corrupted file is rebuilt from source and rewritten.
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	b[len(b)-1] ^= 0xff
+	require.NoError(t, os.WriteFile(files[0], b, 0o644))
+	require.NoError(t, os.WriteFile(files[1], []byte("garbage"), 0o644))
+	p3 := newGPU(t)
+	compileInfer(t, p3, props)
+	s = p3.ProgramCacheStats()
+	assert.Equal(t, int64(2), s.BinaryRejects, "%+v", s)
+	assert.Equal(t, int64(2), s.SourceBuilds)
+	assert.Equal(t, int64(chainPrograms-2), s.BinaryLoads)
+	for _, f := range files[:2] {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		_, err = decodeBinary(b)
+		assert.NoError(t, err, "%s was rewritten", f)
+	}
+}
+
+// TestProgramKey: the disk key changes with every ingredient.
+func TestProgramKey(t *testing.T) {
+	d := &device{architecture: "arch", driver: "1.0"}
+	base := programKey(d, "src", "-DX")
+	assert.Len(t, base, 64)
+	assert.NotEqual(t, base, programKey(d, "src2", "-DX"))
+	assert.NotEqual(t, base, programKey(d, "src", "-DY"))
+	assert.NotEqual(t, base, programKey(&device{architecture: "arch2", driver: "1.0"}, "src", "-DX"))
+	assert.NotEqual(t, base, programKey(&device{architecture: "arch", driver: "1.1"}, "src", "-DX"))
+	assert.Equal(t, base, programKey(&device{architecture: "arch", driver: "1.0"}, "src", "-DX"))
+}
+
+// TestNoLeaks: a compile/infer/close cycle leaves no OpenCL object behind,
+// whichever order things are closed in.
+func TestNoLeaks(t *testing.T) {
+	needOpenCL(t)
+	cases := []struct {
+		name  string
+		cycle func(t *testing.T)
+	}{
+		{"InOrder", func(t *testing.T) {
+			p, err := New()
+			require.NoError(t, err)
+			compileInfer(t, p, map[string]string{plugin.KeyEnableProfiling: "YES"})
+			require.NoError(t, p.Close())
+		}},
+		{"PluginFirst", func(t *testing.T) {
+			p, err := New()
+			require.NoError(t, err)
+			cm, err := p.CompileModel(context.Background(), chainModel(t), nil)
+			require.NoError(t, err)
+			require.NoError(t, p.Close())
+			r, err := cm.CreateInferRequest() // the model outlives the plugin
+			require.NoError(t, err)
+			require.NoError(t, r.Infer(context.Background()))
+			_, err = cm.CreateInferRequest() // left for cm.Close to release
+			require.NoError(t, err)
+			require.NoError(t, cm.Close())
+		}},
+		{"UnwritableCacheDir", func(t *testing.T) {
+			p, err := New()
+			require.NoError(t, err)
+			cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{plugin.KeyCacheDir: "/dev/null/x"})
+			require.NoError(t, err, "an unwritable CACHE_DIR does not fail the compile")
+			assert.Positive(t, p.ProgramCacheStats().WriteErrors)
+			require.NoError(t, p.Close())
+			require.NoError(t, cm.Close())
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := cl.LiveObjects()
+			tc.cycle(t)
+			assert.Equal(t, before, cl.LiveObjects(), "live OpenCL objects after the cycle")
+		})
+	}
+}
+
+// BenchmarkProgramBuild compares building the relu program from source with
+// loading it from a cached binary (POCL also keeps its own kernel cache; set
+// POCL_KERNEL_CACHE=0 to measure a cold source build).
+func BenchmarkProgramBuild(b *testing.B) {
+	p := newGPU(b)
+	d := p.devices[0]
+	sc, err := d.context()
+	require.NoError(b, err)
+	defer sc.release()
+	ctx := sc.val
+	k := kernels.MustLookup("relu_f32")
+	src, err := k.Source()
+	require.NoError(b, err)
+	opts := buildOptions + " " + k.Options
+	b.Run("source", func(b *testing.B) {
+		for b.Loop() {
+			prog, err := buildSource(d, ctx, k.File, src, opts)
+			require.NoError(b, err)
+			require.NoError(b, prog.Close())
+		}
+	})
+	b.Run("cached-binary", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "prog.clbin")
+		prog, err := buildSource(d, ctx, k.File, src, opts)
+		require.NoError(b, err)
+		require.NoError(b, writeBinary(prog, path))
+		require.NoError(b, prog.Close())
+		for b.Loop() {
+			prog, err := loadBinary(d, ctx, path, opts)
+			require.NoError(b, err)
+			require.NoError(b, prog.Close())
+		}
+	})
+}
