@@ -52,6 +52,7 @@ func Run(t *testing.T, newPlugin NewPlugin) {
 	t.Run("Properties", func(t *testing.T) { Properties(t, newPlugin) })
 	t.Run("InferRequestBasics", func(t *testing.T) { InferRequestBasics(t, newPlugin) })
 	t.Run("Cancellation", func(t *testing.T) { Cancellation(t, newPlugin) })
+	t.Run("Async", func(t *testing.T) { Async(t, newPlugin) })
 }
 
 // open constructs a plugin and closes it when the test ends.

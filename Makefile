@@ -1,0 +1,126 @@
+# clinfer — `make run` runs the main job on the embedded default model;
+# `make test` installs what the tests need (Debian 12, as root or with sudo)
+# and runs every check CI runs. See README.md.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+# Steps share the two cores and depend on each other's side effects (deps
+# before models before tests): never run them in parallel.
+.NOTPARALLEL:
+
+# Go: the one on PATH, else the toolchain `deps` installs in /usr/local/go.
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+GOFMT ?= $(dir $(GO))gofmt
+# The Go release `deps` downloads when there is no Go at all (go.mod's go line).
+GO_VERSION ?= $(shell sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# System packages the tests need: OpenCL (POCL as the CPU OpenCL device, the
+# ICD loader and headers for cgo), clinfo, oclgrind (OpenCL kernel checker),
+# CLBlast (GEMM peer for benchmarks), pkg-config, the ONNX backend test
+# data, and curl for the model download.
+APT_PKGS := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo \
+	libonnx-testdata oclgrind libclblast-dev pkg-config ca-certificates curl
+
+# Packages whose tests exercise concurrency; `test` also runs them with -race.
+RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/...
+TEST_TIMEOUT ?= 15m
+FUZZTIME ?= 5m
+BENCH_COUNT ?= 5
+OUT := clinfer-out
+
+.PHONY: test deps go-toolchain models refs run bench-cpu fuzz fmt-check vet unit race build-nocgo vet-noopencl conformance clean
+
+## deps: install the missing system packages (apt-get update only when
+## something is missing), Node.js if `node` is missing, and Go if there is none.
+deps: go-toolchain
+	@missing=(); \
+	for p in $(APT_PKGS); do \
+		dpkg -s "$$p" >/dev/null 2>&1 || missing+=("$$p"); \
+	done; \
+	command -v node >/dev/null 2>&1 || missing+=(nodejs); \
+	command -v npm >/dev/null 2>&1 || missing+=(npm); \
+	if (( $${#missing[@]} )); then \
+		echo "deps: installing $${missing[*]}"; \
+		$(SUDO) apt-get update; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$${missing[@]}"; \
+	else \
+		echo "deps: system packages present"; \
+	fi
+
+go-toolchain:
+	@if [ ! -x "$(GO)" ]; then \
+		arch=$$(dpkg --print-architecture); \
+		echo "deps: no Go found; installing go$(GO_VERSION) for linux-$$arch in /usr/local/go"; \
+		command -v curl >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends ca-certificates curl; }; \
+		curl -fsSL "https://go.dev/dl/go$(GO_VERSION).linux-$$arch.tar.gz" | $(SUDO) tar -C /usr/local -xz; \
+	fi
+
+## models: the real models and ONNX Runtime for Node (into .cache/).
+models: deps
+	bash scripts/fetch-models.sh
+
+## refs: regenerate the reference outputs of the real-model tests with ONNX Runtime.
+refs: models
+	NODE_PATH=.cache/node_modules node scripts/ortref/make_refs.js
+
+## test: everything CI checks.
+test: deps models fmt-check vet unit race build-nocgo vet-noopencl
+
+fmt-check:
+	@bad=$$($(GOFMT) -l .); \
+	if [ -n "$$bad" ]; then echo "gofmt -l: these files need gofmt -w:"; echo "$$bad"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+# The ONNX backend suite writes its per-directory table here.
+unit:
+	mkdir -p $(OUT)
+	@rc=0; CONFORMANCE_SUMMARY=$(CURDIR)/$(OUT)/conformance-CPU.txt $(GO) test -timeout $(TEST_TIMEOUT) ./... || rc=$$?; \
+	sed -n '1,7p' $(OUT)/conformance-CPU.txt 2>/dev/null || true; \
+	exit $$rc
+
+race:
+	$(GO) test -race -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+
+build-nocgo:
+	CGO_ENABLED=0 $(GO) build ./...
+
+vet-noopencl:
+	$(GO) vet -tags noopencl ./...
+
+## conformance: only the ONNX backend suite and real-model tests on CPU, verbose summary.
+conformance:
+	mkdir -p $(OUT)
+	@rc=0; CONFORMANCE_SUMMARY=$(CURDIR)/$(OUT)/conformance-CPU.txt $(GO) test -timeout $(TEST_TIMEOUT) -run 'TestONNXBackendCPU|TestRealModelsCPU' ./tests/ || rc=$$?; \
+	cat $(OUT)/conformance-CPU.txt; \
+	exit $$rc
+
+## run: the main job on the embedded default model.
+run:
+	$(GO) run ./cmd/infer
+
+## bench-cpu: clinfer's CPU benchmarks next to ONNX Runtime's, with ratios.
+bench-cpu: models
+	mkdir -p $(OUT)
+	GOMAXPROCS=2 $(GO) test -run '^$$' -bench . -count $(BENCH_COUNT) ./bench/ | tee $(OUT)/bench-go.txt
+	NODE_PATH=.cache/node_modules node scripts/ortref/bench.js --threads 2 | tee $(OUT)/bench-ort.txt
+	$(GO) run ./bench/sidebyside -go $(OUT)/bench-go.txt -ort $(OUT)/bench-ort.txt
+
+## fuzz: every fuzz target for $(FUZZTIME) each.
+fuzz:
+	@$(GO) test -list '^Fuzz' ./... | while read -r a b _; do \
+		case "$$a" in \
+		Fuzz*) targets+=("$$a") ;; \
+		ok) for f in "$${targets[@]}"; do \
+			echo "fuzz: $$b $$f for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$b" </dev/null || exit 1; \
+			done; targets=() ;; \
+		*) targets=() ;; \
+		esac; \
+	done
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,206 @@
+// Command sidebyside prints clinfer's benchmark timings next to ONNX
+// Runtime's, with ratios; `make bench-cpu` runs it.
+//
+//	go run ./bench/sidebyside -go bench-go.txt -ort bench-ort.txt
+//
+// -go is the output of `go test -bench . -count N ./bench/`; the median of
+// each benchmark's ms/infer over the N runs is used (ns/op when a benchmark
+// reports no ms/infer). Benchmark names are Family/<model>/<device>, e.g.
+// PPOCR/cls_1x3x48x192/CPU, and <model> is the key matched against ORT.
+//
+// -ort is the output of scripts/ortref/bench.js: one JSON object per line,
+// {"model": "ch_ppocr_mobile_v2.0_cls_infer.onnx", "shape": "x=1x3x48x192",
+// "median_ms": 3.1, ...}; other lines are ignored. A clinfer benchmark
+// <kind>_<dims> matches the ORT record whose shape has those dims and whose
+// model file name has <kind> as one of its _-separated words (cls, det, rec).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+func main() {
+	goPath := flag.String("go", "", "output of `go test -bench` (required)")
+	ortPath := flag.String("ort", "", "output of scripts/ortref/bench.js (optional)")
+	flag.Parse()
+	if err := run(*goPath, *ortPath, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(1)
+	}
+}
+
+func run(goPath, ortPath string, w io.Writer) error {
+	if goPath == "" {
+		return fmt.Errorf("-go is required")
+	}
+	f, err := os.Open(goPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	goRes, err := parseGoBench(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", goPath, err)
+	}
+	var ort []ortRecord
+	if ortPath != "" {
+		g, err := os.Open(ortPath)
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		if ort, err = parseORT(g); err != nil {
+			return fmt.Errorf("%s: %w", ortPath, err)
+		}
+	}
+	return writeTable(w, goRes, ort)
+}
+
+// result is one clinfer benchmark: its model key, device and median time.
+type result struct {
+	key, device string
+	ms          float64
+	runs        int
+}
+
+// parseGoBench reads `go test -bench` output and returns one result per
+// benchmark, with the median over repeated runs.
+func parseGoBench(r io.Reader) ([]result, error) {
+	samples := map[[2]string][]float64{}
+	var order [][2]string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
+			continue
+		}
+		name := strings.TrimPrefix(fields[0], "Benchmark")
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i] // GOMAXPROCS suffix
+			}
+		}
+		ms, ok := metric(fields, "ms/infer", 1)
+		if !ok {
+			if ms, ok = metric(fields, "ns/op", 1e-6); !ok {
+				continue
+			}
+		}
+		parts := strings.Split(name, "/")
+		k := [2]string{parts[0], ""}
+		switch {
+		case len(parts) >= 3:
+			k = [2]string{parts[len(parts)-2], parts[len(parts)-1]}
+		case len(parts) == 2:
+			k = [2]string{parts[0], parts[1]}
+		}
+		if _, seen := samples[k]; !seen {
+			order = append(order, k)
+		}
+		samples[k] = append(samples[k], ms)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("no benchmark results (did the benchmarks fail?)")
+	}
+	res := make([]result, len(order))
+	for i, k := range order {
+		res[i] = result{key: k[0], device: k[1], ms: median(samples[k]), runs: len(samples[k])}
+	}
+	return res, nil
+}
+
+// metric finds "<value> <unit>" in a benchmark line and scales the value.
+func metric(fields []string, unit string, scale float64) (float64, bool) {
+	for i := 2; i < len(fields); i++ {
+		if fields[i] == unit {
+			v, err := strconv.ParseFloat(fields[i-1], 64)
+			return v * scale, err == nil
+		}
+	}
+	return 0, false
+}
+
+// ortRecord is one line of bench.js output.
+type ortRecord struct {
+	Model    string  `json:"model"`
+	Shape    string  `json:"shape"`
+	Threads  int     `json:"threads"`
+	MedianMS float64 `json:"median_ms"`
+}
+
+// parseORT reads bench.js output, skipping lines that are not its records.
+func parseORT(r io.Reader) ([]ortRecord, error) {
+	var out []ortRecord
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var rec ortRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Model == "" || rec.MedianMS <= 0 {
+			continue
+		}
+		out = append(out, rec)
+	}
+	return out, sc.Err()
+}
+
+// match finds the ORT record for a clinfer benchmark key "<kind>_<dims>".
+func match(key string, recs []ortRecord) (ortRecord, bool) {
+	i := strings.LastIndexByte(key, '_')
+	if i < 0 {
+		return ortRecord{}, false
+	}
+	kind, dims := key[:i], key[i+1:]
+	for _, r := range recs {
+		_, shape, _ := strings.Cut(r.Shape, "=")
+		if shape != dims {
+			continue
+		}
+		words := strings.FieldsFunc(strings.TrimSuffix(r.Model, ".onnx"), func(c rune) bool { return c == '_' || c == '-' || c == '.' })
+		for _, w := range words {
+			if w == kind {
+				return r, true
+			}
+		}
+	}
+	return ortRecord{}, false
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func writeTable(w io.Writer, res []result, ort []ortRecord) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tdevice\truns\tclinfer ms\tORT ms\tORT threads\tclinfer/ORT\t")
+	for _, r := range res {
+		o, th, ratio := "-", "-", "-"
+		if rec, ok := match(r.key, ort); ok {
+			o = fmt.Sprintf("%.2f", rec.MedianMS)
+			th = fmt.Sprint(rec.Threads)
+			ratio = fmt.Sprintf("%.2fx", r.ms/rec.MedianMS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t\n", r.key, r.device, r.runs, r.ms, o, th, ratio)
+	}
+	return tw.Flush()
+}

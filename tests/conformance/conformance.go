@@ -1,0 +1,514 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/clinfer/clinfer/onnx"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// DataDir is where Debian's libonnx-testdata package installs the ONNX
+// backend test suite. The environment variable CLINFER_ONNX_TESTDATA
+// overrides it.
+const DataDir = "/usr/share/libonnx-testdata/data"
+
+// Dirs are the suite directories under DataDir that ONNXBackend walks, in
+// order. (DataDir/real holds only download descriptors of large models.)
+var Dirs = []string{"node", "pytorch-converted", "pytorch-operator", "simple"}
+
+// DefaultCaseTimeout bounds one case (all its data sets). The environment
+// variable CONFORMANCE_CASE_TIMEOUT (a time.Duration such as "2m")
+// overrides it.
+const DefaultCaseTimeout = time.Minute
+
+// Outcome is how one backend-suite case ended.
+type Outcome int
+
+// Outcomes of a case.
+const (
+	// Passed: every output of every data set matched.
+	Passed Outcome = iota
+	// Failed: the case ran into an error or a mismatch.
+	Failed
+	// UnsupportedOp: the importer or the device reported an op outside the
+	// op set (onnx.ErrUnsupportedOp or plugin.ErrUnsupported).
+	UnsupportedOp
+	// Excluded: the case is listed in Exclusions and was not run.
+	Excluded
+)
+
+// String names the outcome as the summary table does.
+func (o Outcome) String() string {
+	switch o {
+	case Passed:
+		return "passed"
+	case Failed:
+		return "failed"
+	case UnsupportedOp:
+		return "unsupported-op"
+	case Excluded:
+		return "excluded"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// dataDir returns the suite root, honouring CLINFER_ONNX_TESTDATA.
+func dataDir() string {
+	if d := os.Getenv("CLINFER_ONNX_TESTDATA"); d != "" {
+		return d
+	}
+	return DataDir
+}
+
+// caseTimeout returns the per-case time limit, honouring
+// CONFORMANCE_CASE_TIMEOUT.
+func caseTimeout(t *testing.T) time.Duration {
+	s := os.Getenv("CONFORMANCE_CASE_TIMEOUT")
+	if s == "" {
+		return DefaultCaseTimeout
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		t.Fatalf("conformance: CONFORMANCE_CASE_TIMEOUT=%q is not a positive duration such as \"2m\"", s)
+	}
+	return d
+}
+
+// ONNXBackend runs the ONNX backend test suite (libonnx-testdata) on a
+// device: one subtest per case, named "dir/case", then a "summary" subtest
+// that logs passed / failed / unsupported-op / excluded counts per
+// directory and writes the same table to the file named by
+// $CONFORMANCE_SUMMARY when that is set. A case whose ops are all supported
+// but which fails is a test failure. Each case runs under recover (a panic
+// becomes a failure with its stack) and a time limit.
+func ONNXBackend(t *testing.T, device string) {
+	root := dataDir()
+	if st, err := os.Stat(filepath.Join(root, Dirs[0])); err != nil || !st.IsDir() {
+		t.Fatalf("libonnx-testdata not installed: run `make test` (or apt-get install libonnx-testdata); looked for %s", filepath.Join(root, Dirs[0]))
+	}
+	timeout := caseTimeout(t)
+	core := plugin.NewCore()
+	t.Cleanup(func() {
+		if err := core.Close(); err != nil {
+			t.Errorf("conformance: closing the core: %v", err)
+		}
+	})
+	sum := newSummary()
+	seen := map[string]bool{}
+	for _, dir := range Dirs {
+		cases, err := listCases(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatalf("conformance: %v", err)
+		}
+		t.Run(dir, func(t *testing.T) {
+			for _, c := range cases {
+				key := dir + "/" + c
+				seen[key] = true
+				t.Run(c, func(t *testing.T) {
+					if reason, ok := Exclusions[key]; ok {
+						sum.add(dir, key, Excluded, nil)
+						t.Skipf("excluded from the suite (see tests/conformance/exclusions.go): %s", reason)
+					}
+					t.Parallel()
+					out, err := runGuarded(core, device, filepath.Join(root, dir, c), timeout)
+					sum.add(dir, key, out, err)
+					switch out {
+					case UnsupportedOp:
+						t.Skipf("unsupported op: outside the op set (graph/ops_table.go) or without a %s kernel; add it to run this case: %v", device, err)
+					case Failed:
+						t.Errorf("%s on %s: %v", key, device, err)
+					}
+				})
+			}
+		})
+	}
+	t.Run("summary", func(t *testing.T) {
+		var stale []string
+		for k := range Exclusions {
+			if !seen[k] {
+				stale = append(stale, k)
+			}
+		}
+		sort.Strings(stale)
+		for _, k := range stale {
+			t.Errorf("conformance: exclusion %q names no case under %s; remove it from tests/conformance/exclusions.go", k, root)
+		}
+		table := sum.table(device)
+		t.Log("\n" + table)
+		if p := os.Getenv("CONFORMANCE_SUMMARY"); p != "" {
+			if err := os.WriteFile(p, []byte(table+sum.details()), 0o644); err != nil {
+				t.Errorf("conformance: writing $CONFORMANCE_SUMMARY: %v", err)
+			}
+		}
+	})
+}
+
+// listCases returns the sorted names of the case directories (those with a
+// model.onnx) under dir.
+func listCases(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing cases: %w", err)
+	}
+	var cases []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "model.onnx")); err == nil {
+			cases = append(cases, e.Name())
+		}
+	}
+	sort.Strings(cases)
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("no cases (dirs with model.onnx) under %s", dir)
+	}
+	return cases, nil
+}
+
+// runGuarded runs RunCase under guarded.
+func runGuarded(core *plugin.Core, device, caseDir string, timeout time.Duration) (Outcome, error) {
+	out, err := guarded(timeout, func(ctx context.Context) (Outcome, error) {
+		return RunCase(ctx, core, device, caseDir)
+	})
+	if err != nil && out == Passed {
+		out = Failed
+	}
+	return out, err
+}
+
+// cancelGrace is how long guarded waits for a case to return after its
+// context is cancelled.
+var cancelGrace = 5 * time.Second
+
+// guarded runs fn in its own goroutine under recover (a panic becomes an
+// error carrying the stack) and a time limit. When fn overruns and does not
+// return within a grace period after its context is cancelled, guarded
+// reports the timeout and leaves the goroutine behind (it cannot be
+// killed). fn must not touch a testing.T.
+func guarded[T any](timeout time.Duration, fn func(ctx context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				var zero T
+				done <- result{zero, fmt.Errorf("panic: %v\n%s", r, debug.Stack())}
+			}
+		}()
+		v, err := fn(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	grace := cancelGrace
+	select {
+	case r := <-done:
+		if r.err == nil {
+			return r.v, fmt.Errorf("timed out after %v", timeout)
+		}
+		return r.v, fmt.Errorf("timed out after %v: %w", timeout, r.err)
+	case <-time.After(grace):
+		var zero T
+		return zero, fmt.Errorf("timed out after %v and did not return within %v of cancellation (does Infer ignore ctx?)", timeout, grace)
+	}
+}
+
+// RunCase runs one backend-suite case directory (model.onnx plus
+// test_data_set_*/input_*.pb, output_*.pb) on a device and says how it
+// ended. The error says at which stage (read, compile, bind, infer,
+// compare) and on which data set a failure happened.
+func RunCase(ctx context.Context, core *plugin.Core, device, caseDir string) (Outcome, error) {
+	m, err := onnx.ReadFile(filepath.Join(caseDir, "model.onnx"))
+	if err != nil {
+		if errors.Is(err, onnx.ErrUnsupportedOp) {
+			return UnsupportedOp, err
+		}
+		return Failed, fmt.Errorf("read model: %w", err)
+	}
+	cm, err := core.CompileModel(ctx, m, device, nil)
+	if err != nil {
+		if errors.Is(err, plugin.ErrUnsupported) {
+			return UnsupportedOp, err
+		}
+		return Failed, fmt.Errorf("compile: %w", err)
+	}
+	defer cm.Close()
+	sets, err := filepath.Glob(filepath.Join(caseDir, "test_data_set_*"))
+	if err != nil || len(sets) == 0 {
+		return Failed, fmt.Errorf("no test_data_set_* in %s", caseDir)
+	}
+	sort.Strings(sets)
+	for _, set := range sets {
+		if err := runDataSet(ctx, cm, set); err != nil {
+			return Failed, fmt.Errorf("%s: %w", filepath.Base(set), err)
+		}
+	}
+	return Passed, nil
+}
+
+// runDataSet binds one data set's inputs, runs one inference and compares
+// every output.
+func runDataSet(ctx context.Context, cm plugin.CompiledModel, set string) error {
+	inPorts, outPorts := portNames(cm.Inputs()), portNames(cm.Outputs())
+	ins, inNames, err := readTensors(set, "input", cm.Inputs())
+	if err != nil {
+		return fmt.Errorf("read inputs: %w", err)
+	}
+	wants, outNames, err := readTensors(set, "output", cm.Outputs())
+	if err != nil {
+		return fmt.Errorf("read outputs: %w", err)
+	}
+	req, err := cm.CreateInferRequest()
+	if err != nil {
+		return fmt.Errorf("create request: %w", err)
+	}
+	defer req.Close()
+	for i, x := range ins {
+		name, err := pickName(inNames[i], i, inPorts)
+		if err != nil {
+			return fmt.Errorf("bind input_%d.pb: %w", i, err)
+		}
+		if err := req.SetTensor(name, x); err != nil {
+			return fmt.Errorf("bind input_%d.pb (%s %v) to %q: %w", i, x.Type(), x.Shape(), name, err)
+		}
+	}
+	if err := req.Infer(ctx); err != nil {
+		return fmt.Errorf("infer: %w", err)
+	}
+	var errs []error
+	for i, want := range wants {
+		name, err := pickName(outNames[i], i, outPorts)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("output_%d.pb: %w", i, err))
+			continue
+		}
+		got, err := req.Tensor(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("output %q: %w", name, err))
+			continue
+		}
+		if err := Compare(got, want, DefaultTolerance(want.Type())); err != nil {
+			errs = append(errs, fmt.Errorf("compare output %q: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readTensors reads set/<kind>_0.pb, <kind>_1.pb, ... until one is
+// missing. ports are the model's ports of that kind; see bf16AsUint16.
+func readTensors(set, kind string, ports []plugin.PortInfo) ([]*tensor.Tensor, []string, error) {
+	var ts []*tensor.Tensor
+	var names []string
+	for i := 0; ; i++ {
+		p := filepath.Join(set, fmt.Sprintf("%s_%d.pb", kind, i))
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		x, name, err := onnx.ReadTensorFile(p)
+		if errors.Is(err, onnx.ErrUnsupportedType) {
+			if data, rerr := os.ReadFile(p); rerr == nil {
+				if fixed, ok := bf16AsUint16(data, i, ports); ok {
+					x, name, err = onnx.ReadTensor(fixed)
+				}
+			}
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		ts = append(ts, x)
+		names = append(names, name)
+	}
+	return ts, names, nil
+}
+
+// ONNX TensorProto field numbers and data types used by bf16AsUint16.
+const (
+	tensorProtoDataType = 2
+	tensorProtoName     = 8
+	onnxUint16          = 4
+	onnxBFloat16        = 16
+)
+
+// bf16AsUint16 works around a quirk of the ONNX 1.12 test data: the
+// bfloat16 Cast/CastLike cases store their bfloat16 tensors as UINT16
+// TensorProtos holding the bfloat16 bits. When data is such a UINT16
+// tensor and the port it binds to (by name, else by position) is BF16, it
+// returns the same TensorProto relabelled BFLOAT16 (the bits are stored the
+// same way for both types).
+func bf16AsUint16(data []byte, i int, ports []plugin.PortInfo) ([]byte, bool) {
+	var out []byte
+	name, isUint16 := "", false
+	for b := data; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return nil, false
+		}
+		field := b[:n+m]
+		switch {
+		case num == tensorProtoDataType && typ == protowire.VarintType:
+			v, _ := protowire.ConsumeVarint(b[n:])
+			if v == onnxUint16 {
+				isUint16 = true
+				field = protowire.AppendVarint(protowire.AppendTag(nil, num, typ), onnxBFloat16)
+			}
+		case num == tensorProtoName && typ == protowire.BytesType:
+			v, _ := protowire.ConsumeBytes(b[n:])
+			name = string(v)
+		}
+		out = append(out, field...)
+		b = b[n+m:]
+	}
+	if !isUint16 {
+		return nil, false
+	}
+	port := -1
+	for j, p := range ports {
+		if name != "" && p.Name == name {
+			port = j
+		}
+	}
+	if port < 0 && i < len(ports) {
+		port = i
+	}
+	if port < 0 || ports[port].Type != tensor.BF16 {
+		return nil, false
+	}
+	return out, true
+}
+
+func portNames(ps []plugin.PortInfo) []string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// pickName returns the port a data file binds to: the port of the file's
+// tensor name when there is one, else the i-th port.
+func pickName(name string, i int, ports []string) (string, error) {
+	for _, p := range ports {
+		if name != "" && p == name {
+			return p, nil
+		}
+	}
+	if i < len(ports) {
+		return ports[i], nil
+	}
+	return "", fmt.Errorf("tensor %q (#%d) matches none of the ports %q", name, i, ports)
+}
+
+// opTypeRE finds the op an unsupported-op error names, to group the
+// summary by op.
+var opTypeRE = regexp.MustCompile(`op (?:type )?"?([A-Za-z0-9_.]+)`)
+
+// summary collects outcomes from parallel subtests.
+type summary struct {
+	mu     sync.Mutex
+	counts map[string]*[4]int
+	failed []string
+	unsup  map[string]int
+}
+
+func newSummary() *summary {
+	return &summary{counts: map[string]*[4]int{}, unsup: map[string]int{}}
+}
+
+func (s *summary) add(dir, key string, out Outcome, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.counts[dir]
+	if c == nil {
+		c = new([4]int)
+		s.counts[dir] = c
+	}
+	c[out]++
+	switch out {
+	case Failed:
+		msg := fmt.Sprint(err)
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		s.failed = append(s.failed, key+": "+msg)
+	case UnsupportedOp:
+		what := fmt.Sprint(err)
+		if m := opTypeRE.FindStringSubmatch(what); m != nil {
+			what = m[1]
+		}
+		s.unsup[what]++
+	}
+}
+
+// table formats the per-directory counts.
+func (s *summary) table(device string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "ONNX backend suite on %s\n", device)
+	fmt.Fprintf(&b, "%-20s %7s %7s %15s %9s %7s\n", "dir", "passed", "failed", "unsupported-op", "excluded", "total")
+	var tot [4]int
+	for _, dir := range Dirs {
+		c := s.counts[dir]
+		if c == nil {
+			c = new([4]int)
+		}
+		for i := range tot {
+			tot[i] += c[i]
+		}
+		fmt.Fprintf(&b, "%-20s %7d %7d %15d %9d %7d\n", dir, c[Passed], c[Failed], c[UnsupportedOp], c[Excluded], c[0]+c[1]+c[2]+c[3])
+	}
+	fmt.Fprintf(&b, "%-20s %7d %7d %15d %9d %7d\n", "total", tot[Passed], tot[Failed], tot[UnsupportedOp], tot[Excluded], tot[0]+tot[1]+tot[2]+tot[3])
+	return b.String()
+}
+
+// details lists the failed cases and the distinct unsupported-op errors.
+func (s *summary) details() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	sort.Strings(s.failed)
+	fmt.Fprintf(&b, "\nfailed (%d):\n", len(s.failed))
+	for _, f := range s.failed {
+		fmt.Fprintf(&b, "  %s\n", f)
+	}
+	msgs := make([]string, 0, len(s.unsup))
+	for m := range s.unsup {
+		msgs = append(msgs, m)
+	}
+	sort.Strings(msgs)
+	fmt.Fprintf(&b, "\nunsupported ops (cases per op):\n")
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "  %4d  %s\n", s.unsup[m], m)
+	}
+	return b.String()
+}

@@ -1,0 +1,11 @@
+package tests
+
+import (
+	"testing"
+
+	_ "github.com/clinfer/clinfer/cpu_fallback" // registers the "CPU" device
+
+	"github.com/clinfer/clinfer/tests/conformance"
+)
+
+func TestONNXBackendCPU(t *testing.T) { conformance.ONNXBackend(t, "CPU") }
