@@ -42,6 +42,8 @@ type CompiledModel struct {
 	mu     sync.Mutex
 	closed bool
 	perf   map[string]time.Duration // last profiled time per node
+
+	async asyncState // executors and running requests; see stages.go
 }
 
 var _ plugin.CompiledModel = (*CompiledModel)(nil)
@@ -80,6 +82,7 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 		return nil, fmt.Errorf("cpu: compile: %w", err)
 	}
 	cm.profiling = conf.EnableProfiling
+	cm.initAsync(p, conf)
 
 	// Assign a slot to every output port.
 	slots := map[graph.Output]int{}
@@ -215,10 +218,11 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 
 // Close releases the compiled model; its requests fail afterwards.
 func (c *CompiledModel) Close() error {
+	err := c.closeAsync() // waits for running requests, before c.mu
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	return nil
+	return err
 }
 
 func (c *CompiledModel) check() error {

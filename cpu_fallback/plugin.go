@@ -15,8 +15,9 @@ func init() {
 
 // Plugin is the CPU device. It is safe for concurrent use.
 type Plugin struct {
-	props   *plugin.Properties
-	kernels map[string]kernel
+	props     *plugin.Properties
+	kernels   map[string]kernel
+	executors plugin.ExecutorManager // shared by compiled models; see stages.go
 
 	mu     sync.Mutex
 	closed bool
@@ -61,7 +62,7 @@ func (p *Plugin) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	return nil
+	return p.executors.Close()
 }
 
 func (p *Plugin) check() error {

@@ -201,6 +201,7 @@ type CompiledModel struct {
 	profiling bool
 	inputs    []plugin.PortInfo
 	outputs   []plugin.PortInfo
+	async     asyncState // see async.go
 }
 
 // Inputs implements plugin.CompiledModel.
@@ -219,8 +220,9 @@ func (c *CompiledModel) Property(key string) (string, error) { return c.props.Ge
 // RuntimeModel implements plugin.CompiledModel.
 func (c *CompiledModel) RuntimeModel() (*graph.Model, error) { return c.model.Clone(), nil }
 
-// Close implements plugin.CompiledModel.
-func (c *CompiledModel) Close() error { return nil }
+// Close implements plugin.CompiledModel: it waits for running
+// asynchronous requests.
+func (c *CompiledModel) Close() error { return c.async.close() }
 
 // CreateInferRequest implements plugin.CompiledModel. Inputs with static
 // shapes start as zero tensors.

@@ -1,0 +1,541 @@
+// Command benchmark measures the throughput and latency of a model on a
+// clinfer device, as OpenVINO's benchmark_app does.
+//
+//	benchmark [-m MODEL.onnx] [-d CPU] [-hint throughput|latency|none] [-nireq N] [-nstreams N]
+//	          [-t SECONDS | -niter N] [-api async|sync] [-shape NAME=[1,3,64,64]]
+//	          [-infer_precision f32] [-cache_dir DIR] [-p KEY=VALUE ...] [-pc]
+//	          [-json FILE] [-trace FILE.json]
+//
+// Without -m it runs the embedded default model. With -api async (the
+// default) it keeps -nireq asynchronous requests in flight (default: the
+// compiled model's OPTIMAL_NUMBER_OF_INFER_REQUESTS), each restarted from
+// its callback; with -api sync it runs one request in a loop. Inputs are
+// seeded random data, as cmd/infer makes them. It reports the count,
+// duration, throughput and latency percentiles, optionally as JSON (-json)
+// and with a Chrome trace of every request's stages (-trace), which
+// chrome://tracing or https://ui.perfetto.dev show. On a terminal it draws a
+// progress bar, otherwise it prints a line per second. Bad flags, files and
+// values give a one-line error and exit status 1.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/clinfer/clinfer/internal/cliutil"
+	"github.com/clinfer/clinfer/plugin"
+
+	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, isTerminal(os.Stdout))
+	if errors.Is(err, flag.ErrHelp) {
+		fs, _ := newFlagSet()
+		fs.SetOutput(os.Stderr)
+		fmt.Fprintln(os.Stderr, "usage: benchmark [flags]")
+		fs.PrintDefaults()
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchmark:", oneLine(err))
+		os.Exit(1)
+	}
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+type options struct {
+	model, device, hint, api string
+	nireq, niter             int
+	nstreams                 string
+	seconds                  float64
+	shapes, props            cliutil.ListFlag
+	precision, cacheDir      string
+	pc                       bool
+	jsonPath, tracePath      string
+	seed                     uint
+}
+
+// newFlagSet defines the flags; errors are not printed (run returns them
+// as one line).
+func newFlagSet() (*flag.FlagSet, *options) {
+	var o options
+	fs := flag.NewFlagSet("benchmark", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.model, "m", "", "ONNX model file (default: the embedded default model)")
+	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU")
+	fs.StringVar(&o.hint, "hint", "throughput", "performance hint: throughput, latency or none (leave PERFORMANCE_HINT alone)")
+	fs.StringVar(&o.api, "api", "async", "async (nireq requests in flight) or sync (one request in a loop)")
+	fs.IntVar(&o.nireq, "nireq", 0, "number of requests (async); 0: the device's OPTIMAL_NUMBER_OF_INFER_REQUESTS")
+	fs.StringVar(&o.nstreams, "nstreams", "", "NUM_STREAMS: a number or AUTO (default: what the hint picks)")
+	fs.Float64Var(&o.seconds, "t", 0, "run for this many seconds (default 10 when -niter is not given)")
+	fs.IntVar(&o.niter, "niter", 0, "run this many inferences (after the first)")
+	fs.Var(&o.shapes, "shape", "fix an input's dynamic dimensions: NAME=[1,3,48,192] (repeatable)")
+	fs.StringVar(&o.precision, "infer_precision", "", "INFERENCE_PRECISION_HINT: f32, f16 or bf16")
+	fs.StringVar(&o.cacheDir, "cache_dir", "", "CACHE_DIR: directory compiled models are cached in")
+	fs.Var(&o.props, "p", "device property KEY=VALUE (repeatable), e.g. -p ENABLE_PROFILING=YES")
+	fs.BoolVar(&o.pc, "pc", false, "print per-layer performance counters (sets ENABLE_PROFILING=YES)")
+	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&o.tracePath, "trace", "", "write a Chrome trace of the requests' stages to this file")
+	fs.UintVar(&o.seed, "seed", 1, "seed for random inputs")
+	return fs, &o
+}
+
+func parseFlags(args []string) (*options, error) {
+	fs, o := newFlagSet()
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags go before arguments; see -h)", fs.Arg(0))
+	}
+	switch o.hint {
+	case "throughput", "latency", "none":
+	default:
+		return nil, fmt.Errorf("-hint %q: want throughput, latency or none", o.hint)
+	}
+	switch o.api {
+	case "async", "sync":
+	default:
+		return nil, fmt.Errorf("-api %q: want async or sync", o.api)
+	}
+	if o.nireq < 0 {
+		return nil, fmt.Errorf("-nireq %d: want 0 (the device's choice) or more", o.nireq)
+	}
+	if o.niter < 0 {
+		return nil, fmt.Errorf("-niter %d: want 0 (use -t) or more", o.niter)
+	}
+	if o.seconds < 0 {
+		return nil, fmt.Errorf("-t %g: want a positive number of seconds", o.seconds)
+	}
+	if o.niter == 0 && o.seconds == 0 {
+		o.seconds = 10
+	}
+	return o, nil
+}
+
+// Latency is the latency summary of the JSON report, in milliseconds.
+type Latency struct {
+	Median float64 `json:"median"`
+	Avg    float64 `json:"avg"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+}
+
+// Report is the JSON report (-json).
+type Report struct {
+	Device           string  `json:"device"`
+	Model            string  `json:"model"`
+	API              string  `json:"api"`
+	Hint             string  `json:"hint"`
+	NIReq            int     `json:"nireq"`
+	NStreams         int     `json:"nstreams"`
+	Count            int     `json:"count"`
+	DurationMS       float64 `json:"duration_ms"`
+	ThroughputFPS    float64 `json:"throughput_fps"`
+	LatencyMS        Latency `json:"latency_ms"`
+	FirstInferenceMS float64 `json:"first_inference_ms"`
+	CompileMS        float64 `json:"compile_ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// summarize computes the latency percentiles (nearest rank).
+func summarize(lat []time.Duration) Latency {
+	if len(lat) == 0 {
+		return Latency{}
+	}
+	s := append([]time.Duration(nil), lat...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	pct := func(p float64) time.Duration {
+		i := int(p*float64(len(s))+0.5) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Latency{Median: ms(med), Avg: ms(sum / time.Duration(len(s))), Min: ms(s[0]), Max: ms(s[len(s)-1]), P90: ms(pct(0.9)), P99: ms(pct(0.99))}
+}
+
+// progress reports progress as a bar on a terminal and as a line per
+// second otherwise. It is safe for concurrent use.
+type progress struct {
+	bar   *progressbar.ProgressBar
+	out   io.Writer
+	total int // inferences (niter) or 0 for a time budget
+	mu    sync.Mutex
+	last  time.Time
+	start time.Time
+	count int
+}
+
+func newProgress(out io.Writer, terminal bool, niter int, budget time.Duration) *progress {
+	p := &progress{out: out, total: niter, start: time.Now(), last: time.Now()}
+	if terminal {
+		if niter > 0 {
+			p.bar = progressbar.NewOptions(niter, progressbar.OptionSetWriter(out), progressbar.OptionSetDescription("inferences"), progressbar.OptionShowCount())
+		} else {
+			p.bar = progressbar.NewOptions(int(budget.Milliseconds()), progressbar.OptionSetWriter(out), progressbar.OptionSetDescription("ms"))
+		}
+	}
+	return p
+}
+
+func (p *progress) add() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count++
+	now := time.Now()
+	if p.bar != nil {
+		if p.total > 0 {
+			_ = p.bar.Add(1)
+		} else {
+			_ = p.bar.Set(int(now.Sub(p.start).Milliseconds()))
+		}
+		return
+	}
+	if now.Sub(p.last) >= time.Second {
+		p.last = now
+		fmt.Fprintf(p.out, "progress   %d inferences in %.1f s\n", p.count, now.Sub(p.start).Seconds())
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		fmt.Fprintln(p.out)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer, terminal bool) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	if _, _, _, err := plugin.ParseDeviceName(o.device); err != nil {
+		return fmt.Errorf("-d: %w", err)
+	}
+	props, err := cliutil.Props("-p", o.props)
+	if err != nil {
+		return err
+	}
+	switch o.hint {
+	case "throughput":
+		props[plugin.KeyPerformanceHint] = plugin.HintThroughput.String()
+	case "latency":
+		props[plugin.KeyPerformanceHint] = plugin.HintLatency.String()
+	}
+	if o.nstreams != "" {
+		props[plugin.KeyNumStreams] = o.nstreams
+	}
+	if o.precision != "" {
+		props[plugin.KeyInferencePrecisionHint] = o.precision
+	}
+	if o.cacheDir != "" {
+		props[plugin.KeyCacheDir] = o.cacheDir
+	}
+	if o.pc {
+		props[plugin.KeyEnableProfiling] = "YES"
+	}
+
+	m, modelName, err := cliutil.ReadModel(o.model)
+	if err != nil {
+		return err
+	}
+	shapes, err := cliutil.ParseShapes(m, o.shapes)
+	if err != nil {
+		return err
+	}
+	inputs, err := cliutil.RandomInputs(m, shapes, uint32(o.seed))
+	if err != nil {
+		return err
+	}
+
+	core := plugin.NewCore()
+	defer core.Close()
+	t0 := time.Now()
+	cm, err := core.CompileModel(ctx, m, o.device, props)
+	if err != nil {
+		return err
+	}
+	defer cm.Close()
+	compileTime := time.Since(t0)
+
+	nireq := o.nireq
+	if o.api == "sync" {
+		nireq = 1
+	} else if nireq == 0 {
+		nireq = 1
+		if v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests); err == nil {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				nireq = n
+			}
+		}
+	}
+	var tracer *plugin.Tracer
+	var opts []plugin.AsyncOption
+	if o.tracePath != "" {
+		tracer = plugin.NewTracer(0)
+		opts = append(opts, plugin.WithTracer(tracer))
+	}
+	reqs := make([]*plugin.AsyncInferRequest, nireq)
+	for i := range reqs {
+		r, err := plugin.CreateAsyncInferRequest(cm, opts...)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for name, t := range inputs {
+			if err := r.SetTensor(name, t); err != nil {
+				return err
+			}
+		}
+		reqs[i] = r
+	}
+	nstreams := reqs[0].Streams()
+	if v, err := cm.Property(plugin.KeyNumStreams); err == nil {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && nstreams == 0 {
+			nstreams = n
+		}
+	}
+
+	fmt.Fprintf(out, "model      %s (%s)\n", modelName, m.Name)
+	for _, p := range m.Parameters {
+		fmt.Fprintf(out, "input      %-20s %v\n", p.Name, inputs[p.Name])
+	}
+	execDevices, _ := cm.Property(plugin.KeyExecutionDevices)
+	fmt.Fprintf(out, "device     %s (execution devices: %s), api %s, nireq %d, nstreams %d, compile %v\n",
+		o.device, execDevices, o.api, nireq, nstreams, compileTime.Round(time.Microsecond))
+
+	// The first inference (warm-up) is reported on its own.
+	t1 := time.Now()
+	if err := reqs[0].Infer(ctx); err != nil {
+		return err
+	}
+	first := time.Since(t1)
+	if tracer != nil {
+		tracer.Reset()
+	}
+
+	budget := time.Duration(o.seconds * float64(time.Second))
+	prog := newProgress(out, terminal, o.niter, budget)
+	var lat []time.Duration
+	var elapsed time.Duration
+	if o.api == "sync" {
+		lat, elapsed, err = runSync(ctx, reqs[0], o.niter, budget, prog)
+	} else {
+		lat, elapsed, err = runAsync(ctx, reqs, o.niter, budget, prog)
+	}
+	prog.finish()
+	if err != nil {
+		return err
+	}
+
+	rep := Report{Device: o.device, Model: modelName, API: o.api, Hint: o.hint, NIReq: nireq, NStreams: nstreams,
+		Count: len(lat), DurationMS: ms(elapsed), LatencyMS: summarize(lat),
+		FirstInferenceMS: ms(first), CompileMS: ms(compileTime)}
+	if elapsed > 0 {
+		rep.ThroughputFPS = float64(len(lat)) / elapsed.Seconds()
+	}
+	fmt.Fprintf(out, "count      %d inferences in %.2f ms\n", rep.Count, rep.DurationMS)
+	fmt.Fprintf(out, "latency    median %.3f ms, avg %.3f, min %.3f, max %.3f, p90 %.3f, p99 %.3f\n",
+		rep.LatencyMS.Median, rep.LatencyMS.Avg, rep.LatencyMS.Min, rep.LatencyMS.Max, rep.LatencyMS.P90, rep.LatencyMS.P99)
+	fmt.Fprintf(out, "first      %.3f ms\n", rep.FirstInferenceMS)
+	fmt.Fprintf(out, "throughput %.2f FPS\n", rep.ThroughputFPS)
+
+	if o.pc {
+		printCounters(out, reqs[0].ProfilingInfo())
+	}
+	if tracer != nil {
+		for _, s := range tracer.Summary() {
+			fmt.Fprintf(out, "stage      %-12s on %-16s %6d runs, mean %.3f ms\n", s.Stage, s.Executor, s.Count, ms(s.Mean))
+		}
+		if err := writeFile(o.tracePath, tracer.WriteChromeTrace); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "trace      %s (%d events", o.tracePath, len(tracer.Events()))
+		if d := tracer.Dropped(); d > 0 {
+			fmt.Fprintf(out, ", %d dropped", d)
+		}
+		fmt.Fprintln(out, ")")
+	}
+	if o.jsonPath != "" {
+		err := writeFile(o.jsonPath, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile creates path and writes it with f.
+func writeFile(path string, f func(io.Writer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f(file); err != nil {
+		file.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return file.Close()
+}
+
+// done reports whether a run that has started n inferences since start is
+// over.
+func done(n, niter int, start time.Time, budget time.Duration) bool {
+	if niter > 0 {
+		return n >= niter
+	}
+	return time.Since(start) >= budget
+}
+
+func runSync(ctx context.Context, r *plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress) ([]time.Duration, time.Duration, error) {
+	var lat []time.Duration
+	start := time.Now()
+	for !done(len(lat), niter, start, budget) {
+		t := time.Now()
+		if err := r.Infer(ctx); err != nil {
+			return nil, 0, err
+		}
+		lat = append(lat, time.Since(t))
+		prog.add()
+	}
+	return lat, time.Since(start), nil
+}
+
+// runAsync keeps every request busy: each callback records the latency and
+// restarts its request until the budget is spent.
+func runAsync(ctx context.Context, reqs []*plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress) ([]time.Duration, time.Duration, error) {
+	var (
+		mu      sync.Mutex
+		lat     []time.Duration
+		errs    []error
+		started atomic.Int64
+		chains  sync.WaitGroup
+		lastEnd time.Time
+	)
+	start := time.Now()
+	// claim reserves the next inference, or reports that the budget is
+	// spent.
+	claim := func() bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		if niter > 0 {
+			return started.Add(1) <= int64(niter)
+		}
+		return time.Since(start) < budget
+	}
+	for _, r := range reqs {
+		var t0 time.Time // touched by r's callback and launch, never at once
+		launch := func() bool {
+			if !claim() {
+				return false
+			}
+			t0 = time.Now()
+			if err := r.StartAsync(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return false
+			}
+			return true
+		}
+		r.SetCallback(func(err error) {
+			now := time.Now()
+			mu.Lock()
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				lat = append(lat, now.Sub(t0))
+				lastEnd = now
+			}
+			failed := len(errs) > 0
+			mu.Unlock()
+			if err == nil {
+				prog.add()
+			}
+			if failed || !launch() {
+				chains.Done()
+			}
+		})
+		chains.Add(1)
+		if !launch() {
+			chains.Done()
+		}
+	}
+	chains.Wait()
+	for _, r := range reqs {
+		if err := r.Wait(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return nil, 0, err
+		}
+		r.SetCallback(nil)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(errs) > 0 {
+		return nil, 0, errs[0]
+	}
+	if lastEnd.IsZero() {
+		return lat, 0, nil
+	}
+	return lat, lastEnd.Sub(start), nil
+}
+
+// printCounters prints the per-layer performance counters of a request.
+func printCounters(out io.Writer, prof []plugin.ProfilingInfo) {
+	if len(prof) == 0 {
+		fmt.Fprintln(out, "performance counters: none (the device reports no profile)")
+		return
+	}
+	fmt.Fprintln(out, "performance counters (last inference of request 1):")
+	fmt.Fprintf(out, "  %-30s %-14s %-24s %-10s %12s %12s\n", "node", "type", "exec type", "status", "real µs", "cpu µs")
+	var total time.Duration
+	for _, p := range prof {
+		fmt.Fprintf(out, "  %-30s %-14s %-24s %-10s %12.1f %12.1f\n", p.NodeName, p.NodeType, p.ExecType, p.Status,
+			float64(p.RealTime.Nanoseconds())/1e3, float64(p.CPUTime.Nanoseconds())/1e3)
+		if p.NodeType != "Stage" {
+			total += p.RealTime
+		}
+	}
+	fmt.Fprintf(out, "  total of the layers: %.3f ms\n", ms(total))
+}

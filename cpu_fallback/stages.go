@@ -1,0 +1,228 @@
+package cpufallback
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// Interface checks for the asynchronous machinery.
+var (
+	_ plugin.Stager             = (*InferRequest)(nil)
+	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+)
+
+// deviceFacts are what the CPU tells plugin.PlanStreams: one stream per
+// core at most, one request per stream.
+func deviceFacts() plugin.DeviceFacts {
+	procs := runtime.GOMAXPROCS(0)
+	return plugin.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1}
+}
+
+// asyncState is a compiled model's asynchronous machinery: a
+// plugin.Pipeline on executors from the plugin's ExecutorManager, made on
+// first use and closed (waiting for running requests) by
+// CompiledModel.Close.
+type asyncState struct {
+	mgr      *plugin.ExecutorManager // the plugin's; set by compile
+	conf     plugin.Config           // set by compile
+	once     sync.Once
+	pipeline *plugin.Pipeline
+	err      error
+}
+
+// initAsync records what the pipeline needs; compile calls it.
+func (c *CompiledModel) initAsync(p *Plugin, conf plugin.Config) {
+	c.async.mgr = &p.executors
+	c.async.conf = conf
+}
+
+// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: a new
+// request whose preprocess, infer and postprocess stages run on the CPU
+// task executor, with as many streams as PERFORMANCE_HINT and NUM_STREAMS
+// plan (plugin.PlanStreams); callbacks run on the callback executor.
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	a := &c.async
+	a.once.Do(func() {
+		plan := plugin.PlanStreams(a.conf, deviceFacts())
+		a.pipeline, a.err = plugin.NewPipeline(a.mgr, plugin.PipelineConfig{Device: DeviceName, Streams: plan.Streams})
+		if a.err != nil {
+			a.err = fmt.Errorf("cpu: compiled model %q: %w", c.model.Name, a.err)
+		}
+	})
+	if a.err != nil {
+		return nil, a.err
+	}
+	r, err := newInferRequest(c)
+	if err != nil {
+		return nil, err
+	}
+	return a.pipeline.NewRequest(r, opts...)
+}
+
+// closeAsync waits for running asynchronous requests and releases the
+// executors; later CreateAsyncInferRequest calls fail with ErrClosed.
+func (c *CompiledModel) closeAsync() error {
+	a := &c.async
+	a.once.Do(func() {
+		a.err = fmt.Errorf("cpu: compiled model %q: %w", c.model.Name, plugin.ErrClosed)
+	})
+	if a.pipeline != nil {
+		return a.pipeline.Close()
+	}
+	return nil
+}
+
+// runState is what the stages of one inference share.
+type runState struct {
+	inputs, outputs []*tensor.Tensor
+	userOut         []bool
+	vals            []*tensor.Tensor
+	results         []*tensor.Tensor
+	prof, opProf    []plugin.ProfilingInfo
+}
+
+// Stages implements plugin.Stager: preprocess (snapshot and bind the
+// inputs), infer (run the kernels, checking ctx between ops) and
+// postprocess (hand out the outputs and the profile), all on the task
+// executor. Run in order they do what Infer does, without marking the
+// request busy (the asynchronous request guards it).
+func (r *InferRequest) Stages() []plugin.Stage {
+	s := &runState{}
+	return []plugin.Stage{
+		{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
+		{Name: "infer", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.execute(ctx, s) }},
+		{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
+	}
+}
+
+// stageProf records a stage's time when profiling is on.
+func (r *InferRequest) stageProf(s *runState, name string, t0 time.Time) {
+	if r.c.profiling {
+		d := time.Since(t0)
+		s.prof = append(s.prof, plugin.ProfilingInfo{NodeName: name, NodeType: "Stage", ExecType: "go", Status: plugin.Executed, RealTime: d, CPUTime: d})
+	}
+}
+
+func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
+	c := r.c
+	t0 := time.Now()
+	r.mu.Lock()
+	if err := r.usable(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	if err := c.check(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	s.inputs = append([]*tensor.Tensor(nil), r.inputs...)
+	s.outputs = append([]*tensor.Tensor(nil), r.outputs...)
+	s.userOut = append([]bool(nil), r.userOut...)
+	r.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cpu: infer %q: %w", c.model.Name, err)
+	}
+	s.vals = make([]*tensor.Tensor, c.numSlots)
+	for slot, v := range c.consts {
+		s.vals[slot] = v
+	}
+	for i, t := range s.inputs {
+		if t == nil {
+			return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.inputs[i].Name, c.inputs[i].Shape)
+		}
+		s.vals[c.paramSlot[i]] = t.Contiguous()
+	}
+	r.stageProf(s, "preprocess", t0)
+	return nil
+}
+
+func (r *InferRequest) execute(ctx context.Context, s *runState) error {
+	c := r.c
+	t0 := time.Now()
+	for si := range c.steps {
+		st := &c.steps[si]
+		if st.k != nil {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("cpu: infer %q: stopped before node %q: %w", c.model.Name, st.node.Name, err)
+			}
+			ts := time.Now()
+			if err := runStep(st, s.vals); err != nil {
+				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: %w", c.model.Name, err)
+			}
+			if c.profiling {
+				d := time.Since(ts)
+				s.opProf = append(s.opProf, plugin.ProfilingInfo{NodeName: st.node.Name, NodeType: st.node.OpType, ExecType: st.impl, Status: plugin.Executed, RealTime: d, CPUTime: d})
+			}
+		}
+		if st.node.OpType == graph.OpResult {
+			continue // results keep their value alive
+		}
+		for _, slot := range st.free {
+			if !isResultInput(c, slot) {
+				s.vals[slot] = nil
+			}
+		}
+	}
+	r.stageProf(s, "infer", t0)
+	return nil
+}
+
+func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
+	c := r.c
+	t0 := time.Now()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cpu: infer %q: %w", c.model.Name, err)
+	}
+	s.results = make([]*tensor.Tensor, len(c.outputs))
+	seen := map[*tensor.Tensor]bool{}
+	for i, slot := range c.resultIn {
+		v := s.vals[slot]
+		if v == nil {
+			return plugin.Errorf(plugin.ErrDevice, "cpu: infer %q: output %q was not computed", c.model.Name, c.outputs[i].Name)
+		}
+		if s.userOut[i] {
+			dst := s.outputs[i]
+			if !dst.Shape().Equal(v.Shape()) || dst.Type() != v.Type() {
+				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q is %v but the bound tensor is %v", c.model.Name, c.outputs[i].Name, v, dst)
+			}
+			if err := dst.CopyFrom(v); err != nil {
+				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q: %w", c.model.Name, c.outputs[i].Name, err)
+			}
+			s.results[i] = dst
+			continue
+		}
+		if seen[v] || aliasesModel(c, v, s.inputs) || !v.IsContiguous() {
+			v = v.Clone()
+		}
+		seen[v] = true
+		s.results[i] = v
+	}
+	s.vals = nil
+	r.stageProf(s, "postprocess", t0)
+	var prof []plugin.ProfilingInfo
+	if c.profiling {
+		prof = append(s.opProf, s.prof...)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, t := range s.results {
+		if !r.userOut[i] {
+			r.outputs[i] = t
+		}
+	}
+	r.prof = prof
+	if c.profiling {
+		c.recordPerf(prof)
+	}
+	return nil
+}
