@@ -26,29 +26,22 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/cliutil"
 	"github.com/clinfer/clinfer/internal/defaultmodel"
 	"github.com/clinfer/clinfer/internal/npy"
-	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
 )
 
-// listFlag collects repeated -x KEY=VALUE flags.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
 type options struct {
 	model    string
 	device   string
-	inputs   listFlag
+	inputs   cliutil.ListFlag
 	outDir   string
-	props    listFlag
-	shapes   listFlag
+	props    cliutil.ListFlag
+	shapes   cliutil.ListFlag
 	seed     uint
 	warmRuns int
 	verbose  bool
@@ -87,14 +80,6 @@ func parseFlags(args []string) (*options, error) {
 	return &o, nil
 }
 
-func splitKV(flagName, s string) (string, string, error) {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return "", "", fmt.Errorf("%s %q: want NAME=VALUE", flagName, s)
-	}
-	return k, v, nil
-}
-
 func run(ctx context.Context, args []string, out io.Writer) error {
 	o, err := parseFlags(args)
 	if err != nil {
@@ -102,60 +87,32 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	t0 := time.Now()
-	var m *graph.Model
-	modelName := o.model
-	if o.model == "" {
-		modelName = defaultmodel.Name + " (embedded)"
-		m, err = onnx.Read(defaultmodel.ONNX)
-	} else {
-		m, err = onnx.ReadFile(o.model)
-	}
+	m, modelName, err := cliutil.ReadModel(o.model)
 	if err != nil {
 		return err
 	}
 	readTime := time.Since(t0)
 
-	props := map[string]string{}
-	for _, p := range o.props {
-		k, v, err := splitKV("-p", p)
-		if err != nil {
-			return err
-		}
-		props[k] = v
+	props, err := cliutil.Props("-p", o.props)
+	if err != nil {
+		return err
 	}
-	shapes := map[string]tensor.Shape{}
-	for _, s := range o.shapes {
-		k, v, err := splitKV("-shape", s)
-		if err != nil {
-			return err
-		}
-		if m.Parameter(k) == nil {
-			return fmt.Errorf("-shape %s: model has no input %q (inputs: %s)", s, k, inputNames(m))
-		}
-		sh, err := tensor.ParseShape(v)
-		if err != nil {
-			return fmt.Errorf("-shape %s: %w", s, err)
-		}
-		if err := sh.Validate(); err != nil {
-			return fmt.Errorf("-shape %s: dimensions must be static: %w", s, err)
-		}
-		if !m.Parameter(k).Outputs[0].Shape.Compatible(sh) {
-			return fmt.Errorf("-shape %s: does not fit input %q of shape %v", s, k, m.Parameter(k).Outputs[0].Shape)
-		}
-		shapes[k] = sh
+	shapes, err := cliutil.ParseShapes(m, o.shapes)
+	if err != nil {
+		return err
 	}
 
 	// Inputs: from files, or seeded random data of the (fixed) input shape.
 	inputs := map[string]*tensor.Tensor{}
 	sources := map[string]string{}
 	for _, spec := range o.inputs {
-		k, path, err := splitKV("-i", spec)
+		k, path, err := cliutil.SplitKV("-i", spec)
 		if err != nil {
 			return err
 		}
 		p := m.Parameter(k)
 		if p == nil {
-			return fmt.Errorf("-i %s: model has no input %q (inputs: %s)", spec, k, inputNames(m))
+			return fmt.Errorf("-i %s: model has no input %q (inputs: %s)", spec, k, cliutil.InputNames(m))
 		}
 		t, err := npy.ReadFile(path)
 		if err != nil {
@@ -172,20 +129,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		inputs[k] = t
 		sources[k] = path
 	}
+	random, err := cliutil.RandomInputs(m, shapes, uint32(o.seed))
+	if err != nil {
+		return err
+	}
 	for i, p := range m.Parameters {
-		if _, ok := inputs[p.Name]; ok {
-			continue
+		if _, ok := inputs[p.Name]; !ok {
+			inputs[p.Name] = random[p.Name]
+			sources[p.Name] = fmt.Sprintf("random (seed %d)", uint32(o.seed)+uint32(i))
 		}
-		sh, ok := shapes[p.Name]
-		if !ok {
-			sh = defaultShape(p.Outputs[0].Shape)
-		}
-		t, err := randomTensor(p.Outputs[0].Type, sh, uint32(o.seed)+uint32(i))
-		if err != nil {
-			return fmt.Errorf("input %q: %w", p.Name, err)
-		}
-		inputs[p.Name] = t
-		sources[p.Name] = fmt.Sprintf("random (seed %d)", uint32(o.seed)+uint32(i))
 	}
 
 	core := plugin.NewCore()
@@ -252,54 +204,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	return nil
-}
-
-func inputNames(m *graph.Model) string {
-	var names []string
-	for _, p := range m.Parameters {
-		names = append(names, fmt.Sprintf("%s%v", p.Name, p.Outputs[0].Shape))
-	}
-	return strings.Join(names, ", ")
-}
-
-// defaultShape fixes dynamic dimensions of an input for random data: 1 for
-// every unknown dimension.
-func defaultShape(p graph.PartialShape) tensor.Shape {
-	if !p.RankKnown {
-		return tensor.Shape{1}
-	}
-	s := make(tensor.Shape, len(p.Dims))
-	for i, d := range p.Dims {
-		s[i] = d.Size
-		if !d.IsStatic() {
-			s[i] = 1
-		}
-	}
-	return s
-}
-
-func randomTensor(t tensor.ElementType, s tensor.Shape, seed uint32) (*tensor.Tensor, error) {
-	n := int(s.NumElements())
-	vals := seeded.Float32s(seed, n, -1, 1)
-	f := make([]float64, n)
-	for i, v := range vals {
-		switch {
-		case t == tensor.Bool:
-			f[i] = float64(btoi(v > 0))
-		case t.IsInteger():
-			f[i] = float64(int((v + 1) * 5)) // 0..9: safe as indices into small axes
-		default:
-			f[i] = float64(v)
-		}
-	}
-	return tensor.FromFloat64s(t, s, f)
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func summarize(t *tensor.Tensor) string {
