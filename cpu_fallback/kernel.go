@@ -22,6 +22,7 @@ func kernelTable() map[string]kernel {
 		reduceKernels(),      // ops_reduce.go
 		movementKernels(),    // ops_movement.go
 		nnKernels(),          // ops_conv.go, ops_gemm.go, ops_pool.go, ops_norm.go, ops_resize.go, ops_softmax.go, ops_pad.go
+		fusedKernels(),       // ops_fused.go
 	} {
 		for name, k := range family {
 			if _, dup := t[name]; dup {

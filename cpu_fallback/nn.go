@@ -16,7 +16,7 @@ func nnKernels() map[string]kernel {
 		"ConvTranspose":         nnFloatKernel(convTransposeKernel),
 		"MatMul":                matMulKernel,
 		"Gemm":                  gemmKernel,
-		"MaxPool":               nnFloatKernel(maxPoolKernel),
+		"MaxPool":               maxPoolAnyKernel,
 		"AveragePool":           nnFloatKernel(averagePoolKernel),
 		"GlobalAveragePool":     nnFloatKernel(globalAveragePoolKernel),
 		"GlobalMaxPool":         nnFloatKernel(globalMaxPoolKernel),
@@ -26,6 +26,7 @@ func nnKernels() map[string]kernel {
 		"Resize":                nnFloatKernel(resizeKernel),
 		"Softmax":               nnFloatKernel(softmaxKernel),
 		"LogSoftmax":            nnFloatKernel(logSoftmaxKernel),
+		"Hardmax":               nnFloatKernel(hardmaxKernel),
 		"Pad":                   padKernel,
 	}
 }
@@ -47,6 +48,7 @@ var nnImplNames = map[string]string{
 	"Resize":                "ref_resize_separable",
 	"Softmax":               "ref_softmax",
 	"LogSoftmax":            "ref_logsoftmax",
+	"Hardmax":               "ref_hardmax",
 	"Pad":                   "ref_pad",
 }
 

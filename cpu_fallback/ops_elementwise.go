@@ -25,8 +25,9 @@ const (
 var arithNames = [...]string{opAdd: "Add", opSub: "Sub", opMul: "Mul", opDiv: "Div", opMax: "Max", opMin: "Min", opPRelu: "PRelu"}
 
 // elementwiseKernels is the elementwise family: binary and variadic
-// arithmetic, PRelu, Pow, Where, the unary ops (ops_unary.go) and the
-// comparisons and logical ops (ops_compare.go).
+// arithmetic, PRelu, Pow, Where, the unary ops (ops_unary.go), the
+// comparisons and logical ops (ops_compare.go) and the ops added for ONNX
+// coverage (ops_more.go).
 func elementwiseKernels() map[string]kernel {
 	m := map[string]kernel{
 		"Add":   binaryKernel(opAdd),
@@ -41,7 +42,7 @@ func elementwiseKernels() map[string]kernel {
 		"Pow":   powKernel,
 		"Where": whereKernel,
 	}
-	for _, fam := range []map[string]kernel{unaryKernels(), compareKernels()} {
+	for _, fam := range []map[string]kernel{unaryKernels(), compareKernels(), moreKernels()} {
 		for k, v := range fam {
 			m[k] = v
 		}

@@ -239,3 +239,26 @@ func globalMaxPoolKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, 
 		return m
 	})
 }
+
+// maxPoolAnyKernel is MaxPool on float, i8 and u8 inputs: 8-bit integers
+// are exact in float32, so they are pooled as f32 and converted back
+// (the i64 Indices output is unaffected).
+func maxPoolAnyKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	k := nnFloatKernel(maxPoolKernel)
+	if len(in) == 0 || in[0] == nil || (in[0].Type() != tensor.I8 && in[0].Type() != tensor.U8) {
+		return k(n, in)
+	}
+	t := in[0].Type()
+	x, err := in[0].Convert(tensor.F32)
+	if err != nil {
+		return nil, n.Errorf("input 0: %w", err)
+	}
+	outs, err := k(n, []*tensor.Tensor{x})
+	if err != nil {
+		return nil, err
+	}
+	if outs[0], err = outs[0].Convert(t); err != nil {
+		return nil, n.Errorf("output 0: %w", err)
+	}
+	return outs, nil
+}

@@ -156,3 +156,27 @@ func TestGlobalPools(t *testing.T) {
 		assert.InDelta(t, m, mx.F32()[p], 0)
 	}
 }
+
+func TestMaxPool8BitIntegers(t *testing.T) {
+	for _, typ := range []tensor.ElementType{tensor.U8, tensor.I8} {
+		t.Run(typ.String(), func(t *testing.T) {
+			vals := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+			if typ == tensor.I8 {
+				for i := range vals {
+					vals[i] -= 8 // negative values too
+				}
+			}
+			x, err := tensor.FromFloat64s(typ, tensor.Shape{1, 1, 4, 4}, vals)
+			require.NoError(t, err)
+			outs := nnRun(t, "MaxPool", graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{2, 2}}, 2, x)
+			require.Equal(t, typ, outs[0].Type())
+			require.Equal(t, tensor.Shape{1, 1, 2, 2}, outs[0].Shape())
+			want := []float64{6, 8, 14, 16}
+			if typ == tensor.I8 {
+				want = []float64{-2, 0, 6, 8}
+			}
+			assert.Equal(t, want, outs[0].Float64s())
+			assert.Equal(t, []int64{5, 7, 13, 15}, outs[1].I64())
+		})
+	}
+}

@@ -218,11 +218,15 @@ func resampleAxis(n *graph.Node, in, out int64, scale float64, mode, ctm, neares
 				xo = (xr+0.5)/scale - 0.5
 			}
 		case "align_corners":
-			if out > 1 {
-				xo = xr * (fin - 1) / (fout - 1)
+			// The resized length is in*scale, unrounded, as in the ONNX
+			// reference: with scales it can differ from the output length.
+			if flen := fin * scale; flen != 1 && out > 1 {
+				xo = xr * (fin - 1) / (flen - 1)
 			}
 		case "asymmetric":
 			xo = xr / scale
+		case "tf_half_pixel_for_nn":
+			xo = (xr + 0.5) / scale
 		case "tf_crop_and_resize":
 			if out > 1 {
 				xo = roiS*(fin-1) + xr*(roiE-roiS)*(fin-1)/(fout-1)
@@ -233,7 +237,7 @@ func resampleAxis(n *graph.Node, in, out int64, scale float64, mode, ctm, neares
 				rs.outside[j] = true
 			}
 		default:
-			return nil, n.Errorf("coordinate_transformation_mode %q: want half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric or tf_crop_and_resize", ctm)
+			return nil, n.Errorf("coordinate_transformation_mode %q: want half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize", ctm)
 		}
 		clampI := func(i int64) int64 { return min(max(i, 0), in-1) }
 		base := int(j) * rs.taps

@@ -77,3 +77,40 @@ func softmaxAlong(n *graph.Node, in []*tensor.Tensor, log bool) ([]*tensor.Tenso
 	})
 	return []*tensor.Tensor{y}, nil
 }
+
+// hardmaxKernel is ONNX Hardmax (opset 13): 1 at the first maximum of every
+// fibre along the axis (default -1), 0 elsewhere.
+func hardmaxKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := nnInput(n, in, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	xs := x.Shape()
+	y, err := nnNewF32(n, xs)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normAxis(n, n.Attrs.Int("axis", -1), len(xs))
+	if err != nil {
+		return nil, err
+	}
+	outer := int(nnProd(xs[:axis]))
+	L := int(xs[axis])
+	inner := int(nnProd(xs[axis+1:]))
+	X, Y := x.F32(), y.F32()
+	if L == 0 {
+		return []*tensor.Tensor{y}, nil
+	}
+	for f := 0; f < outer*inner; f++ {
+		o, i := f/inner, f%inner
+		base := o*L*inner + i
+		best := 0
+		for j := 1; j < L; j++ {
+			if X[base+j*inner] > X[base+best*inner] {
+				best = j
+			}
+		}
+		Y[base+best*inner] = 1
+	}
+	return []*tensor.Tensor{y}, nil
+}

@@ -646,9 +646,9 @@ func inferResize(n *Node) error {
 		return n.Errorf("mode %q is not one of nearest, linear, cubic", m)
 	}
 	switch c := n.Attrs.String("coordinate_transformation_mode", "half_pixel"); c {
-	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize":
+	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn":
 	default:
-		return n.Errorf("coordinate_transformation_mode %q is not one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize", c)
+		return n.Errorf("coordinate_transformation_mode %q is not one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize, tf_half_pixel_for_nn", c)
 	}
 	switch m := n.Attrs.String("nearest_mode", "round_prefer_floor"); m {
 	case "round_prefer_floor", "round_prefer_ceil", "floor", "ceil":

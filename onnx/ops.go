@@ -30,27 +30,27 @@ type opEntry struct {
 var opTable = []opEntry{
 	// Element-wise binary ops; before opset 7 they had legacy broadcast
 	// attributes.
-	{"Add", "", 1, 7, same(legacyBroadcast)},
+	{"Add", "", 1, 7, legacyBroadcast},
 	{"Add", "", 7, 0, same()},
-	{"Sub", "", 1, 7, same(legacyBroadcast)},
+	{"Sub", "", 1, 7, legacyBroadcast},
 	{"Sub", "", 7, 0, same()},
-	{"Mul", "", 1, 7, same(legacyBroadcast)},
+	{"Mul", "", 1, 7, legacyBroadcast},
 	{"Mul", "", 7, 0, same()},
-	{"Div", "", 1, 7, same(legacyBroadcast)},
+	{"Div", "", 1, 7, legacyBroadcast},
 	{"Div", "", 7, 0, same()},
-	{"Pow", "", 1, 7, same(legacyBroadcast)},
+	{"Pow", "", 1, 7, legacyBroadcast},
 	{"Pow", "", 7, 0, same()},
-	{"Equal", "", 1, 7, same(legacyBroadcast)},
+	{"Equal", "", 1, 7, legacyBroadcast},
 	{"Equal", "", 7, 0, same()},
-	{"Greater", "", 1, 7, same(legacyBroadcast)},
+	{"Greater", "", 1, 7, legacyBroadcast},
 	{"Greater", "", 7, 0, same()},
-	{"Less", "", 1, 7, same(legacyBroadcast)},
+	{"Less", "", 1, 7, legacyBroadcast},
 	{"Less", "", 7, 0, same()},
-	{"And", "", 1, 7, same(legacyBroadcast)},
+	{"And", "", 1, 7, legacyBroadcast},
 	{"And", "", 7, 0, same()},
-	{"Or", "", 1, 7, same(legacyBroadcast)},
+	{"Or", "", 1, 7, legacyBroadcast},
 	{"Or", "", 7, 0, same()},
-	{"Xor", "", 1, 7, same(legacyBroadcast)},
+	{"Xor", "", 1, 7, legacyBroadcast},
 	{"Xor", "", 7, 0, same()},
 	{"GreaterOrEqual", "", 12, 0, same()},
 	{"LessOrEqual", "", 12, 0, same()},
@@ -159,6 +159,118 @@ var opTable = []opEntry{
 	{"ReduceMin", "", 18, 0, same()},
 	{"ReduceSum", "", 1, 13, attrsToInputs(attrInput{name: "axes"})},
 	{"ReduceSum", "", 13, 0, same()},
+	{"ReduceProd", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceProd", "", 18, 0, same()},
+	{"ReduceL1", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceL1", "", 18, 0, same()},
+	{"ReduceL2", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceL2", "", 18, 0, same()},
+	{"ReduceSumSquare", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceSumSquare", "", 18, 0, same()},
+	{"ReduceLogSumExp", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceLogSumExp", "", 18, 0, same()},
+	{"ReduceLogSum", "", 1, 0, reduceLogSum},
+	{"ArgMax", "", 1, 0, same()},
+	{"ArgMin", "", 1, 0, same()},
+
+	// Indexing, scatter/gather and other data movement.
+	{"Size", "", 1, 0, same()},
+	{"GatherElements", "", 11, 0, same()},
+	{"GatherND", "", 11, 0, same()},
+	{"Scatter", "", 9, 11, renamed("ScatterElements")},
+	{"ScatterElements", "", 11, 0, same(enum("reduction", "none", "add", "mul", "max", "min"))},
+	{"ScatterND", "", 11, 0, same(enum("reduction", "none", "add", "mul", "max", "min"))},
+	{"Trilu", "", 14, 0, same()},
+	{"CumSum", "", 11, 0, same()},
+	{"OneHot", "", 9, 0, same()},
+	{"DepthToSpace", "", 1, 0, same(enum("mode", "DCR", "CRD"))},
+	{"SpaceToDepth", "", 1, 0, same()},
+	{"TopK", "", 1, 0, topK},
+	{"EyeLike", "", 9, 0, same(dataTypeAttr("dtype"))},
+
+	// More element-wise math.
+	{"Mod", "", 10, 0, same()},
+	{"CastLike", "", 15, 0, same()},
+	{"Tan", "", 7, 0, same()},
+	{"Acos", "", 7, 0, same()},
+	{"Asin", "", 7, 0, same()},
+	{"Atan", "", 7, 0, same()},
+	{"Sinh", "", 9, 0, same()},
+	{"Cosh", "", 9, 0, same()},
+	{"Asinh", "", 9, 0, same()},
+	{"Acosh", "", 9, 0, same()},
+	{"Atanh", "", 9, 0, same()},
+	{"IsNaN", "", 9, 0, same()},
+	{"IsInf", "", 10, 0, same()},
+	{"Shrink", "", 9, 0, same()},
+}
+
+// topK imports TopK, always with both outputs (Values, Indices); TopK-1's
+// integer attribute k becomes the K input.
+func topK(c *nodeCtx) ([]graph.Output, error) {
+	inputs := []graph.Output{c.input(0), c.input(1)}
+	if c.version < 10 {
+		v, ok := c.attrs["k"]
+		if !ok {
+			return nil, c.invalidf("required attribute \"k\" is missing")
+		}
+		k, ok := v.(int64)
+		if !ok {
+			return nil, c.attrErrorf("k", "is a %T, want an integer", v)
+		}
+		delete(c.attrs, "k")
+		inputs[1] = c.constI64("k", []int64{k})
+	}
+	return outputsOf(c.node("TopK", "", inputs, c.attrs, 2)), nil
+}
+
+// renamed emits the op under a newer name with the same inputs and
+// attributes (Scatter -> ScatterElements).
+func renamed(opType string) importFunc {
+	return func(c *nodeCtx) ([]graph.Output, error) {
+		return outputsOf(c.node(opType, "", c.in, c.attrs, numOutputs(c))), nil
+	}
+}
+
+// dataTypeAttr converts an attribute holding an ONNX data type (EyeLike's
+// dtype) to int64(tensor.ElementType), like Cast's "to".
+func dataTypeAttr(attr string) check {
+	return func(c *nodeCtx) error {
+		v, ok := c.attrs[attr]
+		if !ok {
+			return nil
+		}
+		dt, ok := v.(int64)
+		if !ok {
+			return c.attrErrorf(attr, "is a %T, want an integer", v)
+		}
+		et, err := ElementType(dt)
+		if err != nil {
+			return c.typeErrorf(attr, err)
+		}
+		c.attrs[attr] = int64(et)
+		return nil
+	}
+}
+
+// reduceLogSum imports ReduceLogSum (every version) as Log(ReduceSum(x)),
+// moving the axes attribute of opsets before 18 to an input.
+func reduceLogSum(c *nodeCtx) ([]graph.Output, error) {
+	inputs := []graph.Output{c.input(0)}
+	if c.version < 18 {
+		if v, ok := c.attrs["axes"]; ok {
+			ints, ok := v.([]int64)
+			if !ok {
+				return nil, c.attrErrorf("axes", "is a %T, want a list of integers", v)
+			}
+			delete(c.attrs, "axes")
+			inputs = append(inputs, c.constI64("axes", ints))
+		}
+	} else if c.input(1).Node != nil {
+		inputs = append(inputs, c.input(1))
+	}
+	sum := c.node("ReduceSum", "sum", inputs, c.attrs, 1)
+	return outputsOf(c.node("Log", "", []graph.Output{sum.Out(0)}, nil, 1)), nil
 }
 
 // lookupOp finds the table row for an op at an imported opset version.
@@ -219,17 +331,74 @@ func defaultInt(attr string, v int64) check {
 	}
 }
 
-// legacyBroadcast handles the broadcast/axis attributes of element-wise ops
-// before opset 7. broadcast=1 without axis broadcasts a trailing-suffix
-// shape, which numpy broadcasting (the op set's rule) also does; an explicit
-// axis aligns the second operand elsewhere and is refused.
-func legacyBroadcast(c *nodeCtx) error {
-	if c.attrs.Int("broadcast", 0) != 0 && c.attrs.Has("axis") {
-		return c.attrErrorf("axis", "legacy broadcasting along an axis is not supported")
-	}
+// legacyBroadcast imports element-wise binary ops before opset 7. With
+// broadcast=1, B's shape must match a contiguous run of A's dims: the
+// trailing ones without axis (which numpy broadcasting, the op set's rule,
+// also does), or those starting at axis. An axis that does not make B a
+// suffix of A is turned into numpy broadcasting by appending size-1 axes to
+// B (an Unsqueeze, or a reshaped constant), which needs the ranks of A and B.
+func legacyBroadcast(c *nodeCtx) ([]graph.Output, error) {
+	bcast := c.attrs.Int("broadcast", 0) != 0
+	axis, hasAxis := c.attrs["axis"]
 	delete(c.attrs, "broadcast")
 	delete(c.attrs, "axis")
-	return nil
+	a, b := c.input(0), c.input(1)
+	if !bcast || !hasAxis {
+		return outputsOf(c.node(c.n.opType, "", c.in, c.attrs, 1)), nil
+	}
+	ax, ok := axis.(int64)
+	if !ok {
+		return nil, c.attrErrorf("axis", "is a %T, want an integer", axis)
+	}
+	ra, rb := rankOf(a), rankOf(b)
+	if ra < 0 || rb < 0 {
+		return nil, c.attrErrorf("axis", "legacy broadcasting along an axis needs the ranks of both inputs, which are not known at import")
+	}
+	if ax < 0 {
+		ax += int64(ra)
+	}
+	if ax < 0 || ax+int64(rb) > int64(ra) {
+		return nil, c.invalidf("broadcast axis %d does not fit B (rank %d) into A (rank %d)", axis, rb, ra)
+	}
+	extra := int64(ra) - ax - int64(rb)
+	if extra > 0 {
+		if t, ok := constInput(c, 1); ok {
+			shape := append(t.Shape().Clone(), make(tensor.Shape, extra)...)
+			for i := rb; i < len(shape); i++ {
+				shape[i] = 1
+			}
+			rt, err := t.Contiguous().Reshape(shape)
+			if err != nil {
+				return nil, c.invalidf("reshaping B for broadcast: %v", err)
+			}
+			b = c.constant("broadcast_b", rt.Clone())
+		} else {
+			axes := make([]int64, extra)
+			for i := range axes {
+				axes[i] = int64(rb) + int64(i)
+			}
+			b = c.node("Unsqueeze", "broadcast_b", []graph.Output{b, c.constI64("broadcast_axes", axes)}, nil, 1).Out(0)
+		}
+	}
+	return outputsOf(c.node(c.n.opType, "", []graph.Output{a, b}, c.attrs, 1)), nil
+}
+
+// rankOf returns the rank of a Parameter's or Constant's output, or -1
+// when it is not known while importing (other nodes are inferred only
+// after the whole graph is built).
+func rankOf(o graph.Output) int {
+	if !o.Valid() {
+		return -1
+	}
+	switch o.Node.OpType {
+	case graph.OpConstant:
+		if o.Node.Value != nil {
+			return o.Node.Value.Rank()
+		}
+	case graph.OpParameter:
+		return o.Shape().Rank()
+	}
+	return -1
 }
 
 // numOutputs is the number of ONNX outputs without trailing omitted ones
@@ -269,14 +438,20 @@ func same(checks ...check) importFunc {
 	}
 }
 
-// storageOrder accepts MaxPool's storage_order only where it cannot matter:
-// it sets the layout of the Indices output, which the op set computes in
-// row-major order.
+// storageOrder checks MaxPool's storage_order, which sets the layout of the
+// Indices output (0 row-major, 1 column-major within a plane); it is kept
+// only when that output is used.
 func storageOrder(c *nodeCtx) error {
-	if c.attrs.Int("storage_order", 0) != 0 && numOutputs(c) > 1 {
-		return c.attrErrorf("storage_order", "column-major indices are not supported")
+	switch c.attrs.Int("storage_order", 0) {
+	case 0:
+		delete(c.attrs, "storage_order")
+	case 1:
+		if numOutputs(c) < 2 {
+			delete(c.attrs, "storage_order")
+		}
+	default:
+		return c.attrErrorf("storage_order", "want 0 (row-major) or 1 (column-major)")
 	}
-	delete(c.attrs, "storage_order")
 	return nil
 }
 
@@ -293,7 +468,7 @@ func stashType(c *nodeCtx) error {
 	}
 	et, err := ElementType(dt)
 	if err != nil {
-		return c.attrErrorf("stash_type", "%v", err)
+		return c.typeErrorf("stash_type", err)
 	}
 	c.attrs["stash_type"] = int64(et)
 	return nil
@@ -494,7 +669,7 @@ func cast(c *nodeCtx) ([]graph.Output, error) {
 	}
 	et, err := ElementType(dt)
 	if err != nil {
-		return nil, c.attrErrorf("to", "%v", err)
+		return nil, c.typeErrorf("to", err)
 	}
 	attrs := graph.Attrs{"to": int64(et)}
 	return outputsOf(c.node("Cast", "", []graph.Output{c.input(0)}, attrs, 1)), nil
@@ -552,7 +727,7 @@ func constant(c *nodeCtx) ([]graph.Output, error) {
 var resizeModes = []check{
 	enum("mode", "nearest", "linear", "cubic"),
 	enum("coordinate_transformation_mode", "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-		"align_corners", "asymmetric", "tf_crop_and_resize"),
+		"align_corners", "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn"),
 	enum("nearest_mode", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"),
 	enum("keep_aspect_ratio_policy", "stretch", "not_larger", "not_smaller"),
 }
@@ -608,9 +783,6 @@ func upsample(c *nodeCtx) ([]graph.Output, error) {
 // spell "omitted" before opset 13) become omitted inputs, and roi is dropped
 // unless the coordinate mode reads it.
 func resize(c *nodeCtx) ([]graph.Output, error) {
-	if c.attrs.String("coordinate_transformation_mode", "") == "tf_half_pixel_for_nn" {
-		return nil, c.attrErrorf("coordinate_transformation_mode", "value \"tf_half_pixel_for_nn\" is not supported")
-	}
 	if err := runChecks(c, resizeModes); err != nil {
 		return nil, err
 	}

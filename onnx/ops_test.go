@@ -205,6 +205,38 @@ func TestLegacyConversions(t *testing.T) {
 		assert.Empty(t, n.Attrs)
 		assert.Equal(t, "[1,2,3,4]", n.Outputs[0].Shape.String())
 	})
+	for _, op := range []string{"Add", "Sub", "Mul", "Div"} {
+		t.Run(op+"-6 axis broadcast of a constant", func(t *testing.T) {
+			n := oneNode(t, 6, tNode{op: op, in: []string{"x", "b"}, out: []string{"y"}, attrs: []tAttr{aInt("broadcast", 1), aInt("axis", 1)}}, x,
+				rawTensor("b", f32Tensor(tensor.Shape{2}, 1, 2)))
+			assert.Equal(t, op, n.OpType)
+			assert.Empty(t, n.Attrs)
+			v, ok := n.ConstInput(1)
+			require.True(t, ok)
+			assert.Equal(t, tensor.Shape{2, 1, 1}, v.Shape())
+			assert.Equal(t, []float32{1, 2}, v.F32())
+			assert.Equal(t, "[1,2,3,4]", n.Outputs[0].Shape.String())
+		})
+	}
+	t.Run("Add-6 axis broadcast of an input", func(t *testing.T) {
+		m := tModel{opset: 6, nodes: []tNode{{op: "Add", name: "add", in: []string{"x", "b"}, out: []string{"y"}, attrs: []tAttr{aInt("broadcast", 1), aInt("axis", 0)}}},
+			inputs: []tValue{x, fv("b", 1, 2)}, outputs: []tValue{fv("y")}}
+		model, err := Read(m.bytes())
+		require.NoError(t, err)
+		n := model.Results[0].Inputs[0].Node
+		un := n.Inputs[1].Node
+		require.Equal(t, "Unsqueeze", un.OpType)
+		assert.Equal(t, []int64{2, 3}, constInts(t, un, 1))
+		assert.Equal(t, "[1,2,1,1]", un.Outputs[0].Shape.String())
+		assert.Equal(t, "[1,2,3,4]", n.Outputs[0].Shape.String())
+	})
+	t.Run("Add-6 axis broadcast that does not fit", func(t *testing.T) {
+		m := tModel{opset: 6, nodes: []tNode{{op: "Add", name: "add", in: []string{"x", "b"}, out: []string{"y"}, attrs: []tAttr{aInt("broadcast", 1), aInt("axis", 3)}}},
+			inputs: []tValue{x, fv("b", 4, 1)}, outputs: []tValue{fv("y")}}
+		_, err := Read(m.bytes())
+		assert.ErrorIs(t, err, ErrInvalidModel)
+		assert.ErrorContains(t, err, `"add"`)
+	})
 	t.Run("PRelu-6 channel slope", func(t *testing.T) {
 		n := oneNode(t, 6, tNode{op: "PRelu", in: []string{"x", "s"}, out: []string{"y"}}, x, rawTensor("s", f32Tensor(tensor.Shape{2}, 0.1, 0.2)))
 		v, ok := n.ConstInput(1)
@@ -213,6 +245,19 @@ func TestLegacyConversions(t *testing.T) {
 	})
 	t.Run("MaxPool indices with storage_order", func(t *testing.T) {
 		m := tModel{opset: 12, nodes: []tNode{{op: "MaxPool", name: "mp", in: []string{"x"}, out: []string{"y", "i"}, attrs: []tAttr{aInts("kernel_shape", 2, 2), aInt("storage_order", 1)}}},
+			inputs: []tValue{x}, outputs: []tValue{fv("y"), fv("i")}}
+		model, err := Read(m.bytes())
+		require.NoError(t, err)
+		n := model.Results[0].Inputs[0].Node
+		assert.Equal(t, int64(1), n.Attrs.Int("storage_order", 0))
+		assert.Len(t, n.Outputs, 2)
+	})
+	t.Run("MaxPool storage_order without indices is dropped", func(t *testing.T) {
+		n := oneNode(t, 12, tNode{op: "MaxPool", in: []string{"x"}, out: []string{"y"}, attrs: []tAttr{aInts("kernel_shape", 2, 2), aInt("storage_order", 1)}}, x)
+		assert.False(t, n.Attrs.Has("storage_order"))
+	})
+	t.Run("MaxPool bad storage_order", func(t *testing.T) {
+		m := tModel{opset: 12, nodes: []tNode{{op: "MaxPool", name: "mp", in: []string{"x"}, out: []string{"y", "i"}, attrs: []tAttr{aInts("kernel_shape", 2, 2), aInt("storage_order", 2)}}},
 			inputs: []tValue{x}, outputs: []tValue{fv("y"), fv("i")}}
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedAttribute)

@@ -139,6 +139,20 @@ func (b *builder) build(g *graphProto) (*graph.Model, error) {
 	if g.sparseInits > 0 {
 		return nil, fmt.Errorf("%w: graph %q has sparse initializers", ErrUnsupportedType, g.name)
 	}
+	// Ops are checked before value types, so a model that needs an op
+	// outside the op set reports ErrUnsupportedOp even when its inputs also
+	// have types clinfer lacks.
+	for i, n := range g.nodes {
+		domain := normDomain(n.domain)
+		if _, ok := lookupOp(n.opType, domain, b.opsets[domain]); !ok {
+			name := n.name
+			if name == "" {
+				name = n.opType + "_" + strconv.Itoa(i)
+			}
+			c := &nodeCtx{b: b, n: n, domain: domain, version: b.opsets[domain], name: name}
+			return nil, c.unsupportedOp()
+		}
+	}
 	inits := map[string]bool{}
 	for _, t := range g.initializers {
 		if t.name == "" {
@@ -251,7 +265,7 @@ func (b *builder) build(g *graphProto) (*graph.Model, error) {
 // and a missing dimension or shape is dynamic.
 func inputType(v *valueInfo) (tensor.ElementType, graph.PartialShape, error) {
 	if v.nonTensor || !v.tensorType {
-		return 0, graph.PartialShape{}, fmt.Errorf("%w: graph input %q is not a tensor", ErrUnsupportedType, v.name)
+		return 0, graph.PartialShape{}, fmt.Errorf("%w: graph input %q is not a tensor (a sequence, map, optional or sparse value)", ErrUnsupportedType, v.name)
 	}
 	t, err := ElementType(v.elemType)
 	if err != nil {
@@ -408,6 +422,13 @@ func (c *nodeCtx) attrErrorf(attr, format string, args ...any) error {
 		return fmt.Errorf("%w: node %q (%s, opset %d): %s", ErrUnsupportedAttribute, c.name, c.n.opType, c.version, msg)
 	}
 	return fmt.Errorf("%w: node %q (%s, opset %d): attribute %q: %s", ErrUnsupportedAttribute, c.name, c.n.opType, c.version, attr, msg)
+}
+
+// typeErrorf returns an error wrapping both ErrUnsupportedAttribute and
+// err (an ErrUnsupportedType error from ElementType) for an attribute that
+// names a data type clinfer lacks.
+func (c *nodeCtx) typeErrorf(attr string, err error) error {
+	return fmt.Errorf("%w: node %q (%s, opset %d): attribute %q: %w", ErrUnsupportedAttribute, c.name, c.n.opType, c.version, attr, err)
 }
 
 // invalidf returns an error wrapping ErrInvalidModel naming the node.

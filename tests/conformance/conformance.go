@@ -49,6 +49,13 @@ const (
 	UnsupportedOp
 	// Excluded: the case is listed in Exclusions and was not run.
 	Excluded
+	// UnsupportedType: the model or its test data uses a data type clinfer
+	// has no element type for (string, uint16/32/64, sequence, optional or
+	// map values): an error wrapping onnx.ErrUnsupportedType, when no op is
+	// unsupported.
+	UnsupportedType
+
+	numOutcomes = iota
 )
 
 // String names the outcome as the summary table does.
@@ -62,6 +69,8 @@ func (o Outcome) String() string {
 		return "unsupported-op"
 	case Excluded:
 		return "excluded"
+	case UnsupportedType:
+		return "unsupported-type"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -90,8 +99,8 @@ func caseTimeout(t *testing.T) time.Duration {
 
 // ONNXBackend runs the ONNX backend test suite (libonnx-testdata) on a
 // device: one subtest per case, named "dir/case", then a "summary" subtest
-// that logs passed / failed / unsupported-op / excluded counts per
-// directory and writes the same table to the file named by
+// that logs passed / failed / unsupported-op / unsupported-type / excluded
+// counts per directory and writes the same table to the file named by
 // $CONFORMANCE_SUMMARY when that is set. A case whose ops are all supported
 // but which fails is a test failure. Each case runs under recover (a panic
 // becomes a failure with its stack) and a time limit.
@@ -129,6 +138,8 @@ func ONNXBackend(t *testing.T, device string) {
 					switch out {
 					case UnsupportedOp:
 						t.Skipf("unsupported op: outside the op set (graph/ops_table.go) or without a %s kernel; add it to run this case: %v", device, err)
+					case UnsupportedType:
+						t.Skipf("unsupported data type: clinfer has no element type for it (tensor/types.go): %v", err)
 					case Failed:
 						t.Errorf("%s on %s: %v", key, device, err)
 					}
@@ -239,12 +250,17 @@ func guarded[T any](timeout time.Duration, fn func(ctx context.Context) (T, erro
 // RunCase runs one backend-suite case directory (model.onnx plus
 // test_data_set_*/input_*.pb, output_*.pb) on a device and says how it
 // ended. The error says at which stage (read, compile, bind, infer,
-// compare) and on which data set a failure happened.
+// compare) and on which data set a failure happened. An unsupported op
+// (onnx.ErrUnsupportedOp, plugin.ErrUnsupported) wins over an unsupported
+// data type (onnx.ErrUnsupportedType): the importer checks op types first.
 func RunCase(ctx context.Context, core *plugin.Core, device, caseDir string) (Outcome, error) {
 	m, err := onnx.ReadFile(filepath.Join(caseDir, "model.onnx"))
 	if err != nil {
 		if errors.Is(err, onnx.ErrUnsupportedOp) {
 			return UnsupportedOp, err
+		}
+		if errors.Is(err, onnx.ErrUnsupportedType) {
+			return UnsupportedType, err
 		}
 		return Failed, fmt.Errorf("read model: %w", err)
 	}
@@ -263,11 +279,18 @@ func RunCase(ctx context.Context, core *plugin.Core, device, caseDir string) (Ou
 	sort.Strings(sets)
 	for _, set := range sets {
 		if err := runDataSet(ctx, cm, set); err != nil {
+			if errors.Is(err, errDataType) {
+				return UnsupportedType, fmt.Errorf("%s: %w", filepath.Base(set), err)
+			}
 			return Failed, fmt.Errorf("%s: %w", filepath.Base(set), err)
 		}
 	}
 	return Passed, nil
 }
+
+// errDataType marks a data set whose tensors have a data type clinfer
+// lacks (the model itself imported).
+var errDataType = errors.New("conformance: test data has an unsupported data type")
 
 // runDataSet binds one data set's inputs, runs one inference and compares
 // every output.
@@ -275,11 +298,11 @@ func runDataSet(ctx context.Context, cm plugin.CompiledModel, set string) error 
 	inPorts, outPorts := portNames(cm.Inputs()), portNames(cm.Outputs())
 	ins, inNames, err := readTensors(set, "input", cm.Inputs())
 	if err != nil {
-		return fmt.Errorf("read inputs: %w", err)
+		return dataErr("read inputs", err)
 	}
 	wants, outNames, err := readTensors(set, "output", cm.Outputs())
 	if err != nil {
-		return fmt.Errorf("read outputs: %w", err)
+		return dataErr("read outputs", err)
 	}
 	req, err := cm.CreateInferRequest()
 	if err != nil {
@@ -315,6 +338,15 @@ func runDataSet(ctx context.Context, cm plugin.CompiledModel, set string) error 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// dataErr wraps an error reading test data, marking it with errDataType
+// when it is about a data type clinfer lacks.
+func dataErr(what string, err error) error {
+	if errors.Is(err, onnx.ErrUnsupportedType) {
+		return fmt.Errorf("%s: %w: %w", what, errDataType, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // readTensors reads set/<kind>_0.pb, <kind>_1.pb, ... until one is
@@ -429,16 +461,33 @@ func pickName(name string, i int, ports []string) (string, error) {
 // summary by op.
 var opTypeRE = regexp.MustCompile(`op (?:type )?"?([A-Za-z0-9_.]+)`)
 
+// typeRE finds the data type an unsupported-type error names, to group the
+// summary by type.
+var typeRE = regexp.MustCompile(`unsupported data type: ([A-Z][A-Z0-9_]*)`)
+
+// typeOf names the unsupported data type of an unsupported-type error.
+func typeOf(err error) string {
+	msg := fmt.Sprint(err)
+	if strings.Contains(msg, "is not a tensor") {
+		return "sequence/optional/map value"
+	}
+	if m := typeRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return msg
+}
+
 // summary collects outcomes from parallel subtests.
 type summary struct {
 	mu     sync.Mutex
-	counts map[string]*[4]int
+	counts map[string]*[numOutcomes]int
 	failed []string
 	unsup  map[string]int
+	types  map[string]int
 }
 
 func newSummary() *summary {
-	return &summary{counts: map[string]*[4]int{}, unsup: map[string]int{}}
+	return &summary{counts: map[string]*[numOutcomes]int{}, unsup: map[string]int{}, types: map[string]int{}}
 }
 
 func (s *summary) add(dir, key string, out Outcome, err error) {
@@ -446,7 +495,7 @@ func (s *summary) add(dir, key string, out Outcome, err error) {
 	defer s.mu.Unlock()
 	c := s.counts[dir]
 	if c == nil {
-		c = new([4]int)
+		c = new([numOutcomes]int)
 		s.counts[dir] = c
 	}
 	c[out]++
@@ -466,6 +515,8 @@ func (s *summary) add(dir, key string, out Outcome, err error) {
 			what = m[1]
 		}
 		s.unsup[what]++
+	case UnsupportedType:
+		s.types[typeOf(err)]++
 	}
 }
 
@@ -473,21 +524,35 @@ func (s *summary) add(dir, key string, out Outcome, err error) {
 func (s *summary) table(device string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cols := []Outcome{Passed, Failed, UnsupportedOp, UnsupportedType, Excluded}
 	var b strings.Builder
 	fmt.Fprintf(&b, "ONNX backend suite on %s\n", device)
-	fmt.Fprintf(&b, "%-20s %7s %7s %15s %9s %7s\n", "dir", "passed", "failed", "unsupported-op", "excluded", "total")
-	var tot [4]int
+	row := func(name string, c *[numOutcomes]int) {
+		fmt.Fprintf(&b, "%-20s", name)
+		total := 0
+		for _, o := range cols {
+			fmt.Fprintf(&b, " %*d", len(o.String()), c[o])
+			total += c[o]
+		}
+		fmt.Fprintf(&b, " %7d\n", total)
+	}
+	fmt.Fprintf(&b, "%-20s", "dir")
+	for _, o := range cols {
+		fmt.Fprintf(&b, " %s", o)
+	}
+	fmt.Fprintf(&b, " %7s\n", "total")
+	var tot [numOutcomes]int
 	for _, dir := range Dirs {
 		c := s.counts[dir]
 		if c == nil {
-			c = new([4]int)
+			c = new([numOutcomes]int)
 		}
 		for i := range tot {
 			tot[i] += c[i]
 		}
-		fmt.Fprintf(&b, "%-20s %7d %7d %15d %9d %7d\n", dir, c[Passed], c[Failed], c[UnsupportedOp], c[Excluded], c[0]+c[1]+c[2]+c[3])
+		row(dir, c)
 	}
-	fmt.Fprintf(&b, "%-20s %7d %7d %15d %9d %7d\n", "total", tot[Passed], tot[Failed], tot[UnsupportedOp], tot[Excluded], tot[0]+tot[1]+tot[2]+tot[3])
+	row("total", &tot)
 	return b.String()
 }
 
@@ -509,6 +574,15 @@ func (s *summary) details() string {
 	fmt.Fprintf(&b, "\nunsupported ops (cases per op):\n")
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "  %4d  %s\n", s.unsup[m], m)
+	}
+	types := make([]string, 0, len(s.types))
+	for k := range s.types {
+		types = append(types, k)
+	}
+	sort.Strings(types)
+	fmt.Fprintf(&b, "\nunsupported data types (cases per type):\n")
+	for _, k := range types {
+		fmt.Fprintf(&b, "  %4d  %s\n", s.types[k], k)
 	}
 	return b.String()
 }

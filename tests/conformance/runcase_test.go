@@ -61,6 +61,33 @@ func TestRunCase(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.wantErr)
 		})
 	}
+	// writeModel writes a case whose model is built by build and whose data
+	// set is x -> x.
+	writeModel := func(t *testing.T, m *onnxbuild.Model) string {
+		dir := writeCase(t, "Relu", x, x)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "model.onnx"), m.Bytes(), 0o644))
+		return dir
+	}
+	t.Run("data type clinfer lacks is unsupported-type", func(t *testing.T) {
+		m := onnxbuild.New("case", 17).
+			Input("x", tensor.F32, onnxbuild.Dims(4)).
+			Output("y", tensor.F32, onnxbuild.Dims(4)).
+			Node("Cast", "to_string", []string{"x"}, []string{"s"}, map[string]any{"to": int64(8)}).
+			Node("Cast", "back", []string{"s"}, []string{"y"}, map[string]any{"to": int64(1)})
+		out, err := RunCase(context.Background(), core, "CPU", writeModel(t, m))
+		assert.Equal(t, UnsupportedType, out, "error: %v", err)
+		assert.ErrorContains(t, err, "STRING")
+	})
+	t.Run("unsupported op wins over unsupported data type", func(t *testing.T) {
+		m := onnxbuild.New("case", 17).
+			Input("x", tensor.F32, onnxbuild.Dims(4)).
+			Output("y", tensor.F32, onnxbuild.Dims(4)).
+			Node("Cast", "to_string", []string{"x"}, []string{"s"}, map[string]any{"to": int64(8)}).
+			Node("NoSuchOp", "later", []string{"s"}, []string{"y"}, nil)
+		out, err := RunCase(context.Background(), core, "CPU", writeModel(t, m))
+		assert.Equal(t, UnsupportedOp, out, "error: %v", err)
+		assert.ErrorContains(t, err, "NoSuchOp")
+	})
 	t.Run("no data set fails", func(t *testing.T) {
 		dir := writeCase(t, "Relu", x, x)
 		require.NoError(t, os.RemoveAll(filepath.Join(dir, "test_data_set_0")))
