@@ -128,7 +128,9 @@ func TestCompileAndInfer(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
 	defer p.Close()
-	cm, err := p.CompileModel(context.Background(), m, nil)
+	// The checks below name the model's own nodes, so run it unfused;
+	// TestFusedRuntimeModel covers the fused plan.
+	cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	defer cm.Close()
 	assert.Equal(t, before, nnDump(t, m), "user's model must be unchanged by compile")
@@ -199,7 +201,7 @@ func TestProfiling(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
 	defer p.Close()
-	cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithProfiling(true)))
+	cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithProfiling(true), plugin.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -239,9 +241,12 @@ func TestUnsupportedOp(t *testing.T) {
 	assert.Contains(t, err.Error(), "weird_node")
 	assert.Contains(t, err.Error(), "NoSuchOp")
 
+	// Housekeeping nodes follow their neighbours (as OpenVINO's
+	// get_supported_nodes does): x feeds only the unsupported node and y
+	// reads only from it, so none of the three is the CPU's.
 	q, err := p.QueryModel(context.Background(), m, nil)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"x": "CPU", "y": "CPU"}, q)
+	assert.Empty(t, q)
 }
 
 func TestQueryModel(t *testing.T) {
@@ -329,7 +334,7 @@ func TestPlanReleasesIntermediates(t *testing.T) {
 	m, _ := buildNet(nnRNG(12))
 	p, err := New()
 	require.NoError(t, err)
-	pcm, err := p.CompileModel(context.Background(), m, nil)
+	pcm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	cm := pcm.(*CompiledModel)
 	freedAt := map[int]string{}
@@ -404,4 +409,47 @@ func TestNNOpsThroughDevice(t *testing.T) {
 	sum, err := req.Tensor("sm")
 	require.NoError(t, err)
 	assert.Equal(t, tensor.Shape{1, 2, 8, 8}, sum.Shape())
+}
+
+// TestFusedRuntimeModel checks that with transformations on (the default)
+// Conv+Relu runs as one FusedConv whose runtime-model entry names both
+// original nodes, and that the answer equals the unfused plan's.
+func TestFusedRuntimeModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, _ := buildNet(rng)
+	p, err := New()
+	require.NoError(t, err)
+	defer p.Close()
+
+	run := func(props map[string]string) (*tensor.Tensor, plugin.CompiledModel) {
+		cm, err := p.CompileModel(context.Background(), m, props)
+		require.NoError(t, err)
+		t.Cleanup(func() { cm.Close() })
+		req, err := cm.CreateInferRequest()
+		require.NoError(t, err)
+		in := nnRandF32(rand.New(rand.NewPCG(7, 8)), 1, 3, 8, 8)
+		require.NoError(t, req.SetTensor(m.Parameters[0].Name, in))
+		require.NoError(t, req.Infer(context.Background()))
+		out, err := req.Tensor(m.Results[0].Name)
+		require.NoError(t, err)
+		return out, cm
+	}
+	fused, cm := run(nil)
+	plain, _ := run(plugin.Props(plugin.WithDisableTransformations(true)))
+	assertClose(t, plain.Float64s(), fused, 1e-5)
+
+	rm, err := cm.RuntimeModel()
+	require.NoError(t, err)
+	nodes, err := rm.Nodes()
+	require.NoError(t, err)
+	var found bool
+	for _, n := range nodes {
+		if n.RT.Extra["LAYER_TYPE"] != graph.OpFusedConv {
+			continue
+		}
+		found = true
+		assert.Contains(t, n.RT.Extra["ORIGINAL_NAMES"], "conv")
+		assert.Contains(t, n.RT.Extra["ORIGINAL_NAMES"], "relu")
+	}
+	assert.True(t, found, "Conv+Relu should run as one FusedConv")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 )
@@ -108,5 +109,10 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if err != nil {
 		return nil, err
 	}
-	return compile(ctx, p, m, cfg)
+	// The fusion passes run on a clone unless DISABLE_TRANSFORMATIONS=YES.
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, Evaluate)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: compile: %w", err)
+	}
+	return compile(ctx, p, tm, cfg)
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -26,7 +27,8 @@ const optimizationCapabilities = "FP32 FP16"
 // facts.
 func propertySpecs(p *Plugin) []plugin.PropertySpec {
 	procs := runtime.GOMAXPROCS(0)
-	return append(plugin.CommonSpecs(),
+	specs := append(plugin.CommonSpecs(), fusion.PropertySpecs()...)
+	return append(specs,
 		plugin.PrecisionSpec(tensor.F32, tensor.F32),
 		plugin.ReadOnlySpec(plugin.KeyAvailableDevices, DeviceName),
 		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, fullDeviceName()),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 )
@@ -21,17 +22,23 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	if m == nil {
 		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: query: nil model")
 	}
-	if _, err := p.config(props); err != nil {
+	cfg, err := p.config(props)
+	if err != nil {
 		return nil, err
 	}
-	nodes, err := m.Nodes()
-	if err != nil {
+	if _, err := m.Nodes(); err != nil {
 		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: query model %q: %w", m.Name, err)
 	}
-	out := make(map[string]string, len(nodes))
-	for _, n := range nodes {
-		if p.supports(n) {
-			out[n.Name] = DeviceName
+	// The same passes as CompileModel, answered in m's node names through
+	// the fused names the passes record.
+	supported, err := fusion.QueryForDevice(ctx, m, cfg, Evaluate, p.supports)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: query: %w", err)
+	}
+	out := make(map[string]string, len(supported))
+	for name, ok := range supported {
+		if ok {
+			out[name] = DeviceName
 		}
 	}
 	return out, nil

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -287,15 +288,17 @@ func TestVectorAdd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [3]int{}, cwg)
 
-	// A queue without profiling has no timestamps.
+	// A queue without profiling has no timestamps (simulators such as
+	// oclgrind have them anyway).
 	plain, err := e.ctx.CreateCommandQueue(e.dev, 0)
 	require.NoError(t, err)
 	closeLater(t, plain)
 	m := ev(t)(plain.EnqueueMarkerWithWaitList(nil))
 	require.NoError(t, m.Wait())
-	_, err = m.GetEventProfilingInfo(cl.ProfilingInfoCommandStart)
-	assert.ErrorIs(t, err, cl.ErrProfilingInfoNotAvailable)
-	assert.EqualError(t, err, "clGetEventProfilingInfo: CL_PROFILING_INFO_NOT_AVAILABLE")
+	if _, err = m.GetEventProfilingInfo(cl.ProfilingInfoCommandStart); err != nil {
+		assert.ErrorIs(t, err, cl.ErrProfilingInfoNotAvailable)
+		assert.EqualError(t, err, "clGetEventProfilingInfo: CL_PROFILING_INFO_NOT_AVAILABLE")
+	}
 }
 
 const argsSource = `
@@ -836,4 +839,75 @@ func TestNoPlatformHelper(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, cl.ErrPlatformNotFound)
 	t.Logf("no-platform error: %v", err)
+}
+
+// TestConcurrentQueues runs the vector add from several goroutines, each
+// with its own queue, kernel and buffers over one shared context and
+// program, as the GPU plugin's parallel infer requests do.
+func TestConcurrentQueues(t *testing.T) {
+	e := newEnv(t, 0)
+	p := e.program(t, vaddSource)
+	const workers, rounds, n = 4, 20, 512
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() { errs <- vaddWorker(e.ctx, e.dev, p, w, rounds, n) }()
+	}
+	for range workers {
+		assert.NoError(t, <-errs)
+	}
+}
+
+func vaddWorker(ctx *cl.Context, dev *cl.Device, p *cl.Program, w, rounds, n int) (err error) {
+	var closers []interface{ Close() error }
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			err = errors.Join(err, closers[i].Close())
+		}
+	}()
+	q, err := ctx.CreateCommandQueue(dev, 0)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, q)
+	k, err := p.CreateKernel("vadd")
+	if err != nil {
+		return err
+	}
+	closers = append(closers, k)
+	var bufs [3]*cl.MemObject
+	for i := range bufs {
+		if bufs[i], err = ctx.CreateEmptyBuffer(cl.MemReadWrite, n*4); err != nil {
+			return err
+		}
+		closers = append(closers, bufs[i])
+	}
+	a, b, c := seq(n, float32(w)), seq(n, 1), make([]float32, n)
+	for r := range rounds {
+		b[0] = float32(r)
+		var evs []*cl.Event
+		enq := func(ev *cl.Event, err error) error {
+			evs = append(evs, ev)
+			return err
+		}
+		err = errors.Join(
+			enq(cl.EnqueueWriteSlice(q, bufs[0], false, 0, a, nil)),
+			enq(cl.EnqueueWriteSlice(q, bufs[1], false, 0, b, nil)),
+			k.SetArgs(bufs[0], bufs[1], bufs[2], int32(n)),
+			enq(q.EnqueueNDRangeKernel(k, nil, []int{n}, nil, nil)),
+			enq(cl.EnqueueReadSlice(q, bufs[2], false, 0, c, nil)),
+			q.Finish(),
+		)
+		for _, ev := range evs {
+			err = errors.Join(err, ev.Close())
+		}
+		if err != nil {
+			return err
+		}
+		for i := range c {
+			if want := a[i] + b[i]; math.Abs(float64(c[i]-want)) > 1e-4 {
+				return fmt.Errorf("worker %d round %d: c[%d] = %v, want %v", w, r, i, c[i], want)
+			}
+		}
+	}
+	return nil
 }
