@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -95,7 +96,10 @@ func TestStagesOfRequestsOverlap(t *testing.T) {
 	require.NoError(t, a.Wait(ctx))
 	require.NoError(t, b.Wait(ctx))
 	mu.Lock()
-	assert.Equal(t, []string{"A.upload", "B.upload", "A.wait"}, log[:3])
+	// A's wait can only end after B's upload; B's own wait may race A's
+	// once the gate is open (two wait streams), so only that order is fixed.
+	assert.Equal(t, []string{"A.upload", "B.upload"}, log[:2])
+	assert.Greater(t, slices.Index(log, "A.wait"), slices.Index(log, "B.upload"))
 	assert.ElementsMatch(t, []string{"A.upload", "B.upload", "A.wait", "A.download", "B.wait", "B.download"}, log)
 	mu.Unlock()
 
