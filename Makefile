@@ -30,7 +30,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-cpu fuzz fmt-check vet unit race build-nocgo vet-noopencl conformance clean
+.PHONY: test deps go-toolchain models refs run bench-cpu fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -61,7 +61,7 @@ refs: models
 	NODE_PATH=.cache/node_modules node scripts/ortref/make_refs.js
 
 ## test: everything CI checks.
-test: deps models fmt-check vet unit race build-nocgo vet-noopencl
+test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl
 
 fmt-check:
 	@bad=$$($(GOFMT) -l .); \
@@ -85,6 +85,11 @@ build-nocgo:
 
 vet-noopencl:
 	$(GO) vet -tags noopencl ./...
+
+# Built without OpenCL the module must still pass its tests; the GPU plugin
+# then reports that it was built without OpenCL.
+test-noopencl:
+	$(GO) test -tags noopencl -timeout $(TEST_TIMEOUT) ./...
 
 ## conformance: only the ONNX backend suite and real-model tests on CPU, verbose summary.
 conformance:
