@@ -43,7 +43,7 @@ type CompiledModel struct {
 	closed bool
 	perf   map[string]time.Duration // last profiled time per node
 
-	async asyncState // executors and running requests; see stages.go
+	async plugin.AsyncSupport // executors and running requests; see stages.go
 }
 
 var _ plugin.CompiledModel = (*CompiledModel)(nil)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
@@ -25,62 +24,32 @@ func deviceFacts() plugin.DeviceFacts {
 	return plugin.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1}
 }
 
-// asyncState is a compiled model's asynchronous machinery: a
-// plugin.Pipeline on executors from the plugin's ExecutorManager, made on
-// first use and closed (waiting for running requests) by
-// CompiledModel.Close.
-type asyncState struct {
-	mgr      *plugin.ExecutorManager // the plugin's; set by compile
-	conf     plugin.Config           // set by compile
-	once     sync.Once
-	pipeline *plugin.Pipeline
-	err      error
-}
-
-// initAsync records what the pipeline needs; compile calls it.
+// initAsync sets up the compiled model's asynchronous machinery on the
+// plugin's executors, with as many streams as PERFORMANCE_HINT and
+// NUM_STREAMS plan (plugin.PlanStreams); compile calls it.
 func (c *CompiledModel) initAsync(p *Plugin, conf plugin.Config) {
-	c.async.mgr = &p.executors
-	c.async.conf = conf
+	plan := plugin.PlanStreams(conf, deviceFacts())
+	c.async.Init(&p.executors, plugin.PipelineConfig{Device: DeviceName, Streams: plan.Streams},
+		fmt.Sprintf("cpu: compiled model %q", c.model.Name))
 }
 
 // CreateAsyncInferRequest implements plugin.AsyncCompiledModel: a new
 // request whose preprocess, infer and postprocess stages run on the CPU
-// task executor, with as many streams as PERFORMANCE_HINT and NUM_STREAMS
-// plan (plugin.PlanStreams); callbacks run on the callback executor.
+// task executor; callbacks run on the callback executor.
 func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
 	if err := c.check(); err != nil {
 		return nil, err
-	}
-	a := &c.async
-	a.once.Do(func() {
-		plan := plugin.PlanStreams(a.conf, deviceFacts())
-		a.pipeline, a.err = plugin.NewPipeline(a.mgr, plugin.PipelineConfig{Device: DeviceName, Streams: plan.Streams})
-		if a.err != nil {
-			a.err = fmt.Errorf("cpu: compiled model %q: %w", c.model.Name, a.err)
-		}
-	})
-	if a.err != nil {
-		return nil, a.err
 	}
 	r, err := newInferRequest(c)
 	if err != nil {
 		return nil, err
 	}
-	return a.pipeline.NewRequest(r, opts...)
+	return c.async.NewRequest(r, opts...)
 }
 
 // closeAsync waits for running asynchronous requests and releases the
 // executors; later CreateAsyncInferRequest calls fail with ErrClosed.
-func (c *CompiledModel) closeAsync() error {
-	a := &c.async
-	a.once.Do(func() {
-		a.err = fmt.Errorf("cpu: compiled model %q: %w", c.model.Name, plugin.ErrClosed)
-	})
-	if a.pipeline != nil {
-		return a.pipeline.Close()
-	}
-	return nil
-}
+func (c *CompiledModel) closeAsync() error { return c.async.Close() }
 
 // runState is what the stages of one inference share.
 type runState struct {
