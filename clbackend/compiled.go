@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -20,51 +20,32 @@ import (
 // are OpenCL C 1.2.
 const buildOptions = "-cl-std=CL1.2"
 
-// workGroupMultiple is what global sizes are rounded up to; the kernels
-// bounds-check the extra work items.
-const workGroupMultiple = 64
-
-// slot is one value of the plan: a node output, held in a device buffer.
-type slot struct {
-	typ   tensor.ElementType
-	shape tensor.Shape
-	bytes int
-	value *tensor.Tensor // constants: uploaded once by the compiled model
-}
-
-// launch is one kernel of the plan.
-type launch struct {
-	node   *graph.Node
-	kernel kernels.Kernel
-	prog   *cl.Program
-	in     []int // input slots
-	out    int   // output slot
-	n      int64 // elements the kernel covers
-	scalar []uint32
-	global int
-}
-
 // CompiledModel is a model compiled for one GPU device: the cloned,
-// shape-inferred graph, its launch plan, the built programs (shared with
-// the plugin's cache) and the weights on the device. It is safe for
-// concurrent use; its requests share the weights read-only.
+// shape-inferred graph, its launch plans (one per set of input shapes,
+// built once and cached), the built programs (shared with the plugin's
+// cache) and the weights on the device, uploaded once and shared by every
+// plan and request. It is safe for concurrent use.
 type CompiledModel struct {
 	dev       *device
 	ctx       *shared[*cl.Context]
 	model     *graph.Model
 	props     *plugin.Properties
 	profiling bool
+	cacheDir  string
 	inputs    []plugin.PortInfo
 	outputs   []plugin.PortInfo
+	hostParam []bool
+	plugin    *Plugin
 
-	slots      []slot
-	launches   []launch
-	paramSlot  []int
-	resultSlot []int
-	order      map[*graph.Node]int // execution order of every node
-	impl       map[*graph.Node]string
-	progs      []*shared[*cl.Program]
-	constBufs  map[int]*cl.MemObject
+	// static is the plan of the declared input shapes, built at compile
+	// time when they are static (nil otherwise).
+	static *plan
+
+	planMu sync.Mutex // serialises plan builds
+	plans  map[string]*plan
+
+	wmu     sync.Mutex
+	weights map[string]*cl.MemObject // Constant node name -> device copy
 
 	// running is held for reading by every Infer and for writing by Close,
 	// so Close waits for inferences on the device to end.
@@ -74,9 +55,19 @@ type CompiledModel struct {
 	closed   bool
 	requests map[*InferRequest]struct{}
 	perf     map[string]time.Duration
+
+	async plugin.AsyncSupport // executors and running async requests; see async.go
 }
 
 var _ plugin.CompiledModel = (*CompiledModel)(nil)
+
+// Compiled-model properties reporting the activation memory plan of the
+// static input shapes: the bytes of the activation buffers after reuse by
+// liveness, and the sum of all intermediate tensors.
+const (
+	KeyActivationBytesPlanned = "ACTIVATION_BYTES_PLANNED"
+	KeyActivationBytesNaive   = "ACTIVATION_BYTES_NAIVE"
+)
 
 // compile plans a clone of m for device d under configuration cfg.
 func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plugin.Properties) (_ *CompiledModel, err error) {
@@ -91,31 +82,33 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 	if err != nil {
 		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
 	}
-	kernelOf := make(map[*graph.Node]string, len(nodes))
-	for _, n := range nodes {
-		k, why := support(n)
-		if why != "" {
-			return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s: %s", m.Name, d.name(), n.Name, n.OpType, why)
-		}
-		kernelOf[n] = k
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
-
-	cm := &CompiledModel{dev: d, model: model, order: map[*graph.Node]int{}, impl: map[*graph.Node]string{},
-		constBufs: map[int]*cl.MemObject{}, requests: map[*InferRequest]struct{}{}, perf: map[string]time.Duration{}}
-	cm.props = cfg.Extend(
-		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
-		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg))),
-		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, d.name()),
-		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
-	)
-	conf, err := plugin.ParseConfig(cm.props)
+	cm := &CompiledModel{dev: d, model: model, plugin: p, plans: map[string]*plan{}, weights: map[string]*cl.MemObject{},
+		requests: map[*InferRequest]struct{}{}, perf: map[string]time.Duration{}}
+	conf, err := plugin.ParseConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	cm.profiling = conf.EnableProfiling
+	if cm.cacheDir, err = cfg.Get(plugin.KeyCacheDir); err != nil {
+		return nil, fmt.Errorf("gpu: compile: %w", err)
+	}
+	for _, n := range model.Parameters {
+		pi := plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()}
+		cm.inputs = append(cm.inputs, pi)
+		cm.hostParam = append(cm.hostParam, isHostParam(model, n))
+	}
+	for _, n := range model.Results {
+		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", m.Name, n.Name)
+		}
+		cm.outputs = append(cm.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+	if err := checkSupport(model, nodes, cm.hostParam); err != nil {
+		return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: %w", m.Name, d.name(), err)
+	}
 
 	cm.ctx, err = d.context()
 	if err != nil {
@@ -126,115 +119,132 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 			_ = cm.release()
 		}
 	}()
-
-	slotOf := map[graph.Output]int{}
-	for i, n := range nodes {
-		cm.order[n] = i
-		for oi, o := range n.Outputs {
-			s, _ := o.Shape.ToShape()
-			sl := slot{typ: o.Type, shape: s, bytes: int(s.NumElements()) * o.Type.Size()}
-			if n.OpType == graph.OpConstant {
-				sl.value = n.Value.Contiguous()
-			}
-			slotOf[n.Out(oi)] = len(cm.slots)
-			cm.slots = append(cm.slots, sl)
-		}
-		switch n.OpType {
-		case graph.OpParameter:
-			cm.impl[n] = "parameter"
-			continue
-		case graph.OpConstant:
-			cm.impl[n] = "constant"
-			continue
-		case graph.OpResult:
-			cm.impl[n] = "result"
-			continue
-		}
-		k, err := kernels.Lookup(kernelOf[n])
+	static := !slices.Contains(cm.hostParam, true)
+	var shapes []tensor.Shape
+	for _, in := range cm.inputs {
+		s, ok := in.Shape.ToShape()
+		static = static && ok
+		shapes = append(shapes, s)
+	}
+	planned, naive := "0", "0"
+	if static {
+		key := planKey(shapes, nil)
+		pl, err := cm.buildPlan(ctx, p, key, shapes, nil)
 		if err != nil {
-			return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q: node %q: %w", m.Name, n.Name, err)
+			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 		}
-		prog, err := cm.program(p, k)
-		if err != nil {
-			return nil, fmt.Errorf("gpu: compile model %q: node %q: %w", m.Name, n.Name, err)
-		}
-		l := launch{node: n, kernel: k, prog: prog, out: slotOf[n.Out(0)]}
-		for _, in := range n.Inputs {
-			l.in = append(l.in, slotOf[in])
-		}
-		out := cm.slots[l.out]
-		l.n = int64(out.bytes / out.typ.Size())
-		switch k.Name {
-		case "copy_words":
-			l.n = int64(out.bytes / 4)
-		case "copy_bytes":
-			l.n = int64(out.bytes)
-		case "add_f32", "mul_f32":
-			for _, s := range l.in {
-				l.scalar = append(l.scalar, boolU32(cm.slots[s].shape.NumElements() == 1 && l.n != 1))
-			}
-		}
-		l.global = int((l.n + workGroupMultiple - 1) / workGroupMultiple * workGroupMultiple)
-		cm.impl[n] = k.Name + ":" + k.Entry
-		cm.launches = append(cm.launches, l)
+		cm.static = pl
+		cm.plans[key] = pl
+		planned, naive = formatBytes(pl.planned), formatBytes(pl.naive)
 	}
-	for _, n := range model.Parameters {
-		cm.paramSlot = append(cm.paramSlot, slotOf[n.Out(0)])
-		cm.inputs = append(cm.inputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	cm.props = cfg.Extend(
+		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
+		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg, d))),
+		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, d.name()),
+		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
+		plugin.ReadOnlySpec(KeyActivationBytesPlanned, planned),
+		plugin.ReadOnlySpec(KeyActivationBytesNaive, naive),
+	)
+	conf, err = plugin.ParseConfig(cm.props)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: compile model %q: %w", m.Name, err)
 	}
-	for _, n := range model.Results {
-		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", m.Name, n.Name)
-		}
-		cm.resultSlot = append(cm.resultSlot, slotOf[n.Inputs[0]])
-		cm.outputs = append(cm.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
-	}
-	// Weights go to the device once; every request reads them.
-	for i, s := range cm.slots {
-		if s.value == nil {
-			continue
-		}
-		data := s.value.Bytes()
-		if len(data) == 0 {
-			data = make([]byte, 4)
-		}
-		buf, err := cm.ctx.val.CreateBuffer(cl.MemReadOnly, data)
-		if err != nil {
-			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: compile model %q: uploading constant of %s (%d bytes) to %s: %w", m.Name, s.shape, s.bytes, d.name(), err)
-		}
-		cm.constBufs[i] = buf
-	}
+	cm.initAsync(conf)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	return cm, nil
 }
 
-func boolU32(b bool) uint32 {
-	if b {
-		return 1
+// checkSupport finds, without shapes or values, a node that no plan could
+// run (see unsupportedNodes).
+func checkSupport(model *graph.Model, nodes []*graph.Node, hostParam []bool) error {
+	bad := unsupportedNodes(model, nodes, hostParam)
+	for _, n := range nodes {
+		if why, ok := bad[n]; ok {
+			return fmt.Errorf("node %q: %s", n.Name, why)
+		}
 	}
-	return 0
+	return nil
 }
 
-// program returns the built program of k, taking a reference the compiled
-// model releases on Close.
-func (c *CompiledModel) program(p *Plugin, k kernels.Kernel) (*cl.Program, error) {
-	src, err := k.Source()
+// unsupportedNodes maps each node no plan could run to the reason: a node
+// outside the GPU lowering table whose inputs are not all known on the
+// host (constants, folded subgraphs, host parameters).
+func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool) map[*graph.Node]string {
+	bad := map[*graph.Node]string{}
+	known := map[*graph.Node]bool{}
+	for i, prm := range model.Parameters {
+		known[prm] = i < len(hostParam) && hostParam[i]
+	}
+	table := lowerings()
+	for _, n := range nodes {
+		switch n.OpType {
+		case graph.OpParameter, graph.OpResult:
+			continue
+		case graph.OpConstant:
+			if n.Value == nil {
+				bad[n] = "constant has no value"
+			}
+			known[n] = true
+			continue
+		}
+		all := foldable(n) && n.Domain == ""
+		for _, in := range n.Inputs {
+			if in.Valid() && !known[in.Node] {
+				all = false
+			}
+		}
+		if n.OpType == "Shape" {
+			all = true
+		}
+		if all && (len(n.Inputs) > 0 || n.OpType == "ConstantOfShape" || n.OpType == "Range") {
+			known[n] = true
+			continue
+		}
+		if chk, ok := staticChecks[n.OpType]; ok {
+			if why := chk(n); why != "" {
+				bad[n] = "op " + n.OpType + ": " + why
+				continue
+			}
+		}
+		if _, ok := table[n.OpType]; !ok || n.Domain != "" {
+			op := n.OpType
+			if n.Domain != "" {
+				op = n.Domain + "." + op
+			}
+			bad[n] = "op " + op + " has no GPU kernel yet"
+		}
+	}
+	return bad
+}
+
+// planFor returns the plan of inputs ins, building and caching it on first
+// use (a new input shape re-plans rather than failing).
+func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor) (*plan, error) {
+	if c.static != nil {
+		return c.static, nil
+	}
+	shapes := make([]tensor.Shape, len(ins))
+	host := make([]*tensor.Tensor, len(ins))
+	for i, t := range ins {
+		shapes[i] = t.Shape()
+		if c.hostParam[i] {
+			host[i] = t.Contiguous().Clone()
+		}
+	}
+	key := planKey(shapes, host)
+	c.planMu.Lock()
+	defer c.planMu.Unlock()
+	if pl, ok := c.plans[key]; ok {
+		return pl, nil
+	}
+	pl, err := c.buildPlan(ctx, c.plugin, key, shapes, host)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := c.props.Get(plugin.KeyCacheDir)
-	if err != nil {
-		return nil, err
-	}
-	opts := strings.TrimSpace(buildOptions + " " + k.Options)
-	sp, err := p.cache.program(c.dev, c.ctx.val, k.File, src, opts, dir)
-	if err != nil {
-		return nil, err
-	}
-	c.progs = append(c.progs, sp)
-	return sp.val, nil
+	c.plans[key] = pl
+	return pl, nil
 }
 
 // Inputs describes the model inputs.
@@ -301,8 +311,13 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 			n.RT.Extra = map[string]string{}
 		}
 		n.RT.Extra["LAYER_TYPE"] = n.OpType
-		n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(c.order[orig[i]])
-		n.RT.Extra["IMPL_TYPE"] = c.impl[orig[i]]
+		if pl := c.static; pl != nil {
+			n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(pl.order[pl.nodeByName(orig[i].Name)])
+			n.RT.Extra["IMPL_TYPE"] = pl.impl[pl.nodeByName(orig[i].Name)]
+		} else {
+			n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(i)
+			n.RT.Extra["IMPL_TYPE"] = "planned per input shape"
+		}
 		n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
 		if d, ok := c.perf[n.Name]; ok {
 			n.RT.Extra["PERF_COUNTER"] = strconv.FormatInt(d.Microseconds(), 10)
@@ -314,6 +329,9 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 // Close waits for running inferences, closes the model's requests and
 // releases its weights, programs and context reference. It is idempotent.
 func (c *CompiledModel) Close() error {
+	// Running asynchronous requests finish first (their stages hold no
+	// lock Close needs), then synchronous ones (running).
+	asyncErr := c.async.Close()
 	c.running.Lock()
 	defer c.running.Unlock()
 	c.mu.Lock()
@@ -325,7 +343,7 @@ func (c *CompiledModel) Close() error {
 	reqs := c.requests
 	c.requests = nil
 	c.mu.Unlock()
-	var errs []error
+	errs := []error{asyncErr}
 	for r := range reqs {
 		errs = append(errs, r.release())
 	}
@@ -339,14 +357,15 @@ func (c *CompiledModel) Close() error {
 // release frees the device resources the compiled model owns.
 func (c *CompiledModel) release() error {
 	var errs []error
-	for _, b := range c.constBufs {
+	for _, pl := range c.plans {
+		errs = append(errs, pl.release())
+	}
+	c.plans = nil
+	c.static = nil
+	for _, b := range c.weights {
 		errs = append(errs, b.Close())
 	}
-	c.constBufs = nil
-	for _, p := range c.progs {
-		errs = append(errs, p.release())
-	}
-	c.progs = nil
+	c.weights = nil
 	if c.ctx != nil {
 		errs = append(errs, c.ctx.release())
 		c.ctx = nil

@@ -29,13 +29,25 @@
 // request owns its queue, buffers and kernels. Closing a compiled model
 // waits for running inferences and closes its requests.
 //
-// # Scope
+// # Engine
 //
-// The engine runs Parameter, Constant, Result, Identity, Relu, and Add and
-// Mul of same-shape or scalar-broadcast f32 tensors, with static shapes.
-// Other ops fail CompileModel with an error wrapping plugin.ErrUnsupported;
-// QueryModel names exactly the nodes that compile. Math runs in f32 whatever
-// INFERENCE_PRECISION_HINT says.
+// A compiled model turns the graph into a plan (plan.go): nodes whose
+// inputs are known on the host (constants, Shape of static shapes, small
+// inputs that only feed shape-like positions) are folded at plan time with
+// the CPU reference kernels; every other node goes through the op ->
+// lowering table (lower.go), which picks catalogue kernels, adds type
+// defines and fixes work sizes and parameter tables at plan time, or makes
+// a zero-copy alias (Reshape, Squeeze, Identity...). Activations share
+// buffers by liveness (ACTIVATION_BYTES_PLANNED next to
+// ACTIVATION_BYTES_NAIVE); weights are uploaded once per compiled model.
+// Models with static inputs are planned at compile time; others are planned
+// per input shape (and host-input values) on first use and cached.
+//
+// Kernels are f32 (data movement, Where, Gather, Cast and the integer
+// arithmetic and compare forms take other types). Op forms without a
+// kernel fail CompileModel with plugin.ErrUnsupported naming the node;
+// QueryModel answers exactly the nodes whose op has a lowering or folds.
+// Math runs in f32 whatever INFERENCE_PRECISION_HINT says.
 //
 // Built without cgo or with -tags noopencl the package still registers
 // "GPU"; New then fails with the cl package's "built without OpenCL" error.

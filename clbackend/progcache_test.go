@@ -16,7 +16,7 @@ import (
 
 // chainPrograms is how many distinct programs the chain model needs: relu,
 // add, mul (eltwise_binary with two option sets) and copy.
-const chainPrograms = 4
+const chainPrograms = 3
 
 // compileInfer compiles the chain model on p with props, runs it once and
 // closes everything.

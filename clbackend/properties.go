@@ -54,7 +54,7 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", maxAsyncRequests)),
 		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, fmt.Sprintf("1 %d", maxStreams)),
 		plugin.ComputedSpec(plugin.KeyOptimalNumberOfInferRequests, func() (string, error) {
-			return strconv.Itoa(optimalRequests(d.props)), nil
+			return strconv.Itoa(optimalRequests(d.props, d)), nil
 		}),
 	)
 	if d.uuid != "" {
@@ -92,24 +92,16 @@ func precisionSpec(d *device) plugin.PropertySpec {
 	}
 }
 
-// optimalRequests is 1 for the latency hint, and two requests per stream
-// (one uploading while the other computes) for the throughput hints, capped
-// by NUM_REQUESTS.
-func optimalRequests(props *plugin.Properties) int {
+// optimalRequests is what plugin.PlanStreams plans for the device: 1 for
+// the latency hint, two requests per stream (one uploading while the other
+// computes) for the throughput hints, capped by NUM_REQUESTS.
+func optimalRequests(props *plugin.Properties, d *device) int {
 	if props == nil {
 		return 1
 	}
 	cfg, err := plugin.ParseConfig(props)
-	if err != nil || cfg.PerformanceHint == plugin.HintLatency {
+	if err != nil {
 		return 1
 	}
-	streams := cfg.NumStreams
-	if streams <= 0 {
-		streams = maxStreams
-	}
-	n := 2 * streams
-	if cfg.NumRequests > 0 && cfg.NumRequests < n {
-		n = cfg.NumRequests
-	}
-	return n
+	return plugin.PlanStreams(cfg, deviceFacts(d)).Requests
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,115 +18,155 @@ import (
 type InferRequest struct {
 	c *CompiledModel
 
-	mu      sync.Mutex
-	busy    bool
-	closed  bool
-	inputs  []*tensor.Tensor
-	outputs []*tensor.Tensor
-	userOut []bool
-	prof    []plugin.ProfilingInfo
+	mu     sync.Mutex
+	busy   bool
+	closed bool
+	io     plugin.Bindings // input and output tensors
+	prof   []plugin.ProfilingInfo
 
 	// Device resources, owned by the request (released by release).
-	queue   *cl.CommandQueue
-	bufs    []*cl.MemObject // per slot; nil for constants (the model's)
-	kernels []*cl.Kernel    // per launch, arguments set once
+	queue  *cl.CommandQueue
+	states map[*plan]*planState
+
+	// pending is the inference whose commands are on the queue and not yet
+	// known to be done; drained by the next run, an error or release.
+	pending *runState
+}
+
+// planState is what a request holds for one plan: its activation buffers
+// and its kernel objects with their arguments set once.
+type planState struct {
+	bufs    []*cl.MemObject // per activation buffer of the plan
+	kernels []*cl.Kernel    // per launch
+}
+
+// close releases the state's kernels and buffers.
+func (st *planState) close() error {
+	var errs []error
+	for _, k := range st.kernels {
+		errs = append(errs, k.Close())
+	}
+	for _, b := range st.bufs {
+		errs = append(errs, b.Close())
+	}
+	st.kernels, st.bufs = nil, nil
+	return errors.Join(errs...)
 }
 
 var _ plugin.InferRequest = (*InferRequest)(nil)
 
-// newInferRequest creates the request's queue, buffers and kernels; c.mu
-// is held.
+// newInferRequest creates the request's queue and, for a model with
+// static input shapes, the buffers and kernels of its plan; c.mu is held.
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
-	r := &InferRequest{c: c, inputs: make([]*tensor.Tensor, len(c.inputs)),
-		outputs: make([]*tensor.Tensor, len(c.outputs)), userOut: make([]bool, len(c.outputs))}
+	r := &InferRequest{c: c, io: plugin.NewBindings(c.inputs, c.outputs), states: map[*plan]*planState{}}
 	for i, in := range c.inputs {
-		s, _ := in.Shape.ToShape()
+		s := make(tensor.Shape, len(in.Shape.Dims))
+		for d, dim := range in.Shape.Dims {
+			s[d] = max(dim.Size, 1)
+		}
 		t, err := tensor.New(in.Type, s)
 		if err != nil {
 			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: input %q: %w", in.Name, err)
 		}
-		r.inputs[i] = t
+		r.io.In[i] = t
 	}
 	defer func() {
 		if err != nil {
 			_ = r.release()
 		}
 	}()
-	fail := func(what string, err error) error {
-		return plugin.Errorf(plugin.ErrDevice, "gpu: infer request of %q on %s: %s: %w", c.model.Name, c.dev.name(), what, err)
-	}
 	var qprops cl.CommandQueueProperty
 	if c.profiling {
 		qprops |= cl.CommandQueueProfilingEnable
 	}
-	ctx := c.ctx.val
-	if r.queue, err = ctx.CreateCommandQueue(c.dev.cl, qprops); err != nil {
-		return nil, fail("command queue", err)
+	if r.queue, err = c.ctx.val.CreateCommandQueue(c.dev.cl, qprops); err != nil {
+		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: infer request of %q on %s: command queue: %w", c.model.Name, c.dev.name(), err)
 	}
-	r.bufs = make([]*cl.MemObject, len(c.slots))
-	for i, s := range c.slots {
-		if s.value != nil {
-			r.bufs[i] = nil
-			continue
-		}
-		if r.bufs[i], err = ctx.CreateEmptyBuffer(cl.MemReadWrite, max(s.bytes, 4)); err != nil {
-			return nil, fail(fmt.Sprintf("buffer for %s%s (%d bytes)", s.typ, s.shape, s.bytes), err)
-		}
-	}
-	for _, l := range c.launches {
-		k, err := l.prog.CreateKernel(l.kernel.Entry)
-		if err != nil {
-			return nil, fail("kernel "+l.kernel.Entry+" for node "+l.node.Name, err)
-		}
-		r.kernels = append(r.kernels, k)
-		args := make([]any, 0, len(l.in)+4)
-		for _, s := range l.in {
-			args = append(args, r.buffer(s))
-		}
-		args = append(args, r.buffer(l.out), uint64(l.n))
-		for _, s := range l.scalar {
-			args = append(args, s)
-		}
-		if err := k.SetArgs(args...); err != nil {
-			return nil, fail("arguments of kernel "+l.kernel.Entry+" for node "+l.node.Name, err)
+	if c.static != nil {
+		if _, err := r.state(c.static); err != nil {
+			return nil, err
 		}
 	}
 	return r, nil
 }
 
-// buffer is the device buffer of slot s: the request's, or the model's for
-// a constant.
-func (r *InferRequest) buffer(s int) *cl.MemObject {
-	if b := r.bufs[s]; b != nil {
-		return b
+// state returns the request's buffers and kernels for plan pl, creating
+// them on first use.
+func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
+	if st, ok := r.states[pl]; ok {
+		return st, nil
 	}
-	return r.c.constBufs[s]
+	c := r.c
+	fail := func(what string, err error) error {
+		return plugin.Errorf(plugin.ErrDevice, "gpu: infer request of %q on %s: %s: %w", c.model.Name, c.dev.name(), what, err)
+	}
+	st := &planState{}
+	defer func() {
+		if err != nil {
+			_ = st.close()
+		}
+	}()
+	for _, size := range pl.bufSizes {
+		b, err := c.ctx.val.CreateEmptyBuffer(cl.MemReadWrite, size)
+		if err != nil {
+			return nil, fail(fmt.Sprintf("activation buffer of %d bytes", size), err)
+		}
+		st.bufs = append(st.bufs, b)
+	}
+	for _, l := range pl.launches {
+		k, err := l.prog.CreateKernel(l.kernel.Entry)
+		if err != nil {
+			return nil, fail("kernel "+l.kernel.Entry+" for node "+l.node.Name, err)
+		}
+		st.kernels = append(st.kernels, k)
+		args := make([]any, 0, len(l.args)+1)
+		for i, a := range l.args {
+			if s, ok := a.(slotArg); ok {
+				args = append(args, r.buffer(pl, st, int(s)))
+				continue
+			}
+			if i == 0 {
+				args = append(args, a)
+				continue
+			}
+			args = append(args, a)
+		}
+		if err := k.SetArgs(args...); err != nil {
+			return nil, fail("arguments of kernel "+l.kernel.Entry+" for node "+l.node.Name, err)
+		}
+	}
+	r.states[pl] = st
+	return st, nil
 }
 
-// ports returns inputs then outputs, for plugin.CheckTensor.
-func (r *InferRequest) ports() []plugin.PortInfo {
-	return append(clonePorts(r.c.inputs), r.c.outputs...)
+// buffer is the device buffer holding value v of plan pl: a weight of the
+// model, a constant of the plan, or one of the request's activation
+// buffers.
+func (r *InferRequest) buffer(pl *plan, st *planState, v int) *cl.MemObject {
+	root := pl.values[v].root
+	rv := pl.values[root]
+	if rv.host != nil {
+		if rv.weight != "" {
+			r.c.wmu.Lock()
+			defer r.c.wmu.Unlock()
+			return r.c.weights[rv.weight]
+		}
+		return pl.consts[root]
+	}
+	return st.bufs[rv.buf]
 }
 
 // SetTensor binds t to the input or output called name. An input tensor is
 // never modified; an output tensor receives the result.
 func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
-	idx, err := plugin.CheckTensor(r.ports(), name, t)
-	if err != nil {
-		return fmt.Errorf("gpu: set tensor: %w", err)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.usable(); err != nil {
 		return err
 	}
-	if idx < len(r.inputs) {
-		r.inputs[idx] = t
-		return nil
+	if err := r.io.Set(name, t); err != nil {
+		return fmt.Errorf("gpu: set tensor: %w", err)
 	}
-	idx -= len(r.inputs)
-	r.outputs[idx] = t
-	r.userOut[idx] = true
 	return nil
 }
 
@@ -143,31 +182,15 @@ func (r *InferRequest) usable() error {
 }
 
 // Tensor returns the tensor bound to an input, or an output's tensor
-// (valid after Infer).
+// (valid after Infer). Host tensors stay readable after Close.
 func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return nil, fmt.Errorf("gpu: infer request: %w", plugin.ErrClosed)
+	t, err := r.io.Get(name)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	for i, p := range r.c.inputs {
-		if p.Name == name {
-			return r.inputs[i], nil
-		}
-	}
-	for i, p := range r.c.outputs {
-		if p.Name == name {
-			if r.outputs[i] == nil {
-				return nil, plugin.Errorf(plugin.ErrNotFound, "gpu: output %q has no tensor yet (run Infer first)", name)
-			}
-			return r.outputs[i], nil
-		}
-	}
-	names := make([]string, 0, len(r.c.inputs)+len(r.c.outputs))
-	for _, p := range r.ports() {
-		names = append(names, p.Name)
-	}
-	return nil, plugin.Errorf(plugin.ErrNotFound, "gpu: no tensor %q (ports: %s)", name, strings.Join(names, ", "))
+	return t, nil
 }
 
 // Infer runs the plan once: it writes the inputs (non-blocking), enqueues
@@ -187,32 +210,17 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 		r.mu.Unlock()
 		return err
 	}
-	if err := c.check(); err != nil {
-		r.mu.Unlock()
-		return err
-	}
 	r.busy = true
-	inputs := append([]*tensor.Tensor(nil), r.inputs...)
-	outputs := append([]*tensor.Tensor(nil), r.outputs...)
-	userOut := append([]bool(nil), r.userOut...)
 	r.mu.Unlock()
-
-	results, prof, err := r.run(ctx, inputs, outputs, userOut)
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.busy = false
-	if err != nil {
-		return err
-	}
-	for i, t := range results {
-		if !r.userOut[i] {
-			r.outputs[i] = t
+	defer func() {
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+	}()
+	for _, st := range r.Stages() {
+		if err := st.Run(ctx); err != nil {
+			return err
 		}
-	}
-	r.prof = prof
-	if c.profiling {
-		c.recordPerf(prof)
 	}
 	return nil
 }
@@ -234,131 +242,274 @@ func (e *events) close() error {
 	return errors.Join(errs...)
 }
 
-// run executes one inference; it touches no request state but the device
-// resources.
-func (r *InferRequest) run(ctx context.Context, inputs, outputs []*tensor.Tensor, userOut []bool) (_ []*tensor.Tensor, _ []plugin.ProfilingInfo, err error) {
-	c := r.c
-	fail := func(what string, err error) error {
-		return plugin.Errorf(plugin.ErrDevice, "gpu: infer %q on %s: %s: %w", c.model.Name, c.dev.name(), what, err)
+// runState is what the stages of one inference share.
+type runState struct {
+	inputs, outputs []*tensor.Tensor
+	userOut         []bool
+
+	pl       *plan
+	st       *planState
+	evs      events
+	enqueued bool             // commands may still use buffers and host memory
+	hostIn   []*tensor.Tensor // contiguous inputs, referenced until the wait
+	staged   []*tensor.Tensor // download targets
+	cpu      []time.Duration  // host time of each launch
+	upload   time.Duration    // host time of the stages, for the profile
+	execute  time.Duration
+	download time.Duration
+	wait     time.Duration
+}
+
+// Stages implements plugin.Stager. On the task executor: preprocess
+// (snapshot the bindings, find or build the plan of their shapes) and
+// enqueue (uploads, kernels and downloads, all non-blocking, then a flush);
+// on the wait executor: wait (for the last event, so the task executor is
+// free to upload the next request meanwhile); on the task executor again:
+// postprocess (outputs into place, the profile). Infer runs the same
+// stages in order. A stage that fails drains the queue and releases the
+// inference's events; if a run is abandoned between stages (cancelled),
+// the next run or Close drains it.
+func (r *InferRequest) Stages() []plugin.Stage {
+	s := &runState{}
+	return []plugin.Stage{
+		{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
+		{Name: "enqueue", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.abortOnError(s, r.enqueue(ctx, s)) }},
+		{Name: "wait", Executor: plugin.ExecutorWait, Run: func(ctx context.Context) error { return r.abortOnError(s, r.wait(ctx, s)) }},
+		{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.abortOnError(s, r.postprocess(s)) }},
 	}
-	var evs events
-	defer func() {
-		if cerr := evs.close(); cerr != nil && err == nil {
-			err = fail("releasing events", cerr)
-		}
-	}()
+}
+
+// fail wraps a device error of an inference.
+func (r *InferRequest) fail(what string, err error) error {
+	return plugin.Errorf(plugin.ErrDevice, "gpu: infer %q on %s: %s: %w", r.c.model.Name, r.c.dev.name(), what, err)
+}
+
+// preprocess snapshots the bindings and finds (or builds) the plan of the
+// input shapes and the request's state for it.
+func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
+	c := r.c
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return fmt.Errorf("gpu: infer request: %w", plugin.ErrClosed)
+	}
+	if err := c.check(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	s.inputs, s.outputs, s.userOut = r.io.Snapshot()
+	err := r.drainPendingLocked()
+	r.mu.Unlock()
+	if err != nil {
+		return r.fail("draining an abandoned inference", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
+	}
+	pl, err := c.planFor(ctx, s.inputs)
+	if err != nil {
+		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
+	}
+	r.mu.Lock()
+	st, err := r.state(pl)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	s.pl, s.st = pl, st
+	return nil
+}
+
+// enqueue puts the whole inference on the request's in-order queue without
+// blocking: input writes, every kernel back to back, output reads; then a
+// flush so the device starts while the host moves on.
+func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
+	c, pl, st := r.c, s.pl, s.st
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
+	}
+	r.mu.Lock()
+	r.pending = s
+	r.mu.Unlock()
 	keep := func(list *[]*cl.Event, ev *cl.Event) {
 		*list = append(*list, ev)
-		evs.last = ev
+		s.evs.last = ev
 	}
-	enqueued := false
-	defer func() {
-		if err != nil && enqueued {
-			// Commands may still use the request's buffers and the host
-			// memory they read or write: drain before returning.
-			_ = r.queue.Finish()
-		}
-	}()
 
 	t0 := time.Now()
 	// Upload: the input bytes stay referenced (pinned by cl) until the wait.
-	hostIn := make([]*tensor.Tensor, len(inputs))
-	for i, t := range inputs {
-		hostIn[i] = t.Contiguous()
-		b := hostIn[i].Bytes()
+	s.hostIn = make([]*tensor.Tensor, len(s.inputs))
+	for i, t := range s.inputs {
+		if pl.hostIn[i] {
+			continue // part of the plan
+		}
+		s.hostIn[i] = t.Contiguous()
+		b := s.hostIn[i].Bytes()
 		if len(b) == 0 {
 			continue
 		}
-		ev, err := cl.EnqueueWriteSlice(r.queue, r.bufs[c.paramSlot[i]], false, 0, b, nil)
+		ev, err := cl.EnqueueWriteSlice(r.queue, r.buffer(pl, st, pl.params[i]), false, 0, b, nil)
 		if err != nil {
-			return nil, nil, fail("writing input "+c.inputs[i].Name, err)
+			return r.fail("writing input "+c.inputs[i].Name, err)
 		}
-		enqueued = true
-		keep(&evs.upload, ev)
+		s.enqueued = true
+		keep(&s.evs.upload, ev)
 	}
-	upload := time.Since(t0)
+	s.upload = time.Since(t0)
 
 	// Execute: the in-order queue orders the kernels; no wait lists.
 	t1 := time.Now()
-	cpu := make([]time.Duration, len(c.launches))
-	for i, l := range c.launches {
+	s.cpu = make([]time.Duration, len(pl.launches))
+	for i, l := range pl.launches {
 		if l.n == 0 {
 			continue
 		}
 		ts := time.Now()
-		ev, err := r.queue.EnqueueNDRangeKernel(r.kernels[i], nil, []int{l.global}, nil, nil)
+		ev, err := r.queue.EnqueueNDRangeKernel(st.kernels[i], nil, []int{l.global}, nil, nil)
 		if err != nil {
-			return nil, nil, fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
+			return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
 		}
-		enqueued = true
-		keep(&evs.kernels, ev)
-		cpu[i] = time.Since(ts)
+		s.enqueued = true
+		keep(&s.evs.kernels, ev)
+		s.cpu[i] = time.Since(ts)
 	}
-	execute := time.Since(t1)
+	s.execute = time.Since(t1)
 
-	// Download into fresh tensors, or into the ones the user bound.
+	// Download into fresh tensors, or straight into the ones the user bound.
 	t2 := time.Now()
-	results := make([]*tensor.Tensor, len(c.outputs))
-	staged := make([]*tensor.Tensor, len(c.outputs)) // read targets
-	for i, s := range c.resultSlot {
-		sl := c.slots[s]
-		dst := outputs[i]
+	s.staged = make([]*tensor.Tensor, len(c.outputs))
+	for i, v := range pl.results {
+		sl := pl.values[v]
+		dst := s.outputs[i]
 		switch {
-		case userOut[i] && dst.IsContiguous():
-			staged[i] = dst
+		case s.userOut[i] && dst.IsContiguous() && dst.Shape().Equal(sl.shape) && dst.Type() == sl.typ:
+			s.staged[i] = dst
 		default:
-			staged[i] = tensor.MustNew(sl.typ, sl.shape)
+			s.staged[i] = tensor.MustNew(sl.typ, sl.shape)
 		}
-		results[i] = staged[i]
-		b := staged[i].Bytes()
+		b := s.staged[i].Bytes()
 		if len(b) == 0 {
 			continue
 		}
-		ev, err := cl.EnqueueReadSlice(r.queue, r.buffer(s), false, 0, b, nil)
+		ev, err := cl.EnqueueReadSlice(r.queue, r.buffer(pl, st, v), false, 0, b, nil)
 		if err != nil {
-			return nil, nil, fail("reading output "+c.outputs[i].Name, err)
+			return r.fail("reading output "+c.outputs[i].Name, err)
 		}
-		enqueued = true
-		keep(&evs.download, ev)
+		s.enqueued = true
+		keep(&s.evs.download, ev)
 	}
-	download := time.Since(t2)
+	if s.enqueued {
+		if err := r.queue.Flush(); err != nil {
+			return r.fail("flushing the queue", err)
+		}
+	}
+	s.download = time.Since(t2)
+	return nil
+}
 
-	// One wait for everything: the queue is in order.
-	t3 := time.Now()
-	if evs.last != nil {
-		if err := evs.last.WaitContext(ctx); err != nil {
+// wait blocks until the last command of the inference is done (the queue
+// is in order, so one event covers all). Cancelling ctx stops the wait;
+// abortOnError then drains the queue.
+func (r *InferRequest) wait(ctx context.Context, s *runState) error {
+	t0 := time.Now()
+	if s.evs.last != nil {
+		if err := s.evs.last.WaitContext(ctx); err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, nil, fmt.Errorf("gpu: infer %q: %w", c.model.Name, ctxErr)
+				return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, ctxErr)
 			}
-			return nil, nil, fail("waiting for the device", err)
+			return r.fail("waiting for the device", err)
 		}
 	}
-	wait := time.Since(t3)
+	s.enqueued = false // everything has completed
+	s.wait = time.Since(t0)
+	return nil
+}
+
+// postprocess copies results into user-bound outputs that could not be
+// read into directly, records the profile and publishes the outputs.
+func (r *InferRequest) postprocess(s *runState) error {
+	c := r.c
+	results := s.staged
 	for i := range results {
-		if userOut[i] && results[i] != outputs[i] {
-			if err := outputs[i].CopyFrom(results[i]); err != nil {
-				return nil, nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: infer %q: output %q: %w", c.model.Name, c.outputs[i].Name, err)
+		if s.userOut[i] && results[i] != s.outputs[i] {
+			if err := s.outputs[i].CopyFrom(results[i]); err != nil {
+				return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: infer %q: output %q: %w", c.model.Name, c.outputs[i].Name, err)
 			}
-			results[i] = outputs[i]
+			results[i] = s.outputs[i]
 		}
 	}
-	if !c.profiling {
-		return results, nil, nil
+	var prof []plugin.ProfilingInfo
+	if c.profiling {
+		var err error
+		prof, err = r.profile(s.pl, &s.evs, s.cpu, s.upload, s.execute, s.download, s.wait)
+		if err != nil {
+			return r.fail("reading profiling info", err)
+		}
 	}
-	prof, err := r.profile(&evs, cpu, upload, execute, download, wait)
-	if err != nil {
-		return nil, nil, fail("reading profiling info", err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == s {
+		r.pending = nil
 	}
-	return results, prof, nil
+	if err := s.evs.close(); err != nil {
+		return r.fail("releasing events", err)
+	}
+	r.io.Publish(results)
+	r.prof = prof
+	if c.profiling {
+		c.recordPerf(prof)
+	}
+	return nil
+}
+
+// abortOnError, when err is not nil, drains what the inference left on the
+// queue (commands may still use its buffers and host memory) and releases
+// its events before returning err.
+func (r *InferRequest) abortOnError(s *runState, err error) error {
+	if err == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == s {
+		r.pending = nil
+	}
+	if derr := r.drain(s); derr != nil {
+		return errors.Join(err, r.fail("draining after an error", derr))
+	}
+	return err
+}
+
+// drainPendingLocked drains an inference abandoned between stages; r.mu
+// is held.
+func (r *InferRequest) drainPendingLocked() error {
+	s := r.pending
+	r.pending = nil
+	if s == nil {
+		return nil
+	}
+	return r.drain(s)
+}
+
+// drain waits for the queue if s may still have commands on it, then
+// releases s's events.
+func (r *InferRequest) drain(s *runState) error {
+	var errs []error
+	if s.enqueued && r.queue != nil {
+		errs = append(errs, r.queue.Finish())
+		s.enqueued = false
+	}
+	errs = append(errs, s.evs.close())
+	s.evs = events{}
+	return errors.Join(errs...)
 }
 
 // profile turns the events of one inference into per-kernel entries (device
 // time from OpenCL event profiling) followed by the stages.
-func (r *InferRequest) profile(evs *events, cpu []time.Duration, upload, execute, download, wait time.Duration) ([]plugin.ProfilingInfo, error) {
-	c := r.c
+func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, upload, execute, download, wait time.Duration) ([]plugin.ProfilingInfo, error) {
 	var prof []plugin.ProfilingInfo
 	k := 0
-	for i, l := range c.launches {
+	for i, l := range pl.launches {
 		e := plugin.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: plugin.OptimizedOut}
 		if l.n != 0 {
 			p, err := evs.kernels[k].Profile()
@@ -434,21 +585,14 @@ func (r *InferRequest) releaseLocked() error {
 	}
 	r.closed = true
 	var errs []error
-	for _, k := range r.kernels {
-		errs = append(errs, k.Close())
+	errs = append(errs, r.drainPendingLocked())
+	for _, st := range r.states {
+		errs = append(errs, st.close())
 	}
-	r.kernels = nil
-	for _, b := range r.bufs {
-		if b != nil {
-			errs = append(errs, b.Close())
-		}
-	}
-	r.bufs = nil
+	r.states = nil
 	if r.queue != nil {
 		errs = append(errs, r.queue.Close())
 		r.queue = nil
 	}
-	clear(r.inputs)
-	clear(r.outputs)
 	return errors.Join(errs...)
 }

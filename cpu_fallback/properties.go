@@ -48,17 +48,11 @@ func optimalRequests(props *plugin.Properties) int {
 	if props == nil {
 		return 1
 	}
-	hint, err := props.Get(plugin.KeyPerformanceHint)
-	if err != nil || hint == plugin.HintLatency.String() {
+	conf, err := plugin.ParseConfig(props)
+	if err != nil {
 		return 1
 	}
-	n := runtime.GOMAXPROCS(0)
-	if v, err := props.Get(plugin.KeyNumRequests); err == nil {
-		if k, err := strconv.Atoi(v); err == nil && k > 0 && k < n {
-			n = k
-		}
-	}
-	return n
+	return plugin.PlanStreams(conf, deviceFacts()).Requests
 }
 
 // fullDeviceName is the processor's model name from /proc/cpuinfo, or the

@@ -85,18 +85,17 @@ func (r *InferRequest) stageProf(s *runState, name string, t0 time.Time) {
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
 	t0 := time.Now()
+	// Busy is the caller's guard (Infer, or the asynchronous request).
 	r.mu.Lock()
-	if err := r.usable(); err != nil {
+	if r.closed {
 		r.mu.Unlock()
-		return err
+		return fmt.Errorf("cpu: infer request: %w", plugin.ErrClosed)
 	}
 	if err := c.check(); err != nil {
 		r.mu.Unlock()
 		return err
 	}
-	s.inputs = append([]*tensor.Tensor(nil), r.inputs...)
-	s.outputs = append([]*tensor.Tensor(nil), r.outputs...)
-	s.userOut = append([]bool(nil), r.userOut...)
+	s.inputs, s.outputs, s.userOut = r.io.Snapshot()
 	r.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cpu: infer %q: %w", c.model.Name, err)
@@ -184,11 +183,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, t := range s.results {
-		if !r.userOut[i] {
-			r.outputs[i] = t
-		}
-	}
+	r.io.Publish(s.results)
 	r.prof = prof
 	if c.profiling {
 		c.recordPerf(prof)

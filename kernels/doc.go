@@ -12,6 +12,6 @@
 // Every .cl file is pure OpenCL C 1.2, holds one concern, bounds-checks its
 // work items, and states its work-size contract in the comment at its top.
 // One file may serve several catalogue entries through build options
-// (eltwise_binary.cl is "add_f32" with -DBINARY_OP=ADD and "mul_f32" with
+// (eltwise_binary.cl is "add" with -DBINARY_OP=ADD and "mul" with
 // -DBINARY_OP=MUL).
 package kernels

@@ -1,27 +1,68 @@
-// eltwise_binary.cl: out[i] = BINARY_OP(a[i], b[i]) on f32 tensors, where
-// either operand may be a scalar broadcast to every element.
+// eltwise_binary.cl: out = BINARY_OP(a, b) with numpy broadcasting, for
+// arithmetic, comparison and logic ops.
 //
-// Build options: -DBINARY_OP=<ADD|MUL> selects the operation (the catalogue
-// entry supplies it).
+// Build options: -DBINARY_OP=<ADD|SUB|MUL|DIV|POW|MOD|MAX|MIN|PRELU|EQUAL|
+// LESS|GREATER|LESS_EQUAL|GREATER_EQUAL|AND|OR|XOR> selects the operation
+// (the catalogue entry supplies it); -DT=<float|int|long|uchar> is the input
+// type (default float) and -DTO the output type (default T; uchar for
+// comparisons); -DIS_FLOAT selects the NaN-propagating float forms.
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size.
-// Work item i computes element i; items with i >= n do nothing. out holds n
-// floats; a holds n floats, or 1 when a_scalar != 0 (likewise b).
+// Work item i computes output element i; items with i >= n do nothing. The
+// int array m describes the (collapsed) broadcast: m[0] = rank r, then r
+// output dims, r element strides of a and r of b (0 on broadcast axes).
 
 #ifndef BINARY_OP
-#error "eltwise_binary.cl: build with -DBINARY_OP=<ADD|MUL>"
+#error "eltwise_binary.cl: build with -DBINARY_OP=<ADD|SUB|...>"
+#endif
+#ifndef T
+#define T float
+#define IS_FLOAT 1
+#endif
+#ifndef TO
+#define TO T
 #endif
 
 #define ADD(x, y) ((x) + (y))
+#define SUB(x, y) ((x) - (y))
 #define MUL(x, y) ((x) * (y))
+#define DIV(x, y) ((x) / (y))
+#define PRELU(x, y) ((x) < 0 ? (x) * (y) : (x))
+#define EQUAL(x, y) ((x) == (y))
+#define LESS(x, y) ((x) < (y))
+#define GREATER(x, y) ((x) > (y))
+#define LESS_EQUAL(x, y) ((x) <= (y))
+#define GREATER_EQUAL(x, y) ((x) >= (y))
+#define AND(x, y) ((x) && (y))
+#define OR(x, y) ((x) || (y))
+#define XOR(x, y) ((!(x)) != (!(y)))
+#ifdef IS_FLOAT
+#define MAX(x, y) ((isnan(x) || isnan(y)) ? (x) + (y) : fmax((x), (y)))
+#define MIN(x, y) ((isnan(x) || isnan(y)) ? (x) + (y) : fmin((x), (y)))
+#define POW(x, y) pow((x), (y))
+#define MOD(x, y) fmod((x), (y))
+#else
+#define MAX(x, y) ((x) > (y) ? (x) : (y))
+#define MIN(x, y) ((x) < (y) ? (x) : (y))
+#define MOD(x, y) (((x) % (y) != 0 && (((x) % (y) < 0) != ((y) < 0))) ? (x) % (y) + (y) : (x) % (y))
+#endif
 
-__kernel void eltwise_binary_f32(__global const float* a, __global const float* b,
-                                 __global float* out, const ulong n,
-                                 const uint a_scalar, const uint b_scalar)
+__kernel void eltwise_binary(__global const T* a, __global const T* b, __global TO* out,
+                             const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    const float x = a[a_scalar ? 0 : gid];
-    const float y = b[b_scalar ? 0 : gid];
-    out[gid] = BINARY_OP(x, y);
+    const int rank = m[0];
+    long ia = 0, ib = 0;
+    ulong r = gid;
+    for (int d = rank - 1; d >= 0; --d) {
+        const long dim = m[1 + d];
+        const long c = (long)(r % dim);
+        r /= dim;
+        ia += c * m[1 + rank + d];
+        ib += c * m[1 + 2 * rank + d];
+    }
+    const T x = a[ia];
+    const T y = b[ib];
+    out[gid] = (TO)(BINARY_OP(x, y));
 }

@@ -1,21 +1,65 @@
-// eltwise_unary.cl: out[i] = UNARY_OP(in[i]) on f32 tensors.
+// eltwise_unary.cl: out[i] = UNARY_OP(in[i], p0, p1) for every unary
+// activation and math function of the op set.
 //
-// Build options: -DUNARY_OP=<RELU> selects the operation (the catalogue
-// entry supplies it).
+// Build options: -DUNARY_OP=<RELU|SIGMOID|...> selects the operation (the
+// catalogue entry supplies it); -DT=<float|int|long|uchar> is the element
+// type (default float); -DIS_INT selects the integer forms of NEG, ABS and
+// SIGN. p0 and p1 carry the op's float attributes (alpha, beta, min, max...).
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size.
 // Work item i computes element i; items with i >= n do nothing. in and out
-// hold n floats each and may not overlap unless they are the same buffer.
+// hold n elements each and may not overlap unless they are the same buffer.
 
 #ifndef UNARY_OP
-#error "eltwise_unary.cl: build with -DUNARY_OP=<RELU>"
+#error "eltwise_unary.cl: build with -DUNARY_OP=<RELU|SIGMOID|...>"
+#endif
+#ifndef T
+#define T float
 #endif
 
-#define RELU(x) fmax((x), 0.0f)
+#define IDENTITY(x, a, b) (x)
+#define RELU(x, a, b) fmax((x), 0.0f)
+#define LEAKY_RELU(x, a, b) ((x) < 0.0f ? (a) * (x) : (x))
+#define SIGMOID(x, a, b) (1.0f / (1.0f + exp(-(x))))
+#define TANH(x, a, b) tanh(x)
+#define HARD_SIGMOID(x, a, b) fmax(0.0f, fmin(1.0f, (a) * (x) + (b)))
+#define HARD_SWISH(x, a, b) ((x) * fmax(0.0f, fmin(1.0f, (x) / 6.0f + 0.5f)))
+#define CLIP(x, a, b) (isnan(x) ? (x) : fmin(fmax((x), (a)), (b)))
+#define ELU(x, a, b) ((x) < 0.0f ? (a) * (exp(x) - 1.0f) : (x))
+#define SELU(x, a, b) ((x) <= 0.0f ? (b) * (a) * (exp(x) - 1.0f) : (b) * (x))
+#define CELU(x, a, b) (fmax(0.0f, (x)) + fmin(0.0f, (a) * (exp((x) / (a)) - 1.0f)))
+#define GELU(x, a, b) (0.5f * (x) * (1.0f + erf((x) * 0.70710678118654752f)))
+#define GELU_TANH(x, a, b) (0.5f * (x) * (1.0f + tanh(0.79788456080286536f * ((x) + 0.044715f * (x) * (x) * (x)))))
+#define SOFTPLUS(x, a, b) ((x) > 20.0f ? (x) : log1p(exp(x)))
+#define SOFTSIGN(x, a, b) ((x) / (1.0f + fabs(x)))
+#define MISH(x, a, b) ((x) * tanh(SOFTPLUS((x), a, b)))
+#define THRESHOLDED_RELU(x, a, b) ((x) > (a) ? (x) : 0.0f)
+#define SQRT(x, a, b) sqrt(x)
+#define EXP(x, a, b) exp(x)
+#define LOG(x, a, b) log(x)
+#define ERF(x, a, b) erf(x)
+#define RECIPROCAL(x, a, b) (1.0f / (x))
+#define FLOOR(x, a, b) floor(x)
+#define CEIL(x, a, b) ceil(x)
+#define ROUND(x, a, b) rint(x)
+#define SIN(x, a, b) sin(x)
+#define COS(x, a, b) cos(x)
+#define NOT(x, a, b) ((T)!(x))
+#ifdef IS_INT
+#define NEG(x, a, b) (-(x))
+#define ABS(x, a, b) ((x) < 0 ? -(x) : (x))
+#define SIGN(x, a, b) ((T)(((x) > 0) - ((x) < 0)))
+#else
+#define NEG(x, a, b) (-(x))
+#define ABS(x, a, b) fabs(x)
+#define SIGN(x, a, b) ((x) > 0.0f ? 1.0f : ((x) < 0.0f ? -1.0f : (x)))
+#endif
 
-__kernel void eltwise_unary_f32(__global const float* in, __global float* out, const ulong n)
+__kernel void eltwise_unary(__global const T* in, __global T* out, const ulong n,
+                            const float p0, const float p1)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    out[gid] = UNARY_OP(in[gid]);
+    const T x = in[gid];
+    out[gid] = UNARY_OP(x, p0, p1);
 }

@@ -24,11 +24,11 @@ var ErrUnknown = errors.New("kernels: unknown kernel")
 // in their options; each (File, Options) pair is a separate program.
 type Kernel struct {
 	// Name is the catalogue name the GPU device looks the kernel up by
-	// ("relu_f32").
+	// ("relu").
 	Name string
 	// File is the .cl file that holds the kernel ("eltwise_unary.cl").
 	File string
-	// Entry is the __kernel function to launch ("eltwise_unary_f32").
+	// Entry is the __kernel function to launch ("eltwise_unary").
 	Entry string
 	// Options are the OpenCL build options ("-DUNARY_OP=RELU").
 	Options string
@@ -36,13 +36,66 @@ type Kernel struct {
 
 // catalogue lists every kernel, sorted by name. Keep it in step with the
 // .cl files: TestCatalogue checks that every entry exists and every file is
-// used.
-var catalogue = []Kernel{
-	{Name: "add_f32", File: "eltwise_binary.cl", Entry: "eltwise_binary_f32", Options: "-DBINARY_OP=ADD"},
-	{Name: "copy_bytes", File: "copy.cl", Entry: "copy_bytes"},
-	{Name: "copy_words", File: "copy.cl", Entry: "copy_words"},
-	{Name: "mul_f32", File: "eltwise_binary.cl", Entry: "eltwise_binary_f32", Options: "-DBINARY_OP=MUL"},
-	{Name: "relu_f32", File: "eltwise_unary.cl", Entry: "eltwise_unary_f32", Options: "-DUNARY_OP=RELU"},
+// used. Entries that one file serves through a -D option are generated from
+// the op lists below; the GPU device adds type defines (-DT=float, ...) to
+// an entry's options when it builds it.
+var catalogue = buildCatalogue()
+
+// UnaryOps maps the catalogue name of each eltwise_unary.cl entry to its
+// UNARY_OP macro.
+var UnaryOps = map[string]string{
+	"abs": "ABS", "celu": "CELU", "ceil": "CEIL", "clip": "CLIP", "cos": "COS",
+	"elu": "ELU", "erf": "ERF", "exp": "EXP", "floor": "FLOOR", "gelu": "GELU",
+	"gelu_tanh": "GELU_TANH", "hard_sigmoid": "HARD_SIGMOID", "hard_swish": "HARD_SWISH",
+	"identity": "IDENTITY", "leaky_relu": "LEAKY_RELU", "log": "LOG", "mish": "MISH",
+	"neg": "NEG", "not": "NOT", "reciprocal": "RECIPROCAL", "relu": "RELU", "round": "ROUND",
+	"selu": "SELU", "sigmoid": "SIGMOID", "sign": "SIGN", "sin": "SIN", "softplus": "SOFTPLUS",
+	"softsign": "SOFTSIGN", "sqrt": "SQRT", "tanh": "TANH", "thresholded_relu": "THRESHOLDED_RELU",
+}
+
+// BinaryOps maps the catalogue name of each eltwise_binary.cl entry to its
+// BINARY_OP macro.
+var BinaryOps = map[string]string{
+	"add": "ADD", "and": "AND", "div": "DIV", "equal": "EQUAL", "greater": "GREATER",
+	"greater_equal": "GREATER_EQUAL", "less": "LESS", "less_equal": "LESS_EQUAL",
+	"max": "MAX", "min": "MIN", "mod": "MOD", "mul": "MUL", "or": "OR", "pow": "POW",
+	"prelu": "PRELU", "sub": "SUB", "xor": "XOR",
+}
+
+// buildCatalogue assembles the fixed entries and the generated unary,
+// binary and reduce entries, sorted by name.
+func buildCatalogue() []Kernel {
+	c := []Kernel{
+		{Name: "avg_pool2d", File: "pool.cl", Entry: "pool2d"},
+		{Name: "batch_norm", File: "norm.cl", Entry: "batch_norm"},
+		{Name: "cast", File: "cast.cl", Entry: "cast"},
+		{Name: "conv2d", File: "conv.cl", Entry: "conv2d"},
+		{Name: "conv_transpose2d", File: "conv_transpose.cl", Entry: "conv_transpose2d"},
+		{Name: "copy_bytes", File: "copy.cl", Entry: "copy_bytes"},
+		{Name: "copy_words", File: "copy.cl", Entry: "copy_words"},
+		{Name: "gather", File: "gather.cl", Entry: "gather"},
+		{Name: "instance_norm", File: "norm.cl", Entry: "instance_norm"},
+		{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},
+		{Name: "log_softmax", File: "softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
+		{Name: "matmul", File: "matmul.cl", Entry: "matmul"},
+		{Name: "max_pool2d", File: "pool.cl", Entry: "pool2d", Options: "-DPOOL_MAX"},
+		{Name: "pad", File: "pad.cl", Entry: "pad"},
+		{Name: "resize", File: "resize.cl", Entry: "resize"},
+		{Name: "softmax", File: "softmax.cl", Entry: "softmax"},
+		{Name: "strided_copy", File: "strided_copy.cl", Entry: "strided_copy"},
+		{Name: "where", File: "where.cl", Entry: "where_select"},
+	}
+	for name, op := range UnaryOps {
+		c = append(c, Kernel{Name: name, File: "eltwise_unary.cl", Entry: "eltwise_unary", Options: "-DUNARY_OP=" + op})
+	}
+	for name, op := range BinaryOps {
+		c = append(c, Kernel{Name: name, File: "eltwise_binary.cl", Entry: "eltwise_binary", Options: "-DBINARY_OP=" + op})
+	}
+	for _, op := range []string{"MAX", "MEAN", "MIN", "SUM"} {
+		c = append(c, Kernel{Name: "reduce_" + strings.ToLower(op), File: "reduce.cl", Entry: "reduce", Options: "-DREDUCE_OP=" + op})
+	}
+	sort.Slice(c, func(i, j int) bool { return c[i].Name < c[j].Name })
+	return c
 }
 
 // Lookup returns the catalogue entry called name. An unknown name is an

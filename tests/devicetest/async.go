@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -382,7 +383,8 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 		require.Len(t, evs, 2*len(first), "each run records the same stages")
 		var prevEnd time.Time
 		for i, ev := range evs {
-			assert.Equal(t, p.Name(), ev.Device, "event %d", i)
+			// The plugin's name, or one of its devices ("GPU.0").
+			assert.True(t, ev.Device == p.Name() || strings.HasPrefix(ev.Device, p.Name()+"."), "event %d: device %q is not %s or %s.n", i, ev.Device, p.Name(), p.Name())
 			assert.Equal(t, r.ID(), ev.Request, "event %d", i)
 			assert.NotEmpty(t, ev.Stage, "event %d", i)
 			assert.NotEmpty(t, ev.Executor, "event %d", i)

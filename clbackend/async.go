@@ -1,0 +1,50 @@
+package clbackend
+
+import (
+	"fmt"
+
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// Interface checks for the asynchronous machinery.
+var (
+	_ plugin.Stager             = (*InferRequest)(nil)
+	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+)
+
+// deviceFacts is what a GPU device tells plugin.PlanStreams: up to
+// maxStreams streams (in-order queues working at once), two requests per
+// stream so one request's transfers overlap another's kernels.
+func deviceFacts(d *device) plugin.DeviceFacts {
+	cu := 1
+	if d != nil && d.cl != nil {
+		if n, err := d.cl.MaxComputeUnits(); err == nil && n > 0 {
+			cu = n
+		}
+	}
+	return plugin.DeviceFacts{ComputeUnits: cu, MaxStreams: maxStreams, RequestsPerStream: 2}
+}
+
+// initAsync sets up the compiled model's asynchronous machinery; compile
+// calls it. The pipeline has executors of its own (not the plugin's),
+// because a GPU compiled model may outlive its plugin (see Plugin.Close);
+// they are started on the first asynchronous request and stopped by
+// CompiledModel.Close.
+func (c *CompiledModel) initAsync(conf plugin.Config) {
+	plan := plugin.PlanStreams(conf, deviceFacts(c.dev))
+	c.async.Init(nil, plugin.PipelineConfig{Device: c.dev.name(), Streams: plan.Streams, WaitStreams: plan.Requests},
+		fmt.Sprintf("gpu: compiled model %q", c.model.Name))
+}
+
+// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: a new
+// request whose stages (see InferRequest.Stages) run on the task and wait
+// executors, so that with several requests in flight request N+1 uploads
+// and enqueues while request N computes; callbacks run on the callback
+// executor.
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+	r, err := c.CreateInferRequest()
+	if err != nil {
+		return nil, err
+	}
+	return c.async.NewRequest(r, opts...)
+}

@@ -1,0 +1,1115 @@
+package clbackend
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// lowerFunc turns one node into launches of catalogue kernels (or a
+// zero-copy alias) on the builder: it picks the catalogue entry, the type
+// and shape defines and the arguments. Its outputs' values already exist;
+// an op form it cannot run is an errUnsupported.
+type lowerFunc func(b *builder, n *graph.Node) error
+
+// lowerings is the op -> lowering table: adding a GPU op is one .cl file
+// (or entry) in package kernels and one entry here.
+var lowerings = sync.OnceValue(func() map[string]lowerFunc {
+	t := map[string]lowerFunc{}
+	for op := range unaryOps {
+		t[op] = lowerUnary
+	}
+	for op := range binaryOps {
+		t[op] = lowerBinary
+	}
+	for _, op := range []string{"Max", "Min", "Sum", "Mean"} {
+		t[op] = lowerVariadic
+	}
+	for _, op := range []string{"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"} {
+		t[op] = lowerAlias
+	}
+	for op, f := range map[string]lowerFunc{
+		"Where": lowerWhere, "Cast": lowerCast, "Transpose": lowerTranspose, "Slice": lowerSlice,
+		"Concat": lowerConcat, "Split": lowerSplit, "Expand": lowerExpand, "Tile": lowerTile,
+		"Gather": lowerGather, "Pad": lowerPad,
+		"ReduceMean": lowerReduce, "ReduceSum": lowerReduce, "ReduceMax": lowerReduce, "ReduceMin": lowerReduce,
+		"GlobalAveragePool": lowerGlobalPool, "GlobalMaxPool": lowerGlobalPool,
+		"Softmax": lowerSoftmax, "LogSoftmax": lowerSoftmax, "MatMul": lowerMatMul, "Gemm": lowerGemm,
+		"Conv": lowerConv, "ConvTranspose": lowerConv, "MaxPool": lowerPool, "AveragePool": lowerPool,
+		"BatchNormalization": lowerBatchNorm, "InstanceNormalization": lowerInstanceNorm,
+		"LayerNormalization": lowerLayerNorm, "Resize": lowerResize,
+	} {
+		t[op] = f
+	}
+	return t
+})
+
+// staticChecks reject, from attributes alone, op forms no plan can run, so
+// that CompileModel reports them even when planning waits for input values.
+var staticChecks = map[string]func(n *graph.Node) string{
+	"Resize": func(n *graph.Node) string {
+		if m := n.Attrs.String("mode", "nearest"); m != "nearest" && m != "linear" {
+			return "mode " + m + " (the GPU kernel does nearest and linear)"
+		}
+		if c := n.Attrs.String("coordinate_transformation_mode", ""); c == "tf_crop_and_resize" {
+			return "coordinate_transformation_mode " + c
+		}
+		if n.Attrs.Int("antialias", 0) != 0 || n.Attrs.Has("axes") {
+			return "antialias or axes"
+		}
+		return ""
+	},
+	"Dropout": func(n *graph.Node) string { return cond(len(n.Outputs) > 1, "the mask output") },
+	"Clip": func(n *graph.Node) string {
+		return cond(len(n.Inputs) > 0 && n.Inputs[0].Valid() && n.Inputs[0].Type() != tensor.F32, "element type "+n.Inputs[0].Type().String()+" (the GPU kernel takes f32)")
+	},
+	"MaxPool":            func(n *graph.Node) string { return cond(len(n.Outputs) > 1, "the Indices output") },
+	"LayerNormalization": func(n *graph.Node) string { return cond(len(n.Outputs) > 1, "the Mean and InvStdDev outputs") },
+}
+
+func cond(b bool, why string) string {
+	if b {
+		return why
+	}
+	return ""
+}
+
+// clType is the OpenCL C type kernels compute t in ("" if none).
+func clType(t tensor.ElementType) string {
+	switch t {
+	case tensor.F32:
+		return "float"
+	case tensor.I32:
+		return "int"
+	case tensor.I64:
+		return "long"
+	case tensor.Bool, tensor.U8:
+		return "uchar"
+	case tensor.I8:
+		return "char"
+	case tensor.I16:
+		return "short"
+	}
+	return ""
+}
+
+// bitsType is an unsigned OpenCL type of t's size, for kernels that move
+// bits.
+func bitsType(t tensor.ElementType) string {
+	switch t.Size() {
+	case 1:
+		return "uchar"
+	case 2:
+		return "ushort"
+	case 4:
+		return "uint"
+	}
+	return "ulong"
+}
+
+// strides returns the contiguous element strides of s.
+func strides(s tensor.Shape) []int64 { return tensor.ContiguousStrides(s) }
+
+// broadcastMeta describes out = op(ins...) with numpy broadcasting as the
+// table the broadcast kernels read: rank, dims, then the element strides
+// of every input (0 on broadcast axes), with adjacent axes merged where
+// every input allows.
+func broadcastMeta(out tensor.Shape, ins ...tensor.Shape) []int64 {
+	r := len(out)
+	dims := append([]int64(nil), out...)
+	st := make([][]int64, len(ins))
+	for i, s := range ins {
+		cs := strides(s)
+		st[i] = make([]int64, r)
+		for d := 0; d < r; d++ {
+			j := d - (r - len(s))
+			if j >= 0 && s[j] != 1 {
+				st[i][d] = cs[j]
+			}
+		}
+	}
+	// Merge axis d into d-1 where each input's strides chain.
+	for d := r - 1; d > 0; d-- {
+		ok := true
+		for i := range st {
+			if st[i][d-1] != st[i][d]*dims[d] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			dims[d-1] *= dims[d]
+			dims = append(dims[:d], dims[d+1:]...)
+			for i := range st {
+				st[i] = append(st[i][:d-1], st[i][d:]...)
+			}
+		}
+	}
+	if len(dims) == 0 {
+		dims = []int64{1}
+		for i := range st {
+			st[i] = []int64{0}
+		}
+	}
+	m := []int64{int64(len(dims))}
+	m = append(m, dims...)
+	for i := range st {
+		m = append(m, st[i]...)
+	}
+	return m
+}
+
+// unaryOps maps an ONNX unary op to its catalogue entry.
+var unaryOps = map[string]string{
+	"Relu": "relu", "LeakyRelu": "leaky_relu", "Sigmoid": "sigmoid", "Tanh": "tanh",
+	"HardSigmoid": "hard_sigmoid", "HardSwish": "hard_swish", "Clip": "clip", "Elu": "elu",
+	"Selu": "selu", "Celu": "celu", "Gelu": "gelu", "Mish": "mish", "Softplus": "softplus",
+	"Softsign": "softsign", "ThresholdedRelu": "thresholded_relu", "Sqrt": "sqrt", "Exp": "exp",
+	"Log": "log", "Erf": "erf", "Reciprocal": "reciprocal", "Neg": "neg", "Abs": "abs",
+	"Sign": "sign", "Floor": "floor", "Ceil": "ceil", "Round": "round", "Sin": "sin", "Cos": "cos",
+	"Not": "not",
+}
+
+func lowerUnary(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	t := b.val(x).typ
+	name := unaryOps[n.OpType]
+	var p0, p1 float32
+	a := n.Attrs
+	switch n.OpType {
+	case "LeakyRelu":
+		p0 = a.Float("alpha", 0.01)
+	case "HardSigmoid":
+		p0, p1 = a.Float("alpha", 0.2), a.Float("beta", 0.5)
+	case "Elu", "Celu", "ThresholdedRelu":
+		p0 = a.Float("alpha", 1)
+	case "Selu":
+		p0, p1 = a.Float("alpha", 1.67326319217681884765625), a.Float("gamma", 1.05070102214813232421875)
+	case "Gelu":
+		if a.String("approximate", "none") == "tanh" {
+			name = "gelu_tanh"
+		}
+	case "Clip":
+		p0, p1 = float32(math.Inf(-1)), float32(math.Inf(1))
+		for i, p := range []*float32{&p0, &p1} {
+			v := b.in(n, i+1)
+			if v < 0 {
+				continue
+			}
+			f, ok := b.hostFloat(v)
+			if !ok {
+				return errUnsupported(n, "Clip bound %d is not known at plan time", i+1)
+			}
+			*p = float32(f)
+		}
+	}
+	defines := "-DT=float"
+	switch {
+	case t == tensor.F32:
+	case n.OpType == "Not" && t == tensor.Bool:
+		defines = "-DT=uchar"
+	case (n.OpType == "Neg" || n.OpType == "Abs" || n.OpType == "Sign") && clType(t) != "" && t != tensor.Bool:
+		defines = "-DT=" + clType(t) + " -DIS_INT"
+	default:
+		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", t)
+	}
+	cnt := int64(b.val(y).shape.NumElements())
+	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), uint64(cnt), p0, p1)
+}
+
+// binaryOps maps an ONNX binary op to its catalogue entry.
+var binaryOps = map[string]string{
+	"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow", "Mod": "mod",
+	"PRelu": "prelu", "Equal": "equal", "Less": "less", "Greater": "greater",
+	"LessOrEqual": "less_equal", "GreaterOrEqual": "greater_equal", "And": "and", "Or": "or", "Xor": "xor",
+}
+
+// binary emits out = name(a, b) with broadcasting.
+func (b *builder) binary(n *graph.Node, name string, x, y, out int) error {
+	tx, ty := b.val(x).typ, b.val(y).typ
+	if tx != ty || clType(tx) == "" {
+		return errUnsupported(n, "operand types %s and %s (the GPU kernel needs equal types of f32, integers or bool)", tx, ty)
+	}
+	if tx != tensor.F32 && (name == "pow" || name == "prelu") {
+		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", tx)
+	}
+	if name == "mod" && (tx == tensor.F32) != (n.Attrs.Int("fmod", 0) == 1) {
+		return errUnsupported(n, "Mod with fmod=%d on %s", n.Attrs.Int("fmod", 0), tx)
+	}
+	defines := "-DT=" + clType(tx)
+	if tx == tensor.F32 {
+		defines += " -DIS_FLOAT"
+	}
+	to := b.val(out).typ
+	if to != tx {
+		defines += " -DTO=" + clType(to)
+	}
+	os := b.val(out).shape
+	m := b.meta(broadcastMeta(os, b.val(x).shape, b.val(y).shape))
+	cnt := os.NumElements()
+	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
+}
+
+func lowerBinary(b *builder, n *graph.Node) error {
+	return b.binary(n, binaryOps[n.OpType], b.in(n, 0), b.in(n, 1), b.out(n, 0))
+}
+
+// lowerVariadic chains Max, Min, Sum and Mean pairwise through
+// temporaries; Mean scales the sum at the end.
+func lowerVariadic(b *builder, n *graph.Node) error {
+	name := map[string]string{"Max": "max", "Min": "min", "Sum": "add", "Mean": "add"}[n.OpType]
+	out := b.out(n, 0)
+	ot := b.val(out)
+	if len(n.Inputs) == 1 && n.OpType != "Mean" {
+		return b.copyBroadcast(n, b.in(n, 0), out)
+	}
+	acc := b.in(n, 0)
+	k := len(n.Inputs)
+	for i := 1; i < k; i++ {
+		dst := out
+		if i < k-1 || n.OpType == "Mean" {
+			dst = b.temp(ot.typ, ot.shape)
+		}
+		if err := b.binary(n, name, acc, b.in(n, i), dst); err != nil {
+			return err
+		}
+		acc = dst
+	}
+	if n.OpType == "Mean" {
+		if ot.typ != tensor.F32 {
+			return errUnsupported(n, "Mean of %s", ot.typ)
+		}
+		s, _ := tensor.FromF32(tensor.Shape{}, []float32{1 / float32(k)})
+		sv := b.newValue(tensor.F32, tensor.Shape{}, s)
+		if k == 1 {
+			return b.binary(n, "mul", b.in(n, 0), sv, out)
+		}
+		return b.binary(n, "mul", acc, sv, out)
+	}
+	return nil
+}
+
+func lowerAlias(b *builder, n *graph.Node) error {
+	if n.OpType == "Dropout" && len(n.Outputs) > 1 {
+		return errUnsupported(n, "Dropout's mask output")
+	}
+	b.alias(b.out(n, 0), b.in(n, 0))
+	return nil
+}
+
+func lowerWhere(b *builder, n *graph.Node) error {
+	c, x, y, out := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
+	os := b.val(out).shape
+	m := b.meta(broadcastMeta(os, b.val(c).shape, b.val(x).shape, b.val(y).shape))
+	cnt := os.NumElements()
+	return b.emit(n, "where", "-DT="+bitsType(b.val(out).typ), cnt, slotArg(c), slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
+}
+
+func lowerCast(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	from, to := b.val(x).typ, b.val(y).typ
+	if from == to {
+		b.alias(y, x)
+		return nil
+	}
+	var defines string
+	switch {
+	case from == tensor.F16:
+		defines = "-DSRC_HALF"
+	case clType(from) != "":
+		defines = "-DSRC_T=" + clType(from)
+	default:
+		return errUnsupported(n, "cast from %s", from)
+	}
+	switch {
+	case to == tensor.F16:
+		defines += " -DDST_HALF"
+	case to == tensor.Bool:
+		defines += " -DDST_T=uchar -DDST_BOOL"
+	case clType(to) != "":
+		defines += " -DDST_T=" + clType(to)
+	default:
+		return errUnsupported(n, "cast to %s", to)
+	}
+	if from == tensor.F16 && to == tensor.Bool {
+		return errUnsupported(n, "cast from f16 to bool")
+	}
+	cnt := b.val(y).shape.NumElements()
+	return b.emit(n, "cast", defines, cnt, slotArg(x), slotArg(y), uint64(cnt))
+}
+
+// copyView emits a strided copy: iteration dims, source strides and
+// offset, destination strides and offset, in elements.
+func (b *builder) copyView(n *graph.Node, src, dst int, dims, sst []int64, soff int64, dstr []int64, doff int64) error {
+	cnt := int64(1)
+	for _, d := range dims {
+		cnt *= d
+	}
+	m := []int64{int64(len(dims))}
+	m = append(m, dims...)
+	m = append(m, sst...)
+	m = append(m, dstr...)
+	m = append(m, soff, doff)
+	if len(dims) == 0 {
+		m = []int64{1, 1, 0, 0, soff, doff}
+	}
+	return b.emit(n, "strided_copy", "-DT="+bitsType(b.val(dst).typ), cnt, slotArg(src), slotArg(dst), uint64(cnt), b.meta(m))
+}
+
+// copyBroadcast copies src into dst, broadcasting (Expand).
+func (b *builder) copyBroadcast(n *graph.Node, src, dst int) error {
+	os := b.val(dst).shape
+	m := broadcastMeta(os, b.val(src).shape)
+	r := int(m[0])
+	dims, sst := m[1:1+r], m[1+r:1+2*r]
+	return b.copyView(n, src, dst, dims, sst, 0, strides(tensor.Shape(dims)), 0)
+}
+
+func lowerExpand(b *builder, n *graph.Node) error {
+	return b.copyBroadcast(n, b.in(n, 0), b.out(n, 0))
+}
+
+func lowerTranspose(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	is := b.val(x).shape
+	perm := n.Attrs.Ints("perm", nil)
+	if perm == nil {
+		for i := len(is) - 1; i >= 0; i-- {
+			perm = append(perm, int64(i))
+		}
+	}
+	ist := strides(is)
+	os := b.val(y).shape
+	sst := make([]int64, len(perm))
+	for d, p := range perm {
+		sst[d] = ist[p]
+	}
+	return b.copyView(n, x, y, os, sst, 0, strides(os), 0)
+}
+
+func lowerSlice(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	is := b.val(x).shape
+	r := int64(len(is))
+	starts, ok1 := b.hostInts(b.in(n, 1))
+	ends, ok2 := b.hostInts(b.in(n, 2))
+	if !ok1 || !ok2 {
+		return errUnsupported(n, "Slice starts/ends not known at plan time")
+	}
+	axes := make([]int64, len(starts))
+	for i := range axes {
+		axes[i] = int64(i)
+	}
+	if v := b.in(n, 3); v >= 0 {
+		a, ok := b.hostInts(v)
+		if !ok {
+			return errUnsupported(n, "Slice axes not known at plan time")
+		}
+		axes = a
+	}
+	steps := make([]int64, len(starts))
+	for i := range steps {
+		steps[i] = 1
+	}
+	if v := b.in(n, 4); v >= 0 {
+		s, ok := b.hostInts(v)
+		if !ok {
+			return errUnsupported(n, "Slice steps not known at plan time")
+		}
+		steps = s
+	}
+	ist := strides(is)
+	sst := append([]int64(nil), ist...)
+	var off int64
+	for i, ax := range axes {
+		if ax < 0 {
+			ax += r
+		}
+		dim, st, step := is[ax], starts[i], steps[i]
+		if st < 0 {
+			st += dim
+		}
+		if step > 0 {
+			st = min(max(st, 0), dim)
+		} else {
+			st = min(max(st, 0), dim-1)
+		}
+		off += st * ist[ax]
+		sst[ax] = ist[ax] * step
+	}
+	_ = ends
+	os := b.val(y).shape
+	if os.NumElements() == 0 {
+		return nil
+	}
+	return b.copyView(n, x, y, os, sst, off, strides(os), 0)
+}
+
+func lowerConcat(b *builder, n *graph.Node) error {
+	y := b.out(n, 0)
+	os := b.val(y).shape
+	ax := n.Attrs.Int("axis", 0)
+	if ax < 0 {
+		ax += int64(len(os))
+	}
+	ost := strides(os)
+	var at int64
+	for i := range n.Inputs {
+		x := b.in(n, i)
+		is := b.val(x).shape
+		if is.NumElements() > 0 {
+			if err := b.copyView(n, x, y, is, strides(is), 0, ost, at*ost[ax]); err != nil {
+				return err
+			}
+		}
+		at += is[ax]
+	}
+	return nil
+}
+
+func lowerSplit(b *builder, n *graph.Node) error {
+	x := b.in(n, 0)
+	is := b.val(x).shape
+	ax := n.Attrs.Int("axis", 0)
+	if ax < 0 {
+		ax += int64(len(is))
+	}
+	ist := strides(is)
+	var at int64
+	for i := range n.Outputs {
+		y := b.out(n, i)
+		os := b.val(y).shape
+		if os.NumElements() > 0 {
+			if err := b.copyView(n, x, y, os, ist, at*ist[ax], strides(os), 0); err != nil {
+				return err
+			}
+		}
+		at += os[ax]
+	}
+	return nil
+}
+
+func lowerTile(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	is, os := b.val(x).shape, b.val(y).shape
+	ist, ost := strides(is), strides(os)
+	var dims, sst, dst []int64
+	for d := range is {
+		rep := os[d] / max(is[d], 1)
+		dims = append(dims, rep, is[d])
+		sst = append(sst, 0, ist[d])
+		dst = append(dst, is[d]*ost[d], ost[d])
+	}
+	if os.NumElements() == 0 {
+		return nil
+	}
+	return b.copyView(n, x, y, dims, sst, 0, dst, 0)
+}
+
+func lowerGather(b *builder, n *graph.Node) error {
+	x, idx, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
+	is := b.val(x).shape
+	ax := n.Attrs.Int("axis", 0)
+	if ax < 0 {
+		ax += int64(len(is))
+	}
+	it := b.val(idx).typ
+	if it != tensor.I64 && it != tensor.I32 {
+		return errUnsupported(n, "indices of type %s", it)
+	}
+	inner := int64(1)
+	for _, d := range is[ax+1:] {
+		inner *= d
+	}
+	cnt := b.val(y).shape.NumElements()
+	nidx := max(b.val(idx).shape.NumElements(), 1)
+	return b.emit(n, "gather", "-DT="+bitsType(b.val(y).typ)+" -DIDX="+clType(it), cnt,
+		slotArg(x), slotArg(idx), slotArg(y), uint64(cnt), uint64(inner), uint64(is[ax]), uint64(nidx))
+}
+
+func lowerPad(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	is, os := b.val(x).shape, b.val(y).shape
+	t := b.val(x).typ
+	if clType(t) == "" || t == tensor.I8 || t == tensor.I16 {
+		return errUnsupported(n, "element type %s", t)
+	}
+	r := int64(len(is))
+	pads, ok := b.hostInts(b.in(n, 1))
+	if !ok {
+		return errUnsupported(n, "pads not known at plan time")
+	}
+	axes := make([]int64, r)
+	for i := range axes {
+		axes[i] = int64(i)
+	}
+	if v := b.in(n, 3); v >= 0 {
+		a, ok := b.hostInts(v)
+		if !ok {
+			return errUnsupported(n, "axes not known at plan time")
+		}
+		axes = a
+	}
+	begin := make([]int64, r)
+	for i, ax := range axes {
+		if ax < 0 {
+			ax += r
+		}
+		begin[ax] = pads[i]
+	}
+	var value float64
+	if v := b.in(n, 2); v >= 0 {
+		f, ok := b.hostFloat(v)
+		if !ok && b.val(v).shape.NumElements() > 0 {
+			return errUnsupported(n, "constant_value not known at plan time")
+		}
+		value = f
+	}
+	mode := map[string]int32{"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}[n.Attrs.String("mode", "constant")]
+	m := []int64{r}
+	m = append(m, os...)
+	m = append(m, is...)
+	m = append(m, strides(is)...)
+	m = append(m, begin...)
+	cnt := os.NumElements()
+	return b.emit(n, "pad", "-DT="+clType(t), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), mode, float32(value))
+}
+
+// reduce emits out = op over axes of x (axes normalised, sorted or not).
+func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) error {
+	is := b.val(x).shape
+	if b.val(x).typ != tensor.F32 {
+		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(x).typ)
+	}
+	red := make([]bool, len(is))
+	for _, a := range axes {
+		if a < 0 {
+			a += int64(len(is))
+		}
+		red[a] = true
+	}
+	ist := strides(is)
+	var kd, ks, rd, rs []int64
+	count := int64(1)
+	for d := range is {
+		if red[d] {
+			rd, rs = append(rd, is[d]), append(rs, ist[d])
+			count *= is[d]
+		} else {
+			kd, ks = append(kd, is[d]), append(ks, ist[d])
+		}
+	}
+	m := []int64{int64(len(kd))}
+	m = append(m, kd...)
+	m = append(m, ks...)
+	m = append(m, int64(len(rd)))
+	m = append(m, rd...)
+	m = append(m, rs...)
+	m = append(m, count)
+	cnt := b.val(out).shape.NumElements()
+	return b.emit(n, name, "", cnt, slotArg(x), slotArg(out), uint64(cnt), b.meta(m))
+}
+
+func lowerReduce(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	var axes []int64
+	if v := b.in(n, 1); v >= 0 {
+		a, ok := b.hostInts(v)
+		if !ok {
+			return errUnsupported(n, "axes not known at plan time")
+		}
+		axes = a
+	}
+	if len(axes) == 0 {
+		if n.Attrs.Int("noop_with_empty_axes", 0) != 0 {
+			b.alias(y, x)
+			return nil
+		}
+		for d := range b.val(x).shape {
+			axes = append(axes, int64(d))
+		}
+	}
+	name := map[string]string{"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max", "ReduceMin": "reduce_min"}[n.OpType]
+	return b.reduce(n, name, x, y, axes)
+}
+
+func lowerGlobalPool(b *builder, n *graph.Node) error {
+	x := b.in(n, 0)
+	var axes []int64
+	for d := 2; d < len(b.val(x).shape); d++ {
+		axes = append(axes, int64(d))
+	}
+	name := "reduce_mean"
+	if n.OpType == "GlobalMaxPool" {
+		name = "reduce_max"
+	}
+	return b.reduce(n, name, x, b.out(n, 0), axes)
+}
+
+func lowerSoftmax(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if b.val(x).typ != tensor.F32 {
+		return errUnsupported(n, "element type %s", b.val(x).typ)
+	}
+	ax := n.Attrs.Int("axis", -1)
+	if ax < 0 {
+		ax += int64(len(s))
+	}
+	outer, inner := int64(1), int64(1)
+	for d, v := range s {
+		switch {
+		case int64(d) < ax:
+			outer *= v
+		case int64(d) > ax:
+			inner *= v
+		}
+	}
+	name := "softmax"
+	if n.OpType == "LogSoftmax" {
+		name = "log_softmax"
+	}
+	var axisLen int64 = 1
+	if len(s) > 0 {
+		axisLen = s[ax]
+	}
+	cnt := outer * inner
+	if s.NumElements() == 0 {
+		return nil
+	}
+	return b.emit(n, name, "", cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))
+}
+
+// gemm emits out = alpha * A.B + beta * C over broadcast batches; the
+// geometry is M, N, K with A, B and C (row, k/col) strides, and batch dims
+// with per-input batch strides.
+type gemmGeom struct {
+	M, N, K                        int64
+	aRow, aK, bK, bCol, cRow, cCol int64
+	hasC                           bool
+	batch, aBatch, bBatch, cBatch  []int64
+}
+
+func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta float32) error {
+	for _, v := range []int{a, bb, c} {
+		if v >= 0 && b.val(v).typ != tensor.F32 {
+			return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(v).typ)
+		}
+	}
+	m := []int64{g.M, g.N, g.K, g.aRow, g.aK, g.bK, g.bCol, g.cRow, g.cCol, 0, int64(len(g.batch))}
+	if g.hasC {
+		m[9] = 1
+	}
+	m = append(m, g.batch...)
+	m = append(m, g.aBatch...)
+	m = append(m, g.bBatch...)
+	if g.cBatch == nil {
+		g.cBatch = make([]int64, len(g.batch))
+	}
+	m = append(m, g.cBatch...)
+	cnt := b.val(out).shape.NumElements()
+	carg := slotArg(a)
+	if c >= 0 {
+		carg = slotArg(c)
+	}
+	return b.emit(n, "matmul", "", cnt, slotArg(a), slotArg(bb), carg, slotArg(out), uint64(cnt), b.meta(m), alpha, beta)
+}
+
+func lowerMatMul(b *builder, n *graph.Node) error {
+	a, bb, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
+	as, bs := b.val(a).shape.Clone(), b.val(bb).shape.Clone()
+	if len(as) == 0 || len(bs) == 0 {
+		return errUnsupported(n, "MatMul of a scalar")
+	}
+	if len(as) == 1 {
+		as = tensor.Shape{1, as[0]}
+	}
+	if len(bs) == 1 {
+		bs = tensor.Shape{bs[0], 1}
+	}
+	g := gemmGeom{M: as[len(as)-2], K: as[len(as)-1], N: bs[len(bs)-1]}
+	g.aRow, g.aK, g.bK, g.bCol = g.K, 1, g.N, 1
+	q := max(len(as), len(bs)) - 2
+	abs, bbs := as[:len(as)-2], bs[:len(bs)-2]
+	ast, bst := strides(as), strides(bs)
+	for d := 0; d < q; d++ {
+		ia, ib := d-(q-len(abs)), d-(q-len(bbs))
+		da, db := int64(1), int64(1)
+		var sa, sb int64
+		if ia >= 0 {
+			da = abs[ia]
+			if da != 1 {
+				sa = ast[ia]
+			}
+		}
+		if ib >= 0 {
+			db = bbs[ib]
+			if db != 1 {
+				sb = bst[ib]
+			}
+		}
+		g.batch = append(g.batch, max(da, db))
+		g.aBatch, g.bBatch = append(g.aBatch, sa), append(g.bBatch, sb)
+	}
+	return b.gemm(n, a, bb, -1, y, g, 1, 0)
+}
+
+func lowerGemm(b *builder, n *graph.Node) error {
+	a, bb, c, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
+	as, bs := b.val(a).shape, b.val(bb).shape
+	ta, tb := n.Attrs.Int("transA", 0) != 0, n.Attrs.Int("transB", 0) != 0
+	var g gemmGeom
+	if ta {
+		g.M, g.K, g.aRow, g.aK = as[1], as[0], 1, as[1]
+	} else {
+		g.M, g.K, g.aRow, g.aK = as[0], as[1], as[1], 1
+	}
+	if tb {
+		g.N, g.bK, g.bCol = bs[0], 1, bs[1]
+	} else {
+		g.N, g.bK, g.bCol = bs[1], bs[1], 1
+	}
+	if c >= 0 {
+		cs := b.val(c).shape
+		g.hasC = true
+		switch len(cs) {
+		case 1:
+			if cs[0] != 1 {
+				g.cCol = 1
+			}
+		case 2:
+			if cs[1] != 1 {
+				g.cCol = 1
+			}
+			if cs[0] != 1 {
+				g.cRow = cs[1]
+			}
+		}
+	}
+	return b.gemm(n, a, bb, c, y, g, n.Attrs.Float("alpha", 1), n.Attrs.Float("beta", 1))
+}
+
+// spatial2D returns the 2-D geometry of a 1-D or 2-D op on NC... data:
+// (H, W) and the pads (top, left, bottom, right) and others from attrs,
+// with 1-D as H = 1.
+func to2D(v []int64, fill int64) (int64, int64) {
+	if len(v) == 1 {
+		return fill, v[0]
+	}
+	return v[0], v[1]
+}
+
+// windowPads returns the begin and end pads of a windowed op (Conv, pools)
+// per spatial axis, honouring auto_pad.
+func windowPads(n *graph.Node, in, out, kernel, stride, dil []int64) (begin, end []int64) {
+	r := len(in)
+	pads := n.Attrs.Ints("pads", nil)
+	auto := n.Attrs.String("auto_pad", "NOTSET")
+	begin, end = make([]int64, r), make([]int64, r)
+	for i := 0; i < r; i++ {
+		switch auto {
+		case "SAME_UPPER", "SAME_LOWER":
+			total := max(0, (out[i]-1)*stride[i]+(kernel[i]-1)*dil[i]+1-in[i])
+			if auto == "SAME_UPPER" {
+				begin[i], end[i] = total/2, total-total/2
+			} else {
+				begin[i], end[i] = total-total/2, total/2
+			}
+		case "VALID":
+		default:
+			if len(pads) == 2*r {
+				begin[i], end[i] = pads[i], pads[i+r]
+			}
+		}
+	}
+	return begin, end
+}
+
+func ones(r int) []int64 {
+	o := make([]int64, r)
+	for i := range o {
+		o[i] = 1
+	}
+	return o
+}
+
+func lowerConv(b *builder, n *graph.Node) error {
+	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
+	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
+	if len(xs) != 3 && len(xs) != 4 {
+		return errUnsupported(n, "%d-D input (the GPU kernel takes 1-D and 2-D convolutions)", len(xs)-2)
+	}
+	r := len(xs) - 2
+	kernel := ws[2:]
+	stride := n.Attrs.Ints("strides", ones(r))
+	dil := n.Attrs.Ints("dilations", ones(r))
+	group := n.Attrs.Int("group", 1)
+	var begin []int64
+	transpose := n.OpType == "ConvTranspose"
+	if !transpose {
+		begin, _ = windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
+	} else {
+		begin = make([]int64, r)
+		pads := n.Attrs.Ints("pads", nil)
+		auto := n.Attrs.String("auto_pad", "NOTSET")
+		outPad := n.Attrs.Ints("output_padding", make([]int64, r))
+		for i := 0; i < r; i++ {
+			total := stride[i]*(xs[2+i]-1) + outPad[i] + (kernel[i]-1)*dil[i] + 1 - ys[2+i]
+			switch {
+			case len(pads) == 2*r && auto == "NOTSET" && !n.Attrs.Has("output_shape"):
+				begin[i] = pads[i]
+			case auto == "SAME_LOWER":
+				begin[i] = total - total/2
+			default: // SAME_UPPER, or NOTSET with output_shape
+				begin[i] = total / 2
+			}
+		}
+	}
+	H, W := to2D(xs[2:], 1)
+	OH, OW := to2D(ys[2:], 1)
+	KH, KW := to2D(kernel, 1)
+	SH, SW := to2D(stride, 1)
+	PH, PW := to2D(begin, 0)
+	DH, DW := to2D(dil, 1)
+	m := []int64{xs[0], xs[1], H, W, ys[1], OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, group, 0}
+	barg := slotArg(w)
+	if bias >= 0 {
+		m[16] = 1
+		barg = slotArg(bias)
+	}
+	for _, v := range []int{x, w, bias} {
+		if v >= 0 && b.val(v).typ != tensor.F32 {
+			return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(v).typ)
+		}
+	}
+	cnt := ys.NumElements()
+	name := "conv2d"
+	if transpose {
+		name = "conv_transpose2d"
+	}
+	return b.emit(n, name, "", cnt, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt), b.meta(m))
+}
+
+func lowerPool(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	if len(n.Outputs) > 1 {
+		return errUnsupported(n, "MaxPool's Indices output")
+	}
+	xs, ys := b.val(x).shape, b.val(y).shape
+	if len(xs) != 3 && len(xs) != 4 {
+		return errUnsupported(n, "%d-D pooling (the GPU kernel takes 1-D and 2-D)", len(xs)-2)
+	}
+	if b.val(x).typ != tensor.F32 {
+		return errUnsupported(n, "element type %s", b.val(x).typ)
+	}
+	r := len(xs) - 2
+	kernel := n.Attrs.Ints("kernel_shape", nil)
+	if len(kernel) != r {
+		return errUnsupported(n, "kernel_shape %v", kernel)
+	}
+	stride := n.Attrs.Ints("strides", ones(r))
+	dil := n.Attrs.Ints("dilations", ones(r))
+	begin, end := windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
+	H, W := to2D(xs[2:], 1)
+	OH, OW := to2D(ys[2:], 1)
+	KH, KW := to2D(kernel, 1)
+	SH, SW := to2D(stride, 1)
+	PH, PW := to2D(begin, 0)
+	EH, EW := to2D(end, 0)
+	DH, DW := to2D(dil, 1)
+	m := []int64{H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, n.Attrs.Int("count_include_pad", 0), H + PH + EH, W + PW + EW}
+	name := "avg_pool2d"
+	if n.OpType == "MaxPool" {
+		name = "max_pool2d"
+	}
+	cnt := ys.NumElements()
+	return b.emit(n, name, "", cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
+}
+
+// allF32 fails unless every present input of n is f32.
+func (b *builder) allF32(n *graph.Node) error {
+	for i := range n.Inputs {
+		if v := b.in(n, i); v >= 0 && b.val(v).typ != tensor.F32 {
+			return errUnsupported(n, "input %d of type %s (the GPU kernel takes f32)", i, b.val(v).typ)
+		}
+	}
+	return nil
+}
+
+func lowerBatchNorm(b *builder, n *graph.Node) error {
+	if err := b.allF32(n); err != nil {
+		return err
+	}
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if len(s) < 2 {
+		return errUnsupported(n, "input of rank %d", len(s))
+	}
+	inner := int64(1)
+	for _, d := range s[2:] {
+		inner *= d
+	}
+	cnt := s.NumElements()
+	return b.emit(n, "batch_norm", "", cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(b.in(n, 3)), slotArg(b.in(n, 4)),
+		slotArg(y), uint64(cnt), uint64(s[1]), uint64(inner), n.Attrs.Float("epsilon", 1e-5))
+}
+
+func lowerInstanceNorm(b *builder, n *graph.Node) error {
+	if err := b.allF32(n); err != nil {
+		return err
+	}
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if len(s) < 3 {
+		return errUnsupported(n, "input of rank %d", len(s))
+	}
+	inner := int64(1)
+	for _, d := range s[2:] {
+		inner *= d
+	}
+	cnt := s[0] * s[1]
+	return b.emit(n, "instance_norm", "", cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(y),
+		uint64(cnt), uint64(s[1]), uint64(inner), n.Attrs.Float("epsilon", 1e-5))
+}
+
+func lowerLayerNorm(b *builder, n *graph.Node) error {
+	if err := b.allF32(n); err != nil {
+		return err
+	}
+	if len(n.Outputs) > 1 {
+		return errUnsupported(n, "LayerNormalization's Mean and InvStdDev outputs")
+	}
+	x, sc, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
+	s := b.val(x).shape
+	ax := n.Attrs.Int("axis", -1)
+	if ax < 0 {
+		ax += int64(len(s))
+	}
+	outer, inner := int64(1), int64(1)
+	for d, v := range s {
+		if int64(d) < ax {
+			outer *= v
+		} else {
+			inner *= v
+		}
+	}
+	if b.val(sc).shape.NumElements() != inner || (bias >= 0 && b.val(bias).shape.NumElements() != inner) {
+		return errUnsupported(n, "scale or bias broadcast over the normalised axes")
+	}
+	barg, has := slotArg(sc), uint32(0)
+	if bias >= 0 {
+		barg, has = slotArg(bias), 1
+	}
+	return b.emit(n, "layer_norm", "", outer, slotArg(x), slotArg(sc), barg, slotArg(y), uint64(outer), uint64(inner), n.Attrs.Float("epsilon", 1e-5), has)
+}
+
+func lowerResize(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	if b.val(x).typ != tensor.F32 {
+		return errUnsupported(n, "element type %s", b.val(x).typ)
+	}
+	mode := n.Attrs.String("mode", "nearest")
+	if mode != "nearest" && mode != "linear" {
+		return errUnsupported(n, "mode %q (the GPU kernel does nearest and linear)", mode)
+	}
+	if n.Attrs.Int("antialias", 0) != 0 || n.Attrs.Has("axes") {
+		return errUnsupported(n, "antialias or axes")
+	}
+	coord := n.Attrs.String("coordinate_transformation_mode", "half_pixel")
+	nearest := n.Attrs.String("nearest_mode", "round_prefer_floor")
+	if coord == "tf_crop_and_resize" {
+		return errUnsupported(n, "coordinate_transformation_mode %q", coord)
+	}
+	is, os := b.val(x).shape, b.val(y).shape
+	r := len(is)
+	if r > 8 {
+		return errUnsupported(n, "rank %d", r)
+	}
+	var scales []float64
+	if v := b.in(n, 2); v >= 0 && b.val(v).shape.NumElements() > 0 {
+		if b.val(v).host == nil {
+			return errUnsupported(n, "scales not known at plan time")
+		}
+		scales = b.val(v).host.Float64s()
+	}
+	ist := strides(is)
+	m := []int64{int64(r)}
+	m = append(m, os...)
+	m = append(m, ist...)
+	ioff := make([]int64, r)
+	woff := make([]int64, r)
+	var table []int64
+	var wts []float32
+	base := int64(1 + 4*r)
+	for d := 0; d < r; d++ {
+		ioff[d] = base + int64(len(table))
+		woff[d] = int64(len(wts))
+		in, out := is[d], os[d]
+		scale := float64(out) / float64(in)
+		if len(scales) == r {
+			scale = scales[d]
+		}
+		for c := int64(0); c < out; c++ {
+			var xo float64
+			switch coord {
+			case "asymmetric":
+				xo = float64(c) / scale
+			case "align_corners":
+				// The resized length is in*scale, unrounded (ONNX reference).
+				if outLen := float64(in) * scale; outLen > 1 {
+					xo = float64(c) * float64(in-1) / (outLen - 1)
+				}
+			case "pytorch_half_pixel":
+				if out > 1 {
+					xo = (float64(c)+0.5)/scale - 0.5
+				} else {
+					xo = 0
+				}
+			case "tf_half_pixel_for_nn":
+				xo = (float64(c) + 0.5) / scale
+			default:
+				xo = (float64(c)+0.5)/scale - 0.5
+			}
+			if mode == "nearest" {
+				var i int64
+				switch nearest {
+				case "floor":
+					i = int64(math.Floor(xo))
+				case "ceil":
+					i = int64(math.Ceil(xo))
+				case "round_prefer_ceil":
+					i = int64(math.Floor(xo + 0.5))
+				default:
+					if xo == math.Floor(xo)+0.5 {
+						i = int64(math.Floor(xo))
+					} else {
+						i = int64(math.Round(xo))
+					}
+				}
+				i = min(max(i, 0), in-1)
+				table = append(table, i, i)
+				wts = append(wts, 0)
+				continue
+			}
+			xo = min(max(xo, 0), float64(in-1))
+			i0 := int64(math.Floor(xo))
+			i1 := min(i0+1, in-1)
+			table = append(table, i0, i1)
+			wts = append(wts, float32(xo-float64(i0)))
+		}
+	}
+	m = append(m, ioff...)
+	m = append(m, woff...)
+	m = append(m, table...)
+	cnt := os.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	return b.emit(n, "resize", "", cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts))
+}
+
+// describe is used in errors about shapes.
+var _ = fmt.Sprint

@@ -1,0 +1,599 @@
+package clbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// workGroupMultiple is what global sizes are rounded up to; the kernels
+// bounds-check the extra work items.
+const workGroupMultiple = 64
+
+// hostParamLimit is the largest Parameter (in elements) feeding only shape
+// inputs whose
+// values the planner treats as known on the host: shape-like inputs
+// (Reshape shapes, Slice starts, Tile repeats...). A plan is specialised on
+// their values, as it is on input shapes.
+const hostParamLimit = 64
+
+// value is one tensor of a plan: a node output, a temporary, or a host
+// constant (weights, folded subgraphs, kernel parameter tables).
+type value struct {
+	typ   tensor.ElementType
+	shape tensor.Shape
+	bytes int
+	// host is set when the value is known at plan time; it is uploaded
+	// once (weights once per compiled model, the rest once per plan).
+	host   *tensor.Tensor
+	weight string // the Constant node whose tensor host is, shared by all plans
+	// root is the value whose device memory this one uses (itself unless
+	// it is a zero-copy alias: Reshape, Squeeze, Identity...).
+	root int
+	// buf is the activation buffer of a root device value (-1 otherwise).
+	buf         int
+	first, last int // liveness of a root, in launch indices
+}
+
+// unset marks a liveness bound not yet seen (-1 is "before the first
+// launch", where inputs are written).
+const unset = -2
+
+// slotArg is a kernel argument naming a plan value: the device buffer that
+// holds it is bound when a request creates the kernel.
+type slotArg int
+
+// launch is one kernel enqueue of a plan.
+type launch struct {
+	node    *graph.Node
+	kernel  kernels.Kernel
+	options string
+	prog    *cl.Program
+	args    []any // slotArg or a scalar of a type cl.Kernel.SetArg takes
+	n       int64 // work items that do work
+	global  int
+}
+
+// plan is the launch plan of one set of input shapes (and host-known input
+// values): values, kernels with fixed work sizes, and the activation buffer
+// plan. It is immutable once built; requests create their own buffers and
+// kernels from it.
+type plan struct {
+	key      string
+	values   []value
+	launches []launch
+	params   []int // value of each model input
+	hostIn   []bool
+	results  []int // value of each model output
+	bufSizes []int // activation buffers, by liveness
+
+	planned, naive int64 // activation bytes: the plan's, and all intermediates'
+
+	impl   map[*graph.Node]string
+	order  map[*graph.Node]int
+	byName map[string]*graph.Node
+	progs  []*shared[*cl.Program]
+	// consts holds the device copies of host values that are not weights.
+	consts map[int]*cl.MemObject
+}
+
+// nodeByName returns the plan's node called name (nil if none).
+func (pl *plan) nodeByName(name string) *graph.Node { return pl.byName[name] }
+
+// release frees what the plan owns on the device.
+func (pl *plan) release() error {
+	var errs []error
+	for _, b := range pl.consts {
+		errs = append(errs, b.Close())
+	}
+	pl.consts = nil
+	for _, p := range pl.progs {
+		errs = append(errs, p.release())
+	}
+	pl.progs = nil
+	return errors.Join(errs...)
+}
+
+// builder turns one shape-inferred graph into a plan.
+type builder struct {
+	ctx   context.Context
+	p     *Plugin
+	c     *CompiledModel
+	pl    *plan
+	model *graph.Model
+	of    map[graph.Output]int
+}
+
+// errUnsupported is an error wrapping plugin.ErrUnsupported about node n.
+func errUnsupported(n *graph.Node, format string, args ...any) error {
+	return plugin.Errorf(plugin.ErrUnsupported, "gpu: node %q: op %s: %s", n.Name, n.OpType, fmt.Sprintf(format, args...))
+}
+
+// shapeInputs lists, per op, the inputs that hold shapes, axes, pads or
+// bounds: small integer data that kernels do not read but plans are
+// specialised on.
+var shapeInputs = map[string][]int{
+	"Reshape": {1}, "Expand": {1}, "Tile": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 2, 3},
+	"Squeeze": {1}, "Unsqueeze": {1}, "ReduceMean": {1}, "ReduceSum": {1}, "ReduceMax": {1},
+	"ReduceMin": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "Resize": {1, 2, 3},
+	"Split": {1}, "Clip": {1, 2},
+}
+
+// isHostParam reports whether model input prm is small integer data used
+// only where shapes, axes or bounds go; its values then specialise the
+// plan (as input shapes do) instead of being uploaded.
+func isHostParam(model *graph.Model, prm *graph.Node) bool {
+	port := prm.Outputs[0]
+	if clType(port.Type) == "" {
+		return false
+	}
+	if s, ok := port.Shape.ToShape(); !ok || s.NumElements() > hostParamLimit {
+		return false
+	}
+	cons, err := model.Consumers()
+	if err != nil {
+		return false
+	}
+	uses := 0
+	for _, in := range cons[prm.Out(0)] {
+		if in.Node.OpType != graph.OpResult && !slices.Contains(shapeInputs[in.Node.OpType], in.Index) {
+			return false
+		}
+		uses++
+	}
+	return uses > 0
+}
+
+// planKey names the plan of one set of input shapes and host parameter
+// values (nil entries for the others).
+func planKey(shapes []tensor.Shape, host []*tensor.Tensor) string {
+	var sb strings.Builder
+	for i, s := range shapes {
+		sb.WriteString(s.String())
+		if host != nil && host[i] != nil {
+			sb.WriteString("=")
+			sb.WriteString(fmt.Sprint(host[i].Float64s()))
+		}
+		sb.WriteByte(';')
+	}
+	return sb.String()
+}
+
+// buildPlan plans the compiled model for inputs of the given shapes; for
+// host parameters ins holds their values (others may hold only a shape).
+func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, shapes []tensor.Shape, hostVals []*tensor.Tensor) (_ *plan, err error) {
+	model := c.model.Clone()
+	for i, prm := range model.Parameters {
+		prm.Outputs[0].Shape = graph.StaticShape(shapes[i])
+		if i < len(hostVals) && hostVals[i] != nil {
+			// Known on the host: a constant of this plan, so that shape
+			// inference sees its values.
+			prm.OpType, prm.Value = graph.OpConstant, hostVals[i]
+		}
+	}
+	if err := model.InferShapes(); err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: plan model %q for inputs %s: %w", c.model.Name, key, err)
+	}
+	nodes, err := model.Nodes()
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: plan model %q: %w", c.model.Name, err)
+	}
+	b := &builder{ctx: ctx, p: p, c: c, model: model, of: map[graph.Output]int{},
+		pl: &plan{key: key, impl: map[*graph.Node]string{}, order: map[*graph.Node]int{}, consts: map[int]*cl.MemObject{}}}
+	defer func() {
+		if err != nil {
+			_ = b.pl.release()
+		}
+	}()
+	b.pl.params = make([]int, len(model.Parameters))
+	b.pl.hostIn = make([]bool, len(model.Parameters))
+	pindex := map[*graph.Node]int{}
+	for i, prm := range model.Parameters {
+		pindex[prm] = i
+	}
+	b.pl.byName = map[string]*graph.Node{}
+	for i, n := range nodes {
+		b.pl.order[n] = i
+		b.pl.byName[n.Name] = n
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("gpu: compile: %w", err)
+		}
+		switch n.OpType {
+		case graph.OpParameter:
+			pi := pindex[n]
+			var host *tensor.Tensor
+			if pi < len(hostVals) && hostVals[pi] != nil {
+				host = hostVals[pi]
+			}
+			v := b.newValue(n.Outputs[0].Type, shapes[pi], host)
+			b.of[n.Out(0)] = v
+			b.pl.params[pi] = v
+			b.pl.hostIn[pi] = host != nil
+			b.pl.impl[n] = "parameter"
+			continue
+		case graph.OpConstant:
+			if pi, ok := pindex[n]; ok {
+				v := b.newValue(n.Value.Type(), n.Value.Shape(), n.Value)
+				b.of[n.Out(0)] = v
+				b.pl.params[pi] = v
+				b.pl.hostIn[pi] = true
+				b.pl.impl[n] = "parameter (host)"
+				continue
+			}
+			if n.Value == nil {
+				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: constant has no value", n.Name)
+			}
+			v := b.newValue(n.Value.Type(), n.Value.Shape(), n.Value.Contiguous())
+			b.pl.values[v].weight = n.Name
+			b.of[n.Out(0)] = v
+			b.pl.impl[n] = "constant"
+			continue
+		case graph.OpResult:
+			b.pl.impl[n] = "result"
+			continue
+		}
+		folded, err := b.tryFold(n)
+		if err != nil {
+			return nil, err
+		}
+		if folded {
+			continue
+		}
+		for oi, o := range n.Outputs {
+			if !o.Shape.IsStatic() {
+				return nil, errUnsupported(n, "output %d has shape %v after shape inference (the GPU engine needs shapes known at plan time)", oi, o.Shape)
+			}
+		}
+		lower, ok := lowerings()[n.OpType]
+		if !ok || n.Domain != "" {
+			return nil, errUnsupported(n, "no GPU kernel for this op")
+		}
+		for oi, o := range n.Outputs {
+			s, _ := o.Shape.ToShape()
+			b.of[n.Out(oi)] = b.newValue(o.Type, s, nil)
+		}
+		first := len(b.pl.launches)
+		if err := lower(b, n); err != nil {
+			return nil, err
+		}
+		var impls []string
+		for _, l := range b.pl.launches[first:] {
+			impls = append(impls, l.kernel.Name+":"+l.kernel.Entry)
+		}
+		if len(impls) == 0 {
+			impls = []string{"alias"}
+		}
+		b.pl.impl[n] = strings.Join(slices.Compact(impls), ",")
+	}
+	for _, r := range model.Results {
+		if len(r.Inputs) != 1 || !r.Inputs[0].Valid() {
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", c.model.Name, r.Name)
+		}
+		b.pl.results = append(b.pl.results, b.of[r.Inputs[0]])
+	}
+	b.planBuffers()
+	if err := b.uploadConsts(); err != nil {
+		return nil, err
+	}
+	return b.pl, nil
+}
+
+// newValue adds a value and returns its index.
+func (b *builder) newValue(t tensor.ElementType, s tensor.Shape, host *tensor.Tensor) int {
+	v := value{typ: t, shape: s.Clone(), bytes: int(s.NumElements()) * t.Size(), host: host, buf: -1, first: unset, last: unset}
+	v.root = len(b.pl.values)
+	b.pl.values = append(b.pl.values, v)
+	return v.root
+}
+
+// foldable ops are computed on the host when their inputs are known;
+// random ops never are.
+func foldable(n *graph.Node) bool {
+	return !strings.HasPrefix(n.OpType, "Random") && n.OpType != "Multinomial" && n.OpType != "Bernoulli"
+}
+
+// tryFold computes n on the host when all its inputs are known there (or
+// it only needs shapes: Shape), recording its outputs as host values.
+func (b *builder) tryFold(n *graph.Node) (bool, error) {
+	if !foldable(n) {
+		return false, nil
+	}
+	if n.OpType == "Shape" && len(n.Inputs) == 1 {
+		s := b.pl.values[b.of[n.Inputs[0]]].shape
+		r := int64(len(s))
+		clampi := func(v int64) int64 {
+			if v < 0 {
+				v += r
+			}
+			return min(max(v, 0), r)
+		}
+		start, end := clampi(n.Attrs.Int("start", 0)), clampi(n.Attrs.Int("end", r))
+		dims := []int64{}
+		for i := start; i < end; i++ {
+			dims = append(dims, s[i])
+		}
+		t, err := tensor.FromI64(tensor.Shape{int64(len(dims))}, dims)
+		if err != nil {
+			return false, n.Errorf("folding Shape: %w", err)
+		}
+		b.of[n.Out(0)] = b.newValue(tensor.I64, t.Shape(), t)
+		return true, nil
+	}
+	in := make([]*tensor.Tensor, len(n.Inputs))
+	for i, o := range n.Inputs {
+		if !o.Valid() {
+			continue
+		}
+		v := b.pl.values[b.of[o]]
+		if v.host == nil {
+			return false, nil
+		}
+		in[i] = v.host
+	}
+	if len(n.Inputs) == 0 && n.OpType != "ConstantOfShape" && n.OpType != "Range" {
+		return false, nil
+	}
+	out, err := cpufallback.Evaluate(n, in)
+	if err != nil {
+		return false, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: folding constant node %q (%s) on the host: %w", n.Name, n.OpType, err)
+	}
+	for i := range n.Outputs {
+		b.of[n.Out(i)] = b.newValue(out[i].Type(), out[i].Shape(), out[i].Contiguous())
+	}
+	b.pl.impl[n] = "folded"
+	return true, nil
+}
+
+// in returns the value of input i of n, or -1 when it is omitted.
+func (b *builder) in(n *graph.Node, i int) int {
+	if i >= len(n.Inputs) || !n.Inputs[i].Valid() {
+		return -1
+	}
+	return b.of[n.Inputs[i]]
+}
+
+// out returns the value of output i of n.
+func (b *builder) out(n *graph.Node, i int) int { return b.of[n.Out(i)] }
+
+// val returns value v.
+func (b *builder) val(v int) *value { return &b.pl.values[v] }
+
+// hostInts returns the integer contents of a host-known value.
+func (b *builder) hostInts(v int) ([]int64, bool) {
+	if v < 0 || b.pl.values[v].host == nil {
+		return nil, false
+	}
+	f := b.pl.values[v].host.Float64s()
+	out := make([]int64, len(f))
+	for i, x := range f {
+		out[i] = int64(x)
+	}
+	return out, true
+}
+
+// hostFloat returns the first element of a host-known value.
+func (b *builder) hostFloat(v int) (float64, bool) {
+	if v < 0 || b.pl.values[v].host == nil || b.pl.values[v].host.NumElements() == 0 {
+		return 0, false
+	}
+	return b.pl.values[v].host.Float64s()[0], true
+}
+
+// meta adds a host int32 table (kernel parameters) and returns its arg.
+func (b *builder) meta(ints []int64) slotArg {
+	v := make([]int32, max(len(ints), 1))
+	for i, x := range ints {
+		v[i] = int32(x)
+	}
+	t, _ := tensor.FromI32(tensor.Shape{int64(len(v))}, v)
+	return slotArg(b.newValue(tensor.I32, t.Shape(), t))
+}
+
+// floats adds a host f32 table and returns its arg.
+func (b *builder) floats(f []float32) slotArg {
+	if len(f) == 0 {
+		f = []float32{0}
+	}
+	t, _ := tensor.FromF32(tensor.Shape{int64(len(f))}, f)
+	return slotArg(b.newValue(tensor.F32, t.Shape(), t))
+}
+
+// temp adds a device temporary.
+func (b *builder) temp(t tensor.ElementType, s tensor.Shape) int { return b.newValue(t, s, nil) }
+
+// alias makes value out share the device memory of value in (zero copy).
+func (b *builder) alias(out, in int) {
+	iv := b.pl.values[in]
+	ov := &b.pl.values[out]
+	if iv.host != nil {
+		h, err := iv.host.Reshape(ov.shape)
+		if err == nil {
+			ov.host = h
+			return
+		}
+	}
+	ov.root = iv.root
+}
+
+// emit appends a launch of catalogue kernel name built with the extra
+// defines, covering n work items with args.
+func (b *builder) emit(node *graph.Node, name, defines string, n int64, args ...any) error {
+	k, err := kernels.Lookup(name)
+	if err != nil {
+		return plugin.Errorf(plugin.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
+	}
+	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines), " ")
+	prog, err := b.c.programWith(b.p, k, opts)
+	if err != nil {
+		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
+	}
+	b.pl.progs = append(b.pl.progs, prog)
+	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,
+		global: int((n + workGroupMultiple - 1) / workGroupMultiple * workGroupMultiple)}
+	b.pl.launches = append(b.pl.launches, l)
+	return nil
+}
+
+// planBuffers assigns every device root value an activation buffer by
+// liveness: a buffer is reused once the last kernel that reads its value
+// has been enqueued (the queue is in order), best fit first.
+func (b *builder) planBuffers() {
+	pl := b.pl
+	vals := pl.values
+	end := len(pl.launches)
+	touch := func(v, at int) {
+		r := vals[v].root
+		if vals[r].host != nil {
+			return
+		}
+		if vals[r].first == unset || at < vals[r].first {
+			vals[r].first = at
+		}
+		vals[r].last = max(vals[r].last, at)
+	}
+	for _, v := range pl.params {
+		touch(v, -1)
+	}
+	for i, l := range pl.launches {
+		for _, a := range l.args {
+			if s, ok := a.(slotArg); ok {
+				touch(int(s), i)
+			}
+		}
+	}
+	for _, v := range pl.results {
+		touch(v, end)
+	}
+	// Allocate at first use, free after last use.
+	starts := make([][]int, end+2)
+	ends := make([][]int, end+2)
+	for i := range vals {
+		v := &vals[i]
+		if v.root != i || v.host != nil || v.first == unset {
+			continue
+		}
+		starts[v.first+1] = append(starts[v.first+1], i)
+		ends[v.last+1] = append(ends[v.last+1], i)
+		pl.naive += int64(v.bytes)
+	}
+	var free []int
+	for t := 0; t < end+2; t++ {
+		for _, i := range starts[t] {
+			need := max(vals[i].bytes, 4)
+			best := -1
+			for j, f := range free {
+				if pl.bufSizes[f] >= need && (best < 0 || pl.bufSizes[f] < pl.bufSizes[free[best]]) {
+					best = j
+				}
+			}
+			if best < 0 && len(free) > 0 {
+				best = 0
+				for j, f := range free {
+					if pl.bufSizes[f] > pl.bufSizes[free[best]] {
+						best = j
+					}
+				}
+			}
+			if best >= 0 {
+				vals[i].buf = free[best]
+				pl.bufSizes[free[best]] = max(pl.bufSizes[free[best]], need)
+				free = slices.Delete(free, best, best+1)
+			} else {
+				vals[i].buf = len(pl.bufSizes)
+				pl.bufSizes = append(pl.bufSizes, need)
+			}
+		}
+		for _, i := range ends[t] {
+			free = append(free, vals[i].buf)
+		}
+	}
+	for _, s := range pl.bufSizes {
+		pl.planned += int64(s)
+	}
+}
+
+// uploadConsts puts the plan's host values that kernels read on the
+// device: weights once per compiled model, the rest once per plan.
+func (b *builder) uploadConsts() error {
+	used := map[int]bool{}
+	for _, l := range b.pl.launches {
+		for _, a := range l.args {
+			if s, ok := a.(slotArg); ok {
+				used[b.pl.values[int(s)].root] = true
+			}
+		}
+	}
+	for _, v := range b.pl.results {
+		used[b.pl.values[v].root] = true
+	}
+	for i := range b.pl.values {
+		v := &b.pl.values[i]
+		if v.host == nil || !used[i] {
+			continue
+		}
+		if v.weight != "" {
+			if _, err := b.c.weight(v.weight, v.host); err != nil {
+				return err
+			}
+			continue
+		}
+		buf, err := b.c.upload(v.host)
+		if err != nil {
+			return err
+		}
+		b.pl.consts[i] = buf
+	}
+	return nil
+}
+
+// programWith returns the built program of k's file with options, with a
+// reference the caller releases.
+func (c *CompiledModel) programWith(p *Plugin, k kernels.Kernel, opts string) (*shared[*cl.Program], error) {
+	src, err := k.Source()
+	if err != nil {
+		return nil, err
+	}
+	return p.cache.program(c.dev, c.ctx.val, k.File, src, opts, c.cacheDir)
+}
+
+// upload copies a host tensor into a new read-only device buffer.
+func (c *CompiledModel) upload(t *tensor.Tensor) (*cl.MemObject, error) {
+	data := t.Contiguous().Bytes()
+	if len(data) == 0 {
+		data = make([]byte, 4)
+	}
+	buf, err := c.ctx.val.CreateBuffer(cl.MemReadOnly, data)
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: model %q: uploading %s (%d bytes) to %s: %w", c.model.Name, t, len(data), c.dev.name(), err)
+	}
+	return buf, nil
+}
+
+// weight returns the device copy of a Constant's tensor, uploading it on
+// first use: weights are on the device once per compiled model.
+func (c *CompiledModel) weight(name string, t *tensor.Tensor) (*cl.MemObject, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if b, ok := c.weights[name]; ok {
+		return b, nil
+	}
+	b, err := c.upload(t)
+	if err != nil {
+		return nil, err
+	}
+	c.weights[name] = b
+	return b, nil
+}
+
+// formatBytes is n as a decimal string, for properties.
+func formatBytes(n int64) string { return strconv.FormatInt(n, 10) }

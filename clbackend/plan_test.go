@@ -1,0 +1,138 @@
+package clbackend
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// convChain is x f32[1,4,16,16] -> a chain of depth (Conv 3x3 + bias ->
+// Relu) -> Transpose -> Softmax: every intermediate dies after its
+// consumer, so the plan needs a few buffers however deep the chain is.
+func convChain(t testing.TB, depth int, batch graph.Dim) *graph.Model {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	shape := graph.PartialShape{RankKnown: true, Dims: []graph.Dim{batch, graph.StaticDim(4), graph.StaticDim(16), graph.StaticDim(16)}}
+	x := graph.NewParameter("x", tensor.F32, shape)
+	cur := x.Out(0)
+	for i := range depth {
+		w := make([]float32, 4*4*3*3)
+		for j := range w {
+			w[j] = float32(rng.NormFloat64() * 0.3)
+		}
+		wt, err := tensor.FromF32(tensor.Shape{4, 4, 3, 3}, w)
+		require.NoError(t, err)
+		bt, err := tensor.FromF32(tensor.Shape{4}, []float32{0.1, -0.2, 0.3, 0})
+		require.NoError(t, err)
+		s := strconv.Itoa(i)
+		conv := graph.NewNode("Conv", "conv"+s, []graph.Output{cur, graph.NewConstant("w"+s, wt).Out(0), graph.NewConstant("b"+s, bt).Out(0)},
+			graph.Attrs{"pads": []int64{1, 1, 1, 1}}, 1)
+		relu := graph.NewNode("Relu", "relu"+s, []graph.Output{conv.Out(0)}, nil, 1)
+		cur = relu.Out(0)
+	}
+	tr := graph.NewNode("Transpose", "tr", []graph.Output{cur}, graph.Attrs{"perm": []int64{0, 2, 3, 1}}, 1)
+	sm := graph.NewNode("Softmax", "sm", []graph.Output{tr.Out(0)}, graph.Attrs{"axis": int64(-1)}, 1)
+	return graph.NewModel("convchain", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", sm.Out(0))})
+}
+
+func randInput(t testing.TB, s tensor.Shape, seed uint64) *tensor.Tensor {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	v := make([]float32, s.NumElements())
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	x, err := tensor.FromF32(s, v)
+	require.NoError(t, err)
+	return x
+}
+
+// run compiles m on p, infers with x bound to "x" and returns output "y".
+func runModel(t testing.TB, p plugin.Plugin, m *graph.Model, xs ...*tensor.Tensor) ([]*tensor.Tensor, plugin.CompiledModel) {
+	t.Helper()
+	cm, err := p.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err, p.Name())
+	t.Cleanup(func() { _ = cm.Close() })
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	var out []*tensor.Tensor
+	for _, x := range xs {
+		require.NoError(t, r.SetTensor("x", x))
+		require.NoError(t, r.Infer(context.Background()), p.Name())
+		y, err := r.Tensor("y")
+		require.NoError(t, err)
+		out = append(out, y.Clone())
+	}
+	return out, cm
+}
+
+func assertClose(t *testing.T, want, got *tensor.Tensor) {
+	t.Helper()
+	require.Equal(t, want.Shape(), got.Shape())
+	w, g := want.Contiguous().F32(), got.Contiguous().F32()
+	for i := range w {
+		assert.InDelta(t, w[i], g[i], 1e-4+1e-3*float64(abs32(w[i])), "element %d", i)
+	}
+}
+
+func abs32(f float32) float32 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// TestBufferPlan: activations reuse buffers by liveness (planned bytes well
+// under the naive sum for a deep chain) and results still match the CPU.
+func TestBufferPlan(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	m := convChain(t, 6, graph.StaticDim(1))
+	x := randInput(t, tensor.Shape{1, 4, 16, 16}, 1)
+	got, cm := runModel(t, gpu, m, x)
+	want, _ := runModel(t, cpu, m, x)
+	assertClose(t, want[0], got[0])
+
+	planned, err := cm.Property(KeyActivationBytesPlanned)
+	require.NoError(t, err)
+	naive, err := cm.Property(KeyActivationBytesNaive)
+	require.NoError(t, err)
+	pb, _ := strconv.Atoi(planned)
+	nb, _ := strconv.Atoi(naive)
+	act := 4 * 16 * 16 * 4 // bytes of one activation
+	assert.Equal(t, 15*act, nb, "input, 12 conv/relu outputs, transpose, softmax")
+	assert.LessOrEqual(t, pb, 3*act, "a chain needs at most three live activations (planned %d, naive %d)", pb, nb)
+	assert.Positive(t, pb)
+}
+
+// TestDynamicBatch: a model with a dynamic batch compiles once and plans
+// each new input shape on first use, reusing the plan afterwards.
+func TestDynamicBatch(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	m := convChain(t, 2, graph.DynamicDim("N"))
+	xs := []*tensor.Tensor{randInput(t, tensor.Shape{1, 4, 16, 16}, 2), randInput(t, tensor.Shape{3, 4, 16, 16}, 3), randInput(t, tensor.Shape{1, 4, 16, 16}, 4)}
+	got, cm := runModel(t, gpu, m, xs...)
+	want, _ := runModel(t, cpu, m, xs...)
+	for i := range xs {
+		assertClose(t, want[i], got[i])
+	}
+	c := cm.(*CompiledModel)
+	c.planMu.Lock()
+	assert.Len(t, c.plans, 2, "one plan per distinct input shape")
+	c.planMu.Unlock()
+}

@@ -1,0 +1,39 @@
+// conv.cl: direct 2-D convolution (NCHW, f32) with groups, strides, pads,
+// dilations and an optional bias; 1-D convolution is the H = 1 case.
+//
+// Work-size contract: 1-D NDRange with global size >= n = N*OC*OH*OW; any
+// local size. Work item i computes output element i (NCHW order) as a
+// serial f32 sum over its group's input channels and the kernel window;
+// items with i >= n do nothing. The int array m holds N, C, H, W, OC, OH,
+// OW, KH, KW, stride h/w, pad top/left, dilation h/w, group, has_bias.
+
+__kernel void conv2d(__global const float* x, __global const float* w, __global const float* bias,
+                     __global float* out, const ulong n, __global const int* m)
+{
+    const size_t gid = get_global_id(0);
+    if (gid >= n) return;
+    const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6];
+    const int KH = m[7], KW = m[8], SH = m[9], SW = m[10], PH = m[11], PW = m[12];
+    const int DH = m[13], DW = m[14], G = m[15];
+    const int ow = (int)(gid % (ulong)OW);
+    const int oh = (int)((gid / (ulong)OW) % (ulong)OH);
+    const int oc = (int)((gid / ((ulong)OW * OH)) % (ulong)OC);
+    const long b = (long)(gid / ((ulong)OW * OH * OC));
+    const int cg = C / G, ocg = OC / G;
+    const int g = oc / ocg;
+    float acc = m[16] ? bias[oc] : 0.0f;
+    for (int ic = 0; ic < cg; ++ic) {
+        __global const float* xp = x + ((b * C + (long)g * cg + ic) * H) * (long)W;
+        __global const float* wp = w + (((long)oc * cg + ic) * KH) * (long)KW;
+        for (int kh = 0; kh < KH; ++kh) {
+            const int ih = oh * SH - PH + kh * DH;
+            if (ih < 0 || ih >= H) continue;
+            for (int kw = 0; kw < KW; ++kw) {
+                const int iw = ow * SW - PW + kw * DW;
+                if (iw < 0 || iw >= W) continue;
+                acc = fma(xp[(long)ih * W + iw], wp[kh * KW + kw], acc);
+            }
+        }
+    }
+    out[gid] = acc;
+}

@@ -1,0 +1,45 @@
+// conv_transpose.cl: 2-D transposed convolution (NCHW, f32) with groups,
+// strides, pads, dilations and an optional bias, as a gather over the
+// input (no atomics); 1-D is the H = 1 case.
+//
+// Work-size contract: 1-D NDRange with global size >= n = N*OC*OH*OW; any
+// local size. Work item i computes output element i; items with i >= n do
+// nothing. The int array m holds N, C, H, W, OC, OH, OW, KH, KW, stride
+// h/w, pad top/left, dilation h/w, group, has_bias. Weights are
+// [C, OC/group, KH, KW].
+
+__kernel void conv_transpose2d(__global const float* x, __global const float* w, __global const float* bias,
+                               __global float* out, const ulong n, __global const int* m)
+{
+    const size_t gid = get_global_id(0);
+    if (gid >= n) return;
+    const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6];
+    const int KH = m[7], KW = m[8], SH = m[9], SW = m[10], PH = m[11], PW = m[12];
+    const int DH = m[13], DW = m[14], G = m[15];
+    const int ow = (int)(gid % (ulong)OW);
+    const int oh = (int)((gid / (ulong)OW) % (ulong)OH);
+    const int oc = (int)((gid / ((ulong)OW * OH)) % (ulong)OC);
+    const long b = (long)(gid / ((ulong)OW * OH * OC));
+    const int cg = C / G, ocg = OC / G;
+    const int g = oc / ocg, o = oc % ocg;
+    float acc = m[16] ? bias[oc] : 0.0f;
+    for (int ic = 0; ic < cg; ++ic) {
+        const long c = (long)g * cg + ic;
+        __global const float* xp = x + ((b * C + c) * H) * (long)W;
+        __global const float* wp = w + ((c * ocg + o) * KH) * (long)KW;
+        for (int kh = 0; kh < KH; ++kh) {
+            const int th = oh + PH - kh * DH;
+            if (th < 0 || th % SH != 0) continue;
+            const int ih = th / SH;
+            if (ih >= H) continue;
+            for (int kw = 0; kw < KW; ++kw) {
+                const int tw = ow + PW - kw * DW;
+                if (tw < 0 || tw % SW != 0) continue;
+                const int iw = tw / SW;
+                if (iw >= W) continue;
+                acc = fma(xp[(long)ih * W + iw], wp[kh * KW + kw], acc);
+            }
+        }
+    }
+    out[gid] = acc;
+}

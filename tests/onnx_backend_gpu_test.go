@@ -1,0 +1,14 @@
+package tests
+
+import (
+	"testing"
+
+	_ "github.com/clinfer/clinfer/clbackend" // registers the "GPU" device
+
+	"github.com/clinfer/clinfer/tests/conformance"
+)
+
+// TestONNXBackendGPU runs the ONNX backend suite on the GPU device through
+// the same code as the CPU run; ops or op forms without a GPU kernel are
+// reported as unsupported-op (plugin.ErrUnsupported at compile).
+func TestONNXBackendGPU(t *testing.T) { conformance.ONNXBackend(t, "GPU") }
