@@ -1,3 +1,9 @@
+// The GPU device exists only in builds with OpenCL; built without it
+// (CGO_ENABLED=0 or -tags noopencl) the GPU plugin's constructor error is
+// tested in clbackend instead.
+
+//go:build cgo && !noopencl
+
 package tests
 
 import (
