@@ -30,7 +30,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-cpu fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance clean
+.PHONY: test deps go-toolchain models refs run bench-cpu bench-gemm oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -61,7 +61,7 @@ refs: models
 	NODE_PATH=.cache/node_modules node scripts/ortref/make_refs.js
 
 ## test: everything CI checks.
-test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl
+test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl oclgrind
 
 fmt-check:
 	@bad=$$($(GOFMT) -l .); \
@@ -107,9 +107,21 @@ run:
 ## bench-cpu: clinfer's CPU benchmarks next to ONNX Runtime's, with ratios.
 bench-cpu: models
 	mkdir -p $(OUT)
-	GOMAXPROCS=2 $(GO) test -run '^$$' -bench . -count $(BENCH_COUNT) ./bench/ | tee $(OUT)/bench-go.txt
+	GOMAXPROCS=2 $(GO) test -run '^$$' -bench PPOCR -count $(BENCH_COUNT) ./bench/ | tee $(OUT)/bench-go.txt
 	NODE_PATH=.cache/node_modules node scripts/ortref/bench.js --threads 2 | tee $(OUT)/bench-ort.txt
 	$(GO) run ./bench/sidebyside -go $(OUT)/bench-go.txt -ort $(OUT)/bench-ort.txt
+
+## bench-gemm: clinfer's sgemm kernel next to CLBlast's Sgemm on the same
+## OpenCL device at 256..2048, GFLOPS (median of the iterations), one run.
+bench-gemm: deps
+	mkdir -p $(OUT)
+	$(GO) test -tags clblast -run '^TestCLBlastSgemm$$' ./clbackend/cl/
+	$(GO) test -tags clblast -run '^$$' -bench '^BenchmarkSGEMM$$' -benchtime 5x ./bench/ | tee $(OUT)/bench-gemm.txt
+
+## oclgrind: every kernel of the catalogue on small shapes under oclgrind
+## (memcheck, data races, API checks); fails on any error it reports.
+oclgrind: deps
+	CLINFER_REQUIRE_OCLGRIND=1 $(GO) test -count=1 -run '^(TestKernelsUnderOclgrind|TestOclgrindCatchesOutOfBounds)$$' -v ./kernels/
 
 ## fuzz: every fuzz target for $(FUZZTIME) each.
 fuzz:

@@ -109,6 +109,13 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 	if err := checkSupport(model, nodes, cm.hostParam); err != nil {
 		return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 	}
+	if off := disabledIn(cfg); len(off) > 0 {
+		for _, n := range nodes {
+			if off[n.OpType] {
+				return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s is disabled by %s", m.Name, d.name(), n.Name, n.OpType, KeyDisabledOps)
+			}
+		}
+	}
 
 	cm.ctx, err = d.context()
 	if err != nil {

@@ -13,6 +13,51 @@ import (
 // DeviceName is the name the GPU device is registered under.
 const DeviceName = "GPU"
 
+// KeyDisabledOps is a comma-separated list of op types ("Relu,Conv") the
+// device pretends it cannot run: QueryModel leaves their nodes out and
+// CompileModel refuses them with plugin.ErrUnsupported. Tests use it to
+// send single ops to another device under HETERO (RW; "" is none).
+const KeyDisabledOps = "GPU_DISABLED_OPS"
+
+// disabledOpsSpec is GPU_DISABLED_OPS, stored with the op types trimmed.
+func disabledOpsSpec() plugin.PropertySpec {
+	return plugin.PropertySpec{
+		Key: KeyDisabledOps, Mutable: true,
+		Accepted: "a comma-separated list of op types, e.g. Relu,Conv",
+		Parse: func(s string) (string, error) {
+			ops := disabledOps(s)
+			list := make([]string, 0, len(ops))
+			for _, f := range strings.Split(s, ",") {
+				if op := strings.TrimSpace(f); op != "" && ops[op] {
+					list = append(list, op)
+					delete(ops, op)
+				}
+			}
+			return strings.Join(list, ","), nil
+		},
+	}
+}
+
+// disabledOps parses a GPU_DISABLED_OPS value into a set of op types.
+func disabledOps(s string) map[string]bool {
+	ops := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		if op := strings.TrimSpace(f); op != "" {
+			ops[op] = true
+		}
+	}
+	return ops
+}
+
+// disabledIn returns the op types GPU_DISABLED_OPS lists in cfg.
+func disabledIn(cfg *plugin.Properties) map[string]bool {
+	v, err := cfg.Get(KeyDisabledOps)
+	if err != nil {
+		return nil
+	}
+	return disabledOps(v)
+}
+
 // Limits the device reports for planning; the engine itself has none.
 const (
 	maxAsyncRequests = 16
@@ -34,6 +79,7 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 	}
 	specs := append(plugin.CommonSpecs(),
 		precisionSpec(d),
+		disabledOpsSpec(),
 		plugin.PropertySpec{
 			Key: plugin.KeyDeviceID, Mutable: true, Default: d.id(),
 			Accepted: p.idList(", ") + " (or " + DeviceName + ".ID)",

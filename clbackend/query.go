@@ -19,7 +19,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	if m == nil {
 		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query: nil model")
 	}
-	d, _, err := p.target(props)
+	d, cfg, err := p.target(props)
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +40,12 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 		hostParam = append(hostParam, isHostParam(model, prm))
 	}
 	bad := unsupportedNodes(model, nodes, hostParam)
+	off := disabledIn(cfg)
+	for _, n := range nodes {
+		if off[n.OpType] {
+			bad[n] = "op " + n.OpType + " is disabled by " + KeyDisabledOps
+		}
+	}
 	out := make(map[string]string, len(nodes))
 	for _, n := range nodes {
 		if _, no := bad[n]; !no {

@@ -1,5 +1,36 @@
-// Package hetero will hold the HETERO device: it asks each listed device's
-// QueryModel, assigns affinities, cuts the graph into subgraphs and chains
-// their requests. In the data flow of DESIGN.md it is a plugin.Plugin that
-// wraps other plugins. Not yet implemented (issue 7).
+// Package hetero is the HETERO device: it splits one model across several
+// devices by what each supports, and runs the pieces as one model.
+//
+// In the data flow of DESIGN.md it is a plugin.Plugin that wraps other
+// plugins. Core.CompileModel(ctx, m, "HETERO:GPU,CPU", props) reaches
+// Plugin.CompileModel with DEVICE_PRIORITIES=GPU,CPU, which
+//
+//  1. assigns every node an affinity: a user-set graph.RTInfo.Affinity
+//     wins; every other op node goes to the first device of the list whose
+//     QueryModel names it (devices answer in the user's node names, also
+//     for nodes they fuse). Results follow their producer; Parameters and
+//     Constants are copied into each subgraph that reads them. A node no
+//     device supports is an error wrapping plugin.ErrUnsupported.
+//  2. cuts the graph where the affinity changes into subgraphs that run in
+//     sequence: each reads only model inputs, constants and outputs of
+//     earlier subgraphs. A subgraph takes every node of its device that is
+//     ready; a node that would make a cycle (GPU -> CPU -> GPU) starts a
+//     later subgraph instead, so there are never cycles between them.
+//  3. compiles each subgraph on its device through a plugin.Core the HETERO
+//     plugin owns (so devices are found through the registry, and closed
+//     with the plugin).
+//
+// A request holds one request per subgraph. A value crossing subgraphs is
+// one tensor, allocated when the request is created and bound with
+// SetTensor as the producer's output and the consumer's input (values of
+// dynamic shape are bound when the producer has made them). Infer runs the
+// sub-requests in order with the caller's ctx; the asynchronous request
+// (plugin.AsyncCompiledModel) runs every sub-request's stages as stages of
+// one chain, so Cancel and ctx reach whichever sub-request is running.
+// Profiling entries carry the subgraph as a prefix ("subgraph1/conv").
+//
+// Properties: DEVICE_PRIORITIES, HETERO_DUMP_GRAPH_DOT (a directory for the
+// affinity and subgraph graphs as dot files) and the common keys, the
+// relevant ones handed on to the devices; compiled models report
+// NUMBER_OF_SUBMODELS and EXECUTION_DEVICES.
 package hetero

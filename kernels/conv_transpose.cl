@@ -2,11 +2,21 @@
 // strides, pads, dilations and an optional bias, as a gather over the
 // input (no atomics); 1-D is the H = 1 case.
 //
-// Work-size contract: 1-D NDRange with global size >= n = N*OC*OH*OW; any
-// local size. Work item i computes output element i; items with i >= n do
-// nothing. The int array m holds N, C, H, W, OC, OH, OW, KH, KW, stride
-// h/w, pad top/left, dilation h/w, group, has_bias. Weights are
+// Build option OCB (default 1) is the output-channel block: each work item
+// computes OCB consecutive output channels of one output pixel, sharing
+// the input loads (register blocking). The GPU device picks OCB so that it
+// divides OC/group.
+//
+// Work-size contract: 1-D NDRange with global size >= n = N*(OC/OCB)*OH*OW;
+// any local size. Work item i = ((b*(OC/OCB) + ob)*OH + oh)*OW + ow computes
+// output channels ob*OCB .. ob*OCB+OCB-1 of pixel (b, oh, ow); items with
+// i >= n do nothing. The int array m holds N, C, H, W, OC, OH, OW, KH, KW,
+// stride h/w, pad top/left, dilation h/w, group, has_bias. Weights are
 // [C, OC/group, KH, KW].
+
+#ifndef OCB
+#define OCB 1
+#endif
 
 __kernel void conv_transpose2d(__global const float* x, __global const float* w, __global const float* bias,
                                __global float* out, const ulong n, __global const int* m)
@@ -16,17 +26,23 @@ __kernel void conv_transpose2d(__global const float* x, __global const float* w,
     const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6];
     const int KH = m[7], KW = m[8], SH = m[9], SW = m[10], PH = m[11], PW = m[12];
     const int DH = m[13], DW = m[14], G = m[15];
+    const int OB = OC / OCB;
     const int ow = (int)(gid % (ulong)OW);
     const int oh = (int)((gid / (ulong)OW) % (ulong)OH);
-    const int oc = (int)((gid / ((ulong)OW * OH)) % (ulong)OC);
-    const long b = (long)(gid / ((ulong)OW * OH * OC));
+    const int ob = (int)((gid / ((ulong)OW * OH)) % (ulong)OB);
+    const long b = (long)(gid / ((ulong)OW * OH * OB));
     const int cg = C / G, ocg = OC / G;
-    const int g = oc / ocg, o = oc % ocg;
-    float acc = m[16] ? bias[oc] : 0.0f;
+    const int oc0 = ob * OCB;
+    const int g = oc0 / ocg, o = oc0 % ocg;
+    const long kk = (long)KH * KW; // between output channels in w
+    float acc[OCB];
+    for (int j = 0; j < OCB; ++j) {
+        acc[j] = m[16] ? bias[oc0 + j] : 0.0f;
+    }
     for (int ic = 0; ic < cg; ++ic) {
         const long c = (long)g * cg + ic;
         __global const float* xp = x + ((b * C + c) * H) * (long)W;
-        __global const float* wp = w + ((c * ocg + o) * KH) * (long)KW;
+        __global const float* wp = w + (c * ocg + o) * kk;
         for (int kh = 0; kh < KH; ++kh) {
             const int th = oh + PH - kh * DH;
             if (th < 0 || th % SH != 0) continue;
@@ -37,9 +53,17 @@ __kernel void conv_transpose2d(__global const float* x, __global const float* w,
                 if (tw < 0 || tw % SW != 0) continue;
                 const int iw = tw / SW;
                 if (iw >= W) continue;
-                acc = fma(xp[(long)ih * W + iw], wp[kh * KW + kw], acc);
+                const float xv = xp[(long)ih * W + iw];
+                const int k = kh * KW + kw;
+                for (int j = 0; j < OCB; ++j) {
+                    acc[j] = fma(xv, wp[j * kk + k], acc[j]);
+                }
             }
         }
     }
-    out[gid] = acc;
+    const long plane = (long)OH * OW;
+    __global float* op = out + ((b * OC + oc0) * OH + oh) * (long)OW + ow;
+    for (int j = 0; j < OCB; ++j) {
+        op[j * plane] = acc[j];
+    }
 }

@@ -54,13 +54,29 @@ __kernel void eltwise_binary(__global const T* a, __global const T* b, __global 
     if (gid >= n) return;
     const int rank = m[0];
     long ia = 0, ib = 0;
-    ulong r = gid;
-    for (int d = rank - 1; d >= 0; --d) {
-        const long dim = m[1 + d];
-        const long c = (long)(r % dim);
-        r /= dim;
-        ia += c * m[1 + rank + d];
-        ib += c * m[1 + 2 * rank + d];
+    if (rank == 1) {
+        // Same shapes, or one side a scalar: no index arithmetic.
+        ia = (long)gid * m[2];
+        ib = (long)gid * m[3];
+    } else if (n <= 0xffffffffUL) {
+        // 32-bit index arithmetic: 64-bit division is several times slower.
+        uint r = (uint)gid;
+        for (int d = rank - 1; d >= 0; --d) {
+            const uint dim = (uint)m[1 + d];
+            const uint c = r % dim;
+            r /= dim;
+            ia += (long)c * m[1 + rank + d];
+            ib += (long)c * m[1 + 2 * rank + d];
+        }
+    } else {
+        ulong r = gid;
+        for (int d = rank - 1; d >= 0; --d) {
+            const long dim = m[1 + d];
+            const long c = (long)(r % dim);
+            r /= dim;
+            ia += c * m[1 + rank + d];
+            ib += c * m[1 + 2 * rank + d];
+        }
     }
     const T x = a[ia];
     const T y = b[ib];

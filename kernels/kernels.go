@@ -81,6 +81,7 @@ func buildCatalogue() []Kernel {
 		{Name: "max_pool2d", File: "pool.cl", Entry: "pool2d", Options: "-DPOOL_MAX"},
 		{Name: "pad", File: "pad.cl", Entry: "pad"},
 		{Name: "resize", File: "resize.cl", Entry: "resize"},
+		{Name: "sgemm", File: "sgemm.cl", Entry: "sgemm"},
 		{Name: "softmax", File: "softmax.cl", Entry: "softmax"},
 		{Name: "strided_copy", File: "strided_copy.cl", Entry: "strided_copy"},
 		{Name: "where", File: "where.cl", Entry: "where_select"},

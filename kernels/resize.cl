@@ -27,16 +27,30 @@ __kernel void resize(__global const float* in, __global float* out, const ulong 
         i1[d] = m[off + 2 * c + 1];
         wt[d] = w[m[1 + 3 * rank + d] + c];
     }
+    // Only axes with a non-zero weight have a second tap: enumerate the
+    // corners over those (in the order of the full 2^rank enumeration, so
+    // the sum is the same), 1 load for nearest, 4 for bilinear.
+    int ad[8];
+    int k = 0;
+    long base = 0;
+    for (int d = 0; d < rank; ++d) {
+        base += (long)i0[d] * m[1 + rank + d];
+        if (wt[d] != 0.0f) ad[k++] = d;
+    }
     float acc = 0.0f;
-    for (int corner = 0; corner < (1 << rank); ++corner) {
+    for (int corner = 0; corner < (1 << k); ++corner) {
         float f = 1.0f;
-        long o = 0;
-        for (int d = 0; d < rank; ++d) {
-            const int hi = (corner >> d) & 1;
-            f *= hi ? wt[d] : 1.0f - wt[d];
-            o += (long)(hi ? i1[d] : i0[d]) * m[1 + rank + d];
+        long o = base;
+        for (int j = 0; j < k; ++j) {
+            const int d = ad[j];
+            if ((corner >> j) & 1) {
+                f *= wt[d];
+                o += (long)(i1[d] - i0[d]) * m[1 + rank + d];
+            } else {
+                f *= 1.0f - wt[d];
+            }
         }
-        if (f != 0.0f) acc += f * in[o];
+        if (k == 0 || f != 0.0f) acc += f * in[o];
     }
     out[gid] = acc;
 }

@@ -168,6 +168,12 @@ func withDevice(ref deviceRef, props map[string]string) (map[string]string, erro
 // with DEVICE_ID=1, "HETERO:GPU,CPU" with DEVICE_PRIORITIES=GPU,CPU) with
 // the plugin's configuration overridden by props; props is not modified.
 // It returns ctx.Err() if ctx is done before compilation starts.
+//
+// With CACHE_DIR set (in props or on the plugin) and a device that
+// implements Importer, the compiled model is cached in CACHE_DIR/<hash>.blob,
+// one blob per model, device and configuration: a later call imports it
+// (LOADED_FROM_CACHE=YES) instead of compiling, and a stale or corrupt blob
+// is recompiled and replaced. See CacheBlobPath.
 func (c *Core) CompileModel(ctx context.Context, m *graph.Model, device string, props map[string]string) (CompiledModel, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -189,6 +195,9 @@ func (c *Core) CompileModel(ctx context.Context, m *graph.Model, device string, 
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if dir := cacheDir(p, props); dir != "" {
+		return c.compileCached(ctx, p, ref, m, props, dir)
 	}
 	return p.CompileModel(ctx, m, props)
 }

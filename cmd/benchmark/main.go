@@ -39,6 +39,7 @@ import (
 	"github.com/clinfer/clinfer/internal/cliutil"
 	"github.com/clinfer/clinfer/plugin"
 
+	_ "github.com/clinfer/clinfer/clbackend"    // registers "GPU"
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
 )
 

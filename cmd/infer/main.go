@@ -32,6 +32,7 @@ import (
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 
+	_ "github.com/clinfer/clinfer/clbackend"    // registers "GPU"
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
 )
 

@@ -1,0 +1,202 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/kernels"
+)
+
+// sgemmSizes are the square problem sizes BenchmarkSGEMM measures.
+var sgemmSizes = []int{256, 512, 1024, 2048}
+
+// sgemmEnv is one OpenCL device with a context, an in-order queue, and the
+// operands of an n x n x n SGEMM resident on the device.
+type sgemmEnv struct {
+	dev     *cl.Device
+	ctx     *cl.Context
+	q       *cl.CommandQueue
+	a, b, c *cl.MemObject
+	n       int
+}
+
+// newSGEMMEnv sets up the n x n problem on the benchmark device: the first
+// GPU, else the first OpenCL device (POCL on a CPU-only machine).
+func newSGEMMEnv(n int) (*sgemmEnv, error) {
+	dev, err := benchDevice()
+	if err != nil {
+		return nil, err
+	}
+	e := &sgemmEnv{dev: dev, n: n}
+	if e.ctx, err = cl.CreateContext([]*cl.Device{dev}); err != nil {
+		return nil, err
+	}
+	if e.q, err = e.ctx.CreateCommandQueue(dev, 0); err != nil {
+		e.Close()
+		return nil, err
+	}
+	for i, p := range []**cl.MemObject{&e.a, &e.b, &e.c} {
+		v := seeded.Float32s(uint32(i+1), n*n, -1, 1)
+		if *p, err = e.ctx.CreateBuffer(cl.MemReadWrite, f32Bytes(v)); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Close releases the buffers, queue and context.
+func (e *sgemmEnv) Close() error {
+	var errs []error
+	for _, c := range []interface{ Close() error }{e.a, e.b, e.c, e.q, e.ctx} {
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func benchDevice() (*cl.Device, error) {
+	ps, err := cl.GetPlatforms()
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, cl.InstallHint)
+	}
+	var first *cl.Device
+	for _, p := range ps {
+		ds, err := p.GetDevices(cl.DeviceTypeAll)
+		if err != nil {
+			continue
+		}
+		for _, d := range ds {
+			if t, err := d.Type(); err == nil && t&cl.DeviceTypeGPU != 0 {
+				return d, nil
+			}
+			if first == nil {
+				first = d
+			}
+		}
+	}
+	if first == nil {
+		return nil, fmt.Errorf("bench: no OpenCL device (%s)", cl.InstallHint)
+	}
+	return first, nil
+}
+
+func f32Bytes(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		u := math.Float32bits(x)
+		out[4*i], out[4*i+1], out[4*i+2], out[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	return out
+}
+
+// sgemmRunner prepares an implementation on env and returns a function
+// that enqueues one C = A.B and waits for it.
+type sgemmRunner func(e *sgemmEnv) (run func() error, closeFn func() error, err error)
+
+// clinferSGEMM runs kernels/sgemm.cl with its default tiling.
+func clinferSGEMM(e *sgemmEnv) (func() error, func() error, error) {
+	k := kernels.MustLookup("sgemm")
+	tl := kernels.DefaultSGEMMTiling
+	src, err := k.Source()
+	if err != nil {
+		return nil, nil, err
+	}
+	prog, err := e.ctx.CreateProgramWithSource([]string{src})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := prog.BuildProgram(nil, k.Options+" "+tl.Options()+" -cl-std=CL1.2 -cl-mad-enable"); err != nil {
+		prog.Close()
+		return nil, nil, err
+	}
+	kern, err := prog.CreateKernel(k.Entry)
+	if err != nil {
+		prog.Close()
+		return nil, nil, err
+	}
+	n := e.n
+	if err := kern.SetArgs(int32(n), int32(n), int32(n), float32(1),
+		e.a, int64(0), int64(n), int64(1),
+		e.b, int64(0), int64(n), int64(1),
+		float32(0), e.c, int64(0), int64(n)); err != nil {
+		kern.Close()
+		prog.Close()
+		return nil, nil, err
+	}
+	global, local := tl.GlobalSize(n, n), tl.LocalSize()
+	run := func() error {
+		ev, err := e.q.EnqueueNDRangeKernel(kern, nil, global, local, nil)
+		if err != nil {
+			return err
+		}
+		return errors.Join(ev.Wait(), ev.Close())
+	}
+	return run, func() error { return errors.Join(kern.Close(), prog.Close()) }, nil
+}
+
+// BenchmarkSGEMM measures C = A.B for square f32 matrices on one OpenCL
+// device, clinfer's sgemm kernel next to CLBlast's Sgemm (with -tags
+// clblast; `make bench-gemm`) in the same run. Each iteration is one GEMM
+// enqueued and waited for; it reports the median GFLOPS over the
+// iterations (gflops) and ms per GEMM (ms/gemm).
+func BenchmarkSGEMM(b *testing.B) {
+	impls := []struct {
+		name string
+		r    sgemmRunner
+	}{{"clinfer", clinferSGEMM}, {"clblast", clblastSGEMM}}
+	for _, n := range sgemmSizes {
+		b.Run(fmt.Sprintf("%dx%dx%d", n, n, n), func(b *testing.B) {
+			for _, impl := range impls {
+				b.Run(impl.name, func(b *testing.B) { benchSGEMM(b, n, impl.r) })
+			}
+		})
+	}
+}
+
+func benchSGEMM(b *testing.B, n int, r sgemmRunner) {
+	if r == nil {
+		b.Skip("CLBlast is not built in: run with -tags clblast (needs libclblast-dev; `make bench-gemm` does both)")
+	}
+	e, err := newSGEMMEnv(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	run, closeFn, err := r(e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := closeFn(); err != nil {
+			b.Error(err)
+		}
+	}()
+	// Warm up: CLBlast compiles its kernels on the first call.
+	if err := run(); err != nil {
+		b.Fatal(err)
+	}
+	var times []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(t0))
+	}
+	slices.Sort(times)
+	med := times[len(times)/2].Seconds()
+	b.ReportMetric(2*float64(n)*float64(n)*float64(n)/med/1e9, "gflops")
+	b.ReportMetric(med*1e3, "ms/gemm")
+}

@@ -1,0 +1,250 @@
+package clbackend
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"maps"
+	"sort"
+	"strings"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// Blob sections of an exported GPU model: the transformed graph, and one
+// section per program binary, named "program:" + its program cache key.
+const (
+	graphSection         = "graph"
+	programSectionPrefix = "program:"
+)
+
+// Interface checks.
+var (
+	_ plugin.Exporter = (*CompiledModel)(nil)
+	_ plugin.Importer = (*Plugin)(nil)
+)
+
+// Export writes the compiled model: the shared blob header (device,
+// DEVICE_ARCHITECTURE, configuration, ports), the transformed graph with its
+// weights, and the device binary of every program its launch plans use, so
+// ImportModel on a device of the same architecture builds no kernel from
+// source.
+func (c *CompiledModel) Export(w io.Writer) error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return fmt.Errorf("gpu: export model %q: %w", c.model.Name, plugin.ErrClosed)
+	}
+	enc, err := c.model.MarshalBinary()
+	if err != nil {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: export model %q: %w", c.model.Name, err)
+	}
+	sections := []plugin.BlobSection{{Name: graphSection, Data: enc}}
+	progs, err := c.programSections()
+	if err != nil {
+		return err
+	}
+	sections = append(sections, progs...)
+	return plugin.WriteBlob(w, &plugin.Blob{
+		Header: plugin.BlobHeader{
+			Device:       DeviceName,
+			Architecture: c.dev.architecture,
+			Config:       exportConfig(c.props),
+			Inputs:       c.inputs,
+			Outputs:      c.outputs,
+		},
+		Sections: sections,
+	})
+}
+
+// exportConfig is the configuration recorded in a blob, without DEVICE_ID:
+// the importer chooses the device.
+func exportConfig(p *plugin.Properties) map[string]string {
+	cfg := plugin.ExportConfig(p)
+	delete(cfg, plugin.KeyDeviceID)
+	return cfg
+}
+
+// programSections returns one section per distinct program of the
+// compiled model's plans: the build options and the device binary.
+func (c *CompiledModel) programSections() ([]plugin.BlobSection, error) {
+	c.planMu.Lock()
+	plans := make([]*plan, 0, len(c.plans))
+	for _, k := range exportSortedKeys(c.plans) {
+		plans = append(plans, c.plans[k])
+	}
+	c.planMu.Unlock()
+	seen := map[string]bool{}
+	var out []plugin.BlobSection
+	for _, pl := range plans {
+		for _, l := range pl.launches {
+			if l.prog == nil {
+				continue
+			}
+			src, err := l.kernel.Source()
+			if err != nil {
+				return nil, fmt.Errorf("gpu: export model %q: %w", c.model.Name, err)
+			}
+			key := programKey(c.dev, src, l.options)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			bins, err := l.prog.Binaries()
+			if err != nil {
+				return nil, plugin.Errorf(plugin.ErrDevice, "gpu: export model %q: program %s: %w", c.model.Name, l.kernel.File, err)
+			}
+			if len(bins) != 1 || len(bins[0]) == 0 {
+				// The driver keeps no binary (some do not): the importer
+				// builds this program from source.
+				continue
+			}
+			data := binary.AppendUvarint(nil, uint64(len(l.options)))
+			data = append(data, l.options...)
+			data = append(data, bins[0]...)
+			out = append(out, plugin.BlobSection{Name: programSectionPrefix + key, Data: data})
+		}
+	}
+	return out, nil
+}
+
+func exportSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ImportModel rebuilds a compiled model that CompiledModel.Export wrote, on
+// the device DEVICE_ID in props names (the default device without it). A
+// blob of another format version or device architecture is an error
+// wrapping plugin.ErrIncompatible that names both values; a truncated or
+// damaged one wraps plugin.ErrCorrupt. The blob's program binaries go into
+// the plugin's program cache first, so rebuilding the launch plans builds
+// no program from source; a binary the driver refuses is rebuilt from
+// source instead. The imported model reports LOADED_FROM_CACHE=YES.
+func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (_ plugin.CompiledModel, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("gpu: import: %w", err)
+	}
+	d, base, err := p.target(map[string]string{plugin.KeyDeviceID: deviceIDOf(props, p)})
+	if err != nil {
+		return nil, err
+	}
+	blob, err := plugin.ReadBlob(r, DeviceName, d.architecture)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	data, ok := blob.Section(graphSection)
+	if !ok {
+		return nil, plugin.Errorf(plugin.ErrCorrupt, "gpu: import: the compiled model has no %q section", graphSection)
+	}
+	m := &graph.Model{}
+	if err := m.UnmarshalBinary(data); err != nil {
+		return nil, plugin.Errorf(plugin.ErrCorrupt, "gpu: import: %w", err)
+	}
+	rest := maps.Clone(props)
+	delete(rest, plugin.KeyDeviceID)
+	cfg, err := plugin.ImportConfig(base, blob.Header, rest)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	devCtx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range blob.Sections {
+		key, ok := strings.CutPrefix(s.Name, programSectionPrefix)
+		if !ok {
+			continue
+		}
+		if err := p.cache.preload(d, devCtx.val, key, s.Data); err != nil {
+			p.cache.binaryRejects.Add(1)
+		}
+	}
+	_ = devCtx.release()
+	defer func() {
+		if r := recover(); r != nil {
+			err = plugin.Errorf(plugin.ErrCorrupt, "gpu: import model %q: bad graph: %v", m.Name, r)
+		}
+	}()
+	c, err := compile(ctx, p, d, m, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("gpu: import: %w", ctx.Err())
+		}
+		return nil, plugin.Errorf(plugin.ErrCorrupt, "gpu: import: %w", err)
+	}
+	for _, chk := range []struct {
+		kind            string
+		header, rebuilt []plugin.PortInfo
+	}{{"input", blob.Header.Inputs, c.inputs}, {"output", blob.Header.Outputs, c.outputs}} {
+		if err := plugin.CheckPorts(chk.kind, chk.header, chk.rebuilt); err != nil {
+			if cerr := c.Close(); cerr != nil {
+				err = fmt.Errorf("%w (closing: %v)", err, cerr)
+			}
+			return nil, fmt.Errorf("gpu: %w", err)
+		}
+	}
+	c.props = c.props.Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES"))
+	return c, nil
+}
+
+// deviceIDOf is the DEVICE_ID an import targets: props', else the
+// plugin's default device.
+func deviceIDOf(props map[string]string, p *Plugin) string {
+	for k, v := range props {
+		if plugin.CanonicalKey(k) == plugin.KeyDeviceID {
+			return v
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.devices[p.def].id()
+}
+
+// preload builds a program from a blob's binary section (options, then the
+// device binary) and keeps it in the cache under key, unless the cache
+// already has that program. A key that does not name a program the kernels
+// could ask for is harmless: no plan ever looks it up.
+func (c *programCache) preload(d *device, ctx *cl.Context, key string, data []byte) error {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > uint64(len(data)-k) {
+		return fmt.Errorf("gpu: import: program %s: bad options length", key)
+	}
+	options := string(data[k : k+int(n)])
+	bin := data[k+int(n):]
+	mkey := d.id() + "/" + key
+	c.mu.Lock()
+	_, have := c.entries[mkey]
+	closed := c.closed
+	c.mu.Unlock()
+	if have || closed {
+		return nil
+	}
+	prog, err := ctx.CreateProgramWithBinary([]*cl.Device{d.cl}, [][]byte{bin})
+	if err != nil {
+		return err
+	}
+	if err := prog.BuildProgram([]*cl.Device{d.cl}, options); err != nil {
+		_ = prog.Close()
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[mkey]; ok || c.closed {
+		// Built meanwhile by a compile, or the plugin closed.
+		return prog.Close()
+	}
+	e := &progEntry{ready: make(chan struct{}), prog: newShared(prog)} // the cache's reference
+	close(e.ready)
+	c.entries[mkey] = e
+	c.binaryLoads.Add(1)
+	return nil
+}

@@ -1,0 +1,229 @@
+package hetero
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// Interface checks.
+var (
+	_ plugin.CompiledModel      = (*CompiledModel)(nil)
+	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+)
+
+// CompiledModel is a model split into subgraphs, each compiled on its
+// device. Its requests run the subgraphs' requests one after another. It
+// is safe for concurrent use.
+type CompiledModel struct {
+	model     *graph.Model // the affinity graph: the user's model, every node with its device
+	subs      []*subgraph
+	compiled  []plugin.CompiledModel // per subgraph
+	props     *plugin.Properties
+	profiling bool
+	inputs    []plugin.PortInfo
+	outputs   []plugin.PortInfo
+	producer  []int // per model output: the subgraph computing it
+
+	mu     sync.Mutex
+	closed bool
+
+	async plugin.AsyncSupport // executors and running asynchronous requests
+}
+
+// init fills in the ports, properties and asynchronous machinery once the
+// subgraphs are compiled.
+func (c *CompiledModel) init(name string, cfg *plugin.Properties) error {
+	for _, n := range c.model.Parameters {
+		c.inputs = append(c.inputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+	for _, n := range c.model.Results {
+		c.outputs = append(c.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+	c.producer = make([]int, len(c.outputs))
+	for k, sg := range c.subs {
+		for _, o := range sg.outputs {
+			c.producer[o.index] = k
+		}
+	}
+	c.props = cfg.Extend(
+		plugin.ReadOnlySpec(plugin.KeyNetworkName, name),
+		plugin.ReadOnlySpec(KeyNumberOfSubmodels, strconv.Itoa(len(c.subs))),
+		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, executionDevices(c.subs)),
+		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(c.compiled))),
+		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
+	)
+	conf, err := plugin.ParseConfig(c.props)
+	if err != nil {
+		return fmt.Errorf("hetero: compile: %w", err)
+	}
+	c.profiling = conf.EnableProfiling
+	procs := runtime.GOMAXPROCS(0)
+	plan := plugin.PlanStreams(conf, plugin.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1})
+	// Executors of its own (nil manager): the compiled model may outlive
+	// the plugin, and the GPU subgraphs' wait stages get a wait executor.
+	c.async.Init(nil, plugin.PipelineConfig{Device: DeviceName, Streams: plan.Streams, WaitStreams: plan.Streams},
+		fmt.Sprintf("hetero: compiled model %q", name))
+	return nil
+}
+
+// Inputs describes the model inputs.
+func (c *CompiledModel) Inputs() []plugin.PortInfo { return clonePorts(c.inputs) }
+
+// Outputs describes the model outputs.
+func (c *CompiledModel) Outputs() []plugin.PortInfo { return clonePorts(c.outputs) }
+
+func clonePorts(ps []plugin.PortInfo) []plugin.PortInfo {
+	out := make([]plugin.PortInfo, len(ps))
+	for i, p := range ps {
+		out[i] = plugin.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+	}
+	return out
+}
+
+// Property returns the compiled model's configuration or a read-only fact:
+// NETWORK_NAME, NUMBER_OF_SUBMODELS, EXECUTION_DEVICES (each device once,
+// in subgraph order), OPTIMAL_NUMBER_OF_INFER_REQUESTS.
+func (c *CompiledModel) Property(key string) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	v, err := c.props.Get(key)
+	if err != nil {
+		return "", fmt.Errorf("hetero: %w", err)
+	}
+	return v, nil
+}
+
+// Submodels returns the subgraphs' devices and compiled models in the
+// order requests run them. The compiled models belong to c: do not close
+// them.
+func (c *CompiledModel) Submodels() (devices []string, models []plugin.CompiledModel) {
+	if c.check() != nil {
+		return nil, nil
+	}
+	for i, sg := range c.subs {
+		devices = append(devices, sg.device)
+		models = append(models, c.compiled[i])
+	}
+	return devices, models
+}
+
+// CreateInferRequest returns a new request: one request per subgraph,
+// chained. Inputs with static shapes start bound to zero tensors.
+func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return newInferRequest(c)
+}
+
+// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: every
+// stage of every subgraph's request becomes a stage of the chain, on the
+// executor kind the device asked for, so the stages of several requests
+// overlap across devices.
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	r, err := newInferRequest(c)
+	if err != nil {
+		return nil, err
+	}
+	ar, err := c.async.NewRequest(r, opts...)
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return ar, nil
+}
+
+// RuntimeModel returns the affinity graph (the user's nodes, each with
+// RT.Affinity) where every node also carries RT.Extra HETERO_SUBGRAPH and
+// what its subgraph's runtime model says about it (LAYER_TYPE,
+// IMPL_TYPE, EXECUTION_ORDER, PERF_COUNTER, ...), matched through the
+// original names the devices record.
+func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	rm := c.model.Clone()
+	nodes, err := rm.Nodes()
+	if err != nil {
+		return nil, fmt.Errorf("hetero: runtime model: %w", err)
+	}
+	byName := make(map[string]*graph.Node, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	for k, sub := range c.compiled {
+		sm, err := sub.RuntimeModel()
+		if errors.Is(err, plugin.ErrNotImplemented) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hetero: runtime model of %s on %s: %w", c.subs[k].name, c.subs[k].device, err)
+		}
+		snodes, err := sm.Nodes()
+		if err != nil {
+			return nil, fmt.Errorf("hetero: runtime model of %s: %w", c.subs[k].name, err)
+		}
+		for _, sn := range snodes {
+			for _, orig := range sn.OriginalNames() {
+				n, ok := byName[orig]
+				if !ok || n.RT.Affinity != c.subs[k].device {
+					continue
+				}
+				if n.RT.Extra == nil {
+					n.RT.Extra = map[string]string{}
+				}
+				for key, v := range sn.RT.Extra {
+					n.RT.Extra[key] = v
+				}
+				n.RT.Extra["HETERO_SUBGRAPH"] = c.subs[k].name
+			}
+		}
+	}
+	return rm, nil
+}
+
+// Close waits for running asynchronous requests and closes the subgraphs'
+// compiled models. It is idempotent.
+func (c *CompiledModel) Close() error {
+	// Running asynchronous requests finish first (their stages check that
+	// the model is open); AsyncSupport.Close is idempotent.
+	aerr := c.async.Close()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	return errors.Join(aerr, c.closeSubs())
+}
+
+// closeSubs closes the subgraphs' compiled models.
+func (c *CompiledModel) closeSubs() error {
+	var errs []error
+	for i, s := range c.compiled {
+		if err := s.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("hetero: closing %s on %s: %w", c.subs[i].name, c.subs[i].device, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *CompiledModel) check() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return fmt.Errorf("hetero: compiled model: %w", plugin.ErrClosed)
+	}
+	return nil
+}

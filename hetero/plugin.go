@@ -1,0 +1,387 @@
+package hetero
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+func init() {
+	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+}
+
+// DeviceName is the name the HETERO device is registered under.
+const DeviceName = "HETERO"
+
+// KeyNumberOfSubmodels is the number of subgraphs a compiled model was cut
+// into (RO, compiled model).
+const KeyNumberOfSubmodels = "NUMBER_OF_SUBMODELS"
+
+// KeyDumpGraphDot names a directory: when set, CompileModel writes the
+// model with every node's affinity (MODEL_affinity.dot) and each subgraph
+// (MODEL_subgraphN_DEVICE.dot) there as Graphviz files (RW; "" is off).
+const KeyDumpGraphDot = "HETERO_DUMP_GRAPH_DOT"
+
+// passKeys are the HETERO properties handed on to the devices that compile
+// the subgraphs, when the device supports the key.
+var passKeys = []string{
+	plugin.KeyPerformanceHint,
+	plugin.KeyNumRequests,
+	plugin.KeyEnableProfiling,
+	plugin.KeyExecutionModeHint,
+	plugin.KeyModelPriority,
+	plugin.KeyDisableTransformations,
+}
+
+// Plugin is the HETERO device. It owns a plugin.Core through which it
+// reaches the devices it splits models across, so those devices are its
+// own instances, closed by its Close. It is safe for concurrent use.
+type Plugin struct {
+	props *plugin.Properties
+	core  *plugin.Core
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Interface checks.
+var (
+	_ plugin.Plugin  = (*Plugin)(nil)
+	_ plugin.Querier = (*Plugin)(nil)
+)
+
+// New returns the HETERO device. It constructs none of the devices it will
+// use: they are constructed, through the registry, on first use.
+func New() (*Plugin, error) {
+	return &Plugin{props: plugin.NewProperties(propertySpecs()...), core: plugin.NewCore()}, nil
+}
+
+// propertySpecs are HETERO's properties: the common ones (handed on to the
+// devices, see passKeys), DEVICE_PRIORITIES, the dot-dump directory and
+// read-only facts.
+func propertySpecs() []plugin.PropertySpec {
+	return append(plugin.CommonSpecs(),
+		plugin.PropertySpec{
+			Key: plugin.KeyDevicePriorities, Mutable: true,
+			Accepted: "a comma-separated list of devices, e.g. GPU,CPU",
+			Parse: func(s string) (string, error) {
+				if strings.TrimSpace(s) == "" {
+					return "", nil
+				}
+				devs, err := parseDevices(s)
+				if err != nil {
+					return "", err
+				}
+				return strings.Join(devs, ","), nil
+			},
+		},
+		plugin.StringSpec(KeyDumpGraphDot, ""),
+		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, "HETERO (heterogeneous execution across devices)"),
+		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, DeviceName),
+		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, ""),
+		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, "1 16 1"),
+		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, "1 16"),
+	)
+}
+
+// Name returns "HETERO".
+func (p *Plugin) Name() string { return DeviceName }
+
+// Property returns a device property.
+func (p *Plugin) Property(key string) (string, error) {
+	if err := p.check(); err != nil {
+		return "", err
+	}
+	v, err := p.props.Get(key)
+	if err != nil {
+		return "", fmt.Errorf("hetero: %w", err)
+	}
+	return v, nil
+}
+
+// SetProperties sets read-write properties, all or none.
+func (p *Plugin) SetProperties(props map[string]string) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if err := p.props.Set(props); err != nil {
+		return fmt.Errorf("hetero: %w", err)
+	}
+	return nil
+}
+
+// SetDeviceProperties sets properties of one of the devices HETERO splits
+// across ("GPU", "GPU.1", "CPU"): HETERO owns its devices, so this is how
+// device-specific settings (e.g. the GPU's GPU_DISABLED_OPS in tests)
+// reach them. The device is constructed if it was not yet.
+func (p *Plugin) SetDeviceProperties(device string, props map[string]string) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	name, _, prio, err := plugin.ParseDeviceName(device)
+	if err != nil {
+		return fmt.Errorf("hetero: %w", err)
+	}
+	if name == DeviceName || prio != "" {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: SetDeviceProperties on %q: not a device HETERO splits across", device)
+	}
+	if err := p.core.SetProperties(device, props); err != nil {
+		return fmt.Errorf("hetero: device %s: %w", device, err)
+	}
+	return nil
+}
+
+// Close closes the devices HETERO constructed. Compiled models stay usable
+// as far as those devices allow (CPU and GPU compiled models outlive their
+// plugins).
+func (p *Plugin) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	if err := p.core.Close(); err != nil {
+		return fmt.Errorf("hetero: %w", err)
+	}
+	return nil
+}
+
+func (p *Plugin) check() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("hetero: device %s: %w", DeviceName, plugin.ErrClosed)
+	}
+	return nil
+}
+
+// config returns a copy of the configuration overridden by props, and the
+// device list.
+func (p *Plugin) config(props map[string]string) (*plugin.Properties, []string, error) {
+	cfg := p.props.Clone()
+	if err := cfg.Set(props); err != nil {
+		return nil, nil, fmt.Errorf("hetero: %w", err)
+	}
+	prio, err := cfg.Get(plugin.KeyDevicePriorities)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hetero: %w", err)
+	}
+	if prio == "" {
+		return nil, nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: no devices to split across: set %s (e.g. %s=GPU,CPU) or use the device name %s:GPU,CPU", plugin.KeyDevicePriorities, plugin.KeyDevicePriorities, DeviceName)
+	}
+	devs, err := parseDevices(prio)
+	if err != nil {
+		return nil, nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: %s=%q: %w", plugin.KeyDevicePriorities, prio, err)
+	}
+	return cfg, devs, nil
+}
+
+// deviceProps are the properties HETERO hands on to device: the values of
+// passKeys the device supports, and INFERENCE_PRECISION_HINT when it is
+// not the default f32.
+func (p *Plugin) deviceProps(cfg *plugin.Properties, device string) (map[string]string, error) {
+	dp, err := p.core.Plugin(device)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	keys := passKeys
+	if v, err := cfg.Get(plugin.KeyInferencePrecisionHint); err == nil && v != tensor.F32.String() {
+		keys = append(keys[:len(keys):len(keys)], plugin.KeyInferencePrecisionHint)
+	}
+	for _, k := range keys {
+		if _, err := dp.Property(k); err != nil {
+			if errors.Is(err, plugin.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		v, err := cfg.Get(k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// affinityModel clones m, infers its shapes and sets every node's affinity
+// (see assignAffinities).
+func (p *Plugin) affinityModel(ctx context.Context, m *graph.Model, cfg *plugin.Properties, devs []string) (*graph.Model, error) {
+	model := m.Clone()
+	if _, err := model.Nodes(); err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+	}
+	if err := model.InferShapes(); err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+	}
+	query := func(ctx context.Context, dev string) (map[string]string, error) {
+		props, err := p.deviceProps(cfg, dev)
+		if err != nil {
+			return nil, err
+		}
+		// Each device answers on its own clone: queries may transform.
+		return p.core.QueryModel(ctx, model.Clone(), dev, props)
+	}
+	if err := assignAffinities(ctx, model, devs, query); err != nil {
+		return nil, err
+	}
+	return model, nil
+}
+
+// QueryModel maps every node of m to the device HETERO would run it on:
+// the user's affinity, or the first device in DEVICE_PRIORITIES whose
+// QueryModel lists it. Nodes no device supports are left out.
+func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("hetero: query: %w", err)
+	}
+	if m == nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: query: nil model")
+	}
+	cfg, devs, err := p.config(props)
+	if err != nil {
+		return nil, err
+	}
+	model, err := p.affinityModel(ctx, m, cfg, devs)
+	if err != nil && !errors.Is(err, plugin.ErrUnsupported) {
+		return nil, err
+	}
+	if err != nil {
+		// Answer what is supported: redo the assignment leaving gaps.
+		model = m.Clone()
+		_ = model.InferShapes()
+		answers := map[string]string{}
+		for i := len(devs) - 1; i >= 0; i-- {
+			props, err := p.deviceProps(cfg, devs[i])
+			if err != nil {
+				return nil, err
+			}
+			a, err := p.core.QueryModel(ctx, model.Clone(), devs[i], props)
+			if err != nil {
+				return nil, fmt.Errorf("hetero: query model %q on %s: %w", m.Name, devs[i], err)
+			}
+			for name := range a {
+				answers[name] = devs[i]
+			}
+		}
+		nodes, _ := model.Nodes()
+		for _, n := range nodes {
+			if n.RT.Affinity != "" {
+				answers[n.Name] = n.RT.Affinity
+			}
+		}
+		return answers, nil
+	}
+	nodes, err := model.Nodes()
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: query model %q: %w", m.Name, err)
+	}
+	out := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		out[n.Name] = n.RT.Affinity
+	}
+	return out, nil
+}
+
+// CompileModel splits a clone of m across the devices of DEVICE_PRIORITIES
+// (see the package documentation) and compiles each subgraph on its
+// device.
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("hetero: compile: %w", err)
+	}
+	if m == nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: compile: nil model")
+	}
+	cfg, devs, err := p.config(props)
+	if err != nil {
+		return nil, err
+	}
+	model, err := p.affinityModel(ctx, m, cfg, devs)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := split(model)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := cfg.Get(KeyDumpGraphDot)
+	if err != nil {
+		return nil, fmt.Errorf("hetero: %w", err)
+	}
+	if dir != "" {
+		if err := dumpDot(dir, model, subs); err != nil {
+			return nil, err
+		}
+	}
+	cm := &CompiledModel{model: model, subs: subs}
+	defer func() {
+		if cm != nil && err != nil {
+			_ = cm.closeSubs()
+		}
+	}()
+	for _, sg := range subs {
+		if err = ctx.Err(); err != nil {
+			return nil, fmt.Errorf("hetero: compile: %w", err)
+		}
+		var dprops map[string]string
+		if dprops, err = p.deviceProps(cfg, sg.device); err != nil {
+			return nil, fmt.Errorf("hetero: compile model %q: %s on %s: %w", m.Name, sg.name, sg.device, err)
+		}
+		var sub plugin.CompiledModel
+		sub, err = p.core.CompileModel(ctx, sg.model, sg.device, dprops)
+		if err != nil {
+			return nil, fmt.Errorf("hetero: compile model %q: %s on %s: %w", m.Name, sg.name, sg.device, err)
+		}
+		cm.compiled = append(cm.compiled, sub)
+	}
+	if err = cm.init(m.Name, cfg); err != nil {
+		return nil, err
+	}
+	return cm, nil
+}
+
+// executionDevices lists the devices of subs once each, in order.
+func executionDevices(subs []*subgraph) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range subs {
+		if !seen[s.device] {
+			seen[s.device] = true
+			out = append(out, s.device)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// optimalRequests is the largest OPTIMAL_NUMBER_OF_INFER_REQUESTS of the
+// subgraphs' compiled models (1 when none says).
+func optimalRequests(cms []plugin.CompiledModel) int {
+	best := 1
+	for _, c := range cms {
+		v, err := c.Property(plugin.KeyOptimalNumberOfInferRequests)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err == nil && n > best {
+			best = n
+		}
+	}
+	return best
+}

@@ -1,0 +1,330 @@
+package hetero
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// Interface checks.
+var (
+	_ plugin.InferRequest = (*InferRequest)(nil)
+	_ plugin.Stager       = (*InferRequest)(nil)
+)
+
+// InferRequest runs a HETERO compiled model: one request per subgraph, run
+// in subgraph order. A value one subgraph computes and a later one reads
+// lives in one tensor, allocated when the request is created (for static
+// shapes) and bound with SetTensor as the producer's output and the
+// consumer's input, so it is neither copied nor reallocated per inference.
+// Methods are safe for concurrent use; while Infer runs, SetTensor fails
+// with plugin.ErrBusy.
+type InferRequest struct {
+	c    *CompiledModel
+	subs []plugin.InferRequest
+	// static[k][i] reports that input i of subgraph k is bound once and
+	// for all to its producer's output tensor.
+	static [][]bool
+
+	mu     sync.Mutex
+	busy   bool
+	closed bool
+	io     plugin.Bindings
+	prof   []plugin.ProfilingInfo
+}
+
+func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
+	r := &InferRequest{c: c, io: plugin.NewBindings(c.inputs, c.outputs)}
+	defer func() {
+		if err != nil {
+			_ = r.closeSubs()
+		}
+	}()
+	for i, in := range c.inputs {
+		if s, ok := in.Shape.ToShape(); ok {
+			t, err := tensor.New(in.Type, s)
+			if err != nil {
+				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: input %q: %w", in.Name, err)
+			}
+			r.io.In[i] = t
+		}
+	}
+	for k, cm := range c.compiled {
+		sr, err := cm.CreateInferRequest()
+		if err != nil {
+			return nil, fmt.Errorf("hetero: request of %s on %s: %w", c.subs[k].name, c.subs[k].device, err)
+		}
+		r.subs = append(r.subs, sr)
+	}
+	// Intermediate tensors of static shape: one per link, shared.
+	shared := map[source]*tensor.Tensor{}
+	r.static = make([][]bool, len(c.subs))
+	for k, sg := range c.subs {
+		r.static[k] = make([]bool, len(sg.inputs))
+		for i, in := range sg.inputs {
+			if in.from.sub < 0 {
+				continue
+			}
+			t, ok := shared[in.from]
+			if !ok {
+				port, found := portNamed(c.compiled[in.from.sub].Outputs(), in.from.name)
+				s, static := port.Shape.ToShape()
+				if !found || !static {
+					continue
+				}
+				if t, err = tensor.New(port.Type, s); err != nil {
+					return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: intermediate %q: %w", in.from.name, err)
+				}
+				if err := r.subs[in.from.sub].SetTensor(in.from.name, t); err != nil {
+					return nil, fmt.Errorf("hetero: binding intermediate %q as output of %s: %w", in.from.name, c.subs[in.from.sub].name, err)
+				}
+				shared[in.from] = t
+			}
+			if err := r.subs[k].SetTensor(in.name, t); err != nil {
+				return nil, fmt.Errorf("hetero: binding intermediate %q as input of %s: %w", in.name, sg.name, err)
+			}
+			r.static[k][i] = true
+		}
+	}
+	return r, nil
+}
+
+func portNamed(ps []plugin.PortInfo, name string) (plugin.PortInfo, bool) {
+	for _, p := range ps {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return plugin.PortInfo{}, false
+}
+
+// SetTensor binds t to the input or output called name. An output tensor
+// receives the result in place (its shape must match the result's).
+func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if err := r.io.Set(name, t); err != nil {
+		return fmt.Errorf("hetero: set tensor: %w", err)
+	}
+	return nil
+}
+
+// usable reports ErrClosed or ErrBusy; r.mu is held.
+func (r *InferRequest) usable() error {
+	if r.closed {
+		return fmt.Errorf("hetero: infer request: %w", plugin.ErrClosed)
+	}
+	if r.busy {
+		return fmt.Errorf("hetero: infer request is running: %w", plugin.ErrBusy)
+	}
+	return nil
+}
+
+// Tensor returns the tensor bound to an input, or an output's tensor
+// (valid after Infer).
+func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, err := r.io.Get(name)
+	if err != nil {
+		return nil, fmt.Errorf("hetero: %w", err)
+	}
+	return t, nil
+}
+
+// Infer runs the stages of Stages in order on the calling goroutine: the
+// subgraphs' requests one after another, all with ctx, so cancelling ctx
+// stops whichever sub-request is running and skips the rest.
+func (r *InferRequest) Infer(ctx context.Context) error {
+	r.mu.Lock()
+	if err := r.usable(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.busy = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+	}()
+	for _, s := range r.Stages() {
+		if err := s.Run(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runState is what the stages of one inference share.
+type runState struct {
+	inputs, outputs []*tensor.Tensor
+	userOut         []bool
+}
+
+// Stages implements plugin.Stager: "preprocess" (snapshot the bindings and
+// bind the inputs and user outputs to the sub-requests), then every stage
+// of every subgraph's request named "subgraphN/stage" on the executor kind
+// the device asked for (a sub-request that is not a Stager is one stage,
+// "subgraphN/infer"), then "postprocess" (collect the outputs and the
+// profile).
+func (r *InferRequest) Stages() []plugin.Stage {
+	s := &runState{}
+	stages := []plugin.Stage{{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }}}
+	for k, sub := range r.subs {
+		var ss []plugin.Stage
+		if st, ok := sub.(plugin.Stager); ok {
+			ss = st.Stages()
+		} else {
+			ss = []plugin.Stage{{Name: "infer", Executor: plugin.ExecutorTask, Run: sub.Infer}}
+		}
+		for i, st := range ss {
+			st.Name = r.c.subs[k].name + "/" + st.Name
+			if i == 0 {
+				run, k := st.Run, k
+				st.Run = func(ctx context.Context) error {
+					if err := r.link(k); err != nil {
+						return err
+					}
+					return run(ctx)
+				}
+			}
+			stages = append(stages, st)
+		}
+	}
+	return append(stages, plugin.Stage{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }})
+}
+
+func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
+	c := r.c
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return fmt.Errorf("hetero: infer request: %w", plugin.ErrClosed)
+	}
+	if err := c.check(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	s.inputs, s.outputs, s.userOut = r.io.Snapshot()
+	r.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hetero: infer %q: %w", c.model.Name, err)
+	}
+	for i, t := range s.inputs {
+		if t == nil {
+			return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.inputs[i].Name, c.inputs[i].Shape)
+		}
+	}
+	for k, sg := range c.subs {
+		for _, in := range sg.inputs {
+			if in.from.sub >= 0 {
+				continue
+			}
+			if err := r.subs[k].SetTensor(in.name, s.inputs[in.from.input]); err != nil {
+				return fmt.Errorf("hetero: infer %q: input %q of %s on %s: %w", c.model.Name, in.name, sg.name, sg.device, err)
+			}
+		}
+	}
+	for i, user := range s.userOut {
+		if !user {
+			continue
+		}
+		k := c.producer[i]
+		if err := r.subs[k].SetTensor(c.outputs[i].Name, s.outputs[i]); err != nil {
+			return fmt.Errorf("hetero: infer %q: output %q of %s on %s: %w", c.model.Name, c.outputs[i].Name, c.subs[k].name, c.subs[k].device, err)
+		}
+	}
+	return nil
+}
+
+// link binds the inputs of subgraph k that earlier subgraphs computed
+// with shapes known only now: the producer's output tensor itself.
+func (r *InferRequest) link(k int) error {
+	sg := r.c.subs[k]
+	for i, in := range sg.inputs {
+		if in.from.sub < 0 || r.static[k][i] {
+			continue
+		}
+		t, err := r.subs[in.from.sub].Tensor(in.from.name)
+		if err != nil {
+			return fmt.Errorf("hetero: intermediate %q from %s: %w", in.from.name, r.c.subs[in.from.sub].name, err)
+		}
+		if err := r.subs[k].SetTensor(in.name, t); err != nil {
+			return fmt.Errorf("hetero: intermediate %q into %s on %s: %w", in.name, sg.name, sg.device, err)
+		}
+	}
+	return nil
+}
+
+func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
+	c := r.c
+	t0 := time.Now()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hetero: infer %q: %w", c.model.Name, err)
+	}
+	results := make([]*tensor.Tensor, len(c.outputs))
+	for i, out := range c.outputs {
+		k := c.producer[i]
+		t, err := r.subs[k].Tensor(out.Name)
+		if err != nil {
+			return fmt.Errorf("hetero: infer %q: output %q of %s: %w", c.model.Name, out.Name, c.subs[k].name, err)
+		}
+		results[i] = t
+	}
+	var prof []plugin.ProfilingInfo
+	if c.profiling {
+		for k, sub := range r.subs {
+			for _, e := range sub.ProfilingInfo() {
+				e.NodeName = c.subs[k].name + "/" + e.NodeName
+				prof = append(prof, e)
+			}
+		}
+		d := time.Since(t0)
+		prof = append(prof, plugin.ProfilingInfo{NodeName: "postprocess", NodeType: "Stage", ExecType: "go", Status: plugin.Executed, RealTime: d, CPUTime: d})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.io.Publish(results)
+	r.prof = prof
+	return nil
+}
+
+// ProfilingInfo returns the last inference's profile when ENABLE_PROFILING
+// is on: every sub-request's entries with the node name prefixed by the
+// subgraph ("subgraph0/conv1", "subgraph1/infer").
+func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]plugin.ProfilingInfo(nil), r.prof...)
+}
+
+// Close releases the sub-requests. It is idempotent.
+func (r *InferRequest) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	return r.closeSubs()
+}
+
+func (r *InferRequest) closeSubs() error {
+	var errs []error
+	for k, s := range r.subs {
+		if err := s.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("hetero: closing the request of %s: %w", r.c.subs[k].name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,347 @@
+package hetero
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// source says where a subgraph input comes from: a model input (sub < 0,
+// index into the model's inputs) or an output of an earlier subgraph.
+type source struct {
+	sub   int    // producing subgraph, or -1 for a model input
+	input int    // model input index when sub < 0
+	name  string // producer's output name when sub >= 0
+}
+
+// subInput is one Parameter of a subgraph.
+type subInput struct {
+	name string
+	from source
+}
+
+// subOutput is a Result of a subgraph that is a model output.
+type subOutput struct {
+	name  string // the Result's name in the subgraph (the model output's name)
+	index int    // model output index
+}
+
+// subgraph is one piece of the split model: the nodes of one device that
+// can run after every earlier subgraph and before every later one.
+type subgraph struct {
+	name    string // "subgraph0": the prefix of its profiling entries
+	device  string // the device it compiles on ("GPU", "GPU.1", "CPU")
+	model   *graph.Model
+	inputs  []subInput
+	outputs []subOutput
+	links   []string // Results read by later subgraphs
+}
+
+// isHousekeeping reports whether n is a Parameter or Constant: nodes that
+// belong to no subgraph (each subgraph gets its own copy).
+func isHousekeeping(n *graph.Node) bool {
+	return n.OpType == graph.OpParameter || n.OpType == graph.OpConstant
+}
+
+// assignAffinities sets RT.Affinity on every node of m (a clone the caller
+// owns): a user-set affinity wins; other op nodes get the first device in
+// devices whose QueryModel lists them; Results follow their producer,
+// Parameters and Constants their first consumer. A node no device
+// supports is an error wrapping plugin.ErrUnsupported naming it.
+func assignAffinities(ctx context.Context, m *graph.Model, devices []string, query func(ctx context.Context, device string) (map[string]string, error)) error {
+	nodes, err := m.Nodes()
+	if err != nil {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+	}
+	answers := make([]map[string]string, len(devices))
+	asked := make([]bool, len(devices))
+	var unsupported []string
+	for _, n := range nodes {
+		if isHousekeeping(n) || n.RT.Affinity != "" {
+			continue
+		}
+		if n.OpType == graph.OpResult && n.Inputs[0].Valid() && !isHousekeeping(n.Inputs[0].Node) {
+			continue // follows its producer below
+		}
+		for i, d := range devices {
+			if !asked[i] {
+				a, err := query(ctx, d)
+				if err != nil {
+					return fmt.Errorf("hetero: query model %q on %s: %w", m.Name, d, err)
+				}
+				answers[i], asked[i] = a, true
+			}
+			if _, ok := answers[i][n.Name]; ok {
+				n.RT.Affinity = d
+				break
+			}
+		}
+		if n.RT.Affinity == "" {
+			if n.OpType == graph.OpResult {
+				n.RT.Affinity = devices[0] // a copy of an input or constant runs anywhere
+				continue
+			}
+			op := n.OpType
+			if n.Domain != "" {
+				op = n.Domain + "." + op
+			}
+			unsupported = append(unsupported, fmt.Sprintf("%q (%s)", n.Name, op))
+		}
+	}
+	if len(unsupported) > 0 {
+		return plugin.Errorf(plugin.ErrUnsupported, "hetero: model %q: no device of %s supports node %s", m.Name, strings.Join(devices, ","), strings.Join(unsupported, ", "))
+	}
+	// Results follow their producers (which come first in topological order).
+	for _, n := range nodes {
+		if n.OpType == graph.OpResult && n.Inputs[0].Valid() && !isHousekeeping(n.Inputs[0].Node) {
+			n.RT.Affinity = n.Inputs[0].Node.RT.Affinity
+		}
+	}
+	// Parameters and Constants follow their first consumer (for the
+	// affinity graph only; each subgraph gets its own copy of them).
+	cons, err := m.Consumers()
+	if err != nil {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+	}
+	for _, n := range nodes {
+		if !isHousekeeping(n) {
+			continue
+		}
+		if c := cons[n.Out(0)]; len(c) > 0 && n.RT.Affinity == "" {
+			n.RT.Affinity = c[0].Node.RT.Affinity
+		}
+	}
+	return nil
+}
+
+// split cuts m (every op node and Result with an affinity) into subgraphs.
+// Subgraphs come out in an order they can run in: each reads only model
+// inputs, constants and outputs of earlier subgraphs, so there is never a
+// cycle between them. A subgraph grows with every node of its device that
+// is ready (all its producers placed); when none is left, the next
+// subgraph takes the device of the first ready node in topological order.
+// Where a single cut at an affinity change would create a cycle (A -> B ->
+// A' with A and A' on one device), A' simply lands in a later subgraph.
+func split(m *graph.Model) ([]*subgraph, error) {
+	nodes, err := m.Nodes()
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+	}
+	cons, err := m.Consumers()
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+	}
+	var units []*graph.Node
+	pending := map[*graph.Node]int{}
+	for _, n := range nodes {
+		if isHousekeeping(n) {
+			continue
+		}
+		if n.RT.Affinity == "" {
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: node %q has no affinity", m.Name, n.Name)
+		}
+		units = append(units, n)
+		seen := map[*graph.Node]bool{}
+		for _, in := range n.Inputs {
+			if in.Valid() && !isHousekeeping(in.Node) && !seen[in.Node] {
+				seen[in.Node] = true
+				pending[n]++
+			}
+		}
+	}
+	group := map[*graph.Node]int{}
+	var groups [][]*graph.Node
+	var devs []string
+	for len(group) < len(units) {
+		dev := ""
+		for _, u := range units {
+			if _, placed := group[u]; !placed && pending[u] == 0 {
+				dev = u.RT.Affinity
+				break
+			}
+		}
+		if dev == "" {
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: cannot order the nodes into subgraphs", m.Name)
+		}
+		g := len(groups)
+		groups = append(groups, nil)
+		devs = append(devs, dev)
+		for changed := true; changed; {
+			changed = false
+			for _, u := range units {
+				if _, placed := group[u]; placed || pending[u] != 0 || u.RT.Affinity != dev {
+					continue
+				}
+				group[u] = g
+				groups[g] = append(groups[g], u)
+				changed = true
+				done := map[*graph.Node]bool{}
+				for i := range u.Outputs {
+					for _, c := range cons[u.Out(i)] {
+						if !done[c.Node] {
+							done[c.Node] = true
+							pending[c.Node]--
+						}
+					}
+				}
+			}
+		}
+	}
+
+	linkNames := crossNames(m, nodes, cons, group)
+	inputIndex := map[*graph.Node]int{}
+	for i, p := range m.Parameters {
+		inputIndex[p] = i
+	}
+	outputIndex := map[*graph.Node]int{}
+	for i, r := range m.Results {
+		outputIndex[r] = i
+	}
+	subs := make([]*subgraph, len(groups))
+	for g, members := range groups {
+		sg := &subgraph{name: fmt.Sprintf("subgraph%d", g), device: devs[g]}
+		mapping := map[*graph.Node]*graph.Node{}
+		fromOutside := map[graph.Output]*graph.Node{}
+		var params, results []*graph.Node
+		get := func(o graph.Output) graph.Output {
+			if !o.Valid() {
+				return o
+			}
+			p := o.Node
+			if c, ok := mapping[p]; ok {
+				return graph.Output{Node: c, Index: o.Index}
+			}
+			if p.OpType == graph.OpConstant {
+				c := graph.NewConstant(p.Name, p.Value)
+				c.Outputs[0] = graph.Port{Name: p.Outputs[0].Name, Type: p.Outputs[0].Type, Shape: p.Outputs[0].Shape.Clone()}
+				c.RT = p.RT.Clone()
+				mapping[p] = c
+				return c.Out(0)
+			}
+			if prm, ok := fromOutside[o]; ok {
+				return prm.Out(0)
+			}
+			in := subInput{}
+			if p.OpType == graph.OpParameter {
+				in.name = p.Name
+				in.from = source{sub: -1, input: inputIndex[p]}
+			} else {
+				in.name = linkNames[o]
+				in.from = source{sub: group[p], name: linkNames[o]}
+			}
+			prm := graph.NewParameter(in.name, o.Type(), o.Shape())
+			if p.OpType == graph.OpParameter {
+				prm.RT = p.RT.Clone()
+			}
+			fromOutside[o] = prm
+			params = append(params, prm)
+			sg.inputs = append(sg.inputs, in)
+			return prm.Out(0)
+		}
+		for _, u := range members {
+			c := &graph.Node{Name: u.Name, OpType: u.OpType, Domain: u.Domain, Attrs: u.Attrs.Clone(), RT: u.RT.Clone(), Value: u.Value}
+			c.Outputs = make([]graph.Port, len(u.Outputs))
+			for i, pt := range u.Outputs {
+				c.Outputs[i] = graph.Port{Name: pt.Name, Type: pt.Type, Shape: pt.Shape.Clone()}
+			}
+			if u.Inputs != nil {
+				c.Inputs = make([]graph.Output, len(u.Inputs))
+			}
+			for i, in := range u.Inputs {
+				c.Inputs[i] = get(in)
+			}
+			mapping[u] = c
+			if u.OpType == graph.OpResult {
+				results = append(results, c)
+				sg.outputs = append(sg.outputs, subOutput{name: u.Name, index: outputIndex[u]})
+			}
+		}
+		// Outputs read by later subgraphs become Results of this one, in
+		// the order of the original nodes.
+		for _, u := range members {
+			for i := range u.Outputs {
+				name, ok := linkNames[u.Out(i)]
+				if !ok {
+					continue
+				}
+				results = append(results, graph.NewResult(name, mapping[u].Out(i)))
+				sg.links = append(sg.links, name)
+			}
+		}
+		sg.model = graph.NewModel(fmt.Sprintf("%s_%s", m.Name, sg.name), params, results)
+		sg.model.Opsets = m.Opsets
+		subs[g] = sg
+	}
+	return subs, nil
+}
+
+// crossNames names every output read by a subgraph other than its
+// producer's: the value's own name when no node of m is called that, and
+// otherwise that name with a "/hetero" suffix (and a number if needed), so
+// that the Result and Parameter carrying it clash with no node.
+func crossNames(m *graph.Model, nodes []*graph.Node, cons map[graph.Output][]graph.Input, group map[*graph.Node]int) map[graph.Output]string {
+	used := map[string]bool{}
+	for _, n := range nodes {
+		used[n.Name] = true
+	}
+	names := map[graph.Output]string{}
+	for _, n := range nodes {
+		if isHousekeeping(n) {
+			continue
+		}
+		for i := range n.Outputs {
+			o := n.Out(i)
+			cross := false
+			for _, c := range cons[o] {
+				if !isHousekeeping(c.Node) && group[c.Node] != group[n] {
+					cross = true
+				}
+			}
+			if !cross {
+				continue
+			}
+			base := n.Outputs[i].Name
+			if base == "" {
+				base = o.String()
+			}
+			name := base
+			if used[name] {
+				name = base + "/hetero"
+				for k := 1; used[name]; k++ {
+					name = fmt.Sprintf("%s/hetero%d", base, k)
+				}
+			}
+			used[name] = true
+			names[o] = name
+		}
+	}
+	return names
+}
+
+// parseDevices splits a DEVICE_PRIORITIES value ("GPU,CPU") into device
+// names, checking each and refusing HETERO inside HETERO.
+func parseDevices(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, errors.New("empty device list")
+	}
+	if _, _, _, err := plugin.ParseDeviceName(DeviceName + ":" + s); err != nil {
+		return nil, err
+	}
+	devs := strings.Split(s, ",")
+	for i, d := range devs {
+		name, _, _, _ := plugin.ParseDeviceName(d)
+		if name == DeviceName {
+			return nil, fmt.Errorf("%s cannot list itself", DeviceName)
+		}
+		if slices.Contains(devs[:i], d) {
+			return nil, fmt.Errorf("device %s listed twice", d)
+		}
+	}
+	return devs, nil
+}

@@ -1,0 +1,81 @@
+package kernels_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/kernels"
+)
+
+// clEnv is a context and an in-order queue on the first OpenCL device,
+// closed when the test ends.
+type clEnv struct {
+	dev *cl.Device
+	ctx *cl.Context
+	q   *cl.CommandQueue
+}
+
+func newCLEnv(t *testing.T) *clEnv {
+	t.Helper()
+	dev := firstDevice(t)
+	ctx, err := cl.CreateContext([]*cl.Device{dev})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, ctx.Close()) })
+	q, err := ctx.CreateCommandQueue(dev, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, q.Close()) })
+	return &clEnv{dev: dev, ctx: ctx, q: q}
+}
+
+// launch builds the catalogue entry k with its options plus extra, passes
+// args (slices become exactly-sized device buffers, anything else a scalar),
+// runs it over global/local (local may be nil) and returns every slice
+// argument read back from the device, in argument order.
+func (e *clEnv) launch(t *testing.T, k kernels.Kernel, extra string, global, local []int, args ...any) [][]byte {
+	t.Helper()
+	src, err := k.Source()
+	require.NoError(t, err)
+	prog, err := e.ctx.CreateProgramWithSource([]string{src})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, prog.Close()) }()
+	require.NoError(t, prog.BuildProgram(nil, k.Options+" "+extra+" -cl-std=CL1.2"), "building %s with %q %q", k.File, k.Options, extra)
+	kern, err := prog.CreateKernel(k.Entry)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, kern.Close()) }()
+
+	var bufs []*cl.MemObject
+	defer func() {
+		for _, b := range bufs {
+			assert.NoError(t, b.Close())
+		}
+	}()
+	for i, a := range args {
+		host, isSlice := hostBytes(a)
+		if !isSlice {
+			require.NoError(t, kern.SetArg(i, a), "argument %d of %s", i, k.Name)
+			continue
+		}
+		if len(host) == 0 {
+			host = []byte{0, 0, 0, 0} // OpenCL has no empty buffers; the kernel must not read it
+		}
+		buf, err := e.ctx.CreateBuffer(cl.MemReadWrite|cl.MemCopyHostPtr, host)
+		require.NoError(t, err)
+		bufs = append(bufs, buf)
+		require.NoError(t, kern.SetArg(i, buf), "argument %d of %s", i, k.Name)
+	}
+	ev, err := e.q.EnqueueNDRangeKernel(kern, nil, global, local, nil)
+	require.NoError(t, err, "launching %s", k.Name)
+	require.NoError(t, ev.Wait())
+	require.NoError(t, ev.Close())
+	out := make([][]byte, len(bufs))
+	for i, b := range bufs {
+		out[i] = make([]byte, b.Size())
+		rev, err := cl.EnqueueReadSlice(e.q, b, true, 0, out[i], nil)
+		require.NoError(t, err)
+		require.NoError(t, rev.Close())
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+// The GPU device exists only in builds with OpenCL; built without it
+// (CGO_ENABLED=0 or -tags noopencl) the GPU plugin's constructor error is
+// tested in clbackend instead.
+
+//go:build cgo && !noopencl
+
+package tests
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/clbackend" // registers the "GPU" device
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/onnx"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+	"github.com/clinfer/clinfer/tests/conformance"
+)
+
+// TestRealModelsGPU runs the real models (PP-OCR cls, det, rec and
+// hello_deepa) on the GPU device against ONNX Runtime's outputs, through
+// the same runner as the CPU run.
+func TestRealModelsGPU(t *testing.T) { conformance.RealModels(t, "GPU") }
+
+// detModel is the PP-OCR det model with its dynamic input fixed to shape,
+// so that the GPU plans it at compile time.
+func detModel(t testing.TB, shape tensor.Shape) *graph.Model {
+	t.Helper()
+	path, err := conformance.ModelPath("ch_PP-OCRv4_det_infer.onnx")
+	require.NoError(t, err)
+	m, err := onnx.ReadFile(path)
+	require.NoError(t, err)
+	require.Len(t, m.Parameters, 1)
+	m.Parameters[0].Outputs[0].Shape = graph.StaticShape(shape)
+	return m
+}
+
+// TestActivationPlanDetGPU checks issue 4's memory target: for PP-OCR det
+// at 1x3x640x640 the liveness plan of the activation buffers is at most
+// half the sum of all intermediate tensors.
+func TestActivationPlanDetGPU(t *testing.T) {
+	m := detModel(t, tensor.Shape{1, 3, 640, 640})
+	core := plugin.NewCore()
+	defer func() { assert.NoError(t, core.Close()) }()
+	cm, err := core.CompileModel(context.Background(), m, "GPU", nil)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, cm.Close()) }()
+	read := func(key string) int64 {
+		s, err := cm.Property(key)
+		require.NoError(t, err, key)
+		v, err := strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err, "%s = %q", key, s)
+		return v
+	}
+	planned, naive := read(clbackend.KeyActivationBytesPlanned), read(clbackend.KeyActivationBytesNaive)
+	t.Logf("det 1x3x640x640: %s = %d (%.1f MiB), %s = %d (%.1f MiB), ratio %.3f",
+		clbackend.KeyActivationBytesPlanned, planned, float64(planned)/(1<<20),
+		clbackend.KeyActivationBytesNaive, naive, float64(naive)/(1<<20), float64(planned)/float64(naive))
+	require.Positive(t, naive, "the static plan reports no intermediates")
+	assert.Positive(t, planned)
+	assert.LessOrEqual(t, 2*planned, naive, "planned activation bytes must be at most half the naive sum")
+}
+
+// BenchmarkRealModelsGPU times one synchronous inference of the PP-OCR
+// models on the GPU device (POCL in CI), compiled once outside the loop.
+func BenchmarkRealModelsGPU(b *testing.B) {
+	for _, c := range []struct {
+		name, model string
+		shape       tensor.Shape
+	}{
+		{"cls_1x3x48x192", "ch_ppocr_mobile_v2.0_cls_infer.onnx", tensor.Shape{1, 3, 48, 192}},
+		{"rec_1x3x48x320", "ch_PP-OCRv4_rec_infer.onnx", tensor.Shape{1, 3, 48, 320}},
+		{"det_1x3x320x320", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 320, 320}},
+		{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 640, 640}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			path, err := conformance.ModelPath(c.model)
+			require.NoError(b, err)
+			m, err := onnx.ReadFile(path)
+			require.NoError(b, err)
+			core := plugin.NewCore()
+			defer core.Close()
+			ctx := context.Background()
+			cm, err := core.CompileModel(ctx, m, "GPU", nil)
+			require.NoError(b, err)
+			defer cm.Close()
+			req, err := cm.CreateInferRequest()
+			require.NoError(b, err)
+			defer req.Close()
+			x, err := tensor.FromF32(c.shape, seeded.Float32s(1, int(c.shape.NumElements()), -1, 1))
+			require.NoError(b, err)
+			require.NoError(b, req.SetTensor(cm.Inputs()[0].Name, x))
+			require.NoError(b, req.Infer(ctx)) // plans this shape and warms up
+			for b.Loop() {
+				if err := req.Infer(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			per := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(per*1e3, "ms/infer")
+			b.ReportMetric(1/per, "infer/s")
+		})
+	}
+}
