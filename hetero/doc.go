@@ -13,9 +13,13 @@
 //     device supports is an error wrapping plugin.ErrUnsupported.
 //  2. cuts the graph where the affinity changes into subgraphs that run in
 //     sequence: each reads only model inputs, constants and outputs of
-//     earlier subgraphs. A subgraph takes every node of its device that is
-//     ready; a node that would make a cycle (GPU -> CPU -> GPU) starts a
-//     later subgraph instead, so there are never cycles between them.
+//     earlier subgraphs. Subgraphs grow from the outputs backwards, each
+//     taking every node of its device whose consumers are placed; a node
+//     that would make a cycle (GPU -> CPU -> GPU) lands in another
+//     subgraph instead, so there are never cycles between them. Small
+//     integer shape arithmetic (Shape -> Slice -> Concat feeding a Reshape)
+//     is recomputed in the subgraph that reads it rather than passed in,
+//     because the GPU plans on such values only when it sees their source.
 //  3. compiles each subgraph on its device through a plugin.Core the HETERO
 //     plugin owns (so devices are found through the registry, and closed
 //     with the plugin).

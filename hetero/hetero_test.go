@@ -3,8 +3,10 @@ package hetero
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -522,4 +524,94 @@ func TestSuites(t *testing.T) {
 		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}))
 		return p
 	})
+}
+
+// TestRandomGraphsSplit pins the nodes of seeded random graphs to random
+// devices: every split must run subgraphs in order (each reads only
+// earlier ones), cut only where needed, and compute what the CPU computes.
+func TestRandomGraphsSplit(t *testing.T) {
+	unary := []string{"Abs", "Neg", "Relu", "Sigmoid"}
+	binary := []string{"Add", "Mul", "Sub"}
+	for seed := range uint64(12) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 99))
+			x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3))
+			vals := []graph.Output{x.Out(0)}
+			var ops []*graph.Node
+			n := 4 + rng.IntN(12)
+			for i := range n {
+				name := "n" + strconv.Itoa(i)
+				var nd *graph.Node
+				if rng.IntN(2) == 0 {
+					nd = graph.NewNode(unary[rng.IntN(len(unary))], name, []graph.Output{vals[rng.IntN(len(vals))]}, nil, 1)
+				} else {
+					nd = graph.NewNode(binary[rng.IntN(len(binary))], name, []graph.Output{vals[rng.IntN(len(vals))], vals[rng.IntN(len(vals))]}, nil, 1)
+				}
+				nd.RT.Affinity = []string{"CPU", testDevice}[rng.IntN(2)]
+				if nd.OpType == "Relu" {
+					nd.RT.Affinity = "CPU"
+				}
+				ops = append(ops, nd)
+				vals = append(vals, nd.Out(0))
+			}
+			results := []*graph.Node{graph.NewResult("y0", ops[len(ops)-1].Out(0)), graph.NewResult("y1", ops[rng.IntN(len(ops))].Out(0))}
+			m := graph.NewModel("random", []*graph.Node{x}, results)
+			require.NoError(t, m.InferShapes())
+			xv := input(t, uint32(seed), tensor.Shape{2, 3})
+			plain := m.Clone()
+			nodes, err := plain.Nodes()
+			require.NoError(t, err)
+			for _, nd := range nodes {
+				nd.RT.Affinity = ""
+			}
+			want := reference(t, plain, map[string]*tensor.Tensor{"x": xv})
+			p := newHetero(t)
+			cm, got := run(t, p, m, map[string]string{plugin.KeyDevicePriorities: "CPU," + testDevice}, map[string]*tensor.Tensor{"x": xv})
+			assertSame(t, want, got)
+			hc := cm.(*CompiledModel)
+			for k, sg := range hc.subs {
+				for _, in := range sg.inputs {
+					assert.Less(t, in.from.sub, k, "%s input %q", sg.name, in.name)
+				}
+				if k > 0 {
+					assert.NotEqual(t, hc.subs[k-1].device, sg.device, "subgraphs %d and %d on one device could have been one", k-1, k)
+				}
+				nodes, err := sg.model.Nodes()
+				require.NoError(t, err)
+				for _, nd := range nodes {
+					if !isHousekeeping(nd) && nd.OpType != graph.OpResult {
+						assert.Equal(t, sg.device, nd.RT.Affinity, "node %q in %s", nd.Name, sg.name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestShapeMathRecomputed: a Reshape's target shape computed in an earlier
+// subgraph is recomputed in the Reshape's subgraph (from the data it
+// describes) instead of arriving as an i64 input, so that devices which
+// plan on shape values (GPU) see where it comes from.
+func TestShapeMathRecomputed(t *testing.T) {
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 6))
+	a := graph.NewNode("Abs", "a", []graph.Output{x.Out(0)}, nil, 1)
+	sh := graph.NewNode("Shape", "sh", []graph.Output{a.Out(0)}, nil, 1)
+	e := graph.NewNode("Expand", "e", []graph.Output{a.Out(0), sh.Out(0)}, nil, 1)
+	r := graph.NewNode("Relu", "r", []graph.Output{e.Out(0)}, nil, 1)
+	rs := graph.NewNode("Reshape", "rs", []graph.Output{r.Out(0), sh.Out(0)}, nil, 1)
+	m := graph.NewModel("shapemath", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", rs.Out(0))})
+	require.NoError(t, m.InferShapes())
+	xv := input(t, 21, tensor.Shape{2, 6})
+	want := reference(t, m, map[string]*tensor.Tensor{"x": xv})
+	p := newHetero(t)
+	cm, got := run(t, p, m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": xv})
+	assertSame(t, want, got)
+	hc := cm.(*CompiledModel)
+	require.Len(t, hc.subs, 3)
+	last := hc.subs[2].model
+	for _, prm := range last.Parameters {
+		assert.Equal(t, tensor.F32, prm.Outputs[0].Type, "subgraph2 receives %q", prm.Name)
+	}
+	require.NotNil(t, last.Node("sh"), "subgraph2 recomputes the shape")
+	assert.Equal(t, "Shape", last.Node("sh").OpType)
 }

@@ -122,11 +122,12 @@ func assignAffinities(ctx context.Context, m *graph.Model, devices []string, que
 // split cuts m (every op node and Result with an affinity) into subgraphs.
 // Subgraphs come out in an order they can run in: each reads only model
 // inputs, constants and outputs of earlier subgraphs, so there is never a
-// cycle between them. A subgraph grows with every node of its device that
-// is ready (all its producers placed); when none is left, the next
-// subgraph takes the device of the first ready node in topological order.
-// Where a single cut at an affinity change would create a cycle (A -> B ->
-// A' with A and A' on one device), A' simply lands in a later subgraph.
+// cycle between them. Subgraphs are grown from the outputs backwards: a
+// subgraph takes every node of its device whose consumers are all placed;
+// when none is left, the next (earlier) subgraph takes the device of the
+// last such node in topological order. Where a single cut at an affinity
+// change would create a cycle (A -> B -> A' with A and A' on one device),
+// A simply lands in an earlier subgraph than A'.
 func split(m *graph.Model) ([]*subgraph, error) {
 	nodes, err := m.Nodes()
 	if err != nil {
@@ -137,7 +138,8 @@ func split(m *graph.Model) ([]*subgraph, error) {
 		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
 	}
 	var units []*graph.Node
-	pending := map[*graph.Node]int{}
+	index := map[*graph.Node]int{}   // topological position
+	pending := map[*graph.Node]int{} // unplaced consumers (see below)
 	for _, n := range nodes {
 		if isHousekeeping(n) {
 			continue
@@ -145,23 +147,31 @@ func split(m *graph.Model) ([]*subgraph, error) {
 		if n.RT.Affinity == "" {
 			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: node %q has no affinity", m.Name, n.Name)
 		}
+		index[n] = len(units)
 		units = append(units, n)
 		seen := map[*graph.Node]bool{}
-		for _, in := range n.Inputs {
-			if in.Valid() && !isHousekeeping(in.Node) && !seen[in.Node] {
-				seen[in.Node] = true
-				pending[n]++
+		for i := range n.Outputs {
+			for _, c := range cons[n.Out(i)] {
+				if !seen[c.Node] {
+					seen[c.Node] = true
+					pending[n]++
+				}
 			}
 		}
 	}
+	// Groups are grown from the Results backwards ("as late as possible"):
+	// a node is ready once every consumer is placed, so a node joins the
+	// subgraph of its consumers where it can. That keeps small side
+	// computations (Shape -> Slice -> Concat feeding a Reshape) next to
+	// the node that reads them instead of in the first subgraph.
 	group := map[*graph.Node]int{}
 	var groups [][]*graph.Node
 	var devs []string
 	for len(group) < len(units) {
 		dev := ""
-		for _, u := range units {
-			if _, placed := group[u]; !placed && pending[u] == 0 {
-				dev = u.RT.Affinity
+		for i := len(units) - 1; i >= 0; i-- {
+			if _, placed := group[units[i]]; !placed && pending[units[i]] == 0 {
+				dev = units[i].RT.Affinity
 				break
 			}
 		}
@@ -173,7 +183,8 @@ func split(m *graph.Model) ([]*subgraph, error) {
 		devs = append(devs, dev)
 		for changed := true; changed; {
 			changed = false
-			for _, u := range units {
+			for i := len(units) - 1; i >= 0; i-- {
+				u := units[i]
 				if _, placed := group[u]; placed || pending[u] != 0 || u.RT.Affinity != dev {
 					continue
 				}
@@ -181,19 +192,55 @@ func split(m *graph.Model) ([]*subgraph, error) {
 				groups[g] = append(groups[g], u)
 				changed = true
 				done := map[*graph.Node]bool{}
-				for i := range u.Outputs {
-					for _, c := range cons[u.Out(i)] {
-						if !done[c.Node] {
-							done[c.Node] = true
-							pending[c.Node]--
-						}
+				for _, in := range u.Inputs {
+					if in.Valid() && !isHousekeeping(in.Node) && !done[in.Node] {
+						done[in.Node] = true
+						pending[in.Node]--
 					}
 				}
 			}
 		}
 	}
+	// Built backwards: reverse into run order, members in topological order.
+	slices.Reverse(groups)
+	slices.Reverse(devs)
+	for g, members := range groups {
+		slices.SortFunc(members, func(a, b *graph.Node) int { return index[a] - index[b] })
+		for _, u := range members {
+			group[u] = g
+		}
+	}
 
-	linkNames := crossNames(m, nodes, cons, group)
+	// The values each subgraph receives from earlier ones: what its nodes
+	// read from other subgraphs, looking through shape arithmetic it
+	// recomputes itself.
+	recompute := shapeMath{}
+	needed := map[graph.Output]bool{}
+	var need func(g int, o graph.Output, seen map[*graph.Node]bool)
+	need = func(g int, o graph.Output, seen map[*graph.Node]bool) {
+		if !o.Valid() || isHousekeeping(o.Node) || group[o.Node] == g {
+			return
+		}
+		if p := o.Node; recompute.ok(p) {
+			if !seen[p] {
+				seen[p] = true
+				for _, in := range p.Inputs {
+					need(g, in, seen)
+				}
+			}
+			return
+		}
+		needed[o] = true
+	}
+	for g, members := range groups {
+		seen := map[*graph.Node]bool{}
+		for _, u := range members {
+			for _, in := range u.Inputs {
+				need(g, in, seen)
+			}
+		}
+	}
+	linkNames := crossNames(nodes, needed)
 	inputIndex := map[*graph.Node]int{}
 	for i, p := range m.Parameters {
 		inputIndex[p] = i
@@ -208,12 +255,36 @@ func split(m *graph.Model) ([]*subgraph, error) {
 		mapping := map[*graph.Node]*graph.Node{}
 		fromOutside := map[graph.Output]*graph.Node{}
 		var params, results []*graph.Node
-		get := func(o graph.Output) graph.Output {
+		var get func(o graph.Output) graph.Output
+		clone := func(u *graph.Node) *graph.Node {
+			c := &graph.Node{Name: u.Name, OpType: u.OpType, Domain: u.Domain, Attrs: u.Attrs.Clone(), RT: u.RT.Clone(), Value: u.Value}
+			c.Outputs = make([]graph.Port, len(u.Outputs))
+			for i, pt := range u.Outputs {
+				c.Outputs[i] = graph.Port{Name: pt.Name, Type: pt.Type, Shape: pt.Shape.Clone()}
+			}
+			mapping[u] = c
+			if u.Inputs != nil {
+				c.Inputs = make([]graph.Output, len(u.Inputs))
+			}
+			for i, in := range u.Inputs {
+				c.Inputs[i] = get(in)
+			}
+			return c
+		}
+		get = func(o graph.Output) graph.Output {
 			if !o.Valid() {
 				return o
 			}
 			p := o.Node
 			if c, ok := mapping[p]; ok {
+				return graph.Output{Node: c, Index: o.Index}
+			}
+			if recompute.ok(p) {
+				// Shape arithmetic is recomputed here rather than passed
+				// in: devices specialise plans on such values only when
+				// they see where they come from.
+				c := clone(p)
+				c.RT.Affinity = sg.device
 				return graph.Output{Node: c, Index: o.Index}
 			}
 			if p.OpType == graph.OpConstant {
@@ -244,18 +315,10 @@ func split(m *graph.Model) ([]*subgraph, error) {
 			return prm.Out(0)
 		}
 		for _, u := range members {
-			c := &graph.Node{Name: u.Name, OpType: u.OpType, Domain: u.Domain, Attrs: u.Attrs.Clone(), RT: u.RT.Clone(), Value: u.Value}
-			c.Outputs = make([]graph.Port, len(u.Outputs))
-			for i, pt := range u.Outputs {
-				c.Outputs[i] = graph.Port{Name: pt.Name, Type: pt.Type, Shape: pt.Shape.Clone()}
+			c, ok := mapping[u]
+			if !ok {
+				c = clone(u)
 			}
-			if u.Inputs != nil {
-				c.Inputs = make([]graph.Output, len(u.Inputs))
-			}
-			for i, in := range u.Inputs {
-				c.Inputs[i] = get(in)
-			}
-			mapping[u] = c
 			if u.OpType == graph.OpResult {
 				results = append(results, c)
 				sg.outputs = append(sg.outputs, subOutput{name: u.Name, index: outputIndex[u]})
@@ -280,29 +343,20 @@ func split(m *graph.Model) ([]*subgraph, error) {
 	return subs, nil
 }
 
-// crossNames names every output read by a subgraph other than its
-// producer's: the value's own name when no node of m is called that, and
-// otherwise that name with a "/hetero" suffix (and a number if needed), so
-// that the Result and Parameter carrying it clash with no node.
-func crossNames(m *graph.Model, nodes []*graph.Node, cons map[graph.Output][]graph.Input, group map[*graph.Node]int) map[graph.Output]string {
+// crossNames names every output another subgraph receives: the value's
+// own name when no node of the model is called that, and otherwise that
+// name with a "/hetero" suffix (and a number if needed), so that the
+// Result and Parameter carrying it clash with no node.
+func crossNames(nodes []*graph.Node, needed map[graph.Output]bool) map[graph.Output]string {
 	used := map[string]bool{}
 	for _, n := range nodes {
 		used[n.Name] = true
 	}
 	names := map[graph.Output]string{}
 	for _, n := range nodes {
-		if isHousekeeping(n) {
-			continue
-		}
 		for i := range n.Outputs {
 			o := n.Out(i)
-			cross := false
-			for _, c := range cons[o] {
-				if !isHousekeeping(c.Node) && group[c.Node] != group[n] {
-					cross = true
-				}
-			}
-			if !cross {
+			if !needed[o] {
 				continue
 			}
 			base := n.Outputs[i].Name
@@ -344,4 +398,46 @@ func parseDevices(s string) ([]string, error) {
 		}
 	}
 	return devs, nil
+}
+
+// shapeOps are the ops of shape arithmetic: small integer computations on
+// shapes and constants that a subgraph recomputes instead of receiving.
+var shapeOps = map[string]bool{
+	"Shape": true, "Size": true, "Cast": true, "Slice": true, "Concat": true, "Gather": true,
+	"Squeeze": true, "Unsqueeze": true, "Reshape": true, "Add": true, "Sub": true, "Mul": true,
+	"Div": true, "Neg": true, "Equal": true, "Where": true, "Min": true, "Max": true,
+	"ReduceProd": true, "Identity": true, "ConstantOfShape": true, "Range": true,
+}
+
+// maxShapeMath bounds the elements of a value recomputed as shape
+// arithmetic: shapes, axes and bounds are small; larger integer data is
+// passed between subgraphs like any other value.
+const maxShapeMath = 64
+
+// shapeMath memoises which nodes are shape arithmetic: a shapeOps node
+// with small, static integer outputs whose inputs are constants, model inputs, shape
+// arithmetic, or anything at all for Shape and Size (which read only the
+// shape).
+type shapeMath map[*graph.Node]bool
+
+func (s shapeMath) ok(n *graph.Node) bool {
+	if v, seen := s[n]; seen {
+		return v
+	}
+	s[n] = false // no cycles in a valid model; guards against one anyway
+	v := n.Domain == "" && shapeOps[n.OpType]
+	for _, p := range n.Outputs {
+		s, static := p.Shape.ToShape()
+		v = v && p.Type.IsInteger() && static && s.NumElements() <= maxShapeMath
+	}
+	if v && n.OpType != "Shape" && n.OpType != "Size" {
+		for _, in := range n.Inputs {
+			if in.Valid() && !isHousekeeping(in.Node) && !s.ok(in.Node) {
+				v = false
+				break
+			}
+		}
+	}
+	s[n] = v
+	return v
 }

@@ -41,6 +41,7 @@ import (
 
 	_ "github.com/clinfer/clinfer/clbackend"    // registers "GPU"
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
+	_ "github.com/clinfer/clinfer/hetero"       // registers "HETERO"
 )
 
 func main() {

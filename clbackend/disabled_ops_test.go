@@ -1,0 +1,43 @@
+package clbackend
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/plugin"
+)
+
+// TestDisabledOps: GPU_DISABLED_OPS takes op types out of QueryModel and
+// makes CompileModel refuse them, per call or per device.
+func TestDisabledOps(t *testing.T) {
+	p := newGPU(t)
+	ctx := context.Background()
+	props := map[string]string{KeyDisabledOps: " Relu, Mul ,Relu"}
+
+	q, err := p.QueryModel(ctx, chainModel(t), props)
+	require.NoError(t, err)
+	assert.NotContains(t, q, "relu")
+	assert.NotContains(t, q, "mul")
+	for _, n := range []string{"x", "w", "c", "s", "add", "identity", "sum", "y", "z"} {
+		assert.Equal(t, DeviceName, q[n], "node %q", n)
+	}
+
+	_, err = p.CompileModel(ctx, chainModel(t), props)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.Contains(t, err.Error(), KeyDisabledOps)
+
+	// Set on the device: normalised, and compiling follows it.
+	require.NoError(t, p.SetProperties(props))
+	v, err := p.Property(KeyDisabledOps)
+	require.NoError(t, err)
+	assert.Equal(t, "Relu,Mul", v)
+	_, err = p.CompileModel(ctx, chainModel(t), nil)
+	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	cm, err := p.CompileModel(ctx, chainModel(t), map[string]string{KeyDisabledOps: ""})
+	require.NoError(t, err, "a compile-time empty list enables every op again")
+	assert.NoError(t, cm.Close())
+}
