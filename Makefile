@@ -98,11 +98,13 @@ conformance:
 	cat $(OUT)/conformance-CPU.txt; \
 	exit $$rc
 
-## run: the main job on the embedded default model: one inference with what
-## ran where, the outputs and the timing, then a short throughput run.
-run:
-	$(GO) run ./cmd/infer
-	$(GO) run ./cmd/benchmark -t 2 -hint throughput
+## run: the main job on the embedded default model: one inference on the
+## GPU device (POCL when there is no GPU) with what ran where, the outputs,
+## the timing and the largest difference from the CPU device; then a short
+## throughput run. `deps` first, so a fresh machine has an OpenCL driver.
+run: deps
+	$(GO) run ./cmd/infer -d GPU -compare CPU
+	$(GO) run ./cmd/benchmark -d GPU -t 2 -hint throughput
 
 ## bench-cpu: clinfer's CPU benchmarks next to ONNX Runtime's, with ratios.
 bench-cpu: models

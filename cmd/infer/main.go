@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,6 +47,7 @@ type options struct {
 	shapes   cliutil.ListFlag
 	seed     uint
 	warmRuns int
+	compare  string
 	verbose  bool
 }
 
@@ -69,6 +71,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Var(&o.shapes, "shape", "fix an input's dynamic dimensions: NAME=[1,3,48,192] (repeatable)")
 	fs.UintVar(&o.seed, "seed", 1, "seed for random inputs")
 	fs.IntVar(&o.warmRuns, "runs", 1, "number of timed inferences (the first is reported separately)")
+	fs.StringVar(&o.compare, "compare", "", "also run the same inputs on this device and print the largest difference per output (e.g. -d GPU -compare CPU)")
 	fs.BoolVar(&o.verbose, "v", true, "print the runtime model (what ran where)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -205,6 +208,55 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, ", median of next %d %v", len(times)-1, round(median(times[1:])))
 	}
 	fmt.Fprintln(out)
+	if o.compare != "" {
+		return compareOn(ctx, out, core, m, o.compare, o.device, props, inputs, req, cm.Outputs())
+	}
+	return nil
+}
+
+// compareOn runs the same inputs on a second device and prints, per output,
+// the largest absolute difference from the first device's result.
+func compareOn(ctx context.Context, out io.Writer, core *plugin.Core, m *graph.Model, device, first string, props map[string]string,
+	inputs map[string]*tensor.Tensor, firstReq plugin.InferRequest, ports []plugin.PortInfo) error {
+	cm, err := core.CompileModel(ctx, m, device, props)
+	if err != nil {
+		return fmt.Errorf("-compare %s: %w", device, err)
+	}
+	defer cm.Close()
+	req, err := cm.CreateInferRequest()
+	if err != nil {
+		return fmt.Errorf("-compare %s: %w", device, err)
+	}
+	defer req.Close()
+	for name, t := range inputs {
+		if err := req.SetTensor(name, t); err != nil {
+			return fmt.Errorf("-compare %s: %w", device, err)
+		}
+	}
+	if err := req.Infer(ctx); err != nil {
+		return fmt.Errorf("-compare %s: %w", device, err)
+	}
+	for _, port := range ports {
+		a, err := firstReq.Tensor(port.Name)
+		if err != nil {
+			return err
+		}
+		b, err := req.Tensor(port.Name)
+		if err != nil {
+			return fmt.Errorf("-compare %s: %w", device, err)
+		}
+		if !a.Shape().Equal(b.Shape()) {
+			return fmt.Errorf("-compare %s: output %q is %v on %s but %v on %s", device, port.Name, a, first, b, device)
+		}
+		av, bv := a.Float64s(), b.Float64s()
+		worst, at := 0.0, 0
+		for i := range av {
+			if d := math.Abs(av[i] - bv[i]); d > worst || math.IsNaN(d) {
+				worst, at = d, i
+			}
+		}
+		fmt.Fprintf(out, "compare    %-20s %s vs %s: largest difference %.3g (element %d)\n", port.Name, first, device, worst, at)
+	}
 	return nil
 }
 

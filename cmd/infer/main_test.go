@@ -104,3 +104,14 @@ func TestExitStatus(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
 	assert.True(t, strings.HasPrefix(stderr.String(), "infer: "))
 }
+
+// TestCompareDevices runs the embedded model on two devices and prints the
+// largest difference; CPU against itself must be exactly zero.
+func TestCompareDevices(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-d", "CPU", "-compare", "CPU", "-v=false"}, &out))
+	assert.Contains(t, out.String(), "compare    probs                CPU vs CPU: largest difference 0 ")
+	err := run(context.Background(), []string{"-compare", "NPU", "-v=false"}, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `-compare NPU`)
+}
