@@ -198,86 +198,16 @@ func im2col(g *windowGeom, tabs [][]int64, x []float32, channels int, col []floa
 	}
 }
 
-// convKernel is ONNX Conv: X [N,C,D...] * W [M,C/group,K...] (+ B [M]) as
-// im2col + gonum Sgemm per (batch, group); 1x1 stride-1 unpadded
-// convolutions multiply the input directly.
+// convKernel is ONNX Conv: X [N,C,D...] * W [M,C/group,K...] (+ B [M]).
+// Depthwise 2-D convolutions run directly (convDepthwise2D), 3x3 stride-1
+// ones with enough channels as Winograd F(2x2, 3x3) (convWinograd3x3), the
+// others as a tiled GEMM over the input (1x1, stride 1, unpadded) or its
+// im2col (convGEMM); the bias is added in the output pass (convFused).
 func convKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := nnInput(n, in, 0, 3)
+	y, err := convFused(n, in[:min(len(in), 3)], nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	w, err := nnInput(n, in, 1, 3)
-	if err != nil {
-		return nil, err
-	}
-	xs, ws := x.Shape(), w.Shape()
-	if len(ws) != len(xs) {
-		return nil, n.Errorf("weights %v and input %v differ in rank", ws, xs)
-	}
-	group := n.Attrs.Int("group", 1)
-	N, C, M := xs[0], xs[1], ws[0]
-	if group < 1 || C%group != 0 || M%group != 0 || ws[1] != C/group {
-		return nil, n.Errorf("input %v, weights %v and group %d do not fit (want W[1] = C/group, M divisible by group)", xs, ws, group)
-	}
-	if ks := n.Attrs.Ints("kernel_shape", nil); ks != nil && !tensor.Shape(ks).Equal(ws[2:]) {
-		return nil, n.Errorf("kernel_shape %v differs from weights %v", ks, ws)
-	}
-	var bias []float32
-	if len(in) > 2 && in[2] != nil {
-		if in[2].NumElements() != M {
-			return nil, n.Errorf("bias %v: want %d elements", in[2].Shape(), M)
-		}
-		bias = in[2].F32()
-	}
-	g, err := windowGeometry(n, xs[2:], ws[2:], false)
-	if err != nil {
-		return nil, err
-	}
-	yShape := append(tensor.Shape{N, M}, g.out...)
-	y, err := nnNewF32(n, yShape)
-	if err != nil {
-		return nil, err
-	}
-	X, W, Y := x.F32(), w.F32(), y.F32()
-	Cg, Mg := int(C/group), int(M/group)
-	K := int(nnProd(g.k))
-	P := int(nnProd(g.out))
-	inPlane := int(nnProd(g.in))
-	direct := K == 1
-	for d := range g.in {
-		direct = direct && g.stride[d] == 1 && g.padB[d] == 0 && g.padE[d] == 0
-	}
-	var tabs [][]int64
-	if !direct {
-		tabs = g.taps()
-	}
-	tasks := int(N * group)
-	nnParallel(tasks, func(lo, hi int) {
-		var col []float32
-		if !direct {
-			col = make([]float32, Cg*K*P)
-		}
-		for t := lo; t < hi; t++ {
-			b, gi := t/int(group), t%int(group)
-			xg := X[(b*int(C)+gi*Cg)*inPlane : (b*int(C)+(gi+1)*Cg)*inPlane]
-			src := xg
-			if !direct {
-				im2col(g, tabs, xg, Cg, col)
-				src = col
-			}
-			yg := Y[(b*int(M)+gi*Mg)*P : (b*int(M)+(gi+1)*Mg)*P]
-			nnSgemm(false, false, Mg, P, Cg*K, 1, W[gi*Mg*Cg*K:(gi+1)*Mg*Cg*K], Cg*K, src, P, 0, yg, P)
-			if bias != nil {
-				for m := 0; m < Mg; m++ {
-					bv := bias[gi*Mg+m]
-					row := yg[m*P : (m+1)*P]
-					for j := range row {
-						row[j] += bv
-					}
-				}
-			}
-		}
-	})
 	return []*tensor.Tensor{y}, nil
 }
 
@@ -415,7 +345,8 @@ func convTransposeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, 
 		tabs[d] = t
 	}
 	nnParallel(int(N*group), func(lo, hi int) {
-		col := make([]float32, int(Mg)*K*Pin)
+		held, col := scratchF32(int(Mg) * K * Pin)
+		defer convScratch.Put(held)
 		kidx := make([]int64, r)
 		iidx := make([]int64, r)
 		lastIn := int(inSp[r-1])

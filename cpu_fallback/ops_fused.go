@@ -18,17 +18,14 @@ func fusedKernels() map[string]kernel {
 }
 
 // fusedConvKernel is Conv on inputs 0..2 followed by the post-ops, which may
-// read the residual input 3.
+// read the residual input 3; the post-ops run in the conv's output pass
+// (convFused).
 func fusedConvKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	ops, err := graph.PostOps(n)
 	if err != nil {
 		return nil, err
 	}
-	outs, err := convKernel(n, in[:min(len(in), 3)])
-	if err != nil {
-		return nil, err
-	}
-	y, err := applyPostOps(n, ops, outs[0], opt(in, 3))
+	y, err := convFused(n, in[:min(len(in), 3)], ops, opt(in, 3))
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +56,11 @@ func fullyConnectedKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor,
 			return nil, n.Errorf("bias %v: want %d elements", b.Shape(), N)
 		}
 		bias, Y := b.F32(), y.F32()
-		for i := range Y {
-			Y[i] += bias[int64(i)%N]
+		for r := 0; r+int(N) <= len(Y); r += int(N) {
+			row := Y[r : r+int(N)]
+			for j := range row {
+				row[j] += bias[j]
+			}
 		}
 	}
 	y, err = applyPostOps(n, ops, y, opt(in, 3))
@@ -95,16 +95,11 @@ func applyPostOps(n *graph.Node, ops []graph.PostOp, y, residual *tensor.Tensor)
 			y = s
 			continue
 		}
-		f, err := postOpFunc(n, p)
+		f, err := compileRowOp(n, p)
 		if err != nil {
 			return nil, err
 		}
-		Y := y.F32()
-		nnParallel((len(Y)+4095)/4096, func(lo, hi int) {
-			for i := lo * 4096; i < min(hi*4096, len(Y)); i++ {
-				Y[i] = float32(f(float64(Y[i])))
-			}
-		})
+		applyRowOps(y.F32(), f)
 	}
 	return y, nil
 }
