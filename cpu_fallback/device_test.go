@@ -188,7 +188,7 @@ func TestCompileAndInfer(t *testing.T) {
 	conv := rm.Node("conv")
 	require.NotNil(t, conv)
 	assert.Equal(t, "Conv", conv.RT.Extra["LAYER_TYPE"])
-	assert.Equal(t, "ref_conv_im2col_gonum", conv.RT.Extra["IMPL_TYPE"])
+	assert.Equal(t, "ref_conv_gonum", conv.RT.Extra["IMPL_TYPE"])
 	assert.Equal(t, "conv", conv.RT.Extra["ORIGINAL_NAMES"])
 	assert.NotEmpty(t, conv.RT.Extra["EXECUTION_ORDER"])
 	_, hasPerf := conv.RT.Extra["PERF_COUNTER"]
@@ -218,7 +218,7 @@ func TestProfiling(t *testing.T) {
 			assert.Equal(t, plugin.Executed, e.Status)
 		}
 	}
-	assert.Equal(t, "ref_conv_im2col_gonum", byName["conv"].ExecType)
+	assert.Equal(t, "ref_conv_gonum", byName["conv"].ExecType)
 	assert.Equal(t, "Conv", byName["conv"].NodeType)
 	for _, st := range []string{"preprocess", "infer", "postprocess"} {
 		assert.Equal(t, "Stage", byName[st].NodeType, st)

@@ -34,7 +34,7 @@ func nnKernels() map[string]kernel {
 // nnImplNames names the implementation each NN kernel runs, for profiling
 // and the runtime model.
 var nnImplNames = map[string]string{
-	"Conv":                  "ref_conv_im2col_gonum",
+	"Conv":                  "ref_conv_gonum", // depthwise direct, Winograd F(2x2,3x3), 1x1 GEMM or im2col GEMM by shape (convShape.path)
 	"ConvTranspose":         "ref_convtranspose_col2im_gonum",
 	"MatMul":                "ref_matmul_gonum",
 	"Gemm":                  "ref_gemm_gonum",
