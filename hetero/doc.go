@@ -37,4 +37,14 @@
 // affinity and subgraph graphs as dot files) and the common keys, the
 // relevant ones handed on to the devices; compiled models report
 // NUMBER_OF_SUBMODELS and EXECUTION_DEVICES.
+//
+// Export and import (plugin.Exporter, plugin.Importer): a HETERO blob is
+// the shared header (device and architecture "HETERO") with the affinity
+// graph, the split (each subgraph's device, where its inputs come from,
+// which model outputs and links it produces) and each subgraph's blob as
+// its device exported it. ImportModel imports every subgraph on its device,
+// which checks its own header (so a GPU part exported for another GPU
+// architecture is rejected), then checks the split against the imported
+// models before any request can use it. With CACHE_DIR, Core's model cache
+// stores one HETERO blob per model and configuration.
 package hetero

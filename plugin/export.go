@@ -471,19 +471,7 @@ func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) 
 	if err != nil {
 		return "", errorf(ErrInvalidArgument, "plugin: model cache: %w", err)
 	}
-	cfg := map[string]string{}
-	if sp, err := p.Property(KeySupportedProperties); err == nil {
-		keys, rw, err := ParseSupportedProperties(sp)
-		if err == nil {
-			for _, k := range keys {
-				if rw[k] {
-					if v, err := p.Property(k); err == nil {
-						cfg[k] = v
-					}
-				}
-			}
-		}
-	}
+	cfg := ConfigFingerprint(p)
 	for k, v := range props {
 		cfg[CanonicalKey(k)] = v
 	}
@@ -494,8 +482,47 @@ func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) 
 	for _, k := range sortedNames(cfg) {
 		fmt.Fprintf(h, "%s=%s\x00", k, cfg[k])
 	}
+	if ck, ok := p.(CacheKeyer); ok {
+		extra, err := ck.CacheKey(props)
+		if err != nil {
+			return "", fmt.Errorf("plugin: model cache: %w", err)
+		}
+		fmt.Fprintf(h, "plugin %s\x00", extra)
+	}
 	h.Write(enc)
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CacheKeyer is implemented by plugins whose compiled models depend on
+// more than their own properties (HETERO: the configuration of the devices
+// it splits across). The Core's model cache mixes CacheKey's answer into
+// the key, so changing that state compiles anew instead of reusing a stale
+// blob.
+type CacheKeyer interface {
+	CacheKey(props map[string]string) (string, error)
+}
+
+// ConfigFingerprint returns a plugin's read-write properties with their
+// current values, as the model cache keys them (CACHE_DIR included; callers
+// drop what must not count).
+func ConfigFingerprint(p Plugin) map[string]string {
+	cfg := map[string]string{}
+	sp, err := p.Property(KeySupportedProperties)
+	if err != nil {
+		return cfg
+	}
+	keys, rw, err := ParseSupportedProperties(sp)
+	if err != nil {
+		return cfg
+	}
+	for _, k := range keys {
+		if rw[k] {
+			if v, err := p.Property(k); err == nil {
+				cfg[k] = v
+			}
+		}
+	}
+	return cfg
 }
 
 // CacheBlobPath returns the file Core.CompileModel caches the compiled

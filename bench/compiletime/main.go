@@ -1,0 +1,268 @@
+// Command compiletime measures how long a device takes to compile a model
+// in three states of the caches, each in a fresh process:
+//
+//   - cold: an empty CACHE_DIR and POCL_KERNEL_CACHE=0, so every OpenCL
+//     program is built from source (neither clinfer's program cache nor
+//     POCL's own kernel cache hides the build);
+//   - program cache warm: CACHE_DIR holds the program binaries of an
+//     earlier compilation but no model blob, so the graph is transformed
+//     and planned again but programs load from their binaries;
+//   - model cache: CACHE_DIR holds the model blob too, so Core.CompileModel
+//     imports it (LOADED_FROM_CACHE=YES).
+//
+// The model's dynamic input is fixed to each -shape first, so programs are
+// built at compile time and land in the blob. The time is that of
+// Core.CompileModel alone (reading the ONNX file is not counted). It
+// reports each run and the median per shape and state:
+//
+//	go run ./bench/compiletime -runs 5 -shape 1x3x640x640 -shape 1x3x320x320
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clinfer/clinfer/clbackend" // registers the "GPU" device
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/onnx"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+	"github.com/clinfer/clinfer/tests/conformance"
+
+	_ "github.com/clinfer/clinfer/cpu_fallback" // registers the "CPU" device
+	_ "github.com/clinfer/clinfer/hetero"       // registers the "HETERO" device
+)
+
+// defaultModel is PP-OCR det, which `make models` fetches.
+const defaultModel = "ch_PP-OCRv4_det_infer.onnx"
+
+// states are the cache states, in the order a run measures them.
+var states = []string{"cold", "program-cache", "model-cache"}
+
+// result is what a child process reports about one compilation.
+type result struct {
+	Millis       float64 `json:"ms"`
+	Loaded       string  `json:"loaded_from_cache"`
+	SourceBuilds int64   `json:"source_builds"`
+	BinaryLoads  int64   `json:"binary_loads"`
+}
+
+type shapeList []tensor.Shape
+
+func (s *shapeList) String() string {
+	var parts []string
+	for _, sh := range *s {
+		parts = append(parts, formatShape(sh))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *shapeList) Set(v string) error {
+	sh, err := parseShape(v)
+	if err != nil {
+		return err
+	}
+	*s = append(*s, sh)
+	return nil
+}
+
+func parseShape(v string) (tensor.Shape, error) {
+	var sh tensor.Shape
+	for _, f := range strings.Split(v, "x") {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad shape %q: want dims like 1x3x640x640", v)
+		}
+		sh = append(sh, n)
+	}
+	return sh, nil
+}
+
+func formatShape(s tensor.Shape) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	return strings.Join(parts, "x")
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "compiletime:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("compiletime", flag.ContinueOnError)
+	model := fs.String("model", "", "ONNX model (default: PP-OCR det from the model cache, see `make models`)")
+	device := fs.String("device", "GPU", "device to compile on")
+	runs := fs.Int("runs", 3, "runs of each state per shape")
+	child := fs.String("child", "", "internal: compile once with this CACHE_DIR and print the result as JSON")
+	var shapes shapeList
+	fs.Var(&shapes, "shape", "input shape to fix before compiling, e.g. 1x3x640x640 (repeatable; default 1x3x640x640 and 1x3x320x320)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" {
+		p, err := conformance.ModelPath(defaultModel)
+		if err != nil {
+			return fmt.Errorf("%w (run `make models` or `bash scripts/fetch-models.sh`)", err)
+		}
+		*model = p
+	}
+	if len(shapes) == 0 {
+		shapes = shapeList{{1, 3, 640, 640}, {1, 3, 320, 320}}
+	}
+	if *child != "" {
+		if len(shapes) != 1 {
+			return errors.New("-child takes exactly one -shape")
+		}
+		r, err := compileOnce(*model, shapes[0], *device, *child)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(out).Encode(r)
+	}
+	if *runs < 1 {
+		return fmt.Errorf("-runs %d: want at least 1", *runs)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "model %s on %s, %d runs per state, each compilation in a fresh process with POCL_KERNEL_CACHE=0\n", filepath.Base(*model), *device, *runs)
+	for _, sh := range shapes {
+		times := map[string][]float64{}
+		for i := range *runs {
+			dir, err := os.MkdirTemp("", "clinfer-compiletime-*")
+			if err != nil {
+				return err
+			}
+			for _, state := range states {
+				if state == "program-cache" {
+					// Keep the program binaries, drop the model blob.
+					blobs, _ := filepath.Glob(filepath.Join(dir, "*.blob"))
+					if len(blobs) != 1 {
+						os.RemoveAll(dir)
+						return fmt.Errorf("after the cold compilation CACHE_DIR holds %d model blobs, want 1", len(blobs))
+					}
+					if err := os.Remove(blobs[0]); err != nil {
+						return err
+					}
+				}
+				r, err := spawn(self, *model, sh, *device, dir)
+				if err != nil {
+					os.RemoveAll(dir)
+					return fmt.Errorf("%s %s run %d: %w", formatShape(sh), state, i+1, err)
+				}
+				if err := check(state, r); err != nil {
+					os.RemoveAll(dir)
+					return fmt.Errorf("%s %s run %d: %w", formatShape(sh), state, i+1, err)
+				}
+				fmt.Fprintf(out, "%s\t%-13s\trun %d\t%9.1f ms\tLOADED_FROM_CACHE=%s source_builds=%d binary_loads=%d\n",
+					formatShape(sh), state, i+1, r.Millis, r.Loaded, r.SourceBuilds, r.BinaryLoads)
+				times[state] = append(times[state], r.Millis)
+			}
+			os.RemoveAll(dir)
+		}
+		for _, state := range states {
+			fmt.Fprintf(out, "%s\t%-13s\tmedian\t%9.1f ms\n", formatShape(sh), state, median(times[state]))
+		}
+	}
+	return nil
+}
+
+// check makes sure each state measured what it says: the cold compilation
+// built programs from source and loaded none, the warm program cache
+// loaded binaries and built none, the model cache imported the blob.
+func check(state string, r result) error {
+	switch state {
+	case "cold":
+		if r.Loaded != "NO" || r.BinaryLoads != 0 {
+			return fmt.Errorf("not cold: %+v", r)
+		}
+	case "program-cache":
+		if r.Loaded != "NO" || r.SourceBuilds != 0 {
+			return fmt.Errorf("the program cache did not serve every program: %+v", r)
+		}
+	case "model-cache":
+		if r.Loaded != "YES" {
+			return fmt.Errorf("not loaded from the model cache: %+v", r)
+		}
+	}
+	return nil
+}
+
+// spawn runs one compilation in a fresh process.
+func spawn(self, model string, sh tensor.Shape, device, dir string) (result, error) {
+	cmd := exec.Command(self, "-child", dir, "-model", model, "-device", device, "-shape", formatShape(sh))
+	cmd.Env = append(os.Environ(), "POCL_KERNEL_CACHE=0")
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return result{}, fmt.Errorf("child output %q: %w", b, err)
+	}
+	return r, nil
+}
+
+// compileOnce reads the model, fixes its only input to sh and times
+// Core.CompileModel with CACHE_DIR dir.
+func compileOnce(model string, sh tensor.Shape, device, dir string) (result, error) {
+	m, err := onnx.ReadFile(model)
+	if err != nil {
+		return result{}, err
+	}
+	if len(m.Parameters) != 1 {
+		return result{}, fmt.Errorf("model %s has %d inputs, want 1", model, len(m.Parameters))
+	}
+	m.Parameters[0].Outputs[0].Shape = graph.StaticShape(sh)
+	core := plugin.NewCore()
+	defer core.Close()
+	ctx := context.Background()
+	start := time.Now()
+	cm, err := core.CompileModel(ctx, m, device, map[string]string{plugin.KeyCacheDir: dir})
+	d := time.Since(start)
+	if err != nil {
+		return result{}, err
+	}
+	defer cm.Close()
+	r := result{Millis: float64(d.Microseconds()) / 1000}
+	if r.Loaded, err = cm.Property(plugin.KeyLoadedFromCache); err != nil {
+		return result{}, err
+	}
+	if p, err := core.Plugin(device); err == nil {
+		if gpu, ok := p.(interface{ ProgramCacheStats() clbackend.CacheStats }); ok {
+			s := gpu.ProgramCacheStats()
+			r.SourceBuilds, r.BinaryLoads = s.SourceBuilds, s.BinaryLoads
+		}
+	}
+	return r, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/tensor"
+)
+
+func TestParseShape(t *testing.T) {
+	cases := []struct {
+		in   string
+		want tensor.Shape
+		ok   bool
+	}{
+		{"1x3x640x640", tensor.Shape{1, 3, 640, 640}, true},
+		{"7", tensor.Shape{7}, true},
+		{"1x0x2", nil, false},
+		{"1x-3", nil, false},
+		{"", nil, false},
+		{"1,3,640,640", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseShape(tc.in)
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.in)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.in, formatShape(got))
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	assert.InDelta(t, 0.0, median(nil), 0)
+	assert.InDelta(t, 2.0, median([]float64{3, 1, 2}), 1e-12)
+	assert.InDelta(t, 2.5, median([]float64{4, 1, 3, 2}), 1e-12)
+	v := []float64{3, 1, 2}
+	median(v)
+	assert.Equal(t, []float64{3, 1, 2}, v, "median must not reorder its argument")
+}
+
+// TestCheck: a run that did not measure its state is an error.
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		state string
+		r     result
+		ok    bool
+	}{
+		{"cold", result{Loaded: "NO", SourceBuilds: 17}, true},
+		{"cold", result{Loaded: "NO", SourceBuilds: 3, BinaryLoads: 14}, false},
+		{"program-cache", result{Loaded: "NO", BinaryLoads: 17}, true},
+		{"program-cache", result{Loaded: "NO", SourceBuilds: 1, BinaryLoads: 16}, false},
+		{"model-cache", result{Loaded: "YES"}, true},
+		{"model-cache", result{Loaded: "NO"}, false},
+	}
+	for _, tc := range cases {
+		err := check(tc.state, tc.r)
+		if tc.ok {
+			assert.NoError(t, err, "%s %+v", tc.state, tc.r)
+		} else {
+			assert.Error(t, err, "%s %+v", tc.state, tc.r)
+		}
+	}
+}
