@@ -43,6 +43,7 @@ type CompiledModel struct {
 
 	planMu sync.Mutex // serialises plan builds
 	plans  map[string]*plan
+	latest *plan // the plan the last inference used (under planMu)
 
 	wmu     sync.Mutex
 	weights map[string]*cl.MemObject // Constant node name -> device copy
@@ -109,12 +110,8 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 	if err := checkSupport(model, nodes, cm.hostParam); err != nil {
 		return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 	}
-	if off := disabledIn(cfg); len(off) > 0 {
-		for _, n := range nodes {
-			if off[n.OpType] {
-				return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s is disabled by %s", m.Name, d.name(), n.Name, n.OpType, KeyDisabledOps)
-			}
-		}
+	if err := checkDisabled(model, d, cfg); err != nil {
+		return nil, err
 	}
 
 	cm.ctx, err = d.context()
@@ -161,6 +158,25 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	return cm, nil
+}
+
+// checkDisabled refuses a model with a node whose op type GPU_DISABLED_OPS
+// lists in cfg.
+func checkDisabled(m *graph.Model, d *device, cfg *plugin.Properties) error {
+	off := disabledIn(cfg)
+	if len(off) == 0 {
+		return nil
+	}
+	nodes, err := m.Nodes()
+	if err != nil {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
+	}
+	for _, n := range nodes {
+		if off[n.OpType] {
+			return plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s is disabled by %s", m.Name, d.name(), n.Name, n.OpType, KeyDisabledOps)
+		}
+	}
+	return nil
 }
 
 // checkSupport finds, without shapes or values, a node that no plan could
@@ -244,6 +260,7 @@ func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor) (*pla
 	c.planMu.Lock()
 	defer c.planMu.Unlock()
 	if pl, ok := c.plans[key]; ok {
+		c.latest = pl
 		return pl, nil
 	}
 	pl, err := c.buildPlan(ctx, c.plugin, key, shapes, host)
@@ -251,6 +268,7 @@ func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor) (*pla
 		return nil, err
 	}
 	c.plans[key] = pl
+	c.latest = pl
 	return pl, nil
 }
 
@@ -297,7 +315,9 @@ func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
 // RuntimeModel returns a clone of the executed graph whose nodes carry
 // RT.Extra LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE (catalogue name and
 // kernel entry), ORIGINAL_NAMES and, once a profiled request has run,
-// PERF_COUNTER (microseconds of device time).
+// PERF_COUNTER (microseconds of device time). For a model with dynamic
+// inputs, EXECUTION_ORDER and IMPL_TYPE are those of the plan the last
+// inference used ("planned per input shape" before the first).
 func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 	if err := c.check(); err != nil {
 		return nil, err
@@ -311,6 +331,13 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 	if err != nil || len(orig) != len(nodes) {
 		return nil, fmt.Errorf("gpu: runtime model: the graph changed (%v)", err)
 	}
+	// A model with dynamic inputs reports the plan its last inference ran.
+	pl := c.static
+	if pl == nil {
+		c.planMu.Lock()
+		pl = c.latest
+		c.planMu.Unlock()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, n := range nodes {
@@ -318,7 +345,7 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 			n.RT.Extra = map[string]string{}
 		}
 		n.RT.Extra["LAYER_TYPE"] = n.OpType
-		if pl := c.static; pl != nil {
+		if pl != nil {
 			n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(pl.order[pl.nodeByName(orig[i].Name)])
 			n.RT.Extra["IMPL_TYPE"] = pl.impl[pl.nodeByName(orig[i].Name)]
 		} else {

@@ -19,11 +19,20 @@ func TestDisabledOps(t *testing.T) {
 
 	q, err := p.QueryModel(ctx, chainModel(t), props)
 	require.NoError(t, err)
-	assert.NotContains(t, q, "relu")
-	assert.NotContains(t, q, "mul")
-	for _, n := range []string{"x", "w", "c", "s", "add", "identity", "sum", "y", "z"} {
+	// The answer is in the user's names after the fusion passes: Identity
+	// is folded into its producer (the disabled Mul), so it and y follow
+	// Mul; x and s feed disabled ops, so they stay off the GPU too.
+	for _, n := range []string{"relu", "mul", "identity", "y", "x", "s"} {
+		assert.NotContains(t, q, n)
+	}
+	for _, n := range []string{"w", "c", "add", "sum", "z"} {
 		assert.Equal(t, DeviceName, q[n], "node %q", n)
 	}
+	// Without transformations every node keeps its own answer.
+	q, err = p.QueryModel(ctx, chainModel(t), map[string]string{KeyDisabledOps: "Relu,Mul", plugin.KeyDisableTransformations: "YES"})
+	require.NoError(t, err)
+	assert.Equal(t, DeviceName, q["identity"])
+	assert.NotContains(t, q, "mul")
 
 	_, err = p.CompileModel(ctx, chainModel(t), props)
 	require.Error(t, err)

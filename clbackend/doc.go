@@ -29,6 +29,19 @@
 // request owns its queue, buffers and kernels. Closing a compiled model
 // waits for running inferences and closes its requests.
 //
+// # Fusion
+//
+// CompileModel first runs the fusion passes (fusion.ForDevice, folding
+// constants with the CPU reference) on a clone of the model, unless
+// DISABLE_TRANSFORMATIONS=YES; DISABLED_TRANSFORMATIONS turns single passes
+// off. Conv + bias + residual Add + activations become one FusedConv and
+// MatMul/Gemm + bias + activations one FullyConnected, each a single launch
+// of fused.cl whose post-op list is a runtime table (lower_fused.go).
+// QueryModel runs the same passes and answers in the user's node names
+// through the fused names; GPU_DISABLED_OPS speaks of the user's op types,
+// so a fused node that absorbed a disabled op is refused too. The runtime
+// model lists the executed (fused) nodes with their ORIGINAL_NAMES.
+//
 // # Engine
 //
 // A compiled model turns the graph into a plan (plan.go): nodes whose
@@ -47,6 +60,8 @@
 // arithmetic and compare forms take other types). Op forms without a
 // kernel fail CompileModel with plugin.ErrUnsupported naming the node;
 // QueryModel answers exactly the nodes whose op has a lowering or folds.
+// TestLoweringsMatchCPU runs every op of the lowering table against the CPU
+// reference on seeded random shapes and fails for an op without a case.
 // Math runs in f32 whatever INFERENCE_PRECISION_HINT says.
 //
 // Built without cgo or with -tags noopencl the package still registers

@@ -42,6 +42,7 @@ var lowerings = sync.OnceValue(func() map[string]lowerFunc {
 		"Conv": lowerConv, "ConvTranspose": lowerConv, "MaxPool": lowerPool, "AveragePool": lowerPool,
 		"BatchNormalization": lowerBatchNorm, "InstanceNormalization": lowerInstanceNorm,
 		"LayerNormalization": lowerLayerNorm, "Resize": lowerResize,
+		graph.OpFusedConv: lowerFusedConv, graph.OpFullyConnected: lowerFullyConnected,
 	} {
 		t[op] = f
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 )
@@ -220,5 +222,15 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if err != nil {
 		return nil, err
 	}
-	return compile(ctx, p, d, m, cfg)
+	// GPU_DISABLED_OPS speaks of the user's op types, which the passes
+	// may fuse away (a disabled Relu inside a FusedConv is still refused).
+	if err := checkDisabled(m, d, cfg); err != nil {
+		return nil, err
+	}
+	// The fusion passes run on a clone unless DISABLE_TRANSFORMATIONS=YES.
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, cpufallback.Evaluate)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: compile: %w", err)
+	}
+	return compile(ctx, p, d, tm, cfg)
 }

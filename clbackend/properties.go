@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -14,9 +15,10 @@ import (
 const DeviceName = "GPU"
 
 // KeyDisabledOps is a comma-separated list of op types ("Relu,Conv") the
-// device pretends it cannot run: QueryModel leaves their nodes out and
-// CompileModel refuses them with plugin.ErrUnsupported. Tests use it to
-// send single ops to another device under HETERO (RW; "" is none).
+// device pretends it cannot run: QueryModel leaves their nodes out (and
+// those of any fused node that absorbed one) and CompileModel refuses them
+// with plugin.ErrUnsupported. Tests use it to send single ops to another
+// device under HETERO (RW; "" is none).
 const KeyDisabledOps = "GPU_DISABLED_OPS"
 
 // disabledOpsSpec is GPU_DISABLED_OPS, stored with the op types trimmed.
@@ -77,7 +79,8 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 	if d.integrated {
 		devType = "integrated"
 	}
-	specs := append(plugin.CommonSpecs(),
+	specs := append(plugin.CommonSpecs(), fusion.PropertySpecs()...)
+	specs = append(specs,
 		precisionSpec(d),
 		disabledOpsSpec(),
 		plugin.PropertySpec{

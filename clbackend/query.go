@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 )
 
 // QueryModel maps the friendly name of every node of m that CompileModel
 // can run (Parameters, Constants and Results included) to the device name
-// ("GPU", or "GPU.1" when DEVICE_ID is given). Bad props are an error, as
-// in CompileModel.
+// ("GPU", or "GPU.1" when DEVICE_ID is given). It runs the same fusion
+// passes as CompileModel and answers in m's node names through the fused
+// names the passes record. Bad props are an error, as in CompileModel.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: query: %w", err)
@@ -27,29 +30,55 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	if _, ok := props[plugin.KeyDeviceID]; ok {
 		name = d.name()
 	}
-	model := m.Clone()
+	onodes, err := m.Nodes()
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
+	}
+	origType := make(map[string]string, len(onodes))
+	for _, n := range onodes {
+		origType[n.Name] = n.OpType
+	}
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, cpufallback.Evaluate)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: query: %w", err)
+	}
+	if tm == m {
+		tm = m.Clone()
+	}
 	// Shapes and types decide support; a model the op table cannot infer
 	// keeps the ones it was given.
-	_ = model.InferShapes()
-	nodes, err := model.Nodes()
+	_ = tm.InferShapes()
+	nodes, err := tm.Nodes()
 	if err != nil {
 		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
 	}
 	var hostParam []bool
-	for _, prm := range model.Parameters {
-		hostParam = append(hostParam, isHostParam(model, prm))
+	for _, prm := range tm.Parameters {
+		hostParam = append(hostParam, isHostParam(tm, prm))
 	}
-	bad := unsupportedNodes(model, nodes, hostParam)
+	bad := unsupportedNodes(tm, nodes, hostParam)
 	off := disabledIn(cfg)
-	for _, n := range nodes {
-		if off[n.OpType] {
-			bad[n] = "op " + n.OpType + " is disabled by " + KeyDisabledOps
+	supported := func(n *graph.Node) bool {
+		if _, no := bad[n]; no || off[n.OpType] {
+			return false
 		}
+		// A fused node stands for the user's nodes; a disabled op type
+		// among them disables the whole fused node.
+		for _, on := range n.OriginalNames() {
+			if off[origType[on]] {
+				return false
+			}
+		}
+		return true
 	}
-	out := make(map[string]string, len(nodes))
-	for _, n := range nodes {
-		if _, no := bad[n]; !no {
-			out[n.Name] = name
+	ok, err := fusion.QuerySupported(m, tm, supported)
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
+	}
+	out := make(map[string]string, len(ok))
+	for n, yes := range ok {
+		if yes {
+			out[n] = name
 		}
 	}
 	return out, nil

@@ -73,6 +73,8 @@ func buildCatalogue() []Kernel {
 		{Name: "conv_transpose2d", File: "conv_transpose.cl", Entry: "conv_transpose2d"},
 		{Name: "copy_bytes", File: "copy.cl", Entry: "copy_bytes"},
 		{Name: "copy_words", File: "copy.cl", Entry: "copy_words"},
+		{Name: "fully_connected", File: "fused.cl", Entry: "fully_connected"},
+		{Name: "fused_conv2d", File: "fused.cl", Entry: "fused_conv2d"},
 		{Name: "gather", File: "gather.cl", Entry: "gather"},
 		{Name: "instance_norm", File: "norm.cl", Entry: "instance_norm"},
 		{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},

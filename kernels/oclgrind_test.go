@@ -234,6 +234,21 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		m := []int32{2, 2, 3, 0, 1, 3, 1, 0, 0}
 		e.launch(t, k, "", global1D(6), nil, []byte{1, 0, 1}, []uint32{1, 2, 3, 4, 5, 6}, []uint32{9}, make([]uint32, 6), uint64(6), m)
 	},
+	"fused_conv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// conv2d's shapes with OCB 2, then sum (residual [4,1,1]), hardswish, clip.
+		m := []int32{1, 2, 5, 5, 4, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 2, 1}
+		pm := []int32{3, 0, 3, 2, 2, 4, 9, 1, 0}
+		pf := []float32{0, 0, 0, 0, -1, 1}
+		e.launch(t, k, "-DOCB=2", global1D(18), nil, fill(50, -1, 1), fill(36, -1, 1), fill(4, 0, 1), fill(4, -1, 1),
+			make([]float32, 36), uint64(18), m, pm, pf)
+	},
+	"fully_connected": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// a [3,4] . w [4,5] + bias [5], then sum (residual [3,1]) and gelu.
+		pm := []int32{2, 0, 7, 2, 3, 5, 1, 0}
+		pf := []float32{0, 0, 0, 0}
+		e.launch(t, k, "", global1D(15), nil, fill(12, -1, 1), fill(20, -1, 1), fill(5, -1, 1), fill(3, -1, 1),
+			make([]float32, 15), uint64(15), int32(5), int32(4), int32(1), pm, pf)
+	},
 	"matmul": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// a [2,3,4] . b [4,5] + c [5] -> [2,3,5].
 		m := []int32{3, 5, 4, 4, 1, 5, 1, 0, 1, 1, 1, 2, 12, 0, 0}

@@ -49,6 +49,7 @@ type options struct {
 	warmRuns int
 	compare  string
 	verbose  bool
+	execDot  string
 }
 
 func main() {
@@ -73,6 +74,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.warmRuns, "runs", 1, "number of timed inferences (the first is reported separately)")
 	fs.StringVar(&o.compare, "compare", "", "also run the same inputs on this device and print the largest difference per output (e.g. -d GPU -compare CPU)")
 	fs.BoolVar(&o.verbose, "v", true, "print the runtime model (what ran where)")
+	fs.StringVar(&o.execDot, "exec_graph", "", "write the runtime model (layer type, kernel, execution order, perf counter, original names) as Graphviz dot to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -184,6 +186,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if err := printRuntimeModel(out, cm, execDevices); err != nil {
 			return err
 		}
+	}
+	if o.execDot != "" {
+		if err := writeExecGraph(o.execDot, cm); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "exec graph %s\n", o.execDot)
 	}
 	for _, port := range cm.Outputs() {
 		t, err := req.Tensor(port.Name)

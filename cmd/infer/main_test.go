@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/internal/defaultmodel"
 	"github.com/clinfer/clinfer/internal/npy"
 	"github.com/clinfer/clinfer/internal/seeded"
@@ -114,4 +115,36 @@ func TestCompareDevices(t *testing.T) {
 	err := run(context.Background(), []string{"-compare", "NPU", "-v=false"}, &bytes.Buffer{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `-compare NPU`)
+}
+
+// TestExecGraph: -exec_graph writes the runtime model as dot whose node
+// labels carry the exec-graph annotations, fused nodes naming what they
+// absorbed, on CPU and (with OpenCL) GPU.
+func TestExecGraph(t *testing.T) {
+	for _, dev := range []string{"CPU", "GPU"} {
+		t.Run(dev, func(t *testing.T) {
+			if dev == "GPU" && !cl.Enabled {
+				t.Skip("built without OpenCL (CGO_ENABLED=0 or -tags noopencl); rebuild with cgo and `apt-get install pocl-opencl-icd ocl-icd-opencl-dev` to run it")
+			}
+			path := filepath.Join(t.TempDir(), "exec.dot")
+			var out bytes.Buffer
+			require.NoError(t, run(context.Background(), []string{"-d", dev, "-p", "ENABLE_PROFILING=YES", "-exec_graph", path}, &out))
+			assert.Contains(t, out.String(), "exec graph "+path)
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			dot := string(b)
+			assert.True(t, strings.HasPrefix(dot, "digraph "), "dot starts with digraph: %.40q", dot)
+			for _, k := range []string{"LAYER_TYPE: ", "IMPL_TYPE: ", "EXECUTION_ORDER: ", "PERF_COUNTER: ", "ORIGINAL_NAMES: "} {
+				assert.Contains(t, dot, k)
+			}
+			assert.Contains(t, dot, "LAYER_TYPE: FusedConv", "the passes ran")
+			assert.Contains(t, dot, "ORIGINAL_NAMES: conv1,bn1,relu1", "a fused node names the nodes it absorbed")
+			assert.NotContains(t, dot, "planned per input shape", "the plan of the inference that ran is reported")
+			assert.Contains(t, dot, " -> ")
+		})
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-exec_graph", filepath.Join(t.TempDir(), "no", "such", "dir.dot")}, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-exec_graph")
 }

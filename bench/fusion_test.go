@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	_ "github.com/clinfer/clinfer/clbackend" // registers the "GPU" device
+
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/onnx"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+	"github.com/clinfer/clinfer/tests/conformance"
+)
+
+// BenchmarkFusion measures what the fusion passes buy on the GPU device:
+// each PaddleOCR model compiled with the passes (fused) and with
+// DISABLE_TRANSFORMATIONS=YES (unfused), side by side in one run. Each
+// iteration runs one unprofiled synchronous inference of each, alternating,
+// so that load from other processes affects both alike. It reports, per
+// variant, kernel launches per inference (profiling entries with status
+// Executed, from one profiled inference of a separately compiled model)
+// and ms/infer, and the ratios unfused/fused:
+//
+//	go test -run '^$' -bench BenchmarkFusion -benchtime 20x ./bench/
+func BenchmarkFusion(b *testing.B) {
+	for _, m := range ppocrModels {
+		b.Run(m.name, func(b *testing.B) { benchFusion(b, m.model, m.shape) })
+	}
+}
+
+// compileGPU reads a cached model and compiles it on the GPU with props
+// (plus extra), returning a request with its only input bound to seeded
+// values in [-1, 1).
+func compileGPU(b *testing.B, core *plugin.Core, model string, shape tensor.Shape, props map[string]string, extra ...string) (plugin.CompiledModel, plugin.InferRequest) {
+	b.Helper()
+	path, err := conformance.ModelPath(model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := onnx.ReadFile(path)
+	if err != nil {
+		b.Fatalf("reading %s: %v", model, err)
+	}
+	all := map[string]string{}
+	for k, v := range props {
+		all[k] = v
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		all[extra[i]] = extra[i+1]
+	}
+	cm, err := core.CompileModel(context.Background(), m, "GPU", all)
+	if err != nil {
+		b.Fatalf("compiling %s on GPU with %v: %v", model, all, err)
+	}
+	b.Cleanup(func() { _ = cm.Close() })
+	req, err := cm.CreateInferRequest()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = req.Close() })
+	x, err := tensor.FromF32(shape, seeded.Float32s(1, int(shape.NumElements()), -1, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := req.SetTensor(cm.Inputs()[0].Name, x); err != nil {
+		b.Fatal(err)
+	}
+	return cm, req
+}
+
+// kernelLaunches counts the kernels one inference of a profiled request
+// enqueued: the Executed entries that are not pipeline stages.
+func kernelLaunches(prof []plugin.ProfilingInfo) (launches int, device time.Duration) {
+	for _, p := range prof {
+		if p.Status == plugin.Executed && p.NodeType != "Stage" {
+			launches++
+			device += p.RealTime
+		}
+	}
+	return launches, device
+}
+
+// fusionVariants are the two compilations BenchmarkFusion compares.
+var fusionVariants = []struct {
+	name  string
+	props map[string]string
+}{
+	{"fused", nil},
+	{"unfused", map[string]string{plugin.KeyDisableTransformations: "YES"}},
+}
+
+func benchFusion(b *testing.B, model string, shape tensor.Shape) {
+	core := plugin.NewCore()
+	defer core.Close()
+	ctx := context.Background()
+	launches := make([]int, len(fusionVariants))
+	reqs := make([]plugin.InferRequest, len(fusionVariants))
+	for i, v := range fusionVariants {
+		_, preq := compileGPU(b, core, model, shape, v.props, plugin.KeyEnableProfiling, "YES")
+		if err := preq.Infer(ctx); err != nil {
+			b.Fatal(err)
+		}
+		launches[i], _ = kernelLaunches(preq.ProfilingInfo())
+		if launches[i] == 0 {
+			b.Fatalf("%s %s: a profiled inference reported no kernel launches", model, v.name)
+		}
+		_, reqs[i] = compileGPU(b, core, model, shape, v.props)
+		if err := reqs[i].Infer(ctx); err != nil { // warm up
+			b.Fatal(err)
+		}
+	}
+	spent := make([]time.Duration, len(fusionVariants))
+	for b.Loop() {
+		for i, r := range reqs {
+			t0 := time.Now()
+			if err := r.Infer(ctx); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += time.Since(t0)
+		}
+	}
+	ms := make([]float64, len(spent))
+	for i, v := range fusionVariants {
+		ms[i] = spent[i].Seconds() / float64(b.N) * 1e3
+		b.ReportMetric(float64(launches[i]), v.name+"-launches/infer")
+		b.ReportMetric(ms[i], v.name+"-ms/infer")
+	}
+	b.ReportMetric(float64(launches[1])/float64(launches[0]), "launch-ratio")
+	b.ReportMetric(ms[1]/ms[0], "speedup")
+}

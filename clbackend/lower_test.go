@@ -1,0 +1,451 @@
+package clbackend
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// lowerCase is one model exercising a lowered op: its parameters get
+// seeded random values (names starting with "pos" get positive ones) and
+// every output is compared with the CPU reference.
+type lowerCase struct {
+	name  string
+	build func(g *caseGen) *graph.Model
+}
+
+// caseGen draws seeded random shapes and constants for a lowerCase.
+type caseGen struct {
+	t      *testing.T
+	r      *rand.Rand
+	params []*graph.Node
+}
+
+// dim is a random size in [lo, hi].
+func (g *caseGen) dim(lo, hi int64) int64 { return lo + g.r.Int64N(hi-lo+1) }
+
+func (g *caseGen) param(name string, t tensor.ElementType, dims ...int64) graph.Output {
+	p := graph.NewParameter(name, t, graph.ShapeOf(dims...))
+	g.params = append(g.params, p)
+	return p.Out(0)
+}
+
+// x is an f32 parameter (positive values when its name starts with "pos").
+func (g *caseGen) x(name string, dims ...int64) graph.Output {
+	return g.param(name, tensor.F32, dims...)
+}
+
+// c is a random f32 constant in [lo, hi).
+func (g *caseGen) c(lo, hi float64, dims ...int64) graph.Output {
+	s := tensor.Shape(dims)
+	v := make([]float32, s.NumElements())
+	for i := range v {
+		v[i] = float32(lo + (hi-lo)*g.r.Float64())
+	}
+	t, _ := tensor.FromF32(s, v)
+	return graph.NewConstant(fmt.Sprintf("c%d", g.r.Uint32()), t).Out(0)
+}
+
+// ints is an i64 constant vector.
+func (g *caseGen) ints(v ...int64) graph.Output {
+	t, _ := tensor.FromI64(tensor.Shape{int64(len(v))}, v)
+	return graph.NewConstant(fmt.Sprintf("i%d", g.r.Uint32()), t).Out(0)
+}
+
+// model wraps node's outputs as results y, y1, y2... over the case's
+// parameters.
+func (g *caseGen) model(n *graph.Node) *graph.Model {
+	var res []*graph.Node
+	for i := range n.Outputs {
+		name := "y"
+		if i > 0 {
+			name = fmt.Sprintf("y%d", i)
+		}
+		res = append(res, graph.NewResult(name, n.Out(i)))
+	}
+	return graph.NewModel(n.OpType, g.params, res)
+}
+
+// one is a model of a single node of op with one output.
+func (g *caseGen) one(op string, attrs graph.Attrs, ins ...graph.Output) *graph.Model {
+	return g.model(graph.NewNode(op, "node", ins, attrs, 1))
+}
+
+// single builds a one-case list.
+func single(build func(g *caseGen) *graph.Model) []lowerCase {
+	return []lowerCase{{name: "random", build: build}}
+}
+
+// lowerCases returns the test cases of every op the GPU lowers, by op
+// type. TestLoweringsMatchCPU fails for a lowered op without cases.
+func lowerCases() map[string][]lowerCase {
+	cases := map[string][]lowerCase{}
+	positive := map[string]bool{"Sqrt": true, "Log": true, "Reciprocal": true}
+	cases["Gelu"] = append(cases["Gelu"], lowerCase{"tanh", func(g *caseGen) *graph.Model {
+		return g.one("Gelu", graph.Attrs{"approximate": "tanh"}, g.x("x", g.dim(1, 3), g.dim(2, 9)))
+	}})
+	for op := range unaryOps {
+		op := op
+		cases[op] = append(cases[op], single(func(g *caseGen) *graph.Model {
+			dims := []int64{g.dim(1, 3), g.dim(1, 5), g.dim(2, 9)}
+			switch {
+			case op == "Not":
+				return g.one(op, nil, g.param("b", tensor.Bool, dims...))
+			case op == "Clip":
+				return g.one(op, nil, g.x("x", dims...), g.c(-1, -0.5), g.c(0.5, 1))
+			case positive[op]:
+				return g.one(op, nil, g.x("pos", dims...))
+			}
+			return g.one(op, nil, g.x("x", dims...))
+		})...)
+	}
+	for op := range binaryOps {
+		op := op
+		cases[op] = single(func(g *caseGen) *graph.Model {
+			d0, d1, d2 := g.dim(1, 3), g.dim(2, 4), g.dim(2, 7)
+			switch op {
+			case "And", "Or", "Xor":
+				return g.one(op, nil, g.param("a", tensor.Bool, d0, d1, d2), g.param("b", tensor.Bool, d1, 1))
+			case "Div", "Pow", "Mod":
+				return g.one(op, graph.Attrs{"fmod": int64(1)}, g.x("posa", d0, d1, d2), g.x("posb", d2))
+			case "PRelu":
+				return g.one(op, nil, g.x("a", d0, d1, d2), g.c(0, 0.5, d2))
+			}
+			return g.one(op, nil, g.x("a", d0, d1, d2), g.x("b", d1, 1))
+		})
+	}
+	for _, op := range []string{"Max", "Min", "Sum", "Mean"} {
+		cases[op] = single(func(g *caseGen) *graph.Model {
+			d0, d1 := g.dim(2, 4), g.dim(2, 6)
+			return g.one(op, nil, g.x("a", d0, d1), g.x("b", d1), g.x("c", d0, 1))
+		})
+	}
+	cases["Reshape"] = single(func(g *caseGen) *graph.Model {
+		d0, d1 := g.dim(2, 4), g.dim(2, 6)
+		return g.one("Reshape", nil, g.x("x", d0, d1, 2), g.ints(-1, 2*d1))
+	})
+	cases["Flatten"] = single(func(g *caseGen) *graph.Model {
+		return g.one("Flatten", graph.Attrs{"axis": int64(2)}, g.x("x", g.dim(1, 3), g.dim(1, 3), g.dim(2, 5)))
+	})
+	cases["Squeeze"] = single(func(g *caseGen) *graph.Model {
+		return g.one("Squeeze", nil, g.x("x", g.dim(2, 4), 1, g.dim(2, 5)), g.ints(1))
+	})
+	cases["Unsqueeze"] = single(func(g *caseGen) *graph.Model {
+		return g.one("Unsqueeze", nil, g.x("x", g.dim(2, 4), g.dim(2, 5)), g.ints(0, 3))
+	})
+	for _, op := range []string{"Identity", "Dropout"} {
+		cases[op] = single(func(g *caseGen) *graph.Model {
+			return g.one(op, nil, g.x("x", g.dim(2, 4), g.dim(2, 5)))
+		})
+	}
+	cases["Where"] = single(func(g *caseGen) *graph.Model {
+		d0, d1 := g.dim(2, 4), g.dim(2, 6)
+		return g.one("Where", nil, g.param("cond", tensor.Bool, d0, d1), g.x("a", d1), g.x("b", d0, 1))
+	})
+	cases["Cast"] = []lowerCase{
+		{"f32_to_i32", func(g *caseGen) *graph.Model {
+			return g.one("Cast", graph.Attrs{"to": int64(tensor.I32)}, g.x("x", g.dim(2, 4), g.dim(2, 6)))
+		}},
+		{"i64_to_f32", func(g *caseGen) *graph.Model {
+			return g.one("Cast", graph.Attrs{"to": int64(tensor.F32)}, g.param("i", tensor.I64, g.dim(2, 4), g.dim(2, 6)))
+		}},
+	}
+	cases["Transpose"] = single(func(g *caseGen) *graph.Model {
+		return g.one("Transpose", graph.Attrs{"perm": []int64{2, 0, 1}}, g.x("x", g.dim(2, 4), g.dim(2, 5), g.dim(2, 6)))
+	})
+	cases["Slice"] = single(func(g *caseGen) *graph.Model {
+		d0, d1 := g.dim(4, 7), g.dim(5, 9)
+		return g.one("Slice", nil, g.x("x", d0, d1), g.ints(1, -1), g.ints(d0, 0), g.ints(0, 1), g.ints(2, -2))
+	})
+	cases["Concat"] = single(func(g *caseGen) *graph.Model {
+		d0 := g.dim(2, 4)
+		return g.one("Concat", graph.Attrs{"axis": int64(1)}, g.x("a", d0, g.dim(1, 3)), g.x("b", d0, g.dim(1, 4)), g.x("c", d0, 2))
+	})
+	cases["Split"] = single(func(g *caseGen) *graph.Model {
+		a, b := g.dim(1, 3), g.dim(2, 4)
+		n := graph.NewNode("Split", "node", []graph.Output{g.x("x", 2, a+b), g.ints(a, b)}, graph.Attrs{"axis": int64(1)}, 2)
+		return g.model(n)
+	})
+	cases["Expand"] = single(func(g *caseGen) *graph.Model {
+		d0, d1 := g.dim(2, 4), g.dim(2, 5)
+		return g.one("Expand", nil, g.x("x", d1, 1), g.ints(d0, d1, 3))
+	})
+	cases["Tile"] = single(func(g *caseGen) *graph.Model {
+		return g.one("Tile", nil, g.x("x", g.dim(1, 3), g.dim(2, 4)), g.ints(g.dim(1, 3), 2))
+	})
+	cases["Gather"] = single(func(g *caseGen) *graph.Model {
+		d1 := g.dim(3, 6)
+		return g.one("Gather", graph.Attrs{"axis": int64(1)}, g.x("x", g.dim(2, 3), d1, 2), g.ints(0, -1, d1-2, 1))
+	})
+	cases["Pad"] = single(func(g *caseGen) *graph.Model {
+		return g.one("Pad", graph.Attrs{"mode": "constant"}, g.x("x", g.dim(2, 4), g.dim(2, 5)), g.ints(1, 0, 2, 3), g.c(0.5, 1))
+	})
+	for _, op := range []string{"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"} {
+		cases[op] = single(func(g *caseGen) *graph.Model {
+			return g.one(op, graph.Attrs{"keepdims": int64(0)}, g.x("x", g.dim(2, 3), g.dim(2, 5), g.dim(2, 6)), g.ints(0, 2))
+		})
+	}
+	for _, op := range []string{"GlobalAveragePool", "GlobalMaxPool"} {
+		cases[op] = single(func(g *caseGen) *graph.Model {
+			return g.one(op, nil, g.x("x", g.dim(1, 2), g.dim(2, 5), g.dim(2, 6), g.dim(2, 6)))
+		})
+	}
+	for _, op := range []string{"Softmax", "LogSoftmax"} {
+		cases[op] = single(func(g *caseGen) *graph.Model {
+			return g.one(op, graph.Attrs{"axis": int64(1)}, g.x("x", g.dim(2, 3), g.dim(3, 9), g.dim(2, 4)))
+		})
+	}
+	cases["MatMul"] = single(func(g *caseGen) *graph.Model {
+		k := g.dim(3, 17)
+		return g.one("MatMul", nil, g.x("a", g.dim(1, 3), g.dim(2, 6), k), g.x("b", k, g.dim(2, 9)))
+	})
+	cases["Gemm"] = single(func(g *caseGen) *graph.Model {
+		k, n := g.dim(3, 17), g.dim(2, 9)
+		return g.one("Gemm", graph.Attrs{"transB": int64(1), "alpha": float32(0.7), "beta": float32(1.3)},
+			g.x("a", g.dim(2, 6), k), g.x("b", n, k), g.c(-1, 1, n))
+	})
+	conv := func(op string, g *caseGen, post []graph.PostOp) *graph.Model {
+		n, ic, h, w := g.dim(1, 2), g.dim(1, 4), g.dim(4, 9), g.dim(4, 9)
+		group := int64(1)
+		if ic%2 == 0 && g.r.IntN(2) == 0 {
+			group = 2
+		}
+		oc := group * g.dim(1, 9)
+		k := g.dim(1, 3)
+		ws := []int64{oc, ic / group, k, k}
+		if op == "ConvTranspose" {
+			ws = []int64{ic, oc / group, k, k}
+		}
+		attrs := graph.Attrs{"group": group, "strides": []int64{g.dim(1, 2), g.dim(1, 2)},
+			"pads": []int64{g.dim(0, k-1), g.dim(0, k-1), g.dim(0, k-1), g.dim(0, k-1)}}
+		ins := []graph.Output{g.x("x", n, ic, h, w), g.c(-0.5, 0.5, ws...), g.c(-1, 1, oc)}
+		node := graph.NewNode(op, "node", ins, attrs, 1)
+		for _, p := range post {
+			if p.Kind == graph.PostSum {
+				// The residual broadcasts over rows of the output: infer
+				// its shape first.
+				tmp := graph.NewModel("tmp", g.params, []*graph.Node{graph.NewResult("y", node.Out(0))})
+				require.NoError(g.t, tmp.InferShapes())
+				os, _ := node.Outputs[0].Shape.ToShape()
+				node.Inputs = append(node.Inputs, g.x("res", os[0], os[1], 1, os[3]))
+			}
+		}
+		if post != nil {
+			graph.SetPostOps(node, post)
+		}
+		return g.model(node)
+	}
+	cases["Conv"] = single(func(g *caseGen) *graph.Model { return conv("Conv", g, nil) })
+	cases["ConvTranspose"] = single(func(g *caseGen) *graph.Model { return conv("ConvTranspose", g, nil) })
+	for _, op := range []string{"MaxPool", "AveragePool"} {
+		cases[op] = single(func(g *caseGen) *graph.Model {
+			return g.one(op, graph.Attrs{"kernel_shape": []int64{3, 2}, "strides": []int64{2, 1}, "pads": []int64{1, 0, 1, 1}},
+				g.x("x", g.dim(1, 2), g.dim(1, 4), g.dim(4, 9), g.dim(4, 9)))
+		})
+	}
+	cases["BatchNormalization"] = single(func(g *caseGen) *graph.Model {
+		c := g.dim(1, 6)
+		return g.one("BatchNormalization", nil, g.x("x", g.dim(1, 2), c, g.dim(2, 5), g.dim(2, 5)),
+			g.c(0.5, 1.5, c), g.c(-1, 1, c), g.c(-1, 1, c), g.c(0.5, 2, c))
+	})
+	cases["InstanceNormalization"] = single(func(g *caseGen) *graph.Model {
+		c := g.dim(1, 6)
+		return g.one("InstanceNormalization", nil, g.x("x", g.dim(1, 2), c, g.dim(2, 5), g.dim(2, 5)), g.c(0.5, 1.5, c), g.c(-1, 1, c))
+	})
+	cases["LayerNormalization"] = single(func(g *caseGen) *graph.Model {
+		d := g.dim(3, 12)
+		return g.one("LayerNormalization", graph.Attrs{"axis": int64(-1)}, g.x("x", g.dim(1, 3), g.dim(2, 5), d), g.c(0.5, 1.5, d), g.c(-1, 1, d))
+	})
+	cases["Resize"] = []lowerCase{}
+	for _, mode := range []string{"nearest", "linear"} {
+		cases["Resize"] = append(cases["Resize"], lowerCase{mode, func(g *caseGen) *graph.Model {
+			t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 2, 1.5})
+			return g.one("Resize", graph.Attrs{"mode": mode}, g.x("x", 1, g.dim(1, 3), g.dim(2, 6), g.dim(2, 6)), graph.Output{},
+				graph.NewConstant("scales", t).Out(0))
+		}})
+	}
+	// Every post-op kind, alone on FusedConv and after a residual sum on
+	// FullyConnected.
+	for _, p := range []graph.PostOp{
+		{Kind: graph.PostRelu}, {Kind: graph.PostClip, Alpha: -0.5, Beta: 0.7}, {Kind: graph.PostHardSwish},
+		{Kind: graph.PostHardSigmoid, Alpha: 0.2, Beta: 0.5}, {Kind: graph.PostSigmoid}, {Kind: graph.PostSwish, Alpha: 1.3},
+		{Kind: graph.PostGelu}, {Kind: graph.PostGelu, Alpha: 1}, {Kind: graph.PostLeakyRelu, Alpha: 0.1},
+		{Kind: graph.PostTanh}, {Kind: graph.PostLinear, Alpha: 1.5, Beta: -0.3},
+	} {
+		cases[graph.OpFusedConv] = append(cases[graph.OpFusedConv], lowerCase{p.String(), func(g *caseGen) *graph.Model {
+			return conv(graph.OpFusedConv, g, []graph.PostOp{p})
+		}})
+		cases[graph.OpFullyConnected] = append(cases[graph.OpFullyConnected], lowerCase{"sum_" + p.String(), func(g *caseGen) *graph.Model {
+			k, n := g.dim(3, 20), g.dim(2, 9)
+			node := graph.NewNode(graph.OpFullyConnected, "node",
+				[]graph.Output{g.x("a", g.dim(1, 3), g.dim(1, 5), k), g.c(-0.5, 0.5, k, n), g.c(-1, 1, n), g.x("res", n)}, nil, 1)
+			graph.SetPostOps(node, []graph.PostOp{{Kind: graph.PostSum}, p})
+			return g.model(node)
+		}})
+	}
+	cases[graph.OpFusedConv] = append(cases[graph.OpFusedConv], lowerCase{"sum_relu_hardswish", func(g *caseGen) *graph.Model {
+		return conv(graph.OpFusedConv, g, []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostRelu}, {Kind: graph.PostHardSwish}})
+	}})
+	cases[graph.OpFullyConnected] = append(cases[graph.OpFullyConnected], lowerCase{"no_bias_vector_input", func(g *caseGen) *graph.Model {
+		k := g.dim(3, 20)
+		return g.one(graph.OpFullyConnected, nil, g.x("a", k), g.c(-0.5, 0.5, k, g.dim(2, 9)))
+	}})
+	return cases
+}
+
+// randomFill returns a seeded random tensor for parameter p: normal f32
+// (positive in [0.5, 2) for names starting with "pos"), random bools,
+// integers in [-5, 5].
+func randomFill(t *testing.T, r *rand.Rand, p *graph.Node) *tensor.Tensor {
+	s, ok := p.Outputs[0].Shape.ToShape()
+	require.True(t, ok)
+	v := make([]float64, s.NumElements())
+	for i := range v {
+		switch typ := p.Outputs[0].Type; {
+		case typ == tensor.Bool:
+			v[i] = float64(r.IntN(2))
+		case typ != tensor.F32:
+			v[i] = float64(r.IntN(11) - 5)
+		case len(p.Name) >= 3 && p.Name[:3] == "pos":
+			v[i] = 0.5 + 1.5*r.Float64()
+		default:
+			v[i] = r.NormFloat64()
+		}
+	}
+	x, err := tensor.FromFloat64s(p.Outputs[0].Type, s, v)
+	require.NoError(t, err)
+	return x
+}
+
+// inferAll compiles m on p without transformations (so that the op under
+// test is the one lowered), binds ins and returns every output.
+func inferAll(t *testing.T, p plugin.Plugin, m *graph.Model, ins map[string]*tensor.Tensor) ([]*tensor.Tensor, plugin.CompiledModel) {
+	t.Helper()
+	cm, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDisableTransformations: "YES"})
+	require.NoError(t, err, p.Name())
+	t.Cleanup(func() { _ = cm.Close() })
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	for name, x := range ins {
+		require.NoError(t, r.SetTensor(name, x))
+	}
+	require.NoError(t, r.Infer(context.Background()), p.Name())
+	var out []*tensor.Tensor
+	for _, o := range cm.Outputs() {
+		y, err := r.Tensor(o.Name)
+		require.NoError(t, err)
+		out = append(out, y.Clone())
+	}
+	return out, cm
+}
+
+// notLowered lists the catalogue kernels no GPU lowering launches, with the
+// test that covers them instead.
+var notLowered = map[string]string{
+	"copy_bytes": "no lowering copies bytes; kernels.TestCatalogueKernels and the oclgrind run check its launch",
+	"copy_words": "no lowering copies words; kernels.TestCatalogueKernels and the oclgrind run check its launch",
+	"identity":   "Identity is a zero-copy alias; kernels.TestCatalogueKernels and the oclgrind run check its launch",
+	"sgemm":      "not lowered yet (MatMul/Gemm use matmul); kernels/sgemm_test.go compares it with a host GEMM",
+}
+
+// TestLoweringsMatchCPU runs every op of the GPU lowering table on seeded
+// random shapes and values and compares it with the CPU reference. A new
+// lowering without a case in lowerCases fails here, and so does a
+// catalogue kernel no case launches (unless notLowered says why), so every
+// kernel the GPU launches is tested the moment it is added.
+func TestLoweringsMatchCPU(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	all := lowerCases()
+	used := map[string]bool{} // catalogue entries the cases launched
+	var ops []string
+	for op := range lowerings() {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		cs, ok := all[op]
+		if !assert.True(t, ok && len(cs) > 0, "op %s is in the GPU lowering table but has no case in lowerCases (clbackend/lower_test.go): add one", op) {
+			continue
+		}
+		for ci, c := range cs {
+			t.Run(op+"/"+c.name, func(t *testing.T) {
+				seed := uint64(len(op))*1000 + uint64(ci)
+				g := &caseGen{t: t, r: rand.New(rand.NewPCG(seed, 7))}
+				m := c.build(g)
+				ins := map[string]*tensor.Tensor{}
+				for _, p := range m.Parameters {
+					ins[p.Name] = randomFill(t, g.r, p)
+				}
+				got, cm := inferAll(t, gpu, m, ins)
+				want, _ := inferAll(t, cpu, m, ins)
+				require.Len(t, got, len(want))
+				for i := range want {
+					require.Equal(t, want[i].Shape(), got[i].Shape(), "output %d", i)
+					require.Equal(t, want[i].Type(), got[i].Type(), "output %d", i)
+					w, gv := want[i].Float64s(), got[i].Float64s()
+					for j := range w {
+						assert.InDelta(t, w[j], gv[j], 1e-4+1e-3*abs64(w[j]), "output %d element %d", i, j)
+					}
+				}
+				// The op ran as a lowering, not folded on the host.
+				rm, err := cm.RuntimeModel()
+				require.NoError(t, err)
+				nodes, err := rm.Nodes()
+				require.NoError(t, err)
+				found := false
+				for _, n := range nodes {
+					for _, impl := range strings.Split(n.RT.Extra["IMPL_TYPE"], ",") {
+						if name, _, ok := strings.Cut(impl, ":"); ok {
+							used[name] = true
+						}
+					}
+					if n.OpType == op {
+						found = true
+						assert.False(t, slices.Contains([]string{"folded", "constant"}, n.RT.Extra["IMPL_TYPE"]), "%s was %s", op, n.RT.Extra["IMPL_TYPE"])
+					}
+				}
+				assert.True(t, found, "the model has no %s node", op)
+			})
+		}
+	}
+	// Every catalogue kernel is launched by some case, so a new kernel is
+	// compared with the CPU the moment a lowering uses it.
+	if !t.Failed() {
+		for _, name := range kernels.Names() {
+			if why, ok := notLowered[name]; ok {
+				assert.False(t, used[name], "catalogue kernel %s is listed in notLowered (%s) but a lowering launches it", name, why)
+				continue
+			}
+			assert.True(t, used[name], "catalogue kernel %s is launched by no case in lowerCases (clbackend/lower_test.go): add a case that reaches it, or list it in notLowered with the reason", name)
+		}
+	}
+	// Cases for ops the table does not have are stale.
+	for op := range all {
+		_, ok := lowerings()[op]
+		assert.True(t, ok, "lowerCases has a case for %s, which the GPU does not lower", op)
+	}
+}
+
+func abs64(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
