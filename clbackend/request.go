@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -18,11 +17,8 @@ import (
 type InferRequest struct {
 	c *CompiledModel
 
-	mu     sync.Mutex
-	busy   bool
-	closed bool
-	io     plugin.Bindings // input and output tensors
-	prof   []plugin.ProfilingInfo
+	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	prof []plugin.ProfilingInfo
 
 	// Device resources, owned by the request (released by release).
 	queue  *cl.CommandQueue
@@ -58,7 +54,8 @@ var _ plugin.InferRequest = (*InferRequest)(nil)
 // newInferRequest creates the request's queue and, for a model with
 // static input shapes, the buffers and kernels of its plan; c.mu is held.
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
-	r := &InferRequest{c: c, io: plugin.NewBindings(c.inputs, c.outputs), states: map[*plan]*planState{}}
+	r := &InferRequest{c: c, states: map[*plan]*planState{}}
+	r.core.Init("gpu", c.inputs, c.outputs)
 	for i, in := range c.inputs {
 		s := make(tensor.Shape, len(in.Shape.Dims))
 		for d, dim := range in.Shape.Dims {
@@ -68,7 +65,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 		if err != nil {
 			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: input %q: %w", in.Name, err)
 		}
-		r.io.In[i] = t
+		r.core.IO.In[i] = t
 	}
 	defer func() {
 		if err != nil {
@@ -157,40 +154,15 @@ func (r *InferRequest) buffer(pl *plan, st *planState, v int) *cl.MemObject {
 }
 
 // SetTensor binds t to the input or output called name. An input tensor is
-// never modified; an output tensor receives the result.
+// never modified; an output tensor receives the result in place.
 func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.usable(); err != nil {
-		return err
-	}
-	if err := r.io.Set(name, t); err != nil {
-		return fmt.Errorf("gpu: set tensor: %w", err)
-	}
-	return nil
-}
-
-// usable reports ErrClosed or ErrBusy; r.mu is held.
-func (r *InferRequest) usable() error {
-	if r.closed {
-		return fmt.Errorf("gpu: infer request: %w", plugin.ErrClosed)
-	}
-	if r.busy {
-		return fmt.Errorf("gpu: infer request is running: %w", plugin.ErrBusy)
-	}
-	return nil
+	return r.core.SetTensor(name, t)
 }
 
 // Tensor returns the tensor bound to an input, or an output's tensor
 // (valid after Infer). Host tensors stay readable after Close.
 func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, err := r.io.Get(name)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %w", err)
-	}
-	return t, nil
+	return r.core.Tensor(name)
 }
 
 // Infer runs the plan once: it writes the inputs (non-blocking), enqueues
@@ -205,24 +177,7 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 	}
 	c.running.RLock()
 	defer c.running.RUnlock()
-	r.mu.Lock()
-	if err := r.usable(); err != nil {
-		r.mu.Unlock()
-		return err
-	}
-	r.busy = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.busy = false
-		r.mu.Unlock()
-	}()
-	for _, st := range r.Stages() {
-		if err := st.Run(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.core.RunInline(ctx, r.Stages())
 }
 
 // events collects the events of one inference and closes them.
@@ -288,18 +243,18 @@ func (r *InferRequest) fail(what string, err error) error {
 // input shapes and the request's state for it.
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	r.core.Mu.Lock()
+	if r.core.Closed {
+		r.core.Mu.Unlock()
 		return fmt.Errorf("gpu: infer request: %w", plugin.ErrClosed)
 	}
 	if err := c.check(); err != nil {
-		r.mu.Unlock()
+		r.core.Mu.Unlock()
 		return err
 	}
-	s.inputs, s.outputs, s.userOut = r.io.Snapshot()
+	s.inputs, s.outputs, s.userOut = r.core.IO.Snapshot()
 	err := r.drainPendingLocked()
-	r.mu.Unlock()
+	r.core.Mu.Unlock()
 	if err != nil {
 		return r.fail("draining an abandoned inference", err)
 	}
@@ -310,9 +265,9 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	if err != nil {
 		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
 	}
-	r.mu.Lock()
+	r.core.Mu.Lock()
 	st, err := r.state(pl)
-	r.mu.Unlock()
+	r.core.Mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -328,9 +283,9 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
 	}
-	r.mu.Lock()
+	r.core.Mu.Lock()
 	r.pending = s
-	r.mu.Unlock()
+	r.core.Mu.Unlock()
 	keep := func(list *[]*cl.Event, ev *cl.Event) {
 		*list = append(*list, ev)
 		s.evs.last = ev
@@ -446,15 +401,15 @@ func (r *InferRequest) postprocess(s *runState) error {
 			return r.fail("reading profiling info", err)
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	if r.pending == s {
 		r.pending = nil
 	}
 	if err := s.evs.close(); err != nil {
 		return r.fail("releasing events", err)
 	}
-	r.io.Publish(results)
+	r.core.IO.Publish(results)
 	r.prof = prof
 	if c.profiling {
 		c.recordPerf(prof)
@@ -469,8 +424,8 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 	if err == nil {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	if r.pending == s {
 		r.pending = nil
 	}
@@ -480,7 +435,7 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 	return err
 }
 
-// drainPendingLocked drains an inference abandoned between stages; r.mu
+// drainPendingLocked drains an inference abandoned between stages; r.core.Mu
 // is held.
 func (r *InferRequest) drainPendingLocked() error {
 	s := r.pending
@@ -549,21 +504,21 @@ func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, uploa
 // ProfilingInfo returns per-kernel entries and the upload, execute,
 // download and wait stages of the last Infer when ENABLE_PROFILING is on.
 func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	return append([]plugin.ProfilingInfo(nil), r.prof...)
 }
 
 // Close releases the request's queue, buffers and kernels. It fails with
 // plugin.ErrBusy while Infer runs and is idempotent.
 func (r *InferRequest) Close() error {
-	r.mu.Lock()
-	if r.busy {
-		r.mu.Unlock()
+	r.core.Mu.Lock()
+	if r.core.Busy {
+		r.core.Mu.Unlock()
 		return fmt.Errorf("gpu: close infer request: %w", plugin.ErrBusy)
 	}
 	err := r.releaseLocked()
-	r.mu.Unlock()
+	r.core.Mu.Unlock()
 	r.c.forget(r)
 	if err != nil {
 		return plugin.Errorf(plugin.ErrDevice, "gpu: close infer request: %w", err)
@@ -573,17 +528,17 @@ func (r *InferRequest) Close() error {
 
 // release frees the device resources; later calls do nothing.
 func (r *InferRequest) release() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	return r.releaseLocked()
 }
 
-// releaseLocked is release with r.mu held.
+// releaseLocked is release with r.core.Mu held.
 func (r *InferRequest) releaseLocked() error {
-	if r.closed {
+	if r.core.Closed {
 		return nil
 	}
-	r.closed = true
+	r.core.Closed = true
 	var errs []error
 	errs = append(errs, r.drainPendingLocked())
 	for _, st := range r.states {

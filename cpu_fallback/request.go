@@ -3,7 +3,6 @@ package cpufallback
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
@@ -15,107 +14,62 @@ import (
 type InferRequest struct {
 	c *CompiledModel
 
-	mu     sync.Mutex
-	busy   bool
-	closed bool
-	io     plugin.Bindings // input and output tensors
-	prof   []plugin.ProfilingInfo
+	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	prof []plugin.ProfilingInfo
 }
 
 var _ plugin.InferRequest = (*InferRequest)(nil)
 
 func newInferRequest(c *CompiledModel) (*InferRequest, error) {
-	r := &InferRequest{c: c, io: plugin.NewBindings(c.inputs, c.outputs)}
+	r := &InferRequest{c: c}
+	r.core.Init("cpu", c.inputs, c.outputs)
 	for i, in := range c.inputs {
 		if s, ok := in.Shape.ToShape(); ok {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
 				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: input %q: %w", in.Name, err)
 			}
-			r.io.In[i] = t
+			r.core.IO.In[i] = t
 		}
 	}
 	return r, nil
 }
 
 // SetTensor binds t to the input or output called name. An input tensor is
-// never modified; an output tensor receives the result (its shape must
-// match the result's after Infer).
+// never modified; an output tensor receives the result in place.
 func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.usable(); err != nil {
-		return err
-	}
-	if err := r.io.Set(name, t); err != nil {
-		return fmt.Errorf("cpu: set tensor: %w", err)
-	}
-	return nil
-}
-
-// usable reports ErrClosed or ErrBusy; r.mu is held.
-func (r *InferRequest) usable() error {
-	if r.closed {
-		return fmt.Errorf("cpu: infer request: %w", plugin.ErrClosed)
-	}
-	if r.busy {
-		return fmt.Errorf("cpu: infer request is running: %w", plugin.ErrBusy)
-	}
-	return nil
+	return r.core.SetTensor(name, t)
 }
 
 // Tensor returns the tensor bound to an input, or an output's tensor
-// (valid after Infer).
+// (valid after Infer). Host tensors stay readable after Close.
 func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, err := r.io.Get(name)
-	if err != nil {
-		return nil, fmt.Errorf("cpu: %w", err)
-	}
-	return t, nil
+	return r.core.Tensor(name)
 }
 
 // Infer runs the plan once, as the stages of Stages in order on the
 // calling goroutine. It checks ctx between ops and returns its error
 // wrapped when it is done.
 func (r *InferRequest) Infer(ctx context.Context) error {
-	r.mu.Lock()
-	if err := r.usable(); err != nil {
-		r.mu.Unlock()
-		return err
-	}
-	r.busy = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.busy = false
-		r.mu.Unlock()
-	}()
-	for _, st := range r.Stages() {
-		if err := st.Run(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.core.RunInline(ctx, r.Stages())
 }
 
 // ProfilingInfo returns per-op entries and the preprocess, infer and
 // postprocess stages of the last Infer when ENABLE_PROFILING is on.
 func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	return append([]plugin.ProfilingInfo(nil), r.prof...)
 }
 
 // Close releases the request's tensors.
 func (r *InferRequest) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.busy {
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	if r.core.Busy {
 		return fmt.Errorf("cpu: close infer request: %w", plugin.ErrBusy)
 	}
-	r.closed = true
+	r.core.Closed = true
 	return nil
 }
 

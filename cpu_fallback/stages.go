@@ -86,17 +86,17 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
 	t0 := time.Now()
 	// Busy is the caller's guard (Infer, or the asynchronous request).
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	r.core.Mu.Lock()
+	if r.core.Closed {
+		r.core.Mu.Unlock()
 		return fmt.Errorf("cpu: infer request: %w", plugin.ErrClosed)
 	}
 	if err := c.check(); err != nil {
-		r.mu.Unlock()
+		r.core.Mu.Unlock()
 		return err
 	}
-	s.inputs, s.outputs, s.userOut = r.io.Snapshot()
-	r.mu.Unlock()
+	s.inputs, s.outputs, s.userOut = r.core.IO.Snapshot()
+	r.core.Mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cpu: infer %q: %w", c.model.Name, err)
 	}
@@ -181,9 +181,9 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	if c.profiling {
 		prof = append(s.opProf, s.prof...)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.io.Publish(s.results)
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	r.core.IO.Publish(s.results)
 	r.prof = prof
 	if c.profiling {
 		c.recordPerf(prof)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/clinfer/clinfer/plugin"
@@ -31,15 +30,13 @@ type InferRequest struct {
 	// for all to its producer's output tensor.
 	static [][]bool
 
-	mu     sync.Mutex
-	busy   bool
-	closed bool
-	io     plugin.Bindings
-	prof   []plugin.ProfilingInfo
+	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	prof []plugin.ProfilingInfo
 }
 
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
-	r := &InferRequest{c: c, io: plugin.NewBindings(c.inputs, c.outputs)}
+	r := &InferRequest{c: c}
+	r.core.Init("hetero", c.inputs, c.outputs)
 	defer func() {
 		if err != nil {
 			_ = r.closeSubs()
@@ -51,7 +48,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 			if err != nil {
 				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: input %q: %w", in.Name, err)
 			}
-			r.io.In[i] = t
+			r.core.IO.In[i] = t
 		}
 	}
 	for k, cm := range c.compiled {
@@ -103,65 +100,23 @@ func portNamed(ps []plugin.PortInfo, name string) (plugin.PortInfo, bool) {
 	return plugin.PortInfo{}, false
 }
 
-// SetTensor binds t to the input or output called name. An output tensor
-// receives the result in place (its shape must match the result's).
+// SetTensor binds t to the input or output called name. An input tensor is
+// never modified; an output tensor receives the result in place.
 func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.usable(); err != nil {
-		return err
-	}
-	if err := r.io.Set(name, t); err != nil {
-		return fmt.Errorf("hetero: set tensor: %w", err)
-	}
-	return nil
-}
-
-// usable reports ErrClosed or ErrBusy; r.mu is held.
-func (r *InferRequest) usable() error {
-	if r.closed {
-		return fmt.Errorf("hetero: infer request: %w", plugin.ErrClosed)
-	}
-	if r.busy {
-		return fmt.Errorf("hetero: infer request is running: %w", plugin.ErrBusy)
-	}
-	return nil
+	return r.core.SetTensor(name, t)
 }
 
 // Tensor returns the tensor bound to an input, or an output's tensor
-// (valid after Infer).
+// (valid after Infer). Host tensors stay readable after Close.
 func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, err := r.io.Get(name)
-	if err != nil {
-		return nil, fmt.Errorf("hetero: %w", err)
-	}
-	return t, nil
+	return r.core.Tensor(name)
 }
 
 // Infer runs the stages of Stages in order on the calling goroutine: the
 // subgraphs' requests one after another, all with ctx, so cancelling ctx
 // stops whichever sub-request is running and skips the rest.
 func (r *InferRequest) Infer(ctx context.Context) error {
-	r.mu.Lock()
-	if err := r.usable(); err != nil {
-		r.mu.Unlock()
-		return err
-	}
-	r.busy = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.busy = false
-		r.mu.Unlock()
-	}()
-	for _, s := range r.Stages() {
-		if err := s.Run(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.core.RunInline(ctx, r.Stages())
 }
 
 // runState is what the stages of one inference share.
@@ -205,17 +160,17 @@ func (r *InferRequest) Stages() []plugin.Stage {
 
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	r.core.Mu.Lock()
+	if r.core.Closed {
+		r.core.Mu.Unlock()
 		return fmt.Errorf("hetero: infer request: %w", plugin.ErrClosed)
 	}
 	if err := c.check(); err != nil {
-		r.mu.Unlock()
+		r.core.Mu.Unlock()
 		return err
 	}
-	s.inputs, s.outputs, s.userOut = r.io.Snapshot()
-	r.mu.Unlock()
+	s.inputs, s.outputs, s.userOut = r.core.IO.Snapshot()
+	r.core.Mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hetero: infer %q: %w", c.model.Name, err)
 	}
@@ -291,9 +246,9 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 		d := time.Since(t0)
 		prof = append(prof, plugin.ProfilingInfo{NodeName: "postprocess", NodeType: "Stage", ExecType: "go", Status: plugin.Executed, RealTime: d, CPUTime: d})
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.io.Publish(results)
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	r.core.IO.Publish(results)
 	r.prof = prof
 	return nil
 }
@@ -302,20 +257,20 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 // is on: every sub-request's entries with the node name prefixed by the
 // subgraph ("subgraph0/conv1", "subgraph1/infer").
 func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
 	return append([]plugin.ProfilingInfo(nil), r.prof...)
 }
 
 // Close releases the sub-requests. It is idempotent.
 func (r *InferRequest) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	r.core.Mu.Lock()
+	if r.core.Closed {
+		r.core.Mu.Unlock()
 		return nil
 	}
-	r.closed = true
-	r.mu.Unlock()
+	r.core.Closed = true
+	r.core.Mu.Unlock()
 	return r.closeSubs()
 }
 
