@@ -25,14 +25,13 @@ func deviceFacts(d *device) plugin.DeviceFacts {
 	return plugin.DeviceFacts{ComputeUnits: cu, MaxStreams: maxStreams, RequestsPerStream: 2}
 }
 
-// initAsync sets up the compiled model's asynchronous machinery; compile
-// calls it. The pipeline has executors of its own (not the plugin's),
-// because a GPU compiled model may outlive its plugin (see Plugin.Close);
-// they are started on the first asynchronous request and stopped by
-// CompiledModel.Close.
+// initAsync sets up the compiled model's asynchronous machinery on the
+// plugin's executors (shared by name with its other compiled models, and
+// stopped by Plugin.Close); compile calls it. Executors start on the first
+// asynchronous request.
 func (c *CompiledModel) initAsync(conf plugin.Config) {
 	plan := plugin.PlanStreams(conf, deviceFacts(c.dev))
-	c.async.Init(nil, plugin.PipelineConfig{Device: c.dev.name(), Streams: plan.Streams, WaitStreams: plan.Requests},
+	c.async.Init(&c.plugin.executors, plugin.PipelineConfig{Device: c.dev.name(), Streams: plan.Streams, WaitStreams: plan.Requests},
 		fmt.Sprintf("gpu: compiled model %q", c.model.Name))
 }
 
@@ -42,6 +41,10 @@ func (c *CompiledModel) initAsync(conf plugin.Config) {
 // and enqueues while request N computes; callbacks run on the callback
 // executor.
 func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+	// The executors are the plugin's: none after it closed.
+	if err := c.plugin.check(); err != nil {
+		return nil, fmt.Errorf("gpu: compiled model %q: asynchronous request: %w", c.model.Name, err)
+	}
 	r, err := c.CreateInferRequest()
 	if err != nil {
 		return nil, err

@@ -24,6 +24,12 @@ type Plugin struct {
 	devices []*device
 	cache   *programCache
 
+	// executors runs the stages of every compiled model's asynchronous
+	// requests, shared by name; Close stops them (compiled models that
+	// outlive the plugin keep synchronous Infer, and their asynchronous
+	// requests then fail with plugin.ErrClosed).
+	executors plugin.ExecutorManager
+
 	mu     sync.Mutex // guards def, closed, and serialises SetProperties
 	def    int        // index of the default device
 	closed bool
@@ -157,7 +163,7 @@ func (p *Plugin) Close() error {
 	}
 	p.closed = true
 	p.mu.Unlock()
-	errs := []error{p.cache.close()}
+	errs := []error{p.executors.Close(), p.cache.close()}
 	for _, d := range p.devices {
 		errs = append(errs, d.closeContext())
 	}
