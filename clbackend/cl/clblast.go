@@ -28,6 +28,8 @@ type CLBlastError struct {
 	Code int32
 }
 
+// Error names the call and the status: an OpenCL name for OpenCL codes,
+// CLBlast's number otherwise.
 func (e *CLBlastError) Error() string {
 	if e.Code > -1000 {
 		return fmt.Sprintf("%s: %s", e.Op, ErrorCode(e.Code))

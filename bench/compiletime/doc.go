@@ -1,0 +1,19 @@
+// Command compiletime measures how long a device takes to compile a model
+// in three states of the caches, each in a fresh process:
+//
+//   - cold: an empty CACHE_DIR and POCL_KERNEL_CACHE=0, so every OpenCL
+//     program is built from source (neither clinfer's program cache nor
+//     POCL's own kernel cache hides the build);
+//   - program cache warm: CACHE_DIR holds the program binaries of an
+//     earlier compilation but no model blob, so the graph is transformed
+//     and planned again but programs load from their binaries;
+//   - model cache: CACHE_DIR holds the model blob too, so Core.CompileModel
+//     imports it (LOADED_FROM_CACHE=YES).
+//
+// The model's dynamic input is fixed to each -shape first, so programs are
+// built at compile time and land in the blob. The time is that of
+// Core.CompileModel alone (reading the ONNX file is not counted). It
+// reports each run and the median per shape and state:
+//
+//	go run ./bench/compiletime -runs 5 -shape 1x3x640x640 -shape 1x3x320x320
+package main
