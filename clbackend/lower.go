@@ -37,6 +37,10 @@ var lowerings = sync.OnceValue(func() map[string]lowerFunc {
 		"Concat": lowerConcat, "Split": lowerSplit, "Expand": lowerExpand, "Tile": lowerTile,
 		"Gather": lowerGather, "Pad": lowerPad,
 		"ReduceMean": lowerReduce, "ReduceSum": lowerReduce, "ReduceMax": lowerReduce, "ReduceMin": lowerReduce,
+		"ReduceProd": lowerReduce, "ReduceSumSquare": lowerReduce, "ReduceL1": lowerReduce, "ReduceL2": lowerReduce,
+		"ReduceLogSumExp": lowerReduce, "ArgMax": lowerArgReduce, "ArgMin": lowerArgReduce,
+		"GatherElements": lowerGatherElements, "Trilu": lowerTrilu, "CumSum": lowerCumSum,
+		"DepthToSpace": lowerSpaceDepth, "SpaceToDepth": lowerSpaceDepth,
 		"GlobalAveragePool": lowerGlobalPool, "GlobalMaxPool": lowerGlobalPool,
 		"Softmax": lowerSoftmax, "LogSoftmax": lowerSoftmax, "MatMul": lowerMatMul, "Gemm": lowerGemm,
 		"Conv": lowerConv, "ConvTranspose": lowerConv, "MaxPool": lowerPool, "AveragePool": lowerPool,
@@ -172,6 +176,8 @@ var unaryOps = map[string]string{
 	"Softsign": "softsign", "ThresholdedRelu": "thresholded_relu", "Sqrt": "sqrt", "Exp": "exp",
 	"Log": "log", "Erf": "erf", "Reciprocal": "reciprocal", "Neg": "neg", "Abs": "abs",
 	"Sign": "sign", "Floor": "floor", "Ceil": "ceil", "Round": "round", "Sin": "sin", "Cos": "cos",
+	"Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh",
+	"Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh", "Shrink": "shrink", "IsNaN": "is_nan", "IsInf": "is_inf",
 	"Not": "not",
 }
 
@@ -190,6 +196,10 @@ func lowerUnary(b *builder, n *graph.Node) error {
 		p0 = a.Float("alpha", 1)
 	case "Selu":
 		p0, p1 = a.Float("alpha", 1.67326319217681884765625), a.Float("gamma", 1.05070102214813232421875)
+	case "Shrink":
+		p0, p1 = a.Float("lambd", 0.5), a.Float("bias", 0)
+	case "IsInf":
+		p0, p1 = float32(a.Int("detect_positive", 1)), float32(a.Int("detect_negative", 1))
 	case "Gelu":
 		if a.String("approximate", "none") == "tanh" {
 			name = "gelu_tanh"
@@ -210,6 +220,8 @@ func lowerUnary(b *builder, n *graph.Node) error {
 	}
 	defines := "-DT=float"
 	switch {
+	case t == tensor.F32 && (n.OpType == "IsNaN" || n.OpType == "IsInf"):
+		defines += " -DTO=uchar"
 	case t == tensor.F32:
 	case n.OpType == "Not" && t == tensor.Bool:
 		defines = "-DT=uchar"
@@ -634,7 +646,9 @@ func lowerReduce(b *builder, n *graph.Node) error {
 			axes = append(axes, int64(d))
 		}
 	}
-	name := map[string]string{"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max", "ReduceMin": "reduce_min"}[n.OpType]
+	name := map[string]string{"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max", "ReduceMin": "reduce_min",
+		"ReduceProd": "reduce_prod", "ReduceSumSquare": "reduce_sum_square", "ReduceL1": "reduce_l1", "ReduceL2": "reduce_l2",
+		"ReduceLogSumExp": "reduce_log_sum_exp"}[n.OpType]
 	return b.reduce(n, name, x, y, axes)
 }
 
@@ -1130,3 +1144,154 @@ func lowerResize(b *builder, n *graph.Node) error {
 
 // describe is used in errors about shapes.
 var _ = fmt.Sprint
+
+// lowerArgReduce runs ArgMax and ArgMin along one axis (keepdims only
+// changes the output shape, which is already known).
+func lowerArgReduce(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	is := b.val(x).shape
+	t := b.val(x).typ
+	if clType(t) == "" || t == tensor.Bool || t == tensor.U8 {
+		return errUnsupported(n, "element type %s", t)
+	}
+	if len(is) == 0 {
+		return errUnsupported(n, "a scalar input")
+	}
+	ax := n.Attrs.Int("axis", 0)
+	if ax < 0 {
+		ax += int64(len(is))
+	}
+	if is[ax] == 0 {
+		return errUnsupported(n, "an empty axis %d", ax)
+	}
+	outer, inner := int64(1), int64(1)
+	for d, v := range is {
+		switch {
+		case int64(d) < ax:
+			outer *= v
+		case int64(d) > ax:
+			inner *= v
+		}
+	}
+	cnt := outer * inner
+	if cnt == 0 {
+		return nil
+	}
+	name := "arg_max"
+	if n.OpType == "ArgMin" {
+		name = "arg_min"
+	}
+	return b.emit(n, name, "-DT="+clType(t), cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(is[ax]), uint64(inner),
+		int32(n.Attrs.Int("select_last_index", 0)))
+}
+
+// lowerGatherElements gathers along one axis with an indices tensor of the
+// output's shape.
+func lowerGatherElements(b *builder, n *graph.Node) error {
+	x, idx, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
+	is, os := b.val(x).shape, b.val(y).shape
+	it := b.val(idx).typ
+	if it != tensor.I64 && it != tensor.I32 {
+		return errUnsupported(n, "indices of type %s", it)
+	}
+	if len(is) == 0 {
+		return errUnsupported(n, "a scalar input")
+	}
+	ax := n.Attrs.Int("axis", 0)
+	if ax < 0 {
+		ax += int64(len(is))
+	}
+	cnt := os.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	if is[ax] == 0 {
+		return errUnsupported(n, "an empty axis %d", ax)
+	}
+	m := []int64{int64(len(is))}
+	m = append(m, os...)
+	m = append(m, strides(is)...)
+	m = append(m, ax, is[ax])
+	return b.emit(n, "gather_elements", "-DT="+bitsType(b.val(y).typ)+" -DIDX="+clType(it), cnt,
+		slotArg(x), slotArg(idx), slotArg(y), uint64(cnt), b.meta(m))
+}
+
+// lowerTrilu keeps the upper or lower triangle of the last two axes; the
+// kernel reads k from its (possibly runtime) input.
+func lowerTrilu(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if len(s) < 2 {
+		return errUnsupported(n, "rank %d input (Trilu needs rank >= 2)", len(s))
+	}
+	kv := b.in(n, 1)
+	if kv < 0 {
+		zero, _ := tensor.FromI64(tensor.Shape{1}, []int64{0})
+		kv = b.newValue(tensor.I64, zero.Shape(), zero)
+	} else if b.val(kv).typ != tensor.I64 || b.val(kv).shape.NumElements() != 1 {
+		return errUnsupported(n, "k of type %s and shape %v (want one i64)", b.val(kv).typ, b.val(kv).shape)
+	}
+	cnt := s.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	return b.emit(n, "trilu", "-DT="+bitsType(b.val(y).typ), cnt, slotArg(x), slotArg(y), uint64(cnt),
+		uint64(s[len(s)-2]), uint64(s[len(s)-1]), slotArg(kv), int32(n.Attrs.Int("upper", 1)))
+}
+
+// lowerCumSum sums along one axis; the kernel reads the axis from its
+// (possibly runtime) input.
+func lowerCumSum(b *builder, n *graph.Node) error {
+	x, av, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
+	s := b.val(x).shape
+	t, at := b.val(x).typ, b.val(av).typ
+	if t != tensor.F32 && t != tensor.I32 && t != tensor.I64 {
+		return errUnsupported(n, "element type %s", t)
+	}
+	if (at != tensor.I64 && at != tensor.I32) || b.val(av).shape.NumElements() != 1 {
+		return errUnsupported(n, "axis of type %s and shape %v (want one i32 or i64)", at, b.val(av).shape)
+	}
+	if len(s) == 0 {
+		return errUnsupported(n, "a scalar input")
+	}
+	cnt := s.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	m := append([]int64{int64(len(s))}, s...)
+	return b.emit(n, "cumsum", "-DT="+clType(t)+" -DIDX="+clType(at), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m),
+		slotArg(av), int32(n.Attrs.Int("exclusive", 0)), int32(n.Attrs.Int("reverse", 0)))
+}
+
+// lowerSpaceDepth runs DepthToSpace and SpaceToDepth as one strided copy:
+// the input viewed as 6-D, transposed, is the output.
+func lowerSpaceDepth(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if len(s) != 4 {
+		return errUnsupported(n, "rank %d input (want NCHW)", len(s))
+	}
+	bs := n.Attrs.Int("blocksize", 0)
+	if bs <= 0 {
+		return errUnsupported(n, "blocksize %d", bs)
+	}
+	N, C, H, W := s[0], s[1], s[2], s[3]
+	var view, perm []int64
+	switch {
+	case n.OpType == "SpaceToDepth":
+		view, perm = []int64{N, C, H / bs, bs, W / bs, bs}, []int64{0, 3, 5, 1, 2, 4}
+	case n.Attrs.String("mode", "DCR") == "CRD":
+		view, perm = []int64{N, C / (bs * bs), bs, bs, H, W}, []int64{0, 1, 4, 2, 5, 3}
+	default:
+		view, perm = []int64{N, bs, bs, C / (bs * bs), H, W}, []int64{0, 3, 4, 1, 5, 2}
+	}
+	if b.val(y).shape.NumElements() == 0 {
+		return nil
+	}
+	vst := strides(view)
+	dims, sst := make([]int64, 6), make([]int64, 6)
+	for d, p := range perm {
+		dims[d], sst[d] = view[p], vst[p]
+	}
+	return b.copyView(n, x, y, dims, sst, 0, strides(dims), 0)
+}

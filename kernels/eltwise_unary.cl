@@ -3,8 +3,9 @@
 //
 // Build options: -DUNARY_OP=<RELU|SIGMOID|...> selects the operation (the
 // catalogue entry supplies it); -DT=<float|int|long|uchar> is the element
-// type (default float); -DIS_INT selects the integer forms of NEG, ABS and
-// SIGN. p0 and p1 carry the op's float attributes (alpha, beta, min, max...).
+// type (default float); -DTO=<uchar|...> is the output type when it differs
+// (IS_NAN, IS_INF give bool); -DIS_INT selects the integer forms of NEG, ABS
+// and SIGN. p0 and p1 carry the op's float attributes (alpha, beta, min, max...).
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size.
 // Work item i computes element i; items with i >= n do nothing. in and out
@@ -15,6 +16,9 @@
 #endif
 #ifndef T
 #define T float
+#endif
+#ifndef TO
+#define TO T
 #endif
 
 #define IDENTITY(x, a, b) (x)
@@ -44,7 +48,19 @@
 #define ROUND(x, a, b) rint(x)
 #define SIN(x, a, b) sin(x)
 #define COS(x, a, b) cos(x)
+#define TAN(x, a, b) tan(x)
+#define ASIN(x, a, b) asin(x)
+#define ACOS(x, a, b) acos(x)
+#define ATAN(x, a, b) atan(x)
+#define SINH(x, a, b) sinh(x)
+#define COSH(x, a, b) cosh(x)
+#define ASINH(x, a, b) asinh(x)
+#define ACOSH(x, a, b) acosh(x)
+#define ATANH(x, a, b) atanh(x)
 #define NOT(x, a, b) ((T)!(x))
+#define SHRINK(x, a, b) ((x) < -(a) ? (x) + (b) : ((x) > (a) ? (x) - (b) : 0.0f))
+#define IS_NAN(x, a, b) isnan(x)
+#define IS_INF(x, a, b) (isinf(x) && ((x) > 0.0f ? (a) != 0.0f : (b) != 0.0f))
 #ifdef IS_INT
 #define NEG(x, a, b) (-(x))
 #define ABS(x, a, b) ((x) < 0 ? -(x) : (x))
@@ -55,11 +71,11 @@
 #define SIGN(x, a, b) ((x) > 0.0f ? 1.0f : ((x) < 0.0f ? -1.0f : (x)))
 #endif
 
-__kernel void eltwise_unary(__global const T* in, __global T* out, const ulong n,
+__kernel void eltwise_unary(__global const T* in, __global TO* out, const ulong n,
                             const float p0, const float p1)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
     const T x = in[gid];
-    out[gid] = UNARY_OP(x, p0, p1);
+    out[gid] = (TO)(UNARY_OP(x, p0, p1));
 }

@@ -44,10 +44,11 @@ var catalogue = buildCatalogue()
 // UnaryOps maps the catalogue name of each eltwise_unary.cl entry to its
 // UNARY_OP macro.
 var UnaryOps = map[string]string{
-	"abs": "ABS", "celu": "CELU", "ceil": "CEIL", "clip": "CLIP", "cos": "COS",
+	"abs": "ABS", "acos": "ACOS", "acosh": "ACOSH", "asin": "ASIN", "asinh": "ASINH", "atan": "ATAN",
+	"atanh": "ATANH", "cosh": "COSH", "sinh": "SINH", "tan": "TAN", "celu": "CELU", "ceil": "CEIL", "clip": "CLIP", "cos": "COS",
 	"elu": "ELU", "erf": "ERF", "exp": "EXP", "floor": "FLOOR", "gelu": "GELU",
 	"gelu_tanh": "GELU_TANH", "hard_sigmoid": "HARD_SIGMOID", "hard_swish": "HARD_SWISH",
-	"identity": "IDENTITY", "leaky_relu": "LEAKY_RELU", "log": "LOG", "mish": "MISH",
+	"identity": "IDENTITY", "is_inf": "IS_INF", "is_nan": "IS_NAN", "shrink": "SHRINK", "leaky_relu": "LEAKY_RELU", "log": "LOG", "mish": "MISH",
 	"neg": "NEG", "not": "NOT", "reciprocal": "RECIPROCAL", "relu": "RELU", "round": "ROUND",
 	"selu": "SELU", "sigmoid": "SIGMOID", "sign": "SIGN", "sin": "SIN", "softplus": "SOFTPLUS",
 	"softsign": "SOFTSIGN", "sqrt": "SQRT", "tanh": "TANH", "thresholded_relu": "THRESHOLDED_RELU",
@@ -73,9 +74,13 @@ func buildCatalogue() []Kernel {
 		{Name: "conv_transpose2d", File: "conv_transpose.cl", Entry: "conv_transpose2d"},
 		{Name: "copy_bytes", File: "copy.cl", Entry: "copy_bytes"},
 		{Name: "copy_words", File: "copy.cl", Entry: "copy_words"},
+		{Name: "cumsum", File: "cumsum.cl", Entry: "cumsum"},
 		{Name: "fully_connected", File: "fused.cl", Entry: "fully_connected"},
 		{Name: "fused_conv2d", File: "fused.cl", Entry: "fused_conv2d"},
+		{Name: "arg_max", File: "arg_reduce.cl", Entry: "arg_reduce"},
+		{Name: "arg_min", File: "arg_reduce.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
 		{Name: "gather", File: "gather.cl", Entry: "gather"},
+		{Name: "gather_elements", File: "gather_elements.cl", Entry: "gather_elements"},
 		{Name: "instance_norm", File: "norm.cl", Entry: "instance_norm"},
 		{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},
 		{Name: "log_softmax", File: "softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
@@ -85,6 +90,7 @@ func buildCatalogue() []Kernel {
 		{Name: "resize", File: "resize.cl", Entry: "resize"},
 		{Name: "sgemm", File: "sgemm.cl", Entry: "sgemm"},
 		{Name: "softmax", File: "softmax.cl", Entry: "softmax"},
+		{Name: "trilu", File: "trilu.cl", Entry: "trilu"},
 		{Name: "strided_copy", File: "strided_copy.cl", Entry: "strided_copy"},
 		{Name: "where", File: "where.cl", Entry: "where_select"},
 	}
@@ -94,7 +100,7 @@ func buildCatalogue() []Kernel {
 	for name, op := range BinaryOps {
 		c = append(c, Kernel{Name: name, File: "eltwise_binary.cl", Entry: "eltwise_binary", Options: "-DBINARY_OP=" + op})
 	}
-	for _, op := range []string{"MAX", "MEAN", "MIN", "SUM"} {
+	for _, op := range []string{"L1", "L2", "LOG_SUM_EXP", "MAX", "MEAN", "MIN", "PROD", "SUM", "SUM_SQUARE"} {
 		c = append(c, Kernel{Name: "reduce_" + strings.ToLower(op), File: "reduce.cl", Entry: "reduce", Options: "-DREDUCE_OP=" + op})
 	}
 	sort.Slice(c, func(i, j int) bool { return c[i].Name < c[j].Name })

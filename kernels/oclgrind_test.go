@@ -141,6 +141,36 @@ func fill(n int, lo, hi float32) []float32 {
 // launchSpecs holds, per kernel entry point, a launch on small shapes that
 // follows the kernel's work-size contract and argument layout.
 var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
+	"arg_reduce": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,3,4] along axis 1, first and last extreme.
+		for _, last := range []int32{0, 1} {
+			e.launch(t, k, "", global1D(8), nil, fill(24, -1, 1), make([]int64, 8), uint64(8), uint64(3), uint64(4), last)
+		}
+	},
+	"cumsum": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,3,4] along axis -2, every exclusive/reverse combination.
+		m := []int32{3, 2, 3, 4}
+		for _, ex := range []int32{0, 1} {
+			for _, rev := range []int32{0, 1} {
+				e.launch(t, k, "", global1D(24), nil, fill(24, -1, 1), make([]float32, 24), uint64(24), m, []int64{-2}, ex, rev)
+			}
+		}
+	},
+	"gather_elements": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// data [2,3] uint, indices [2,2] long along axis 1 (one negative,
+		// one clamped).
+		m := []int32{2, 2, 2, 3, 1, 1, 3}
+		e.launch(t, k, "", global1D(4), nil, []uint32{1, 2, 3, 4, 5, 6}, []int64{2, -1, 0, 7}, make([]uint32, 4), uint64(4), m)
+	},
+	"trilu": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,3,4], upper from k=1 and lower from k=-1.
+		for _, c := range []struct {
+			k     int64
+			upper int32
+		}{{1, 1}, {-1, 0}} {
+			e.launch(t, k, "", global1D(24), nil, fill(24, -1, 1), make([]float32, 24), uint64(24), uint64(3), uint64(4), []int64{c.k}, c.upper)
+		}
+	},
 	"cast": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(10), nil, fill(10, -2, 2), make([]float32, 10), uint64(10))
 	},

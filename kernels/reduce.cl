@@ -1,7 +1,9 @@
-// reduce.cl: ReduceSum/Mean/Max/Min (and Global pools) over any set of
-// axes of an f32 tensor, accumulating in f32.
+// reduce.cl: ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp
+// (and Global pools) over any set of axes of an f32 tensor, accumulating
+// in f32.
 //
-// Build options: -DREDUCE_OP=<SUM|MEAN|MAX|MIN> selects the reduction.
+// Build options: -DREDUCE_OP=<SUM|MEAN|MAX|MIN|PROD|SUM_SQUARE|L1|L2|
+// LOG_SUM_EXP> selects the reduction.
 //
 // Work-size contract: 1-D NDRange with global size >= n (output elements);
 // any local size. Items with i >= n do nothing. The int array m holds
@@ -10,12 +12,29 @@
 // Work item i reduces its count input elements serially.
 
 #ifndef REDUCE_OP
-#error "reduce.cl: build with -DREDUCE_OP=<SUM|MEAN|MAX|MIN>"
+#error "reduce.cl: build with -DREDUCE_OP=<SUM|MEAN|MAX|MIN|PROD|SUM_SQUARE|L1|L2|LOG_SUM_EXP>"
 #endif
 #define SUM 0
 #define MEAN 1
 #define MAX 2
 #define MIN 3
+#define PROD 4
+#define SUM_SQUARE 5
+#define L1 6
+#define L2 7
+#define LOG_SUM_EXP 8
+
+// reduce_offset is the input offset of the k-th reduced element.
+static long reduce_offset(long base, long k, __global const int* red, const int nr)
+{
+    long off = base;
+    for (int d = nr - 1; d >= 0; --d) {
+        const long dim = red[1 + d];
+        off += (k % dim) * red[1 + nr + d];
+        k /= dim;
+    }
+    return off;
+}
 
 __kernel void reduce(__global const float* in, __global float* out, const ulong n, __global const int* m)
 {
@@ -32,32 +51,45 @@ __kernel void reduce(__global const float* in, __global float* out, const ulong 
     __global const int* red = m + 1 + 2 * nk;
     const int nr = red[0];
     const long count = red[1 + 2 * nr];
-#if REDUCE_OP == MAX
+#if REDUCE_OP == MAX || REDUCE_OP == LOG_SUM_EXP
     float acc = -INFINITY;
 #elif REDUCE_OP == MIN
     float acc = INFINITY;
+#elif REDUCE_OP == PROD
+    float acc = 1.0f;
 #else
     float acc = 0.0f;
 #endif
     for (long k = 0; k < count; ++k) {
-        long off = base;
-        long q = k;
-        for (int d = nr - 1; d >= 0; --d) {
-            const long dim = red[1 + d];
-            off += (q % dim) * red[1 + nr + d];
-            q /= dim;
-        }
-        const float v = in[off];
-#if REDUCE_OP == MAX
+        const float v = in[reduce_offset(base, k, red, nr)];
+#if REDUCE_OP == MAX || REDUCE_OP == LOG_SUM_EXP
         acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v);
 #elif REDUCE_OP == MIN
         acc = (isnan(v) || isnan(acc)) ? NAN : fmin(acc, v);
+#elif REDUCE_OP == PROD
+        acc *= v;
+#elif REDUCE_OP == SUM_SQUARE || REDUCE_OP == L2
+        acc += v * v;
+#elif REDUCE_OP == L1
+        acc += fabs(v);
 #else
         acc += v;
 #endif
     }
 #if REDUCE_OP == MEAN
     acc = count > 0 ? acc / (float)count : NAN;
+#elif REDUCE_OP == L2
+    acc = sqrt(acc);
+#elif REDUCE_OP == LOG_SUM_EXP
+    // Second pass, shifted by the maximum so that exp cannot overflow.
+    if (isfinite(acc)) {
+        const float mx = acc;
+        float s = 0.0f;
+        for (long k = 0; k < count; ++k) {
+            s += exp(in[reduce_offset(base, k, red, nr)] - mx);
+        }
+        acc = mx + log(s);
+    }
 #endif
     out[gid] = acc;
 }
