@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/clinfer/clinfer/internal/wire"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -63,20 +64,20 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 // bytes that remain before anything is allocated for it. Errors wrap
 // ErrBadEncoding and say where the stream went wrong.
 func (m *Model) UnmarshalBinary(data []byte) error {
-	d := decoder{data: data}
-	magic := d.bytes(len(encodingMagic), "magic")
-	if d.err != nil || string(magic) != encodingMagic {
+	d := decoder{wire.Decoder{Data: data, Sentinel: ErrBadEncoding}}
+	magic := d.Bytes(len(encodingMagic), "magic")
+	if d.Err != nil || string(magic) != encodingMagic {
 		return fmt.Errorf("%w: not an encoded model (bad magic)", ErrBadEncoding)
 	}
-	if v := d.uvarint("version"); d.err == nil && v != EncodingVersion {
+	if v := d.Uvarint("version"); d.Err == nil && v != EncodingVersion {
 		return fmt.Errorf("%w: encoding version %d, this build reads version %d", ErrBadEncoding, v, EncodingVersion)
 	}
 	out := d.model(0)
-	if d.err != nil {
-		return d.err
+	if d.Err != nil {
+		return d.Err
 	}
-	if d.pos != len(d.data) {
-		return fmt.Errorf("%w: %d trailing bytes after the model", ErrBadEncoding, len(d.data)-d.pos)
+	if d.Pos != len(d.Data) {
+		return fmt.Errorf("%w: %d trailing bytes after the model", ErrBadEncoding, len(d.Data)-d.Pos)
 	}
 	*m = *out
 	return nil
@@ -311,163 +312,70 @@ func (e *encoder) attr(v any, depth int) error {
 	return nil
 }
 
-// decoder reads the encoding. The first error sticks: later reads return
-// zero values, so decoding code checks d.err at convenient points only.
+// decoder reads the encoding (see wire.Decoder: the first error sticks, and
+// every error wraps ErrBadEncoding).
 type decoder struct {
-	data []byte
-	pos  int
-	err  error
-}
-
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: at byte %d: %s", ErrBadEncoding, d.pos, fmt.Sprintf(format, args...))
-	}
-}
-
-func (d *decoder) remaining() int { return len(d.data) - d.pos }
-
-func (d *decoder) bytes(n int, what string) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n < 0 || n > d.remaining() {
-		d.fail("%s: need %d bytes, %d left", what, n, d.remaining())
-		return nil
-	}
-	b := d.data[d.pos : d.pos+n]
-	d.pos += n
-	return b
-}
-
-func (d *decoder) byte(what string) byte {
-	b := d.bytes(1, what)
-	if b == nil {
-		return 0
-	}
-	return b[0]
-}
-
-func (d *decoder) uvarint(what string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := bin.Uvarint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail("%s: bad varint", what)
-		return 0
-	}
-	d.pos += n
-	return v
-}
-
-func (d *decoder) varint(what string) int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := bin.Varint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail("%s: bad varint", what)
-		return 0
-	}
-	d.pos += n
-	return v
-}
-
-// count reads a count of items that take at least minSize bytes each and
-// checks that the rest of the stream can hold them, so a forged count
-// cannot make the decoder allocate more than the input justifies.
-func (d *decoder) count(what string, minSize int) int {
-	v := d.uvarint(what)
-	if d.err != nil {
-		return 0
-	}
-	if v > uint64(d.remaining()/minSize) {
-		d.fail("%s: count %d does not fit in the %d bytes left", what, v, d.remaining())
-		return 0
-	}
-	return int(v)
-}
-
-func (d *decoder) str(what string) string {
-	n := d.count(what, 1)
-	return string(d.bytes(n, what))
-}
-
-func (d *decoder) u32(what string) uint32 {
-	b := d.bytes(4, what)
-	if b == nil {
-		return 0
-	}
-	return bin.LittleEndian.Uint32(b)
-}
-
-func (d *decoder) u64(what string) uint64 {
-	b := d.bytes(8, what)
-	if b == nil {
-		return 0
-	}
-	return bin.LittleEndian.Uint64(b)
+	wire.Decoder
 }
 
 func (d *decoder) model(depth int) *Model {
 	if depth > maxSubgraphDepth {
-		d.fail("subgraphs nested deeper than %d", maxSubgraphDepth)
+		d.Fail("subgraphs nested deeper than %d", maxSubgraphDepth)
 		return nil
 	}
-	m := &Model{Name: d.str("model name")}
-	if n := d.count("opset count", 2); n > 0 {
+	m := &Model{Name: d.Str("model name")}
+	if n := d.Count("opset count", 2); n > 0 {
 		m.Opsets = make(map[string]int64, n)
 		for range n {
-			k := d.str("opset domain")
-			m.Opsets[k] = d.varint("opset version")
+			k := d.Str("opset domain")
+			m.Opsets[k] = d.Varint("opset version")
 		}
 	}
 	// A node takes at least 13 bytes: three names, five counts and flags.
-	nn := d.count("node count", 13)
+	nn := d.Count("node count", 13)
 	nodes := make([]*Node, 0, nn)
-	for i := 0; i < nn && d.err == nil; i++ {
+	for i := 0; i < nn && d.Err == nil; i++ {
 		n := d.node(nodes, depth)
-		if d.err != nil {
+		if d.Err != nil {
 			return nil
 		}
 		nodes = append(nodes, n)
 	}
-	np := d.count("parameter count", 1)
-	for i := 0; i < np && d.err == nil; i++ {
-		k := d.uvarint("parameter index")
-		if d.err != nil {
+	np := d.Count("parameter count", 1)
+	for i := 0; i < np && d.Err == nil; i++ {
+		k := d.Uvarint("parameter index")
+		if d.Err != nil {
 			break
 		}
 		if k >= uint64(len(nodes)) {
-			d.fail("parameter %d refers to node %d of %d", i, k, len(nodes))
+			d.Fail("parameter %d refers to node %d of %d", i, k, len(nodes))
 			break
 		}
 		p := nodes[k]
 		if p.OpType != OpParameter || len(p.Outputs) != 1 || len(p.Inputs) != 0 {
-			d.fail("parameter %d is node %q (%s), not a Parameter with one output and no inputs", i, p.Name, p.OpType)
+			d.Fail("parameter %d is node %q (%s), not a Parameter with one output and no inputs", i, p.Name, p.OpType)
 			break
 		}
 		m.Parameters = append(m.Parameters, p)
 	}
-	nr := d.count("result count", 1)
-	for i := 0; i < nr && d.err == nil; i++ {
-		k := d.uvarint("result index")
-		if d.err != nil {
+	nr := d.Count("result count", 1)
+	for i := 0; i < nr && d.Err == nil; i++ {
+		k := d.Uvarint("result index")
+		if d.Err != nil {
 			break
 		}
 		if k >= uint64(len(nodes)) {
-			d.fail("result %d refers to node %d of %d", i, k, len(nodes))
+			d.Fail("result %d refers to node %d of %d", i, k, len(nodes))
 			break
 		}
 		r := nodes[k]
 		if r.OpType != OpResult || len(r.Outputs) != 1 {
-			d.fail("result %d is node %q (%s), not a Result with one output", i, r.Name, r.OpType)
+			d.Fail("result %d is node %q (%s), not a Result with one output", i, r.Name, r.OpType)
 			break
 		}
 		m.Results = append(m.Results, r)
 	}
-	if d.err != nil {
+	if d.Err != nil {
 		return nil
 	}
 	return m
@@ -475,25 +383,25 @@ func (d *decoder) model(depth int) *Model {
 
 func (d *decoder) node(prev []*Node, depth int) *Node {
 	n := &Node{Attrs: Attrs{}}
-	n.Name = d.str("node name")
-	n.OpType = d.str("op type")
-	n.Domain = d.str("domain")
-	na := d.count("attribute count", 2)
-	for i := 0; i < na && d.err == nil; i++ {
-		k := d.str("attribute name")
+	n.Name = d.Str("node name")
+	n.OpType = d.Str("op type")
+	n.Domain = d.Str("domain")
+	na := d.Count("attribute count", 2)
+	for i := 0; i < na && d.Err == nil; i++ {
+		k := d.Str("attribute name")
 		v := d.attr(depth)
-		if d.err != nil {
-			d.err = fmt.Errorf("node %q attribute %q: %w", n.Name, k, d.err)
+		if d.Err != nil {
+			d.Err = fmt.Errorf("node %q attribute %q: %w", n.Name, k, d.Err)
 			return nil
 		}
 		n.Attrs[k] = v
 	}
-	if ni := d.count("input count", 2); ni > 0 {
+	if ni := d.Count("input count", 2); ni > 0 {
 		n.Inputs = make([]Output, ni)
 		for i := range ni {
-			ref := d.uvarint("input node")
-			idx := d.uvarint("input index")
-			if d.err != nil {
+			ref := d.Uvarint("input node")
+			idx := d.Uvarint("input index")
+			if d.Err != nil {
 				return nil
 			}
 			if ref == 0 {
@@ -502,46 +410,46 @@ func (d *decoder) node(prev []*Node, depth int) *Node {
 			// Inputs refer to earlier nodes only: the encoding is in
 			// topological order, which also rules out cycles.
 			if ref > uint64(len(prev)) {
-				d.fail("node %q input %d refers to node %d, which does not precede it", n.Name, i, ref-1)
+				d.Fail("node %q input %d refers to node %d, which does not precede it", n.Name, i, ref-1)
 				return nil
 			}
 			src := prev[ref-1]
 			if idx >= uint64(len(src.Outputs)) {
-				d.fail("node %q input %d refers to output %d of %q, which has %d outputs", n.Name, i, idx, src.Name, len(src.Outputs))
+				d.Fail("node %q input %d refers to output %d of %q, which has %d outputs", n.Name, i, idx, src.Name, len(src.Outputs))
 				return nil
 			}
 			n.Inputs[i] = Output{Node: src, Index: int(idx)}
 		}
 	}
-	no := d.count("output count", 3)
+	no := d.Count("output count", 3)
 	n.Outputs = make([]Port, no)
-	for i := 0; i < no && d.err == nil; i++ {
-		n.Outputs[i].Name = d.str("port name")
+	for i := 0; i < no && d.Err == nil; i++ {
+		n.Outputs[i].Name = d.Str("port name")
 		n.Outputs[i].Type = d.elemType(true, "port type")
 		n.Outputs[i].Shape = d.shape()
 	}
-	switch d.byte("value flag") {
+	switch d.Byte("value flag") {
 	case 0:
 	case 1:
 		n.Value = d.tensor()
 	default:
-		d.fail("node %q: bad value flag", n.Name)
+		d.Fail("node %q: bad value flag", n.Name)
 	}
-	if nf := d.count("fused name count", 1); nf > 0 {
+	if nf := d.Count("fused name count", 1); nf > 0 {
 		n.RT.FusedNames = make([]string, nf)
 		for i := range nf {
-			n.RT.FusedNames[i] = d.str("fused name")
+			n.RT.FusedNames[i] = d.Str("fused name")
 		}
 	}
-	n.RT.Affinity = d.str("affinity")
-	if ne := d.count("rt info count", 2); ne > 0 {
+	n.RT.Affinity = d.Str("affinity")
+	if ne := d.Count("rt info count", 2); ne > 0 {
 		n.RT.Extra = make(map[string]string, ne)
 		for range ne {
-			k := d.str("rt info key")
-			n.RT.Extra[k] = d.str("rt info value")
+			k := d.Str("rt info key")
+			n.RT.Extra[k] = d.Str("rt info value")
 		}
 	}
-	if d.err != nil {
+	if d.Err != nil {
 		return nil
 	}
 	return n
@@ -550,65 +458,65 @@ func (d *decoder) node(prev []*Node, depth int) *Node {
 // elemType reads an element type; ports may be Undefined (not inferred
 // yet), tensors may not.
 func (d *decoder) elemType(undefinedOK bool, what string) tensor.ElementType {
-	t := tensor.ElementType(d.byte(what))
-	if d.err == nil && !t.Valid() && !(undefinedOK && t == tensor.Undefined) {
-		d.fail("%s: unknown element type %d", what, uint8(t))
+	t := tensor.ElementType(d.Byte(what))
+	if d.Err == nil && !t.Valid() && !(undefinedOK && t == tensor.Undefined) {
+		d.Fail("%s: unknown element type %d", what, uint8(t))
 	}
 	return t
 }
 
 func (d *decoder) shape() PartialShape {
-	switch d.byte("rank flag") {
+	switch d.Byte("rank flag") {
 	case 0:
 		return PartialShape{}
 	case 1:
 	default:
-		d.fail("bad rank flag")
+		d.Fail("bad rank flag")
 		return PartialShape{}
 	}
-	nd := d.count("rank", 2)
+	nd := d.Count("rank", 2)
 	p := PartialShape{Dims: make([]Dim, nd), RankKnown: true}
-	for i := 0; i < nd && d.err == nil; i++ {
-		p.Dims[i].Size = d.varint("dimension")
-		p.Dims[i].Name = d.str("dimension name")
+	for i := 0; i < nd && d.Err == nil; i++ {
+		p.Dims[i].Size = d.Varint("dimension")
+		p.Dims[i].Name = d.Str("dimension name")
 	}
 	return p
 }
 
 func (d *decoder) tensor() *tensor.Tensor {
 	t := d.elemType(false, "tensor type")
-	rank := d.count("tensor rank", 1)
+	rank := d.Count("tensor rank", 1)
 	shape := make(tensor.Shape, rank)
 	elems := uint64(1)
-	for i := 0; i < rank && d.err == nil; i++ {
-		v := d.varint("tensor dimension")
+	for i := 0; i < rank && d.Err == nil; i++ {
+		v := d.Varint("tensor dimension")
 		if v < 0 {
-			d.fail("tensor dimension %d is negative (%d)", i, v)
+			d.Fail("tensor dimension %d is negative (%d)", i, v)
 			return nil
 		}
 		shape[i] = v
 		if elems != 0 && uint64(v) > math.MaxInt64/elems {
-			d.fail("tensor shape %v overflows", shape[:i+1])
+			d.Fail("tensor shape %v overflows", shape[:i+1])
 			return nil
 		}
 		elems *= uint64(v)
 	}
-	n := d.count("tensor byte size", 1)
-	if d.err != nil {
+	n := d.Count("tensor byte size", 1)
+	if d.Err != nil {
 		return nil
 	}
 	size := uint64(t.Size())
 	if elems > uint64(n) || elems*size != uint64(n) {
-		d.fail("tensor %v%v holds %d bytes, want %d", t, shape, n, elems*size)
+		d.Fail("tensor %v%v holds %d bytes, want %d", t, shape, n, elems*size)
 		return nil
 	}
-	raw := d.bytes(n, "tensor data")
-	if d.err != nil {
+	raw := d.Bytes(n, "tensor data")
+	if d.Err != nil {
 		return nil
 	}
 	x, err := tensor.FromBytes(t, shape, raw)
 	if err != nil {
-		d.fail("tensor: %v", err)
+		d.Fail("tensor: %v", err)
 		return nil
 	}
 	if t == tensor.Bool {
@@ -624,44 +532,44 @@ func (d *decoder) tensor() *tensor.Tensor {
 }
 
 func (d *decoder) attr(depth int) any {
-	tag := d.byte("attribute tag")
-	if d.err != nil {
+	tag := d.Byte("attribute tag")
+	if d.Err != nil {
 		return nil
 	}
 	switch tag {
 	case tagInt64:
-		return d.varint("int attribute")
+		return d.Varint("int attribute")
 	case tagInt:
-		v := d.varint("int attribute")
+		v := d.Varint("int attribute")
 		if int64(int(v)) != v {
-			d.fail("int attribute %d overflows int", v)
+			d.Fail("int attribute %d overflows int", v)
 		}
 		return int(v)
 	case tagFloat32:
-		return math.Float32frombits(d.u32("float attribute"))
+		return math.Float32frombits(d.U32("float attribute"))
 	case tagFloat64:
-		return math.Float64frombits(d.u64("float attribute"))
+		return math.Float64frombits(d.U64("float attribute"))
 	case tagString:
-		return d.str("string attribute")
+		return d.Str("string attribute")
 	case tagInts:
-		n := d.count("ints length", 1)
+		n := d.Count("ints length", 1)
 		v := make([]int64, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			v[i] = d.varint("ints element")
+		for i := 0; i < n && d.Err == nil; i++ {
+			v[i] = d.Varint("ints element")
 		}
 		return v
 	case tagFloats:
-		n := d.count("floats length", 4)
+		n := d.Count("floats length", 4)
 		v := make([]float32, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			v[i] = math.Float32frombits(d.u32("floats element"))
+		for i := 0; i < n && d.Err == nil; i++ {
+			v[i] = math.Float32frombits(d.U32("floats element"))
 		}
 		return v
 	case tagStrings:
-		n := d.count("strings length", 1)
+		n := d.Count("strings length", 1)
 		v := make([]string, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			v[i] = d.str("strings element")
+		for i := 0; i < n && d.Err == nil; i++ {
+			v[i] = d.Str("strings element")
 		}
 		return v
 	case tagTensor:
@@ -669,6 +577,6 @@ func (d *decoder) attr(depth int) any {
 	case tagModel:
 		return d.model(depth + 1)
 	}
-	d.fail("unknown attribute tag %d (known: 1..%d)", tag, tagMaxValid)
+	d.Fail("unknown attribute tag %d (known: 1..%d)", tag, tagMaxValid)
 	return nil
 }

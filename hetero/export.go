@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/wire"
 	"github.com/clinfer/clinfer/plugin"
 )
 
@@ -266,118 +267,64 @@ func encodeSplit(subs []*subgraph) []byte {
 	return b
 }
 
-// splitDecoder reads what encodeSplit wrote; the first error sticks.
+// splitDecoder reads what encodeSplit wrote (see wire.Decoder).
 type splitDecoder struct {
-	data []byte
-	pos  int
-	err  error
-}
-
-func (d *splitDecoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("at byte %d: %s", d.pos, fmt.Sprintf(format, args...))
-	}
-}
-
-func (d *splitDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.pos += n
-	return v
-}
-
-func (d *splitDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.pos += n
-	return v
-}
-
-// count reads a count of items of at least one byte each.
-func (d *splitDecoder) count() int {
-	v := d.uvarint()
-	if d.err == nil && v > uint64(len(d.data)-d.pos) {
-		d.fail("count %d is too large", v)
-		return 0
-	}
-	return int(v)
+	wire.Decoder
 }
 
 // index reads a non-negative index below 1<<30.
-func (d *splitDecoder) index() int {
-	v := d.uvarint()
-	if d.err == nil && v >= 1<<30 {
-		d.fail("index %d is too large", v)
+func (d *splitDecoder) index(what string) int {
+	v := d.Uvarint(what)
+	if d.Err == nil && v >= 1<<30 {
+		d.Fail("%s: index %d is too large", what, v)
 		return 0
 	}
 	return int(v)
-}
-
-func (d *splitDecoder) str() string {
-	n := d.count()
-	if d.err != nil {
-		return ""
-	}
-	s := string(d.data[d.pos : d.pos+n])
-	d.pos += n
-	return s
 }
 
 // decodeSplit reads the subgraph table and checks what can be checked
 // without the compiled models: device names, and sources that refer to
 // earlier subgraphs.
 func decodeSplit(data []byte) ([]*subgraph, error) {
-	d := &splitDecoder{data: data}
-	n := d.count()
+	d := &splitDecoder{wire.Decoder{Data: data}}
+	n := d.Count("subgraphs", 1)
 	subs := make([]*subgraph, 0, n)
-	for k := 0; k < n && d.err == nil; k++ {
-		sg := &subgraph{name: d.str(), device: d.str()}
-		if d.err != nil {
+	for k := 0; k < n && d.Err == nil; k++ {
+		sg := &subgraph{name: d.Str("subgraph name"), device: d.Str("subgraph device")}
+		if d.Err != nil {
 			break
 		}
 		name, _, prio, err := plugin.ParseDeviceName(sg.device)
 		if err != nil || name == DeviceName || prio != "" {
-			d.fail("%s: bad device %q", sg.name, sg.device)
+			d.Fail("%s: bad device %q", sg.name, sg.device)
 			break
 		}
-		ni := d.count()
+		ni := d.Count("inputs", 1)
 		for range ni {
-			in := subInput{name: d.str()}
-			sub := d.varint()
-			in.from = source{input: d.index(), name: d.str()}
-			if d.err == nil && (sub < -1 || sub >= int64(k)) {
-				d.fail("%s: input %q reads subgraph %d", sg.name, in.name, sub)
+			in := subInput{name: d.Str("input name")}
+			sub := d.Varint("input source subgraph")
+			in.from = source{input: d.index("input source index"), name: d.Str("input source name")}
+			if d.Err == nil && (sub < -1 || sub >= int64(k)) {
+				d.Fail("%s: input %q reads subgraph %d", sg.name, in.name, sub)
 			}
 			in.from.sub = int(sub)
 			sg.inputs = append(sg.inputs, in)
 		}
-		no := d.count()
+		no := d.Count("outputs", 1)
 		for range no {
-			sg.outputs = append(sg.outputs, subOutput{name: d.str(), index: d.index()})
+			sg.outputs = append(sg.outputs, subOutput{name: d.Str("output name"), index: d.index("output index")})
 		}
-		nl := d.count()
+		nl := d.Count("links", 1)
 		for range nl {
-			sg.links = append(sg.links, d.str())
+			sg.links = append(sg.links, d.Str("link"))
 		}
 		subs = append(subs, sg)
 	}
-	if d.err == nil && d.pos != len(d.data) {
-		d.fail("%d trailing bytes", len(d.data)-d.pos)
+	if d.Err == nil && d.Pos != len(d.Data) {
+		d.Fail("%d trailing bytes", len(d.Data)-d.Pos)
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err != nil {
+		return nil, d.Err
 	}
 	return subs, nil
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/wire"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -196,43 +197,43 @@ func ReadBlob(r io.Reader, device, architecture string) (*Blob, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := blobDecoder{data: hb}
+	d := blobDecoder{wire.Decoder{Data: hb}}
 	b := &Blob{Header: BlobHeader{FormatVersion: ExportFormatVersion}}
 	h := &b.Header
-	h.Device = d.str()
-	h.Architecture = d.str()
-	if d.err == nil && h.Device != device {
+	h.Device = d.Str("device")
+	h.Architecture = d.Str("architecture")
+	if d.Err == nil && h.Device != device {
 		return nil, incompatible("compiled model was exported by device %q, not %q", h.Device, device)
 	}
-	if d.err == nil && h.Architecture != architecture {
+	if d.Err == nil && h.Architecture != architecture {
 		return nil, incompatible("compiled model was exported for %s architecture %q, this device's architecture is %q", device, h.Architecture, architecture)
 	}
-	nc := d.count(2)
+	nc := d.Count("config", 2)
 	h.Config = make(map[string]string, nc)
 	for range nc {
-		k := d.str()
-		h.Config[k] = d.str()
+		k := d.Str("config key")
+		h.Config[k] = d.Str("config value")
 	}
 	h.Inputs = d.ports()
 	h.Outputs = d.ports()
-	ns := d.count(0)
-	if d.err != nil {
-		return nil, corrupt("header: %v", d.err)
+	ns := d.Count("sections", 0)
+	if d.Err != nil {
+		return nil, corrupt("header: %v", d.Err)
 	}
-	if d.pos != len(d.data) {
-		return nil, corrupt("header: %d trailing bytes", len(d.data)-d.pos)
+	if d.Pos != len(d.Data) {
+		return nil, corrupt("header: %d trailing bytes", len(d.Data)-d.Pos)
 	}
 	for i := range ns {
 		data, err := readFrame(r, fmt.Sprintf("section %d of %d", i+1, ns))
 		if err != nil {
 			return nil, err
 		}
-		sd := blobDecoder{data: data}
-		name := sd.str()
-		if sd.err != nil {
-			return nil, corrupt("section %d: %v", i+1, sd.err)
+		sd := blobDecoder{wire.Decoder{Data: data}}
+		name := sd.Str("section name")
+		if sd.Err != nil {
+			return nil, corrupt("section %d: %v", i+1, sd.Err)
 		}
-		b.Sections = append(b.Sections, BlobSection{Name: name, Data: data[sd.pos:]})
+		b.Sections = append(b.Sections, BlobSection{Name: name, Data: data[sd.Pos:]})
 	}
 	return b, nil
 }
@@ -314,108 +315,31 @@ func (e *blobEncoder) ports(ps []PortInfo) {
 	}
 }
 
-// blobDecoder reads the header's fields; the first error sticks.
+// blobDecoder reads the header's fields (see wire.Decoder).
 type blobDecoder struct {
-	data []byte
-	pos  int
-	err  error
-}
-
-func (d *blobDecoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("at byte %d: %s", d.pos, fmt.Sprintf(format, args...))
-	}
-}
-
-func (d *blobDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.pos += n
-	return v
-}
-
-func (d *blobDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.data[d.pos:])
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.pos += n
-	return v
-}
-
-// count reads a count of items of at least minSize bytes each (0: no
-// bound from the header itself) and checks that it fits what is left.
-func (d *blobDecoder) count(minSize int) int {
-	v := d.uvarint()
-	if d.err != nil {
-		return 0
-	}
-	limit := uint64(len(d.data) - d.pos)
-	if minSize > 0 {
-		limit /= uint64(minSize)
-	} else {
-		limit = 1 << 20
-	}
-	if v > limit {
-		d.fail("count %d is too large", v)
-		return 0
-	}
-	return int(v)
-}
-
-func (d *blobDecoder) byte() byte {
-	if d.err != nil {
-		return 0
-	}
-	if d.pos >= len(d.data) {
-		d.fail("truncated")
-		return 0
-	}
-	b := d.data[d.pos]
-	d.pos++
-	return b
-}
-
-func (d *blobDecoder) str() string {
-	n := d.count(1)
-	if d.err != nil {
-		return ""
-	}
-	s := string(d.data[d.pos : d.pos+n])
-	d.pos += n
-	return s
+	wire.Decoder
 }
 
 func (d *blobDecoder) ports() []PortInfo {
-	n := d.count(3)
+	n := d.Count("ports", 3)
 	ps := make([]PortInfo, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		p := PortInfo{Name: d.str()}
-		p.Type = tensor.ElementType(d.byte())
-		if d.err == nil && !p.Type.Valid() && p.Type != tensor.Undefined {
-			d.fail("port %q: unknown element type %d", p.Name, uint8(p.Type))
+	for i := 0; i < n && d.Err == nil; i++ {
+		p := PortInfo{Name: d.Str("port name")}
+		p.Type = tensor.ElementType(d.Byte("port type"))
+		if d.Err == nil && !p.Type.Valid() && p.Type != tensor.Undefined {
+			d.Fail("port %q: unknown element type %d", p.Name, uint8(p.Type))
 		}
-		switch d.byte() {
+		switch d.Byte("port rank flag") {
 		case 0:
 		case 1:
-			nd := d.count(2)
+			nd := d.Count("port rank", 2)
 			p.Shape = graph.PartialShape{RankKnown: true, Dims: make([]graph.Dim, nd)}
-			for j := 0; j < nd && d.err == nil; j++ {
-				p.Shape.Dims[j].Size = d.varint()
-				p.Shape.Dims[j].Name = d.str()
+			for j := 0; j < nd && d.Err == nil; j++ {
+				p.Shape.Dims[j].Size = d.Varint("port dim")
+				p.Shape.Dims[j].Name = d.Str("port dim name")
 			}
 		default:
-			d.fail("port %q: bad rank flag", p.Name)
+			d.Fail("port %q: bad rank flag", p.Name)
 		}
 		ps = append(ps, p)
 	}
