@@ -48,7 +48,7 @@ func TestErrorCodeTableMatchesHeaders(t *testing.T) {
 		if cl.Enabled {
 			t.Fatal("no /usr/include/CL/cl*.h although this build links OpenCL: apt-get install opencl-headers")
 		}
-		t.Skip("no OpenCL headers installed, and this build does not use them")
+		t.Skip("no OpenCL headers installed, and this build does not use them: `apt-get install opencl-headers` (make deps installs it) to check the code table against them")
 	}
 	def := regexp.MustCompile(`(?m)^#define\s+(CL_\w+)\s+\(?(-\d+)\)?\s*$`)
 	alias := map[string]bool{ // Intel DX9 names sharing the KHR values

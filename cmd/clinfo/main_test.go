@@ -133,7 +133,7 @@ func TestText(t *testing.T) {
 
 func TestPluginView(t *testing.T) {
 	if !cl.Enabled {
-		t.Skip("built without OpenCL: there are no devices to annotate")
+		t.Skip("built without OpenCL: there are no devices to annotate (TestNoOpenCL covers this build); rebuild with cgo after `apt-get install pocl-opencl-icd ocl-icd-opencl-dev` to run it")
 	}
 	names := openclDeviceNames(t)
 	defer func(saved func(*cl.Device, int) (*pluginView, error)) { pluginViewOf = saved }(pluginViewOf)
