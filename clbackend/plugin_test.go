@@ -260,7 +260,7 @@ func TestReadOnlyFacts(t *testing.T) {
 	caps := strings.Fields(get(plugin.KeyOptimizationCapabilities))
 	assert.Contains(t, caps, "FP32")
 	assert.Contains(t, caps, "INT8")
-	assert.NotContains(t, caps, "EXPORT_IMPORT", "export/import is not implemented")
+	assert.Contains(t, caps, "EXPORT_IMPORT", "compiled models export and import (export.go)")
 	assert.Equal(t, info.FP16, slicesContains(caps, "FP16"), "FP16 listed iff cl_khr_fp16")
 	wantType := "discrete"
 	if info.HostUnifiedMemory || info.Type&cl.DeviceTypeGPU == 0 {

@@ -74,7 +74,7 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 	if d.fp16 {
 		caps = append(caps, "FP16")
 	}
-	caps = append(caps, "INT8")
+	caps = append(caps, "INT8", "EXPORT_IMPORT") // export.go: Export and ImportModel
 	devType := "discrete"
 	if d.integrated {
 		devType = "integrated"

@@ -20,7 +20,7 @@ const DeviceName = "CPU"
 
 // optimizationCapabilities lists what the device really runs: f32 kernels,
 // and f16 models (converted to f32 inside the kernels).
-const optimizationCapabilities = "FP32 FP16"
+const optimizationCapabilities = "FP32 FP16 EXPORT_IMPORT" // export.go: Export and ImportModel
 
 // propertySpecs are the CPU device's properties: the common read-write
 // ones, with INFERENCE_PRECISION_HINT restricted to f32, and its read-only
