@@ -140,6 +140,13 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 		cm.static = pl
 		cm.plans[key] = pl
 		planned, naive = formatBytes(pl.planned), formatBytes(pl.naive)
+	} else if !slices.Contains(cm.hostParam, true) {
+		// Dynamic input dims: plan one representative shape now so that
+		// every program the model needs is built at compile time; a
+		// request with another shape re-plans from built programs only.
+		if err := cm.probePlan(ctx, p); err != nil {
+			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
+		}
 	}
 	cm.props = cfg.Extend(
 		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
@@ -240,6 +247,61 @@ func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool)
 		}
 	}
 	return bad
+}
+
+// probeDim is the size planProbe gives a dynamic dimension other than the
+// first (batch, 1): a multiple of the strides of common vision models, so
+// that their shape arithmetic (stride-32 pyramids, upsample and concat)
+// works out.
+const probeDim = 64
+
+// probeShapes returns the representative input shapes of a model with
+// dynamic input dims: 1 for a leading dim, probeDim for any other, and the
+// same size wherever a named dim recurs.
+func probeShapes(ins []plugin.PortInfo) []tensor.Shape {
+	named := map[string]int64{}
+	shapes := make([]tensor.Shape, len(ins))
+	for i, in := range ins {
+		s := make(tensor.Shape, len(in.Shape.Dims))
+		for j, d := range in.Shape.Dims {
+			switch v, ok := named[d.Name]; {
+			case d.IsStatic():
+				s[j] = d.Size
+			case ok && d.Name != "":
+				s[j] = v
+			case j == 0:
+				s[j] = 1
+			default:
+				s[j] = probeDim
+			}
+			if !d.IsStatic() && d.Name != "" {
+				named[d.Name] = s[j]
+			}
+		}
+		shapes[i] = s
+	}
+	return shapes
+}
+
+// probePlan plans the representative shapes of a model with dynamic input
+// dims and keeps the plan, so that the programs it builds stay referenced
+// by the compiled model and a request of that shape reuses it. A model
+// whose shapes do not work out at the probe size (shape inference fails)
+// or that a kernel rejects at that size is not an error: its programs are
+// built when its first shape is planned, and a real failure is reported
+// there, naming the shape.
+func (c *CompiledModel) probePlan(ctx context.Context, p *Plugin) error {
+	if slices.ContainsFunc(c.inputs, func(in plugin.PortInfo) bool { return !in.Shape.RankKnown }) {
+		return nil
+	}
+	shapes := probeShapes(c.inputs)
+	key := planKey(shapes, nil)
+	pl, err := c.buildPlan(ctx, p, key, shapes, nil)
+	if err != nil {
+		return ctx.Err()
+	}
+	c.plans[key] = pl
+	return nil
 }
 
 // planFor returns the plan of inputs ins, building and caching it on first

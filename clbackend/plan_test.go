@@ -20,8 +20,14 @@ import (
 // consumer, so the plan needs a few buffers however deep the chain is.
 func convChain(t testing.TB, depth int, batch graph.Dim) *graph.Model {
 	t.Helper()
+	return convChainHW(t, depth, batch, graph.StaticDim(16), graph.StaticDim(16))
+}
+
+// convChainHW is convChain with input height and width h and w.
+func convChainHW(t testing.TB, depth int, batch, h, w graph.Dim) *graph.Model {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 8))
-	shape := graph.PartialShape{RankKnown: true, Dims: []graph.Dim{batch, graph.StaticDim(4), graph.StaticDim(16), graph.StaticDim(16)}}
+	shape := graph.PartialShape{RankKnown: true, Dims: []graph.Dim{batch, graph.StaticDim(4), h, w}}
 	x := graph.NewParameter("x", tensor.F32, shape)
 	cur := x.Out(0)
 	for i := range depth {
@@ -133,6 +139,51 @@ func TestDynamicBatch(t *testing.T) {
 	}
 	c := cm.(*CompiledModel)
 	c.planMu.Lock()
-	assert.Len(t, c.plans, 2, "one plan per distinct input shape")
+	assert.Len(t, c.plans, 2, "one plan per distinct input shape (the batch-1 one planned at compile time)")
 	c.planMu.Unlock()
+}
+
+// TestDynamicShapesBuildAtCompile: a model with dynamic batch and spatial
+// dims builds every program it needs when it is compiled; requests with
+// new shapes re-plan from those programs and build none.
+func TestDynamicShapesBuildAtCompile(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	m := convChainHW(t, 2, graph.DynamicDim("N"), graph.DynamicDim("H"), graph.DynamicDim("W"))
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	built := gpu.ProgramCacheStats()
+	require.Positive(t, built.SourceBuilds, "compiling builds the programs")
+	ref, err := cpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer ref.Close()
+	for i, s := range []tensor.Shape{{1, 4, 9, 13}, {2, 4, 16, 5}, {1, 4, 1, 1}} {
+		x := randInput(t, s, uint64(10+i))
+		got := inferOnce(t, cm, x)
+		want := inferOnce(t, ref, x)
+		assertClose(t, want, got)
+	}
+	after := gpu.ProgramCacheStats()
+	assert.Equal(t, built.SourceBuilds, after.SourceBuilds, "no program built during inference")
+	assert.Equal(t, built.BinaryLoads, after.BinaryLoads, "no program loaded during inference")
+	c := cm.(*CompiledModel)
+	c.planMu.Lock()
+	assert.Len(t, c.plans, 4, "the compile-time probe plan and one per new shape")
+	c.planMu.Unlock()
+}
+
+// inferOnce runs one request of cm on input x and returns output y.
+func inferOnce(t testing.TB, cm plugin.CompiledModel, x *tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.SetTensor("x", x))
+	require.NoError(t, r.Infer(context.Background()))
+	y, err := r.Tensor("y")
+	require.NoError(t, err)
+	return y.Clone()
 }
