@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	_ "github.com/clinfer/clinfer/clbackend"    // registers the "GPU" device
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers the "CPU" device
 
 	"github.com/clinfer/clinfer/internal/seeded"
@@ -25,10 +26,12 @@ var ppocrModels = []struct {
 }{
 	{"cls_1x3x48x192", "ch_ppocr_mobile_v2.0_cls_infer.onnx", tensor.Shape{1, 3, 48, 192}},
 	{"det_1x3x320x320", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 320, 320}},
+	{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 640, 640}},
 }
 
-// benchDevices are the devices the model benchmarks run on.
-var benchDevices = []string{"CPU"}
+// benchDevices are the devices the model benchmarks run on: the CPU
+// reference and the GPU device (POCL on a machine without a GPU).
+var benchDevices = []string{"CPU", "GPU"}
 
 // BenchmarkPPOCR measures one synchronous inference of each PaddleOCR model
 // per device, compiled once outside the timed loop, and reports ms/infer

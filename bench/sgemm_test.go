@@ -142,16 +142,100 @@ func clinferSGEMM(e *sgemmEnv) (func() error, func() error, error) {
 	return run, func() error { return errors.Join(kern.Close(), prog.Close()) }, nil
 }
 
+// clinferFusedGEMM runs fused.cl's fused_gemm, the kernel the GPU device
+// lowers MatMul, Gemm, FullyConnected and 1x1 convolutions to, with the
+// blocking clbackend picks for the device (VW from the preferred float
+// vector width, 8 rows by 2 vectors per work item, one-item work groups
+// on a CPU device), A and B read in place (no packing: neither is a
+// constant here) and no bias or post-ops.
+func clinferFusedGEMM(e *sgemmEnv) (func() error, func() error, error) {
+	k := kernels.MustLookup("fused_gemm")
+	src, err := k.Source()
+	if err != nil {
+		return nil, nil, err
+	}
+	vw := 4
+	if w, err := e.dev.PreferredVectorWidths(); err == nil && w.Float >= 16 {
+		vw = 16
+	} else if err == nil && w.Float >= 8 {
+		vw = 8
+	}
+	mr, nv := 8, 2
+	if vw < 16 {
+		mr = 4
+	}
+	prog, err := e.ctx.CreateProgramWithSource([]string{src})
+	if err != nil {
+		return nil, nil, err
+	}
+	var closers []interface{ Close() error }
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i].Close())
+		}
+		return errors.Join(errs...)
+	}
+	closers = append(closers, prog)
+	fail := func(err error) (func() error, func() error, error) { return nil, nil, errors.Join(err, closeAll()) }
+	if err := prog.BuildProgram(nil, fmt.Sprintf("%s -DVW=%d -DMR=%d -DNV=%d -cl-std=CL1.2", k.Options, vw, mr, nv)); err != nil {
+		return fail(err)
+	}
+	kern, err := prog.CreateKernel(k.Entry)
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, kern)
+	n := e.n
+	tables := [][]int32{{int32(n), int32(n), int32(n), int32(n), 1, int32(n), int32(n), 0, 0, 0, 0}, {0, 0}}
+	var bufs []*cl.MemObject
+	for _, tb := range tables {
+		raw := make([]byte, 4*len(tb))
+		for i, v := range tb {
+			raw[4*i], raw[4*i+1], raw[4*i+2], raw[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+		}
+		buf, err := e.ctx.CreateBuffer(cl.MemReadOnly, raw)
+		if err != nil {
+			return fail(err)
+		}
+		closers = append(closers, buf)
+		bufs = append(bufs, buf)
+	}
+	pf, err := e.ctx.CreateBuffer(cl.MemReadOnly, f32Bytes([]float32{0}))
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, pf)
+	if err := kern.SetArgs(e.a, e.b, e.c, e.c, e.c, bufs[0], float32(1), float32(0), bufs[1], pf); err != nil {
+		return fail(err)
+	}
+	global := []int{(n + mr - 1) / mr, (n + nv*vw - 1) / (nv * vw), 1}
+	var local []int
+	if t, err := e.dev.Type(); err == nil && t&cl.DeviceTypeCPU != 0 {
+		local = []int{1, 1, 1}
+	}
+	run := func() error {
+		ev, err := e.q.EnqueueNDRangeKernel(kern, nil, global, local, nil)
+		if err != nil {
+			return err
+		}
+		return errors.Join(ev.Wait(), ev.Close())
+	}
+	return run, closeAll, nil
+}
+
 // BenchmarkSGEMM measures C = A.B for square f32 matrices on one OpenCL
-// device, clinfer's sgemm kernel next to CLBlast's Sgemm (with -tags
-// clblast; `make bench-gemm`) in the same run. Each iteration is one GEMM
-// enqueued and waited for; it reports the median GFLOPS over the
-// iterations (gflops) and ms per GEMM (ms/gemm).
+// device: clinfer's fused_gemm (what the GPU device runs; "clinfer") and
+// its local-memory tiled sgemm kernel (sgemm.cl, tuned for GPUs and not
+// used by the device's lowerings; "clinfer-tiled") next to CLBlast's Sgemm
+// (with -tags clblast; `make bench-gemm`) in the same run. Each iteration
+// is one GEMM enqueued and waited for; it reports the median GFLOPS over
+// the iterations (gflops) and ms per GEMM (ms/gemm).
 func BenchmarkSGEMM(b *testing.B) {
 	impls := []struct {
 		name string
 		r    sgemmRunner
-	}{{"clinfer", clinferSGEMM}, {"clblast", clblastSGEMM}}
+	}{{"clinfer", clinferFusedGEMM}, {"clinfer-tiled", clinferSGEMM}, {"clblast", clblastSGEMM}}
 	for _, n := range sgemmSizes {
 		b.Run(fmt.Sprintf("%dx%dx%d", n, n, n), func(b *testing.B) {
 			for _, impl := range impls {

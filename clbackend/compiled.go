@@ -225,8 +225,8 @@ func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool)
 				all = false
 			}
 		}
-		if n.OpType == "Shape" {
-			all = true
+		if n.OpType == "Shape" || n.OpType == "Size" {
+			all = true // only the input's shape, known at plan time
 		}
 		if all && (len(n.Inputs) > 0 || n.OpType == "ConstantOfShape" || n.OpType == "Range") {
 			known[n] = true

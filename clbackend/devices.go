@@ -36,8 +36,11 @@ type device struct {
 	typ          cl.DeviceType
 	integrated   bool
 	fp16         bool
-	memSize      int64
-	uuid         string // "" when the device reports none
+	// fp64 is whether kernels may compute in double (cl_khr_fp64); f64
+	// lowerings are refused without it.
+	fp64    bool
+	memSize int64
+	uuid    string // "" when the device reports none
 
 	props *plugin.Properties
 
@@ -109,6 +112,8 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 	dev.memSize, err = d.GlobalMemSize()
 	keep(err)
 	dev.fp16, err = d.HasFP16()
+	keep(err)
+	dev.fp64, err = d.HasFP64()
 	keep(err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -56,9 +56,13 @@
 // Models with static inputs are planned at compile time; others are planned
 // per input shape (and host-input values) on first use and cached.
 //
-// Kernels are f32 (data movement, Where, Gather, Cast and the integer
-// arithmetic and compare forms take other types). Op forms without a
-// kernel fail CompileModel with plugin.ErrUnsupported naming the node;
+// Kernels compute in f32 (data movement, Where, Gather, Cast, the scatters
+// and the integer arithmetic and compare forms take other types); f16 is a
+// storage type converted on load and store (Cast, binary eltwise ops), as
+// is bf16 for Cast; f64 runs on a device with cl_khr_fp64 (Cast, binary
+// eltwise ops, reductions, CumSum, Pow, TopK) and is refused with
+// plugin.ErrUnsupported naming the extension on one without. Op forms
+// without a kernel fail CompileModel with plugin.ErrUnsupported naming the node;
 // QueryModel answers exactly the nodes whose op has a lowering or folds.
 // TestLoweringsMatchCPU runs every op of the lowering table against the CPU
 // reference on seeded random shapes and fails for an op without a case.

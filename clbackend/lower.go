@@ -29,7 +29,7 @@ var lowerings = sync.OnceValue(func() map[string]lowerFunc {
 	for _, op := range []string{"Max", "Min", "Sum", "Mean"} {
 		t[op] = lowerVariadic
 	}
-	for _, op := range []string{"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"} {
+	for _, op := range []string{"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"} {
 		t[op] = lowerAlias
 	}
 	for op, f := range map[string]lowerFunc{
@@ -43,10 +43,15 @@ var lowerings = sync.OnceValue(func() map[string]lowerFunc {
 		"DepthToSpace": lowerSpaceDepth, "SpaceToDepth": lowerSpaceDepth,
 		"GlobalAveragePool": lowerGlobalPool, "GlobalMaxPool": lowerGlobalPool,
 		"Softmax": lowerSoftmax, "LogSoftmax": lowerSoftmax, "MatMul": lowerMatMul, "Gemm": lowerGemm,
-		"Conv": lowerConv, "ConvTranspose": lowerConv, "MaxPool": lowerPool, "AveragePool": lowerPool,
+		"Conv": lowerConvAnyRank, "ConvTranspose": lowerConvAnyRank, "MaxPool": lowerPool, "AveragePool": lowerPool,
 		"BatchNormalization": lowerBatchNorm, "InstanceNormalization": lowerInstanceNorm,
 		"LayerNormalization": lowerLayerNorm, "Resize": lowerResize,
+		// lower_types.go, lower_more.go, lower_resize.go, lower_pool.go:
+		"CastLike": lowerCast, "Pow": lowerPow, "Clip": lowerClip, "Dropout": lowerDropout, "EyeLike": lowerEyeLike,
+		"Hardmax": lowerHardmax, "TopK": lowerTopK, "OneHot": lowerOneHot, "GatherND": lowerGatherND,
+		"ScatterElements": lowerScatterElements, "ScatterND": lowerScatterND,
 		graph.OpFusedConv: lowerFusedConv, graph.OpFullyConnected: lowerFullyConnected,
+		graph.OpKernelFusion: lowerKernelFusion, // lower_kernelfusion.go: every declared kernel fusion
 	} {
 		t[op] = f
 	}
@@ -56,24 +61,10 @@ var lowerings = sync.OnceValue(func() map[string]lowerFunc {
 // staticChecks reject, from attributes alone, op forms no plan can run, so
 // that CompileModel reports them even when planning waits for input values.
 var staticChecks = map[string]func(n *graph.Node) string{
-	"Resize": func(n *graph.Node) string {
-		if m := n.Attrs.String("mode", "nearest"); m != "nearest" && m != "linear" {
-			return "mode " + m + " (the GPU kernel does nearest and linear)"
-		}
-		if c := n.Attrs.String("coordinate_transformation_mode", ""); c == "tf_crop_and_resize" {
-			return "coordinate_transformation_mode " + c
-		}
-		if n.Attrs.Int("antialias", 0) != 0 || n.Attrs.Has("axes") {
-			return "antialias or axes"
-		}
-		return ""
-	},
-	"Dropout": func(n *graph.Node) string { return cond(len(n.Outputs) > 1, "the mask output") },
+	"Resize": resizeStaticCheck, // lower_resize.go
 	"Clip": func(n *graph.Node) string {
-		return cond(len(n.Inputs) > 0 && n.Inputs[0].Valid() && n.Inputs[0].Type() != tensor.F32, "element type "+n.Inputs[0].Type().String()+" (the GPU kernel takes f32)")
+		return cond(len(n.Inputs) > 0 && n.Inputs[0].Valid() && !clipTypeOK(n.Inputs[0].Type()), "element type "+n.Inputs[0].Type().String())
 	},
-	"MaxPool":            func(n *graph.Node) string { return cond(len(n.Outputs) > 1, "the Indices output") },
-	"LayerNormalization": func(n *graph.Node) string { return cond(len(n.Outputs) > 1, "the Mean and InvStdDev outputs") },
 }
 
 func cond(b bool, why string) string {
@@ -243,23 +234,9 @@ var binaryOps = map[string]string{
 
 // binary emits out = name(a, b) with broadcasting.
 func (b *builder) binary(n *graph.Node, name string, x, y, out int) error {
-	tx, ty := b.val(x).typ, b.val(y).typ
-	if tx != ty || clType(tx) == "" {
-		return errUnsupported(n, "operand types %s and %s (the GPU kernel needs equal types of f32, integers or bool)", tx, ty)
-	}
-	if tx != tensor.F32 && (name == "pow" || name == "prelu") {
-		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", tx)
-	}
-	if name == "mod" && (tx == tensor.F32) != (n.Attrs.Int("fmod", 0) == 1) {
-		return errUnsupported(n, "Mod with fmod=%d on %s", n.Attrs.Int("fmod", 0), tx)
-	}
-	defines := "-DT=" + clType(tx)
-	if tx == tensor.F32 {
-		defines += " -DIS_FLOAT"
-	}
-	to := b.val(out).typ
-	if to != tx {
-		defines += " -DTO=" + clType(to)
+	defines, err := b.binaryDefines(n, name, b.val(x).typ, b.val(y).typ, b.val(out).typ) // lower_types.go
+	if err != nil {
+		return err
 	}
 	os := b.val(out).shape
 	m := b.meta(broadcastMeta(os, b.val(x).shape, b.val(y).shape))
@@ -307,9 +284,6 @@ func lowerVariadic(b *builder, n *graph.Node) error {
 }
 
 func lowerAlias(b *builder, n *graph.Node) error {
-	if n.OpType == "Dropout" && len(n.Outputs) > 1 {
-		return errUnsupported(n, "Dropout's mask output")
-	}
 	b.alias(b.out(n, 0), b.in(n, 0))
 	return nil
 }
@@ -320,39 +294,6 @@ func lowerWhere(b *builder, n *graph.Node) error {
 	m := b.meta(broadcastMeta(os, b.val(c).shape, b.val(x).shape, b.val(y).shape))
 	cnt := os.NumElements()
 	return b.emit(n, "where", "-DT="+bitsType(b.val(out).typ), cnt, slotArg(c), slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
-}
-
-func lowerCast(b *builder, n *graph.Node) error {
-	x, y := b.in(n, 0), b.out(n, 0)
-	from, to := b.val(x).typ, b.val(y).typ
-	if from == to {
-		b.alias(y, x)
-		return nil
-	}
-	var defines string
-	switch {
-	case from == tensor.F16:
-		defines = "-DSRC_HALF"
-	case clType(from) != "":
-		defines = "-DSRC_T=" + clType(from)
-	default:
-		return errUnsupported(n, "cast from %s", from)
-	}
-	switch {
-	case to == tensor.F16:
-		defines += " -DDST_HALF"
-	case to == tensor.Bool:
-		defines += " -DDST_T=uchar -DDST_BOOL"
-	case clType(to) != "":
-		defines += " -DDST_T=" + clType(to)
-	default:
-		return errUnsupported(n, "cast to %s", to)
-	}
-	if from == tensor.F16 && to == tensor.Bool {
-		return errUnsupported(n, "cast from f16 to bool")
-	}
-	cnt := b.val(y).shape.NumElements()
-	return b.emit(n, "cast", defines, cnt, slotArg(x), slotArg(y), uint64(cnt))
 }
 
 // copyView emits a strided copy: iteration dims, source strides and
@@ -595,8 +536,9 @@ func lowerPad(b *builder, n *graph.Node) error {
 // reduce emits out = op over axes of x (axes normalised, sorted or not).
 func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) error {
 	is := b.val(x).shape
-	if b.val(x).typ != tensor.F32 {
-		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(x).typ)
+	defines, err := b.floatDefines(n, b.val(x).typ) // f32, or f64 with cl_khr_fp64
+	if err != nil {
+		return err
 	}
 	red := make([]bool, len(is))
 	for _, a := range axes {
@@ -624,7 +566,7 @@ func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) e
 	m = append(m, rs...)
 	m = append(m, count)
 	cnt := b.val(out).shape.NumElements()
-	return b.emit(n, name, "", cnt, slotArg(x), slotArg(out), uint64(cnt), b.meta(m))
+	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(out), uint64(cnt), b.meta(m))
 }
 
 func lowerReduce(b *builder, n *graph.Node) error {
@@ -713,6 +655,21 @@ func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta
 	for _, v := range []int{a, bb, c} {
 		if v >= 0 && b.val(v).typ != tensor.F32 {
 			return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(v).typ)
+		}
+	}
+	if useGEMM(g.M, g.N, g.K) && b.val(out).shape.NumElements() > 0 {
+		// lower_fused.go: register-blocked; a host B with strided
+		// columns is laid out contiguously first.
+		if g.bCol != 1 && b.val(bb).host != nil && len(g.batch) == 0 {
+			bb = b.relaid(bb, g.K, g.N, g.bK, g.bCol)
+			g.bK, g.bCol = g.N, 1
+		}
+		if g.bCol == 1 {
+			mode := int64(0)
+			if g.hasC {
+				mode = 3
+			}
+			return b.fusedGEMM(n, a, bb, c, out, g, mode, alpha, beta)
 		}
 	}
 	m := []int64{g.M, g.N, g.K, g.aRow, g.aK, g.bK, g.bCol, g.cRow, g.cCol, 0, int64(len(g.batch))}
@@ -853,6 +810,14 @@ func ones(r int) []int64 {
 }
 
 func lowerConv(b *builder, n *graph.Node) error {
+	// lower_fused.go: register-blocked kernels for the common forms.
+	fast := b.fastConv
+	if n.OpType == "ConvTranspose" {
+		fast = b.fastDeconv
+	}
+	if ok, err := fast(n); ok || err != nil {
+		return err
+	}
 	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
 	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
 	if len(xs) != 3 && len(xs) != 4 {
@@ -924,42 +889,6 @@ func convBlock(ocg int64) int64 {
 	return 1
 }
 
-func lowerPool(b *builder, n *graph.Node) error {
-	x, y := b.in(n, 0), b.out(n, 0)
-	if len(n.Outputs) > 1 {
-		return errUnsupported(n, "MaxPool's Indices output")
-	}
-	xs, ys := b.val(x).shape, b.val(y).shape
-	if len(xs) != 3 && len(xs) != 4 {
-		return errUnsupported(n, "%d-D pooling (the GPU kernel takes 1-D and 2-D)", len(xs)-2)
-	}
-	if b.val(x).typ != tensor.F32 {
-		return errUnsupported(n, "element type %s", b.val(x).typ)
-	}
-	r := len(xs) - 2
-	kernel := n.Attrs.Ints("kernel_shape", nil)
-	if len(kernel) != r {
-		return errUnsupported(n, "kernel_shape %v", kernel)
-	}
-	stride := n.Attrs.Ints("strides", ones(r))
-	dil := n.Attrs.Ints("dilations", ones(r))
-	begin, end := windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
-	H, W := to2D(xs[2:], 1)
-	OH, OW := to2D(ys[2:], 1)
-	KH, KW := to2D(kernel, 1)
-	SH, SW := to2D(stride, 1)
-	PH, PW := to2D(begin, 0)
-	EH, EW := to2D(end, 0)
-	DH, DW := to2D(dil, 1)
-	m := []int64{H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, n.Attrs.Int("count_include_pad", 0), H + PH + EH, W + PW + EW}
-	name := "avg_pool2d"
-	if n.OpType == "MaxPool" {
-		name = "max_pool2d"
-	}
-	cnt := ys.NumElements()
-	return b.emit(n, name, "", cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
-}
-
 // allF32 fails unless every present input of n is f32.
 func (b *builder) allF32(n *graph.Node) error {
 	for i := range n.Inputs {
@@ -1004,142 +933,6 @@ func lowerInstanceNorm(b *builder, n *graph.Node) error {
 	cnt := s[0] * s[1]
 	return b.emit(n, "instance_norm", "", cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(y),
 		uint64(cnt), uint64(s[1]), uint64(inner), n.Attrs.Float("epsilon", 1e-5))
-}
-
-func lowerLayerNorm(b *builder, n *graph.Node) error {
-	if err := b.allF32(n); err != nil {
-		return err
-	}
-	if len(n.Outputs) > 1 {
-		return errUnsupported(n, "LayerNormalization's Mean and InvStdDev outputs")
-	}
-	x, sc, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
-	s := b.val(x).shape
-	ax := n.Attrs.Int("axis", -1)
-	if ax < 0 {
-		ax += int64(len(s))
-	}
-	outer, inner := int64(1), int64(1)
-	for d, v := range s {
-		if int64(d) < ax {
-			outer *= v
-		} else {
-			inner *= v
-		}
-	}
-	if b.val(sc).shape.NumElements() != inner || (bias >= 0 && b.val(bias).shape.NumElements() != inner) {
-		return errUnsupported(n, "scale or bias broadcast over the normalised axes")
-	}
-	barg, has := slotArg(sc), uint32(0)
-	if bias >= 0 {
-		barg, has = slotArg(bias), 1
-	}
-	return b.emit(n, "layer_norm", "", outer, slotArg(x), slotArg(sc), barg, slotArg(y), uint64(outer), uint64(inner), n.Attrs.Float("epsilon", 1e-5), has)
-}
-
-func lowerResize(b *builder, n *graph.Node) error {
-	x, y := b.in(n, 0), b.out(n, 0)
-	if b.val(x).typ != tensor.F32 {
-		return errUnsupported(n, "element type %s", b.val(x).typ)
-	}
-	mode := n.Attrs.String("mode", "nearest")
-	if mode != "nearest" && mode != "linear" {
-		return errUnsupported(n, "mode %q (the GPU kernel does nearest and linear)", mode)
-	}
-	if n.Attrs.Int("antialias", 0) != 0 || n.Attrs.Has("axes") {
-		return errUnsupported(n, "antialias or axes")
-	}
-	coord := n.Attrs.String("coordinate_transformation_mode", "half_pixel")
-	nearest := n.Attrs.String("nearest_mode", "round_prefer_floor")
-	if coord == "tf_crop_and_resize" {
-		return errUnsupported(n, "coordinate_transformation_mode %q", coord)
-	}
-	is, os := b.val(x).shape, b.val(y).shape
-	r := len(is)
-	if r > 8 {
-		return errUnsupported(n, "rank %d", r)
-	}
-	var scales []float64
-	if v := b.in(n, 2); v >= 0 && b.val(v).shape.NumElements() > 0 {
-		if b.val(v).host == nil {
-			return errUnsupported(n, "scales not known at plan time")
-		}
-		scales = b.val(v).host.Float64s()
-	}
-	ist := strides(is)
-	m := []int64{int64(r)}
-	m = append(m, os...)
-	m = append(m, ist...)
-	ioff := make([]int64, r)
-	woff := make([]int64, r)
-	var table []int64
-	var wts []float32
-	base := int64(1 + 4*r)
-	for d := 0; d < r; d++ {
-		ioff[d] = base + int64(len(table))
-		woff[d] = int64(len(wts))
-		in, out := is[d], os[d]
-		scale := float64(out) / float64(in)
-		if len(scales) == r {
-			scale = scales[d]
-		}
-		for c := int64(0); c < out; c++ {
-			var xo float64
-			switch coord {
-			case "asymmetric":
-				xo = float64(c) / scale
-			case "align_corners":
-				// The resized length is in*scale, unrounded (ONNX reference).
-				if outLen := float64(in) * scale; outLen > 1 {
-					xo = float64(c) * float64(in-1) / (outLen - 1)
-				}
-			case "pytorch_half_pixel":
-				if out > 1 {
-					xo = (float64(c)+0.5)/scale - 0.5
-				} else {
-					xo = 0
-				}
-			case "tf_half_pixel_for_nn":
-				xo = (float64(c) + 0.5) / scale
-			default:
-				xo = (float64(c)+0.5)/scale - 0.5
-			}
-			if mode == "nearest" {
-				var i int64
-				switch nearest {
-				case "floor":
-					i = int64(math.Floor(xo))
-				case "ceil":
-					i = int64(math.Ceil(xo))
-				case "round_prefer_ceil":
-					i = int64(math.Floor(xo + 0.5))
-				default:
-					if xo == math.Floor(xo)+0.5 {
-						i = int64(math.Floor(xo))
-					} else {
-						i = int64(math.Round(xo))
-					}
-				}
-				i = min(max(i, 0), in-1)
-				table = append(table, i, i)
-				wts = append(wts, 0)
-				continue
-			}
-			xo = min(max(xo, 0), float64(in-1))
-			i0 := int64(math.Floor(xo))
-			i1 := min(i0+1, in-1)
-			table = append(table, i0, i1)
-			wts = append(wts, float32(xo-float64(i0)))
-		}
-	}
-	m = append(m, ioff...)
-	m = append(m, woff...)
-	m = append(m, table...)
-	cnt := os.NumElements()
-	if cnt == 0 {
-		return nil
-	}
-	return b.emit(n, "resize", "", cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts))
 }
 
 // describe is used in errors about shapes.
@@ -1245,8 +1038,12 @@ func lowerCumSum(b *builder, n *graph.Node) error {
 	x, av, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
 	s := b.val(x).shape
 	t, at := b.val(x).typ, b.val(av).typ
-	if t != tensor.F32 && t != tensor.I32 && t != tensor.I64 {
+	if t != tensor.F32 && t != tensor.F64 && t != tensor.I32 && t != tensor.I64 {
 		return errUnsupported(n, "element type %s", t)
+	}
+	ct, err := b.numType(n, t) // f64 needs cl_khr_fp64
+	if err != nil {
+		return err
 	}
 	if (at != tensor.I64 && at != tensor.I32) || b.val(av).shape.NumElements() != 1 {
 		return errUnsupported(n, "axis of type %s and shape %v (want one i32 or i64)", at, b.val(av).shape)
@@ -1259,7 +1056,7 @@ func lowerCumSum(b *builder, n *graph.Node) error {
 		return nil
 	}
 	m := append([]int64{int64(len(s))}, s...)
-	return b.emit(n, "cumsum", "-DT="+clType(t)+" -DIDX="+clType(at), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m),
+	return b.emit(n, "cumsum", "-DT="+ct+" -DIDX="+clType(at), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m),
 		slotArg(av), int32(n.Attrs.Int("exclusive", 0)), int32(n.Attrs.Int("reverse", 0)))
 }
 

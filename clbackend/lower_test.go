@@ -333,7 +333,24 @@ func lowerCases() map[string][]lowerCase {
 		return g.model(node)
 	}
 	cases["Conv"] = single(func(g *caseGen) *graph.Model { return conv("Conv", g, nil) })
+	// Forms that reach each conv kernel (lower_fused.go's fastConv):
+	// dilated (conv2d), depthwise (fused_dwconv2d); the random case above
+	// reaches fused_gemm and fused_conv2d_blocked.
+	cases["Conv"] = append(cases["Conv"], lowerCase{"dilated", func(g *caseGen) *graph.Model {
+		return g.one("Conv", graph.Attrs{"dilations": []int64{2, 1}, "pads": []int64{2, 1, 2, 1}},
+			g.x("x", 1, 3, g.dim(5, 9), g.dim(5, 9)), g.c(-0.5, 0.5, 4, 3, 3, 3), g.c(-1, 1, 4))
+	}}, lowerCase{"depthwise", func(g *caseGen) *graph.Model {
+		c := g.dim(2, 5)
+		return g.one("Conv", graph.Attrs{"group": c, "strides": []int64{2, 2}, "pads": []int64{2, 1, 2, 2}},
+			g.x("x", 2, c, g.dim(5, 40), g.dim(5, 40)), g.c(-0.5, 0.5, c, 1, 5, 5), g.c(-1, 1, c))
+	}})
 	cases["ConvTranspose"] = single(func(g *caseGen) *graph.Model { return conv("ConvTranspose", g, nil) })
+	// Kernel = stride: lower_fused.go's fused_deconv2d.
+	cases["ConvTranspose"] = append(cases["ConvTranspose"], lowerCase{"kernel_is_stride", func(g *caseGen) *graph.Model {
+		ic, oc := g.dim(1, 4), g.dim(1, 9)
+		return g.one("ConvTranspose", graph.Attrs{"strides": []int64{2, 2}},
+			g.x("x", g.dim(1, 2), ic, g.dim(2, 7), g.dim(2, 13)), g.c(-0.5, 0.5, ic, oc, 2, 2), g.c(-1, 1, oc))
+	}})
 	for _, op := range []string{"MaxPool", "AveragePool"} {
 		cases[op] = single(func(g *caseGen) *graph.Model {
 			return g.one(op, graph.Attrs{"kernel_shape": []int64{3, 2}, "strides": []int64{2, 1}, "pads": []int64{1, 0, 1, 1}},
@@ -387,6 +404,14 @@ func lowerCases() map[string][]lowerCase {
 		k := g.dim(3, 20)
 		return g.one(graph.OpFullyConnected, nil, g.x("a", k), g.c(-0.5, 0.5, k, g.dim(2, 9)))
 	}})
+	// Every declared kernel fusion, generated from its declaration
+	// (kernelfusion_test.go): nothing to add here for a new one.
+	cases[graph.OpKernelFusion] = kernelFusionCases()
+	// The lowerings added for ONNX backend-suite parity with the CPU
+	// device (lower_more_test.go).
+	for op, cs := range parityCases() {
+		cases[op] = append(cases[op], cs...)
+	}
 	return cases
 }
 

@@ -60,8 +60,10 @@ type launch struct {
 	options string
 	prog    *cl.Program
 	args    []any // slotArg or a scalar of a type cl.Kernel.SetArg takes
-	n       int64 // work items that do work
-	global  int
+	n       int64 // work items that do work; 0 skips the launch
+	// global is the NDRange (1 to 3 dimensions) and local the work-group
+	// size (nil: the driver picks); see emitND.
+	global, local []int
 }
 
 // plan is the launch plan of one set of input shapes (and host-known input
@@ -126,32 +128,63 @@ var shapeInputs = map[string][]int{
 	"Reshape": {1}, "Expand": {1}, "Tile": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 2, 3},
 	"Squeeze": {1}, "Unsqueeze": {1}, "ReduceMean": {1}, "ReduceSum": {1}, "ReduceMax": {1},
 	"ReduceMin": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "Resize": {1, 2, 3},
-	"Split": {1}, "Clip": {1, 2},
+	"Split": {1}, "Clip": {1, 2}, "TopK": {1}, "OneHot": {1},
 }
 
 // isHostParam reports whether model input prm is small integer data used
-// only where shapes, axes or bounds go; its values then specialise the
-// plan (as input shapes do) instead of being uploaded.
+// only where shapes, axes or bounds go, or an integer scalar whose value
+// flows into such an input (a window length, cast to float, into Range);
+// its values then specialise the plan (as input shapes do) instead of
+// being uploaded, and what depends only on them is folded.
 func isHostParam(model *graph.Model, prm *graph.Node) bool {
 	port := prm.Outputs[0]
 	if clType(port.Type) == "" {
 		return false
 	}
-	if s, ok := port.Shape.ToShape(); !ok || s.NumElements() > hostParamLimit {
+	s, ok := port.Shape.ToShape()
+	if !ok || s.NumElements() > hostParamLimit {
 		return false
 	}
 	cons, err := model.Consumers()
 	if err != nil {
 		return false
 	}
-	uses := 0
+	uses, direct := 0, true
 	for _, in := range cons[prm.Out(0)] {
 		if in.Node.OpType != graph.OpResult && !slices.Contains(shapeInputs[in.Node.OpType], in.Index) {
-			return false
+			direct = false
 		}
 		uses++
 	}
-	return uses > 0
+	if direct {
+		return uses > 0
+	}
+	return port.Type.IsInteger() && s.NumElements() == 1 && feedsShapeInput(cons, prm.Out(0))
+}
+
+// feedsShapeInput reports whether the value of o reaches a shape input
+// (shapeInputs) through the ops that consume it; Shape and Size read only
+// shapes, so the value does not flow through them.
+func feedsShapeInput(cons map[graph.Output][]graph.Input, o graph.Output) bool {
+	seen := map[*graph.Node]bool{}
+	todo := []graph.Output{o}
+	for len(todo) > 0 {
+		cur := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, in := range cons[cur] {
+			if slices.Contains(shapeInputs[in.Node.OpType], in.Index) {
+				return true
+			}
+			if seen[in.Node] || in.Node.OpType == "Shape" || in.Node.OpType == "Size" {
+				continue
+			}
+			seen[in.Node] = true
+			for i := range in.Node.Outputs {
+				todo = append(todo, in.Node.Out(i))
+			}
+		}
+	}
+	return false
 }
 
 // planKey names the plan of one set of input shapes and host parameter
@@ -303,7 +336,7 @@ func foldable(n *graph.Node) bool {
 }
 
 // tryFold computes n on the host when all its inputs are known there (or
-// it only needs shapes: Shape), recording its outputs as host values.
+// it only needs shapes: Shape, Size), recording its outputs as host values.
 func (b *builder) tryFold(n *graph.Node) (bool, error) {
 	if !foldable(n) {
 		return false, nil
@@ -327,6 +360,17 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 			return false, n.Errorf("folding Shape: %w", err)
 		}
 		b.of[n.Out(0)] = b.newValue(tensor.I64, t.Shape(), t)
+		return true, nil
+	}
+	if n.OpType == "Size" && len(n.Inputs) == 1 {
+		// Like Shape, Size needs only the (plan-time) shape.
+		s := b.pl.values[b.of[n.Inputs[0]]].shape
+		t, err := tensor.FromI64(tensor.Shape{}, []int64{s.NumElements()})
+		if err != nil {
+			return false, n.Errorf("folding Size: %w", err)
+		}
+		b.of[n.Out(0)] = b.newValue(tensor.I64, t.Shape(), t)
+		b.pl.impl[n] = "folded"
 		return true, nil
 	}
 	in := make([]*tensor.Tensor, len(n.Inputs))
@@ -426,8 +470,34 @@ func (b *builder) alias(out, in int) {
 }
 
 // emit appends a launch of catalogue kernel name built with the extra
-// defines, covering n work items with args.
+// defines, covering n work items with args: a 1-D NDRange of n rounded up
+// to workGroupMultiple, the work-group size left to the driver (kernels
+// with this contract bounds-check the extra items).
 func (b *builder) emit(node *graph.Node, name, defines string, n int64, args ...any) error {
+	global := []int{int((n + workGroupMultiple - 1) / workGroupMultiple * workGroupMultiple)}
+	if n == 0 {
+		global[0] = 0
+	}
+	return b.emitND(node, name, defines, global, nil, args...)
+}
+
+// emitND appends a launch of catalogue kernel name built with the extra
+// defines over the NDRange global (1 to 3 dimensions) with work-group size
+// local (nil: the driver picks; otherwise one size per dimension that
+// divides the global size, as OpenCL 1.2 requires). The kernel's
+// work-size contract says which geometry it needs. An empty range (a zero
+// dimension) records a launch that is skipped.
+func (b *builder) emitND(node *graph.Node, name, defines string, global, local []int, args ...any) error {
+	if len(global) < 1 || len(global) > 3 || (local != nil && len(local) != len(global)) {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v with work-group size %v (want 1 to 3 dimensions, the same number for both)", node.Name, name, global, local)
+	}
+	n := int64(1)
+	for i, g := range global {
+		if g < 0 || (local != nil && (local[i] <= 0 || g%local[i] != 0)) {
+			return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v is not a multiple of the work-group size %v", node.Name, name, global, local)
+		}
+		n *= int64(g)
+	}
 	k, err := kernels.Lookup(name)
 	if err != nil {
 		return plugin.Errorf(plugin.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
@@ -439,7 +509,7 @@ func (b *builder) emit(node *graph.Node, name, defines string, n int64, args ...
 	}
 	b.pl.progs = append(b.pl.progs, prog)
 	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,
-		global: int((n + workGroupMultiple - 1) / workGroupMultiple * workGroupMultiple)}
+		global: slices.Clone(global), local: slices.Clone(local)}
 	b.pl.launches = append(b.pl.launches, l)
 	return nil
 }

@@ -320,7 +320,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 			continue
 		}
 		ts := time.Now()
-		ev, err := r.queue.EnqueueNDRangeKernel(st.kernels[i], nil, []int{l.global}, nil, nil)
+		ev, err := r.queue.EnqueueNDRangeKernel(st.kernels[i], nil, l.global, l.local, nil)
 		if err != nil {
 			return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
 		}

@@ -112,6 +112,9 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 		default:
 			st.k = p.kernels[n.OpType]
 			st.impl = implName(n.OpType)
+			if n.OpType == graph.OpKernelFusion {
+				st.impl = kernelFusionImpl(n)
+			}
 		}
 		st.in = make([]int, len(n.Inputs))
 		for i, in := range n.Inputs {

@@ -18,11 +18,12 @@ type kernel func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 func kernelTable() map[string]kernel {
 	t := map[string]kernel{}
 	for _, family := range []map[string]kernel{
-		elementwiseKernels(), // ops_elementwise.go, ops_unary.go, ops_compare.go
-		reduceKernels(),      // ops_reduce.go
-		movementKernels(),    // ops_movement.go
-		nnKernels(),          // ops_conv.go, ops_gemm.go, ops_pool.go, ops_norm.go, ops_resize.go, ops_softmax.go, ops_pad.go
-		fusedKernels(),       // ops_fused.go
+		elementwiseKernels(),   // ops_elementwise.go, ops_unary.go, ops_compare.go
+		reduceKernels(),        // ops_reduce.go
+		movementKernels(),      // ops_movement.go
+		nnKernels(),            // ops_conv.go, ops_gemm.go, ops_pool.go, ops_norm.go, ops_resize.go, ops_softmax.go, ops_pad.go
+		fusedKernels(),         // ops_fused.go
+		kernelFusionKernels(t), // ops_kernelfusion.go; runs bodies with t itself
 	} {
 		for name, k := range family {
 			if _, dup := t[name]; dup {

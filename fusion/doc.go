@@ -23,5 +23,9 @@
 // the replacement from the captures. Adding a fusion for a new kernel is
 // one Rule next to the kernel, collected into a PatternPass and registered
 // with the Manager; the matching and graph-editing engine (ApplyRules) does
-// not change.
+// not change. A fusion onto a new kernel is one KernelFusion declaration in
+// KernelFusions (kernelfusions.go): its pass replaces each match with a
+// generic graph.OpKernelFusion node that keeps the matched subgraph as its
+// body, which the GPU runs as one launch of the declared catalogue kernel
+// and the CPU runs with its reference ops.
 package fusion

@@ -170,7 +170,8 @@ func TestDefaultPassNames(t *testing.T) {
 	assert.Equal(t, []string{
 		fusion.PassConvertF16Weights, fusion.PassRemoveIdentity, fusion.PassConstantFolding, fusion.PassCollapseReshapeTranspose,
 		fusion.PassEliminateDoubleRelu, fusion.PassRecognizeHardActivations, fusion.PassFuseLayerNorm, fusion.PassFoldBatchNorm,
-		fusion.PassFoldConvScaleShift, fusion.PassDivToMul, fusion.PassFuseConv, fusion.PassFuseFullyConnected, fusion.PassDeadCodeRemoval,
+		fusion.PassFoldConvScaleShift, fusion.PassDivToMul, fusion.PassFuseConv, fusion.PassFuseFullyConnected,
+		fusion.PassFuseSEResidual, fusion.PassFuseLayerNormRelu, fusion.PassDeadCodeRemoval,
 	}, fusion.Default().Names())
 	for _, p := range fusion.DefaultPasses() {
 		assert.NotEmpty(t, p.Doc, "pass %s has no doc line", p.Name)

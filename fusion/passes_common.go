@@ -28,9 +28,9 @@ const (
 
 // DefaultPasses returns the standard pipeline: common clean-ups first,
 // then pattern recognition, folding into weights, and last the fusions
-// into kernel-shaped ops.
+// into kernel-shaped ops, the kernel fusions of KernelFusions among them.
 func DefaultPasses() []Pass {
-	return []Pass{
+	return append(append([]Pass{
 		ConvertF16Weights(),
 		RemoveIdentity(),
 		ConstantFolding(),
@@ -43,8 +43,9 @@ func DefaultPasses() []Pass {
 		DivToMul(),
 		FuseConv(),
 		FuseFullyConnected(),
+	}, KernelFusionPasses()...),
 		DeadCodeRemoval(),
-	}
+	)
 }
 
 // ConvertF16Weights folds Cast(Constant f16/bf16, to=f32) into an f32

@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"maps"
 	"math"
 	"strings"
 
@@ -44,6 +45,10 @@ type Pattern struct {
 	preds       []func(*graph.Node) bool
 	constPred   func(*tensor.Tensor) bool
 	alts        []*Pattern
+	// want and sample record what Attr and ConstScalar require, so that
+	// KernelFusion.Instance can build a graph the pattern matches.
+	want   map[string]any
+	sample *float64
 }
 
 // Any matches any value, including an omitted optional input only when
@@ -64,10 +69,12 @@ func Const() *Pattern { return &Pattern{kind: patConst} }
 // ConstScalar matches a Constant holding one floating-point element equal
 // to v within a relative tolerance of 1e-5 (models store 1/6 as f32).
 func ConstScalar(v float64) *Pattern {
-	return Const().ConstWhere(func(t *tensor.Tensor) bool {
+	p := Const().ConstWhere(func(t *tensor.Tensor) bool {
 		x, ok := scalarValue(t)
 		return ok && math.Abs(x-v) <= 1e-5*math.Max(1, math.Abs(v))
 	})
+	p.sample = &v
+	return p
 }
 
 // Same matches the value captured earlier in the same match under name (a
@@ -113,13 +120,19 @@ func (p *Pattern) Where(f func(*graph.Node) bool) *Pattern {
 // Attr requires attribute name to equal want (int64, float32 within 1e-6,
 // string, or []int64), with def standing in for an absent attribute.
 func (p *Pattern) Attr(name string, want, def any) *Pattern {
-	return p.Where(func(n *graph.Node) bool {
+	c := p.Where(func(n *graph.Node) bool {
 		v, ok := n.Attrs[name]
 		if !ok {
 			v = def
 		}
 		return attrEqual(v, want)
 	})
+	c.want = maps.Clone(p.want)
+	if c.want == nil {
+		c.want = map[string]any{}
+	}
+	c.want[name] = want
+	return c
 }
 
 // ConstWhere adds a condition on a Const pattern's value.

@@ -114,6 +114,10 @@ func (a Attrs) Format() string {
 			parts = append(parts, fmt.Sprintf("%s=%v", k, t))
 			continue
 		}
+		if m, ok := v.(*Model); ok && m != nil {
+			parts = append(parts, fmt.Sprintf("%s=%s", k, bodySummary(m)))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 	}
 	return strings.Join(parts, ", ")

@@ -11,5 +11,8 @@
 // The op semantics are ONNX's, normalised to the newest opset form: values the
 // old opsets passed as attributes (Slice starts, Squeeze axes, Clip bounds,
 // Pad pads, Split sizes, Reduce axes) are inputs here, so devices implement one
-// semantics per op.
+// semantics per op. Besides ONNX's ops the table has the fused ops the fusion
+// passes make: FusedConv, FullyConnected and the generic KernelFusion, whose
+// body (a *Model attribute) is the subgraph it replaced and gives it its
+// shape inference.
 package graph

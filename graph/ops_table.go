@@ -163,6 +163,7 @@ func opList() []OpSpec {
 		// Fused ops made by the fusion passes (ops_fused.go).
 		{Name: OpFusedConv, MinInputs: 2, MaxInputs: 4, Infer: inferFusedConv},
 		{Name: OpFullyConnected, MinInputs: 2, MaxInputs: 4, Infer: inferFullyConnected},
+		{Name: OpKernelFusion, MinInputs: 1, MaxInputs: -1, Infer: inferKernelFusion}, // ops_kernelfusion.go
 	}
 }
 

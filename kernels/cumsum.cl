@@ -1,8 +1,10 @@
 // cumsum.cl: CumSum along one axis, inclusive or exclusive, forward or
 // reversed.
 //
-// Build options: -DT=<float|int|long> is the element type (default float);
-// -DIDX=<int|long> is the type of the axis input (default long).
+// Build options: -DT=<float|double|int|long> is the element type (default
+// float; double needs cl_khr_fp64, which the GPU device checks before it
+// asks for it); -DIDX=<int|long> is the type of the axis input (default
+// long).
 //
 // Work-size contract: 1-D NDRange with global size >= n (elements of in and
 // out); any local size. Items with i >= n do nothing. The int array m holds

@@ -7,7 +7,10 @@
 // plan, and builds each (file, options) pair once per device through its
 // program cache. Kernels are referred to only through the catalogue, never by
 // copied source strings, so a kernel developer adds a kernel by adding a .cl
-// file and a catalogue entry.
+// file and a catalogue entry. A fused kernel needs no catalogue line: the
+// catalogue lists every fusion declared in fusion.KernelFusions, so a new
+// fusion is a .cl file plus that one declaration (README.md walks through
+// one).
 //
 // Every .cl file is pure OpenCL C 1.2, holds one concern, bounds-checks its
 // work items, and states its work-size contract in the comment at its top.

@@ -3,9 +3,14 @@
 //
 // Build options: -DBINARY_OP=<ADD|SUB|MUL|DIV|POW|MOD|MAX|MIN|PRELU|EQUAL|
 // LESS|GREATER|LESS_EQUAL|GREATER_EQUAL|AND|OR|XOR> selects the operation
-// (the catalogue entry supplies it); -DT=<float|int|long|uchar> is the input
-// type (default float) and -DTO the output type (default T; uchar for
-// comparisons); -DIS_FLOAT selects the NaN-propagating float forms.
+// (the catalogue entry supplies it); -DT=<float|double|int|long|uchar|...> is
+// the input type (default float; double needs cl_khr_fp64, which the GPU
+// device checks before it asks for it) and -DTO the output type (default T;
+// uchar for comparisons); -DIS_FLOAT selects the NaN-propagating float
+// forms. -DHALF_IN reads f16 inputs and -DHALF_OUT writes an f16 output
+// (vload_half/vstore_half_rte, computing in T=float: no cl_khr_fp16 needed).
+// -DINT_FMOD makes integer MOD truncate (the sign of the dividend, ONNX
+// fmod=1) instead of flooring; an integer MOD by zero gives 0.
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size.
 // Work item i computes output element i; items with i >= n do nothing. The
@@ -21,6 +26,20 @@
 #endif
 #ifndef TO
 #define TO T
+#endif
+#ifdef HALF_IN
+#define TIN half
+#define LOAD(p, i) vload_half((i), (p))
+#else
+#define TIN T
+#define LOAD(p, i) ((p)[i])
+#endif
+#ifdef HALF_OUT
+#define TOUT half
+#define STORE(i, v) vstore_half_rte((float)(v), (i), out)
+#else
+#define TOUT TO
+#define STORE(i, v) (out[i] = (TO)(v))
 #endif
 
 #define ADD(x, y) ((x) + (y))
@@ -44,10 +63,14 @@
 #else
 #define MAX(x, y) ((x) > (y) ? (x) : (y))
 #define MIN(x, y) ((x) < (y) ? (x) : (y))
-#define MOD(x, y) (((x) % (y) != 0 && (((x) % (y) < 0) != ((y) < 0))) ? (x) % (y) + (y) : (x) % (y))
+#ifdef INT_FMOD
+#define MOD(x, y) ((y) == 0 ? (T)0 : (x) % (y))
+#else
+#define MOD(x, y) ((y) == 0 ? (T)0 : (((x) % (y) != 0 && (((x) % (y) < 0) != ((y) < 0))) ? (x) % (y) + (y) : (x) % (y)))
+#endif
 #endif
 
-__kernel void eltwise_binary(__global const T* a, __global const T* b, __global TO* out,
+__kernel void eltwise_binary(__global const TIN* a, __global const TIN* b, __global TOUT* out,
                              const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
@@ -78,7 +101,7 @@ __kernel void eltwise_binary(__global const T* a, __global const T* b, __global 
             ib += c * m[1 + 2 * rank + d];
         }
     }
-    const T x = a[ia];
-    const T y = b[ib];
-    out[gid] = (TO)(BINARY_OP(x, y));
+    const T x = LOAD(a, ia);
+    const T y = LOAD(b, ib);
+    STORE(gid, BINARY_OP(x, y));
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/clinfer/clinfer/fusion"
 )
 
 // sources holds every OpenCL C file of the package.
@@ -67,29 +69,45 @@ var BinaryOps = map[string]string{
 // binary and reduce entries, sorted by name.
 func buildCatalogue() []Kernel {
 	c := []Kernel{
-		{Name: "avg_pool2d", File: "pool.cl", Entry: "pool2d"},
+		{Name: "avg_pool", File: "pool.cl", Entry: "pool"},
 		{Name: "batch_norm", File: "norm.cl", Entry: "batch_norm"},
 		{Name: "cast", File: "cast.cl", Entry: "cast"},
 		{Name: "conv2d", File: "conv.cl", Entry: "conv2d"},
 		{Name: "conv_transpose2d", File: "conv_transpose.cl", Entry: "conv_transpose2d"},
+		{Name: "conv3d", File: "conv3d.cl", Entry: "conv3d"},
+		{Name: "conv_transpose3d", File: "conv3d.cl", Entry: "conv_transpose3d"},
 		{Name: "copy_bytes", File: "copy.cl", Entry: "copy_bytes"},
 		{Name: "copy_words", File: "copy.cl", Entry: "copy_words"},
 		{Name: "cumsum", File: "cumsum.cl", Entry: "cumsum"},
 		{Name: "fully_connected", File: "fused.cl", Entry: "fully_connected"},
 		{Name: "fused_conv2d", File: "fused.cl", Entry: "fused_conv2d"},
+		{Name: "fused_conv2d_blocked", File: "fused.cl", Entry: "fused_conv2d_blocked"},
+		{Name: "fused_deconv2d", File: "fused.cl", Entry: "fused_deconv2d"},
+		{Name: "fused_dwconv2d", File: "fused.cl", Entry: "fused_dwconv2d"},
+		{Name: "fused_gemm", File: "fused.cl", Entry: "fused_gemm"},
 		{Name: "arg_max", File: "arg_reduce.cl", Entry: "arg_reduce"},
 		{Name: "arg_min", File: "arg_reduce.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
 		{Name: "gather", File: "gather.cl", Entry: "gather"},
 		{Name: "gather_elements", File: "gather_elements.cl", Entry: "gather_elements"},
+		{Name: "gather_nd", File: "gather_nd.cl", Entry: "gather_nd"},
+		{Name: "hardmax", File: "hardmax.cl", Entry: "hardmax"},
 		{Name: "instance_norm", File: "norm.cl", Entry: "instance_norm"},
 		{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},
+		{Name: "layer_norm_stats", File: "norm.cl", Entry: "layer_norm", Options: "-DLN_STATS"},
 		{Name: "log_softmax", File: "softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
 		{Name: "matmul", File: "matmul.cl", Entry: "matmul"},
-		{Name: "max_pool2d", File: "pool.cl", Entry: "pool2d", Options: "-DPOOL_MAX"},
+		{Name: "max_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX"},
+		{Name: "max_pool_indices", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX -DPOOL_INDICES"},
+		{Name: "onehot", File: "onehot.cl", Entry: "onehot"},
 		{Name: "pad", File: "pad.cl", Entry: "pad"},
+		{Name: "pow_mixed", File: "pow.cl", Entry: "pow_mixed"},
 		{Name: "resize", File: "resize.cl", Entry: "resize"},
+		{Name: "scatter_elements", File: "scatter.cl", Entry: "scatter_elements"},
+		{Name: "scatter_nd", File: "scatter.cl", Entry: "scatter_nd"},
 		{Name: "sgemm", File: "sgemm.cl", Entry: "sgemm"},
 		{Name: "softmax", File: "softmax.cl", Entry: "softmax"},
+		{Name: "topk", File: "topk.cl", Entry: "topk"},
+		{Name: "topk_smallest", File: "topk.cl", Entry: "topk", Options: "-DSMALLEST"},
 		{Name: "trilu", File: "trilu.cl", Entry: "trilu"},
 		{Name: "strided_copy", File: "strided_copy.cl", Entry: "strided_copy"},
 		{Name: "where", File: "where.cl", Entry: "where_select"},
@@ -102,6 +120,11 @@ func buildCatalogue() []Kernel {
 	}
 	for _, op := range []string{"L1", "L2", "LOG_SUM_EXP", "MAX", "MEAN", "MIN", "PROD", "SUM", "SUM_SQUARE"} {
 		c = append(c, Kernel{Name: "reduce_" + strings.ToLower(op), File: "reduce.cl", Entry: "reduce", Options: "-DREDUCE_OP=" + op})
+	}
+	// Kernel fusions are declared once, in fusion.KernelFusions: the
+	// kernel is the __kernel of the same name in the declared file.
+	for _, f := range fusion.KernelFusions() {
+		c = append(c, Kernel{Name: f.Kernel, File: f.File, Entry: f.Kernel})
 	}
 	sort.Slice(c, func(i, j int) bool { return c[i].Name < c[j].Name })
 	return c

@@ -6,7 +6,9 @@
 //   batch_norm:    n = all elements; element i is in channel (i / inner) % C.
 //   instance_norm: n = N*C; item i normalises the inner elements of (n, c).
 //   layer_norm:    n = outer rows; item i normalises a row of inner elements,
-//                  scale and bias (if has_bias) holding inner values.
+//                  scale and bias (if has_bias) holding inner values. Built
+//                  with -DLN_STATS it also writes the row's mean and
+//                  1/sqrt(var + eps) to element i of mean_out and inv_std_out.
 
 __kernel void batch_norm(__global const float* x, __global const float* scale, __global const float* bias,
                          __global const float* mean, __global const float* var, __global float* out,
@@ -36,7 +38,11 @@ __kernel void instance_norm(__global const float* x, __global const float* scale
 }
 
 __kernel void layer_norm(__global const float* x, __global const float* scale, __global const float* bias,
-                         __global float* out, const ulong n, const ulong inner, const float eps, const uint has_bias)
+                         __global float* out,
+#ifdef LN_STATS
+                         __global float* mean_out, __global float* inv_std_out,
+#endif
+                         const ulong n, const ulong inner, const float eps, const uint has_bias)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -48,6 +54,10 @@ __kernel void layer_norm(__global const float* x, __global const float* scale, _
     for (ulong k = 0; k < inner; ++k) { const float d = xp[k] - mean; var += d * d; }
     var /= (float)inner;
     const float inv = 1.0f / sqrt(var + eps);
+#ifdef LN_STATS
+    mean_out[gid] = mean;
+    inv_std_out[gid] = inv;
+#endif
     for (ulong k = 0; k < inner; ++k) {
         float v = (xp[k] - mean) * inv * scale[k];
         if (has_bias) v += bias[k];

@@ -1,6 +1,8 @@
 package kernels_test
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/kernels"
 )
 
@@ -102,6 +105,10 @@ func TestCatalogueKernels(t *testing.T) {
 	for _, k := range kernels.All() {
 		t.Run(k.Name, func(t *testing.T) {
 			spec, ok := launchSpecs[k.Entry]
+			if f, declared := fusion.LookupKernelFusion(k.Name); declared && !ok {
+				// A kernel fusion's launch follows from its declaration.
+				spec, ok = kernelFusionSpec(f), true
+			}
 			require.True(t, ok, "no launch spec for kernel entry %s (%s): add one to launchSpecs", k.Entry, k.File)
 			spec(t, e, k)
 		})
@@ -173,6 +180,12 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	},
 	"cast": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(10), nil, fill(10, -2, 2), make([]float32, 10), uint64(10))
+		// bfloat16 both ways (a NaN among the floats), f16 to bool.
+		f := fill(10, -2, 2)
+		f[3] = float32(math.NaN())
+		e.launch(t, k, "-DDST_BF16", global1D(10), nil, f, make([]uint16, 10), uint64(10))
+		e.launch(t, k, "-DSRC_BF16 -DDST_T=int", global1D(10), nil, []uint16{0x3f80, 0xc000, 0x7fc0, 0, 0x4120, 1, 2, 3, 4, 5}, make([]int32, 10), uint64(10))
+		e.launch(t, k, "-DSRC_HALF -DDST_T=uchar -DDST_BOOL", global1D(10), nil, make([]uint16, 10), make([]byte, 10), uint64(10))
 	},
 	"conv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,5,5], w [4,1,3,3], groups 2, stride 2, pad 1 -> [1,4,3,3].
@@ -194,6 +207,15 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// a [2,3] with b [3] broadcast over rows.
 		m := []int32{2, 2, 3, 3, 1, 0, 1}
 		e.launch(t, k, "", global1D(6), nil, fill(6, 0.5, 3), fill(3, 0.5, 2), make([]float32, 6), uint64(6), m)
+		switch k.Name {
+		case "max":
+			// f16 storage computed in float: 0x3c00 is 1, 0xc000 is -2.
+			e.launch(t, k, "-DT=float -DIS_FLOAT -DHALF_IN -DHALF_OUT", global1D(6), nil, []uint16{0x3c00, 0xc000, 0, 0x3c00, 0x4000, 0xc000},
+				[]uint16{0, 0x3c00, 0xc000}, make([]uint16, 6), uint64(6), m)
+		case "mod":
+			// Truncated (fmod=1) integer remainder, with a zero divisor.
+			e.launch(t, k, "-DT=long -DINT_FMOD", global1D(6), nil, []int64{7, -7, 5, -5, 3, 0}, []int64{3, -2, 0}, make([]int64, 6), uint64(6), m)
+		}
 	},
 	"eltwise_unary": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(10), nil, fill(10, 0.1, 1), make([]float32, 10), uint64(10), float32(1), float32(0.5))
@@ -216,8 +238,12 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			make([]float32, 24), uint64(6), uint64(3), uint64(4), float32(1e-5))
 	},
 	"layer_norm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		e.launch(t, k, "", global1D(3), nil, fill(12, -1, 1), fill(4, 0.5, 1), fill(4, 0, 1),
-			make([]float32, 12), uint64(3), uint64(4), float32(1e-5), uint32(1))
+		args := []any{fill(12, -1, 1), fill(4, 0.5, 1), fill(4, 0, 1), make([]float32, 12)}
+		if strings.Contains(k.Options, "-DLN_STATS") {
+			args = append(args, make([]float32, 3), make([]float32, 3)) // mean, inv_std_dev
+		}
+		args = append(args, uint64(3), uint64(4), float32(1e-5), uint32(1))
+		e.launch(t, k, "", global1D(3), nil, args...)
 	},
 	"pad": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3] -> [4,5] with one leading pad per axis, in every mode.
@@ -226,22 +252,115 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			e.launch(t, k, "", global1D(20), nil, fill(6, -1, 1), make([]float32, 20), uint64(20), m, mode, float32(0.5))
 		}
 	},
-	"pool2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// x [1,2,5,5], 3x3 window, stride 2, pad 1 -> [1,2,3,3].
-		m := []int32{5, 5, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 7, 7}
-		e.launch(t, k, "", global1D(18), nil, fill(50, -1, 1), make([]float32, 18), uint64(18), m)
+	"pool": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,2,3,5,5], 2x3x3 window, stride (1,2,2), pads (0,1,1) ->
+		// [1,2,2,3,3]; then x [1,2,5,5] (D = 1), 3x3, stride 2, pad 1 ->
+		// [1,2,3,3].
+		for _, c := range []struct {
+			m       []int32
+			in, out int
+		}{
+			{[]int32{3, 5, 5, 2, 3, 3, 2, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, 1, 3, 7, 7}, 150, 36},
+			{[]int32{1, 5, 5, 1, 3, 3, 1, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, 1, 1, 7, 7}, 50, 18},
+		} {
+			run := func(extra string, x, out any) {
+				args := []any{x, out}
+				if strings.Contains(k.Options, "-DPOOL_INDICES") {
+					args = append(args, make([]int64, c.out), int32(1)) // indices, column-major
+				}
+				args = append(args, uint64(c.out), c.m)
+				e.launch(t, k, extra, global1D(c.out), nil, args...)
+			}
+			run("", fill(c.in, -1, 1), make([]float32, c.out))
+			if strings.Contains(k.Options, "-DPOOL_MAX") {
+				u8 := make([]byte, c.in)
+				for i := range u8 {
+					u8[i] = byte(i * 37)
+				}
+				run("-DT=uchar -DIS_INT", u8, make([]byte, c.out))
+			}
+		}
 	},
 	"reduce": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3,4] reduced over axis 1.
 		m := []int32{2, 2, 4, 12, 1, 1, 3, 4, 3}
 		e.launch(t, k, "", global1D(8), nil, fill(24, -1, 1), make([]float32, 8), uint64(8), m)
+		if fp64, err := e.dev.HasFP64(); err == nil && fp64 {
+			d := make([]float64, 24)
+			for i := range d {
+				d[i] = float64(i%5) - 2
+			}
+			e.launch(t, k, "-DT=double", global1D(8), nil, d, make([]float64, 8), uint64(8), m)
+		}
 	},
 	"resize": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// [1,1,2,2] -> [1,1,4,4], linear along H and W.
-		axis := []int32{0, 0, 0, 1, 0, 1, 1, 1}
-		m := append([]int32{4, 1, 1, 4, 4, 4, 4, 2, 1, 17, 19, 21, 29, 0, 1, 2, 6, 0, 0, 0, 0}, append(axis, axis...)...)
-		w := []float32{0, 0, 0, 0.25, 0.75, 0, 0, 0.25, 0.75, 0}
-		e.launch(t, k, "", global1D(16), nil, fill(4, -1, 1), make([]float32, 16), uint64(16), m, w)
+		// [1,1,2,2] -> [1,1,4,3]: 2 taps along H (the first coordinate
+		// outside the crop), 4 (cubic) along W.
+		m := []int32{4, 1, 1, 4, 3, 4, 4, 2, 1, 1, 1, 2, 4, 21, 22, 23, 31, 0, 1, 2, 10,
+			0, 0, -1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1}
+		w := []float32{1, 1, 0.5, 0.5, 0.75, 0.25, 0.25, 0.75, 1, 0,
+			-0.1, 0.6, 0.6, -0.1, 0, 1, 0, 0, -0.05, 0.3, 0.8, -0.05}
+		e.launch(t, k, "", global1D(12), nil, fill(4, -1, 1), make([]float32, 12), uint64(12), m, w, float32(10))
+	},
+	"conv3d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,2,3,4,4], w [4,1,2,3,3], groups 2, stride (1,2,2), pads
+		// (0,1,1) -> [1,4,2,2,2].
+		m := []int32{1, 2, 3, 4, 4, 4, 2, 2, 2, 2, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, 2, 1}
+		e.launch(t, k, "", global1D(32), nil, fill(96, -1, 1), fill(72, -1, 1), fill(4, 0, 1), make([]float32, 32), uint64(32), m)
+	},
+	"conv_transpose3d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,2,2,2,2], w [2,1,2,3,3], groups 2, stride (1,2,2), pads
+		// (0,1,1) -> [1,2,3,3,3].
+		m := []int32{1, 2, 2, 2, 2, 2, 3, 3, 3, 2, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, 2, 1}
+		e.launch(t, k, "", global1D(54), nil, fill(16, -1, 1), fill(36, -1, 1), fill(2, 0, 1), make([]float32, 54), uint64(54), m)
+	},
+	"gather_nd": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// data [2,3,2] uint, indices [2,2,1] long with batch_dims 1 (one
+		// negative, one clamped) -> [2,2,2].
+		m := []int32{1, 2, 2, 6, 3, 2}
+		e.launch(t, k, "", global1D(8), nil, []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []int64{2, -1, 0, 7},
+			make([]uint32, 8), uint64(8), m)
+	},
+	"hardmax": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,3,4] along axis 1.
+		e.launch(t, k, "", global1D(8), nil, fill(24, -1, 1), make([]float32, 24), uint64(8), uint64(3), uint64(4))
+	},
+	"onehot": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// indices [2,3] long (one negative, one out of range), depth 3 on
+		// axis 1 -> [2,3,3].
+		e.launch(t, k, "", global1D(18), nil, []int64{0, 2, -1, 5, 1, -4}, []uint32{7, 9}, make([]uint32, 18),
+			uint64(18), uint64(3), uint64(3))
+	},
+	"pow_mixed": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// a [2,3] with b [3] broadcast over rows: f32 ** i32 (the
+		// defaults), i64 ** f32 (integral and not), i32 ** i32.
+		m := []int32{2, 2, 3, 3, 1, 0, 1}
+		e.launch(t, k, "", global1D(6), nil, fill(6, 0.5, 3), []int32{2, -1, 0}, make([]float32, 6), uint64(6), m)
+		e.launch(t, k, "-DTA=long -DTB=float -DA_INT", global1D(6), nil, []int64{2, -3, 0, 5, 1, -1}, []float32{2, 0.5, -1},
+			make([]int64, 6), uint64(6), m)
+		e.launch(t, k, "-DTA=int -DTB=int -DA_INT -DB_INT", global1D(6), nil, []int32{2, -3, 0, 5, 1, -1}, []int32{3, -1, 0},
+			make([]int32, 6), uint64(6), m)
+	},
+	"scatter_elements": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// out [3,3], indices and updates [2,3] along axis 0 (a duplicate,
+		// a negative and a clamped index), every reduction.
+		m := []int32{2, 2, 3, 3, 1, 0, 3}
+		for red := range int32(5) {
+			e.launch(t, k, "", global1D(3), nil, []int64{0, -1, 1, 0, 2, 7}, fill(6, -1, 1), fill(9, -1, 1), uint64(3), m, red)
+		}
+	},
+	"scatter_nd": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// out [4,4], indices [3,1] (a duplicate, a negative), updates
+		// [3,4], every reduction.
+		m := []int32{1, 3, 4, 4, 4}
+		for red := range int32(5) {
+			e.launch(t, k, "", global1D(4), nil, []int64{1, -1, 1}, fill(12, -1, 1), fill(16, -1, 1), uint64(4), m, red)
+		}
+	},
+	"topk": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,5,3] along axis 1 (with ties), k = 2.
+		e.launch(t, k, "", global1D(30), nil, fill(30, -1, 1), make([]float32, 12), make([]int64, 12),
+			uint64(30), uint64(5), uint64(3), uint64(2))
 	},
 	"sgemm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		for _, tl := range []kernels.SGEMMTiling{kernels.DefaultSGEMMTiling, {TileM: 16, TileN: 8, TileK: 4, WorkM: 2, WorkN: 2}} {
@@ -271,6 +390,76 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		pf := []float32{0, 0, 0, 0, -1, 1}
 		e.launch(t, k, "-DOCB=2", global1D(18), nil, fill(50, -1, 1), fill(36, -1, 1), fill(4, 0, 1), fill(4, -1, 1),
 			make([]float32, 36), uint64(18), m, pm, pf)
+	},
+	"fused_gemm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// 2 batches of [5,3] . [3,11] in 4x8 blocks (VW 4): partial row
+		// and column blocks, items past the range. Packed A shared by
+		// the batches, row bias, dense residual sum and relu; then
+		// strided A with a batch stride, beta * C and a broadcast
+		// residual [11] with hardswish.
+		m := []int32{5, 11, 3, 0, 0, 11, 11, 1, 0, 0, 1, 2, 0, 33, 55}
+		e.launch(t, k, "-DVW=4 -DMR=4 -DNV=2 -DA_PACKED", []int{3, 3, 3}, nil, fill(24, -1, 1), fill(66, -1, 1),
+			fill(5, -1, 1), fill(110, -1, 1), make([]float32, 110), m, float32(1.5), float32(0), []int32{2, 0, 1, -1}, []float32{0, 0, 0, 0})
+		m = []int32{5, 11, 3, 3, 1, 11, 11, 3, 11, 1, 1, 2, 15, 33, 55}
+		e.launch(t, k, "-DVW=4 -DMR=4 -DNV=2", []int{3, 3, 3}, nil, fill(30, -1, 1), fill(66, -1, 1),
+			fill(55, -1, 1), fill(11, -1, 1), make([]float32, 110), m, float32(1), float32(0.5),
+			[]int32{2, 0, 3, 3, 2, 5, 11, 0, 0, 1}, []float32{0, 0, 0, 0})
+	},
+	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,2,5,11], 3x3, pad 1 -> [1,5,5,11], OC 5 in blocks of 4
+		// (weights packed [2][18][4]); x [1,2,9,19], 3x3, stride 2, pad
+		// 1 -> [1,5,5,10]; each with VW 4 (clamped, shuffled loads at
+		// the row ends) and VW 16 (lane by lane: rows shorter than a
+		// vector). Bias, dense residual sum and clip.
+		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+		for _, c := range []struct {
+			extra   string
+			vw      int
+			h, w, s int32
+			oh, ow  int
+		}{
+			{"", 4, 5, 11, 1, 5, 11}, {"-DSTR_H=2 -DSTR_W=2", 4, 9, 19, 2, 5, 10},
+			{"", 16, 5, 11, 1, 5, 11}, {"-DSTR_H=2 -DSTR_W=2", 16, 9, 19, 2, 5, 10},
+		} {
+			m := []int32{1, 2, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
+			out := 5 * c.oh * c.ow
+			tiles := (c.ow + c.vw - 1) / c.vw
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 %s", c.vw, c.extra), []int{3, c.oh*tiles + 1, 2}, nil,
+				fill(int(2*c.h*c.w), -1, 1), fill(144, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
+		}
+	},
+	"fused_deconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,3,4,9], 2x2 kernel and stride -> [1,5,8,18], OC 5 in
+		// blocks of 4 (weights packed [2][3][2][4][VW]); VW 4 and 16.
+		// Bias, dense residual sum and clip.
+		m := []int32{1, 3, 4, 9, 5, 8, 18, 1}
+		for _, vw := range []int{4, 16} {
+			tiles := (18 + vw - 1) / vw
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DSTR_H=2 -DSTR_W=2", vw), []int{3, 8*tiles + 1, 2}, nil,
+				fill(108, -1, 1), fill(48*vw, -1, 1), fill(5, -1, 1), fill(720, -1, 1), make([]float32, 720), m,
+				[]int32{2, 0, 2, -1}, []float32{0, 0, -1, 1})
+		}
+	},
+	"fused_dwconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [2,3,6,13], 5x5, pad 2 -> [2,3,6,13] in 4-row items; x
+		// [1,2,9,19], 3x3, stride 2, pad 1 -> [1,2,5,10]; VW 4 and 16.
+		// Bias, dense residual sum and clip.
+		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+		for _, c := range []struct {
+			extra         string
+			vw            int
+			n, c, h, w, p int32
+			oh, ow, kk    int
+		}{
+			{"-DWIN_H=5 -DWIN_W=5", 4, 2, 3, 6, 13, 2, 6, 13, 25}, {"-DSTR_H=2 -DSTR_W=2", 4, 1, 2, 9, 19, 1, 5, 10, 9},
+			{"-DWIN_H=5 -DWIN_W=5", 16, 2, 3, 6, 13, 2, 6, 13, 25}, {"-DSTR_H=2 -DSTR_W=2", 16, 1, 2, 9, 19, 1, 5, 10, 9},
+		} {
+			m := []int32{c.n, c.c, c.h, c.w, int32(c.oh), int32(c.ow), c.p, c.p, 1}
+			planes := int(c.n * c.c)
+			out := planes * c.oh * c.ow
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DRB=4 %s", c.vw, c.extra), []int{(c.ow+c.vw-1)/c.vw + 1, (c.oh+3)/4 + 1, planes + 1}, nil,
+				fill(planes*int(c.h*c.w), -1, 1), fill(int(c.c)*c.kk, -1, 1), fill(int(c.c), -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
+		}
 	},
 	"fully_connected": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// a [3,4] . w [4,5] + bias [5], then sum (residual [3,1]) and gelu.

@@ -1,50 +1,118 @@
-// pool.cl: 2-D MaxPool and AveragePool (NCHW, f32) with strides, pads,
-// dilations and count_include_pad; 1-D pooling is the H = 1 case.
+// pool.cl: MaxPool and AveragePool of NC[D]HW data with strides, pads,
+// dilations and count_include_pad, up to 3 spatial axes: 2-D pooling is the
+// D = 1 case and 1-D pooling the D = H = 1 case.
 //
-// Build options: -DPOOL_MAX selects max pooling (default average).
+// Build options: -DPOOL_MAX selects max pooling (default average);
+// -DPOOL_INDICES (with POOL_MAX) adds the Indices output: the flat index
+// into x of the maximum (its first occurrence in window order), row-major
+// within the plane, or column-major when col_major is 1 (storage_order).
+// -DT is the element type of max pooling (default float; with -DIS_INT,
+// char and uchar give the 8-bit integer forms); average pooling is f32.
 //
-// Work-size contract: 1-D NDRange with global size >= n = N*C*OH*OW; any
-// local size. Work item i computes output element i; items with i >= n do
-// nothing. The int array m holds H, W, OH, OW, KH, KW, stride h/w, pad
-// top/left, dilation h/w, count_include_pad, padded H, padded W (H and W
-// plus both pads: the average's divisor never counts past them).
+// Work-size contract: 1-D NDRange with global size >= n = N*C*OD*OH*OW;
+// any local size. Work item i computes output element i; items with i >= n
+// do nothing. The int array m holds D, H, W, OD, OH, OW, KD, KH, KW, stride
+// d/h/w, pad front/top/left, dilation d/h/w, count_include_pad, and the
+// padded D, H and W (the input plus both pads: the average's divisor never
+// counts past them).
 
-__kernel void pool2d(__global const float* x, __global float* out, const ulong n, __global const int* m)
+#ifndef T
+#define T float
+#endif
+
+__kernel void pool(__global const T* x, __global T* out,
+#ifdef POOL_INDICES
+                   __global long* indices, const int col_major,
+#endif
+                   const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    const int H = m[0], W = m[1], OH = m[2], OW = m[3], KH = m[4], KW = m[5];
-    const int SH = m[6], SW = m[7], PH = m[8], PW = m[9], DH = m[10], DW = m[11];
-    const int ow = (int)(gid % (ulong)OW);
-    const int oh = (int)((gid / (ulong)OW) % (ulong)OH);
-    const long nc = (long)(gid / ((ulong)OW * OH));
-    __global const float* xp = x + nc * H * (long)W;
-#ifdef POOL_MAX
+    const int D = m[0], H = m[1], W = m[2], OD = m[3], OH = m[4], OW = m[5];
+    const int KD = m[6], KH = m[7], KW = m[8], SD = m[9], SH = m[10], SW = m[11];
+    const int PD = m[12], PH = m[13], PW = m[14], DD = m[15], DH = m[16], DW = m[17];
+    ulong r = gid;
+    const int ow = (int)(r % (ulong)OW); r /= (ulong)OW;
+    const int oh = (int)(r % (ulong)OH); r /= (ulong)OH;
+    const int od = (int)(r % (ulong)OD);
+    const long nc = (long)(r / (ulong)OD);
+    const long plane = (long)D * H * W;
+    __global const T* xp = x + nc * plane;
+#if defined(POOL_MAX) && (defined(POOL_INDICES) || defined(IS_INT))
+    // The first maximum in window order (a NaN wins over numbers), with
+    // its position.
+    T acc = (T)0;
+    int have = 0;
+    long at = 0;
+#elif defined(POOL_MAX)
     float acc = -INFINITY;
 #else
+    // The divisor: the taps inside the input, or inside the padded input
+    // (count_include_pad); both sets are products of per-axis ranges.
+    int in_d = 0, in_h = 0, in_w = 0, pad_d = 0, pad_h = 0, pad_w = 0;
+    for (int k = 0; k < KD; ++k) {
+        const int i = od * SD - PD + k * DD;
+        in_d += i >= 0 && i < D;
+        pad_d += i + PD < m[19];
+    }
+    for (int k = 0; k < KH; ++k) {
+        const int i = oh * SH - PH + k * DH;
+        in_h += i >= 0 && i < H;
+        pad_h += i + PH < m[20];
+    }
+    for (int k = 0; k < KW; ++k) {
+        const int i = ow * SW - PW + k * DW;
+        in_w += i >= 0 && i < W;
+        pad_w += i + PW < m[21];
+    }
     float acc = 0.0f;
-    int cnt = 0, cnt_pad = 0;
 #endif
-    for (int kh = 0; kh < KH; ++kh) {
-        const int ih = oh * SH - PH + kh * DH;
-        for (int kw = 0; kw < KW; ++kw) {
-            const int iw = ow * SW - PW + kw * DW;
-#ifndef POOL_MAX
-            if (ih + PH < m[13] && iw + PW < m[14]) cnt_pad++;
-#endif
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-            const float v = xp[(long)ih * W + iw];
-#ifdef POOL_MAX
-            acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v);
+    for (int kd = 0; kd < KD; ++kd) {
+        const int id = od * SD - PD + kd * DD;
+        if (id < 0 || id >= D) continue;
+        for (int kh = 0; kh < KH; ++kh) {
+            const int ih = oh * SH - PH + kh * DH;
+            if (ih < 0 || ih >= H) continue;
+            for (int kw = 0; kw < KW; ++kw) {
+                const int iw = ow * SW - PW + kw * DW;
+                if (iw < 0 || iw >= W) continue;
+                const long off = ((long)id * H + ih) * W + iw;
+                const T v = xp[off];
+#if defined(POOL_MAX) && (defined(POOL_INDICES) || defined(IS_INT))
+#ifdef IS_INT
+                const int take = !have || v > acc;
 #else
-            acc += v;
-            cnt++;
+                const int take = !have || v > acc || (isnan(v) && !isnan(acc));
 #endif
+                if (take) {
+                    acc = v;
+                    at = off;
+                    have = 1;
+                }
+#elif defined(POOL_MAX)
+                acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v);
+#else
+                acc += v;
+#endif
+            }
         }
     }
-#ifdef POOL_MAX
+#if defined(POOL_MAX) && (defined(POOL_INDICES) || defined(IS_INT))
+#ifndef IS_INT
+    if (!have) acc = -INFINITY;
+#endif
+    out[gid] = acc;
+#ifdef POOL_INDICES
+    if (col_major) {
+        // Column-major within the plane: the first spatial axis varies fastest.
+        const long id = at / ((long)H * W), ih = (at / W) % H, iw = at % W;
+        at = id + ih * D + iw * (long)D * H;
+    }
+    indices[gid] = nc * plane + at;
+#endif
+#elif defined(POOL_MAX)
     out[gid] = acc;
 #else
-    out[gid] = acc / (float)(m[12] ? cnt_pad : cnt);
+    out[gid] = acc / (float)(m[18] ? pad_d * pad_h * pad_w : in_d * in_h * in_w);
 #endif
 }

@@ -1,15 +1,21 @@
 // reduce.cl: ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp
-// (and Global pools) over any set of axes of an f32 tensor, accumulating
-// in f32.
+// (and Global pools) over any set of axes of an f32 (or f64) tensor,
+// accumulating in the element type.
 //
 // Build options: -DREDUCE_OP=<SUM|MEAN|MAX|MIN|PROD|SUM_SQUARE|L1|L2|
-// LOG_SUM_EXP> selects the reduction.
+// LOG_SUM_EXP> selects the reduction; -DT=<float|double> is the element
+// type (default float; double needs cl_khr_fp64, which the GPU device
+// checks before it asks for it).
 //
 // Work-size contract: 1-D NDRange with global size >= n (output elements);
 // any local size. Items with i >= n do nothing. The int array m holds
 // m[0] = nk kept axes, nk kept dims, nk kept input strides, then nr reduced
 // axes, nr reduced dims, nr reduced input strides, then the reduced count.
 // Work item i reduces its count input elements serially.
+
+#ifndef T
+#define T float
+#endif
 
 #ifndef REDUCE_OP
 #error "reduce.cl: build with -DREDUCE_OP=<SUM|MEAN|MAX|MIN|PROD|SUM_SQUARE|L1|L2|LOG_SUM_EXP>"
@@ -36,7 +42,7 @@ static long reduce_offset(long base, long k, __global const int* red, const int 
     return off;
 }
 
-__kernel void reduce(__global const float* in, __global float* out, const ulong n, __global const int* m)
+__kernel void reduce(__global const T* in, __global T* out, const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -52,16 +58,16 @@ __kernel void reduce(__global const float* in, __global float* out, const ulong 
     const int nr = red[0];
     const long count = red[1 + 2 * nr];
 #if REDUCE_OP == MAX || REDUCE_OP == LOG_SUM_EXP
-    float acc = -INFINITY;
+    T acc = -INFINITY;
 #elif REDUCE_OP == MIN
-    float acc = INFINITY;
+    T acc = INFINITY;
 #elif REDUCE_OP == PROD
-    float acc = 1.0f;
+    T acc = 1;
 #else
-    float acc = 0.0f;
+    T acc = 0;
 #endif
     for (long k = 0; k < count; ++k) {
-        const float v = in[reduce_offset(base, k, red, nr)];
+        const T v = in[reduce_offset(base, k, red, nr)];
 #if REDUCE_OP == MAX || REDUCE_OP == LOG_SUM_EXP
         acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v);
 #elif REDUCE_OP == MIN
@@ -77,14 +83,14 @@ __kernel void reduce(__global const float* in, __global float* out, const ulong 
 #endif
     }
 #if REDUCE_OP == MEAN
-    acc = count > 0 ? acc / (float)count : NAN;
+    acc = count > 0 ? acc / (T)count : NAN;
 #elif REDUCE_OP == L2
     acc = sqrt(acc);
 #elif REDUCE_OP == LOG_SUM_EXP
     // Second pass, shifted by the maximum so that exp cannot overflow.
     if (isfinite(acc)) {
-        const float mx = acc;
-        float s = 0.0f;
+        const T mx = acc;
+        T s = 0;
         for (long k = 0; k < count; ++k) {
             s += exp(in[reduce_offset(base, k, red, nr)] - mx);
         }

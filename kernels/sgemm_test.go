@@ -32,6 +32,8 @@ func hostBytes(a any) ([]byte, bool) {
 		return sliceBytes(v), true
 	case []uint64:
 		return sliceBytes(v), true
+	case []float64:
+		return sliceBytes(v), true
 	}
 	return nil, false
 }

@@ -101,8 +101,10 @@ func caseTimeout(t *testing.T) time.Duration {
 // device: one subtest per case, named "dir/case", then a "summary" subtest
 // that logs passed / failed / unsupported-op / unsupported-type / excluded
 // counts per directory and writes the same table to the file named by
-// $CONFORMANCE_SUMMARY when that is set. A case whose ops are all supported
-// but which fails is a test failure. Each case runs under recover (a panic
+// $CONFORMANCE_SUMMARY when that is set ("{device}" in it is replaced by
+// the device name, so that several devices' suites keep their own); when no -run filter left a case
+// out, it also records every case's outcome for CheckParity. A case whose
+// ops are all supported but which fails is a test failure. Each case runs under recover (a panic
 // becomes a failure with its stack) and a time limit.
 func ONNXBackend(t *testing.T, device string) {
 	root := dataDir()
@@ -160,7 +162,11 @@ func ONNXBackend(t *testing.T, device string) {
 		}
 		table := sum.table(device)
 		t.Log("\n" + table)
+		if cases := sum.outcomes(); len(cases) == len(seen) {
+			record(device, cases) // every case ran: CheckParity can use it
+		}
 		if p := os.Getenv("CONFORMANCE_SUMMARY"); p != "" {
+			p = strings.ReplaceAll(p, "{device}", device)
 			if err := os.WriteFile(p, []byte(table+sum.details()), 0o644); err != nil {
 				t.Errorf("conformance: writing $CONFORMANCE_SUMMARY: %v", err)
 			}
@@ -480,6 +486,7 @@ func typeOf(err error) string {
 // summary collects outcomes from parallel subtests.
 type summary struct {
 	mu     sync.Mutex
+	cases  map[string]Outcome // by "dir/case"
 	counts map[string]*[numOutcomes]int
 	failed []string
 	unsup  map[string]int
@@ -487,7 +494,18 @@ type summary struct {
 }
 
 func newSummary() *summary {
-	return &summary{counts: map[string]*[numOutcomes]int{}, unsup: map[string]int{}, types: map[string]int{}}
+	return &summary{cases: map[string]Outcome{}, counts: map[string]*[numOutcomes]int{}, unsup: map[string]int{}, types: map[string]int{}}
+}
+
+// outcomes returns a copy of the outcome of every case added so far.
+func (s *summary) outcomes() map[string]Outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Outcome, len(s.cases))
+	for k, o := range s.cases {
+		out[k] = o
+	}
+	return out
 }
 
 func (s *summary) add(dir, key string, out Outcome, err error) {
@@ -499,6 +517,7 @@ func (s *summary) add(dir, key string, out Outcome, err error) {
 		s.counts[dir] = c
 	}
 	c[out]++
+	s.cases[key] = out
 	switch out {
 	case Failed:
 		msg := fmt.Sprint(err)

@@ -1,0 +1,191 @@
+package clbackend
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/fusion"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// kernelFusionCases are lowerCases' cases of OpKernelFusion: one per
+// declaration of fusion.KernelFusions, on the seeded random instance the
+// declaration generates, fused by the declaration's own pass. A fusion is
+// therefore compared with the CPU reference (which runs the body) the
+// moment it is declared, and TestLoweringsMatchCPU's catalogue check sees
+// its kernel launched.
+func kernelFusionCases() []lowerCase {
+	var out []lowerCase
+	for _, k := range fusion.KernelFusions() {
+		out = append(out, lowerCase{k.Kernel, func(g *caseGen) *graph.Model {
+			return fusedInstance(g.t, k, g.r)
+		}})
+	}
+	return out
+}
+
+// fusedInstance returns k's instance with k's pass applied: one
+// KernelFusion node standing for the pattern.
+func fusedInstance(t *testing.T, k fusion.KernelFusion, r *rand.Rand) *graph.Model {
+	t.Helper()
+	m, err := k.Instance(r)
+	require.NoError(t, err)
+	n, err := fusion.ApplyKernelFusion(context.Background(), m, k)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "pass %s does not fuse the instance of its own pattern", k.Name)
+	return m
+}
+
+// runtimeNode returns the runtime-model node of layer type op (failing
+// unless there is exactly one).
+func runtimeNode(t *testing.T, rm *graph.Model, op string) *graph.Node {
+	t.Helper()
+	nodes, err := rm.Nodes()
+	require.NoError(t, err)
+	var found []*graph.Node
+	for _, n := range nodes {
+		if n.RT.Extra["LAYER_TYPE"] == op {
+			found = append(found, n)
+		}
+	}
+	require.Len(t, found, 1, "%s nodes in the runtime model", op)
+	return found[0]
+}
+
+// TestKernelFusionsOnGPU compiles each declared fusion's unfused instance
+// on the GPU with the standard pipeline: the pass fuses it into one
+// KernelFusion node whose runtime-model entry names the catalogue kernel
+// (IMPL_TYPE) and the absorbed user nodes (ORIGINAL_NAMES); QueryModel
+// answers in the user's names; the result matches the CPU; export and
+// import keep the node; and DISABLED_TRANSFORMATIONS=<pass> leaves the
+// subgraph unfused.
+func TestKernelFusionsOnGPU(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	ctx := context.Background()
+	for i, k := range fusion.KernelFusions() {
+		t.Run(k.Name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 17))
+			m, err := k.Instance(r)
+			require.NoError(t, err)
+			var ops []string
+			nodes, err := m.Nodes()
+			require.NoError(t, err)
+			for _, n := range nodes {
+				if n.OpType != graph.OpParameter && n.OpType != graph.OpConstant && n.OpType != graph.OpResult {
+					ops = append(ops, n.Name)
+				}
+			}
+			ins := map[string]*tensor.Tensor{}
+			for _, p := range m.Parameters {
+				ins[p.Name] = randomFill(t, r, p)
+			}
+			want, _ := inferAll(t, cpu, m, ins)
+
+			cm, err := gpu.CompileModel(ctx, m, nil)
+			require.NoError(t, err)
+			defer cm.Close()
+			rm, err := cm.RuntimeModel()
+			require.NoError(t, err)
+			kf := runtimeNode(t, rm, graph.OpKernelFusion)
+			assert.Equal(t, k.Kernel+":"+k.Kernel, kf.RT.Extra["IMPL_TYPE"])
+			got := strings.Split(kf.RT.Extra["ORIGINAL_NAMES"], ",")
+			assert.ElementsMatch(t, ops, got, "ORIGINAL_NAMES are the absorbed nodes")
+			counts, _ := opCounts(t, cm)
+			assert.Equal(t, 1, counts[graph.OpKernelFusion])
+
+			q, err := gpu.QueryModel(ctx, m, nil)
+			require.NoError(t, err)
+			for _, n := range nodes {
+				assert.Equal(t, DeviceName, q[n.Name], "QueryModel on %q", n.Name)
+			}
+
+			outs := runBound(t, cm, ins)
+			for j := range want {
+				assertClose(t, want[j], outs[j])
+			}
+
+			// Export and import carry the body (a *graph.Model attribute).
+			var blob bytes.Buffer
+			require.NoError(t, cm.(plugin.Exporter).Export(&blob))
+			im, err := newGPU(t).ImportModel(ctx, &blob, nil)
+			require.NoError(t, err)
+			defer im.Close()
+			irm, err := im.RuntimeModel()
+			require.NoError(t, err)
+			assert.Equal(t, k.Kernel+":"+k.Kernel, runtimeNode(t, irm, graph.OpKernelFusion).RT.Extra["IMPL_TYPE"])
+			for j, y := range runBound(t, im, ins) {
+				assertClose(t, outs[j], y)
+			}
+
+			off, err := gpu.CompileModel(ctx, m, map[string]string{fusion.KeyDisabledTransformations: k.Name})
+			require.NoError(t, err)
+			defer off.Close()
+			counts, _ = opCounts(t, off)
+			assert.Zero(t, counts[graph.OpKernelFusion], "DISABLED_TRANSFORMATIONS=%s still fused", k.Name)
+			for j, y := range runBound(t, off, ins) {
+				assertClose(t, want[j], y)
+			}
+		})
+	}
+}
+
+// runBound infers once on cm with ins bound and returns every output.
+func runBound(t *testing.T, cm plugin.CompiledModel, ins map[string]*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	for name, x := range ins {
+		require.NoError(t, r.SetTensor(name, x))
+	}
+	require.NoError(t, r.Infer(context.Background()))
+	var out []*tensor.Tensor
+	for _, o := range cm.Outputs() {
+		y, err := r.Tensor(o.Name)
+		require.NoError(t, err)
+		out = append(out, y.Clone())
+	}
+	return out
+}
+
+// TestKernelFusionUnsupportedForms: the generic lowering refuses, naming
+// the node, a kernel the catalogue does not have and an input that does not
+// broadcast to the output.
+func TestKernelFusionUnsupportedForms(t *testing.T) {
+	gpu := newGPU(t)
+	k, ok := fusion.LookupKernelFusion("se_residual")
+	require.True(t, ok)
+	for _, c := range []struct {
+		name, want string
+		edit       func(n *graph.Node)
+	}{
+		{"unknown_kernel", "no_such_kernel", func(n *graph.Node) { n.Attrs[graph.AttrKernel] = "no_such_kernel" }},
+		{"bad_launch", "launch", func(n *graph.Node) { n.Attrs[graph.AttrLaunch] = "tiles" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := fusedInstance(t, k, rand.New(rand.NewPCG(3, 3)))
+			nodes, err := m.Nodes()
+			require.NoError(t, err)
+			i := slices.IndexFunc(nodes, func(n *graph.Node) bool { return n.OpType == graph.OpKernelFusion })
+			require.GreaterOrEqual(t, i, 0)
+			c.edit(nodes[i])
+			_, err = gpu.CompileModel(context.Background(), m, nil)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), nodes[i].Name)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}

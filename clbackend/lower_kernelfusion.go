@@ -1,0 +1,86 @@
+package clbackend
+
+import (
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// lowerKernelFusion is the one lowering of every KernelFusion node, whatever
+// fusion declared it (fusion.KernelFusions): it launches the catalogue
+// kernel the node names under the node's launch convention with the
+// arguments every such kernel takes: the inputs, the outputs, the number
+// of work items n, the shape table and the float params (graph.LaunchRows
+// and graph.LaunchElementwise say what the table holds). Adding a fusion
+// changes nothing here.
+func lowerKernelFusion(b *builder, n *graph.Node) error {
+	if _, err := graph.KernelFusionBody(n); err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	if err := b.allF32(n); err != nil {
+		return err
+	}
+	y := b.out(n, 0)
+	ys := b.val(y).shape
+	for j := range n.Outputs {
+		o := b.val(b.out(n, j))
+		if o.typ != tensor.F32 {
+			return errUnsupported(n, "output %d of type %s (kernel fusions take f32)", j, o.typ)
+		}
+		if !o.shape.Equal(ys) {
+			return errUnsupported(n, "output %d has shape %v, output 0 %v (the outputs of a kernel fusion share a shape)", j, o.shape, ys)
+		}
+	}
+	var args []any
+	shapes := make([]tensor.Shape, len(n.Inputs))
+	for i := range n.Inputs {
+		v := b.in(n, i)
+		if v < 0 {
+			return errUnsupported(n, "input %d is omitted (kernel fusions take every input)", i)
+		}
+		shapes[i] = b.val(v).shape
+		if !broadcastsTo(shapes[i], ys) {
+			return errUnsupported(n, "input %d %v does not broadcast to the output %v, as the launch conventions need", i, shapes[i], ys)
+		}
+		args = append(args, slotArg(v))
+	}
+	for j := range n.Outputs {
+		args = append(args, slotArg(b.out(n, j)))
+	}
+	table := broadcastMeta(ys, shapes...)
+	cnt := ys.NumElements()
+	switch launch := n.Attrs.String(graph.AttrLaunch, ""); launch {
+	case graph.LaunchElementwise:
+	case graph.LaunchRows:
+		row := int64(1)
+		if len(ys) > 0 {
+			row = ys[len(ys)-1]
+		}
+		if row == 0 {
+			return nil
+		}
+		cnt /= row
+		table = append([]int64{row}, table...)
+	default:
+		return errUnsupported(n, "launch convention %q", launch)
+	}
+	if cnt == 0 {
+		return nil
+	}
+	args = append(args, uint64(cnt), b.meta(table), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
+	return b.emit(n, n.Attrs.String(graph.AttrKernel, ""), "", cnt, args...)
+}
+
+// broadcastsTo reports whether s broadcasts to out (numpy rules) without
+// growing it.
+func broadcastsTo(s, out tensor.Shape) bool {
+	if len(s) > len(out) {
+		return false
+	}
+	off := len(out) - len(s)
+	for i, d := range s {
+		if d != 1 && d != out[off+i] {
+			return false
+		}
+	}
+	return true
+}

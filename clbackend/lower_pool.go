@@ -1,0 +1,132 @@
+package clbackend
+
+import (
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// This file holds the windowed ops over three spatial axes: MaxPool and
+// AveragePool of 1 to 3 spatial axes (pool.cl), and 3-D Conv and
+// ConvTranspose (conv3d.cl); 1-D and 2-D convolutions stay with lowerConv.
+
+// to3D returns the (D, H, W) view of 1 to 3 spatial values, filling the
+// missing leading axes with fill.
+func to3D(v []int64, fill int64) (int64, int64, int64) {
+	switch len(v) {
+	case 1:
+		return fill, fill, v[0]
+	case 2:
+		return fill, v[0], v[1]
+	}
+	return v[0], v[1], v[2]
+}
+
+// lowerPool runs MaxPool (f32, i8, u8, with the optional Indices output)
+// and AveragePool (f32) over 1 to 3 spatial axes.
+func lowerPool(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	xs, ys := b.val(x).shape, b.val(y).shape
+	if len(xs) < 3 || len(xs) > 5 {
+		return errUnsupported(n, "%d-D pooling (the GPU kernel takes 1-D to 3-D)", len(xs)-2)
+	}
+	t := b.val(x).typ
+	isMax := n.OpType == "MaxPool"
+	var defines string
+	switch {
+	case t == tensor.F32:
+	case isMax && (t == tensor.I8 || t == tensor.U8):
+		defines = "-DT=" + clType(t) + " -DIS_INT"
+	default:
+		return errUnsupported(n, "element type %s", t)
+	}
+	r := len(xs) - 2
+	kernel := n.Attrs.Ints("kernel_shape", nil)
+	if len(kernel) != r {
+		return errUnsupported(n, "kernel_shape %v", kernel)
+	}
+	stride := n.Attrs.Ints("strides", ones(r))
+	dil := n.Attrs.Ints("dilations", ones(r))
+	begin, end := windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
+	D, H, W := to3D(xs[2:], 1)
+	OD, OH, OW := to3D(ys[2:], 1)
+	KD, KH, KW := to3D(kernel, 1)
+	SD, SH, SW := to3D(stride, 1)
+	PD, PH, PW := to3D(begin, 0)
+	ED, EH, EW := to3D(end, 0)
+	DD, DH, DW := to3D(dil, 1)
+	m := []int64{D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW,
+		n.Attrs.Int("count_include_pad", 0), D + PD + ED, H + PH + EH, W + PW + EW}
+	cnt := ys.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	switch {
+	case !isMax:
+		return b.emit(n, "avg_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
+	case len(n.Outputs) > 1:
+		colMajor := int32(n.Attrs.Int("storage_order", 0))
+		return b.emit(n, "max_pool_indices", defines, cnt, slotArg(x), slotArg(y), slotArg(b.out(n, 1)), colMajor, uint64(cnt), b.meta(m))
+	}
+	return b.emit(n, "max_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
+}
+
+// lowerConvAnyRank sends 3-D Conv and ConvTranspose to conv3d.cl and the
+// others to lowerConv.
+func lowerConvAnyRank(b *builder, n *graph.Node) error {
+	if len(b.val(b.in(n, 0)).shape) == 5 {
+		return lowerConv3D(b, n)
+	}
+	return lowerConv(b, n)
+}
+
+// lowerConv3D runs a 3-D Conv or ConvTranspose, one output element per
+// work item.
+func lowerConv3D(b *builder, n *graph.Node) error {
+	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
+	if err := b.allF32(n); err != nil {
+		return err
+	}
+	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
+	const r = 3
+	kernel := ws[2:]
+	stride := n.Attrs.Ints("strides", ones(r))
+	dil := n.Attrs.Ints("dilations", ones(r))
+	group := n.Attrs.Int("group", 1)
+	name := "conv3d"
+	var begin []int64
+	if n.OpType == "ConvTranspose" {
+		name = "conv_transpose3d"
+		begin = make([]int64, r)
+		pads := n.Attrs.Ints("pads", nil)
+		auto := n.Attrs.String("auto_pad", "NOTSET")
+		outPad := n.Attrs.Ints("output_padding", make([]int64, r))
+		for i := 0; i < r; i++ {
+			total := stride[i]*(xs[2+i]-1) + outPad[i] + (kernel[i]-1)*dil[i] + 1 - ys[2+i]
+			switch {
+			case len(pads) == 2*r && auto == "NOTSET" && !n.Attrs.Has("output_shape"):
+				begin[i] = pads[i]
+			case auto == "SAME_LOWER":
+				begin[i] = total - total/2
+			default: // SAME_UPPER, or NOTSET with output_shape
+				begin[i] = total / 2
+			}
+		}
+	} else {
+		begin, _ = windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
+	}
+	m := []int64{xs[0], xs[1], xs[2], xs[3], xs[4], ys[1], ys[2], ys[3], ys[4], kernel[0], kernel[1], kernel[2]}
+	m = append(m, stride...)
+	m = append(m, begin...)
+	m = append(m, dil...)
+	m = append(m, group, 0)
+	barg := slotArg(w)
+	if bias >= 0 {
+		m[len(m)-1] = 1
+		barg = slotArg(bias)
+	}
+	cnt := ys.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	return b.emit(n, name, "", cnt, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt), b.meta(m))
+}

@@ -1,0 +1,145 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+)
+
+// OpKernelFusion is the generic fused op (OpenVINO's Subgraph, ONNX
+// Runtime's compiled node): a subgraph that a fusion declaration
+// (fusion.KernelFusion) matched and replaced, kept as the node's body. The
+// GPU device runs it as one launch of the catalogue kernel the node names,
+// through one generic lowering; the CPU device runs the body with its
+// reference ops, so the CPU result is right by construction. Shape and type
+// inference come from the body: input i of the node is the body's
+// Parameter i, output j the body's Result j.
+//
+// Its attributes are AttrKernel, AttrLaunch, AttrBody and, optionally,
+// AttrParams. It is not an ONNX op; a model read from a file never contains
+// it, but exported compiled models do (the body is a *Model attribute,
+// which the binary encoding carries).
+const OpKernelFusion = "KernelFusion"
+
+// Attribute names of a KernelFusion node.
+const (
+	// AttrKernel is the catalogue name of the kernel (string).
+	AttrKernel = "kernel"
+	// AttrLaunch is the launch convention (string): LaunchElementwise or
+	// LaunchRows.
+	AttrLaunch = "launch"
+	// AttrBody is the subgraph the node stands for (*Model).
+	AttrBody = "body"
+	// AttrParams are float parameters the kernel reads ([]float32,
+	// optional): values the body holds as attributes (an epsilon).
+	AttrParams = "params"
+)
+
+// Launch conventions of a KernelFusion kernel: how many work items it runs
+// and what the shape table it reads describes. Every kernel takes, in
+// order, the inputs, the outputs, the work-item count n (ulong), the shape
+// table (int array) and the params (float array; one unused element when
+// the node has none); all tensors are f32.
+const (
+	// LaunchElementwise runs one work item per element of output 0;
+	// every output has output 0's shape. The shape table is the numpy
+	// broadcast of the inputs to output 0: m[0] = rank r, r output dims,
+	// then r element strides per input (0 on broadcast axes), with
+	// adjacent axes merged where every input allows.
+	LaunchElementwise = "elementwise"
+	// LaunchRows runs one work item per row of the last axis of output 0.
+	// The shape table is m[0] = the row length, followed by the
+	// LaunchElementwise table of output 0: element c of row i is output
+	// element i*m[0] + c, located in each input through that table.
+	LaunchRows = "rows"
+)
+
+// launchKinds are the accepted AttrLaunch values.
+var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true}
+
+// LaunchKinds returns the accepted launch conventions, sorted.
+func LaunchKinds() []string { return sortedKeys(launchKinds) }
+
+// KernelFusionBody returns the body of a KernelFusion node after checking
+// the node's attributes: a kernel name, a known launch convention and a
+// body with one Parameter per input and one Result per output.
+func KernelFusionBody(n *Node) (*Model, error) {
+	if n.Attrs.String(AttrKernel, "") == "" {
+		return nil, n.Errorf("attribute %q (the catalogue kernel) is missing", AttrKernel)
+	}
+	if l := n.Attrs.String(AttrLaunch, ""); !launchKinds[l] {
+		return nil, n.Errorf("attribute %q is %q, want one of %s", AttrLaunch, l, strings.Join(LaunchKinds(), ", "))
+	}
+	body, ok := n.Attrs[AttrBody].(*Model)
+	if !ok || body == nil {
+		return nil, n.Errorf("attribute %q (the subgraph the node stands for) is missing", AttrBody)
+	}
+	if len(body.Parameters) != len(n.Inputs) {
+		return nil, n.Errorf("body %q has %d parameters for %d inputs", body.Name, len(body.Parameters), len(n.Inputs))
+	}
+	if len(body.Results) != len(n.Outputs) {
+		return nil, n.Errorf("body %q has %d results for %d outputs", body.Name, len(body.Results), len(n.Outputs))
+	}
+	if v, ok := n.Attrs[AttrParams]; ok {
+		if _, ok := v.([]float32); !ok {
+			return nil, n.Errorf("attribute %q is a %T, want []float32", AttrParams, v)
+		}
+	}
+	return body, nil
+}
+
+// BindBody returns a copy of the body of KernelFusion node n whose
+// Parameters have the types and shapes of n's inputs, shape-inferred. The
+// node's own body is left alone (nodes may be shared by concurrent
+// readers).
+func BindBody(n *Node) (*Model, error) {
+	body, err := KernelFusionBody(n)
+	if err != nil {
+		return nil, err
+	}
+	b := body.Clone()
+	for i, p := range b.Parameters {
+		in := n.Input(i)
+		if !in.Valid() {
+			return nil, n.Errorf("input %d is omitted; every input of the body is required", i)
+		}
+		p.Outputs[0].Type = in.Type()
+		p.Outputs[0].Shape = in.Shape().Clone()
+	}
+	if err := b.InferShapes(); err != nil {
+		return nil, n.Errorf("body %q: %w", b.Name, err)
+	}
+	return b, nil
+}
+
+// inferKernelFusion takes the outputs' types and shapes from the body
+// bound to the node's inputs.
+func inferKernelFusion(n *Node) error {
+	b, err := BindBody(n)
+	if err != nil {
+		return err
+	}
+	for j, r := range b.Results {
+		setOutput(n, j, r.Outputs[0].Type, r.Outputs[0].Shape)
+	}
+	return nil
+}
+
+// bodySummary formats a body for dumps: "body(x, gate){Mul, Add}".
+func bodySummary(m *Model) string {
+	var params, ops []string
+	for _, p := range m.Parameters {
+		params = append(params, p.Name)
+	}
+	nodes, err := m.Nodes()
+	if err != nil {
+		return fmt.Sprintf("model %q (%v)", m.Name, err)
+	}
+	for _, n := range nodes {
+		switch n.OpType {
+		case OpParameter, OpConstant, OpResult:
+			continue
+		}
+		ops = append(ops, n.OpType)
+	}
+	return fmt.Sprintf("%s(%s){%s}", m.Name, strings.Join(params, ", "), strings.Join(ops, ", "))
+}

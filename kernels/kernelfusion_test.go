@@ -1,0 +1,98 @@
+package kernels_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/fusion"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// kernelFusionSpec is the launch spec of a kernel a fusion declares
+// (fusion.KernelFusions), so such a kernel needs no hand-written spec: it
+// fuses the declaration's seeded instance, launches the kernel under the
+// declared convention (inputs, output, n, shape table, params) with
+// exactly-sized buffers and an unmerged shape table (the GPU lowering
+// merges axes, so both forms run), and compares the output with the CPU
+// reference, which runs the node's body.
+func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kernels.Kernel) {
+	return func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		m, err := f.Instance(rand.New(rand.NewPCG(11, 3)))
+		require.NoError(t, err)
+		n, err := fusion.ApplyKernelFusion(context.Background(), m, f)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "pass %s does not fuse its own instance", f.Name)
+		kf := m.Results[0].Inputs[0].Node
+		require.Equal(t, graph.OpKernelFusion, kf.OpType)
+		ys, ok := kf.Outputs[0].Shape.ToShape()
+		require.True(t, ok)
+		r := len(ys)
+		table := append([]int32{int32(r)}, i32s(ys)...)
+		ins := make([]*tensor.Tensor, len(kf.Inputs))
+		var args []any
+		for i, in := range kf.Inputs {
+			x, isConst := kf.ConstInput(i)
+			if !isConst {
+				s, ok := in.Shape().ToShape()
+				require.True(t, ok)
+				x, err = tensor.FromF32(s, seeded.Float32s(uint32(20+i), int(s.NumElements()), -2, 2))
+				require.NoError(t, err)
+			}
+			ins[i] = x
+			args = append(args, append([]float32(nil), x.Contiguous().F32()...))
+			// Strides of x broadcast to y, right-aligned, 0 on broadcast axes.
+			st := make([]int32, r)
+			cs := tensor.ContiguousStrides(x.Shape())
+			for d := range r {
+				if j := d - (r - x.Rank()); j >= 0 && x.Shape()[j] != 1 {
+					st[d] = int32(cs[j])
+				}
+			}
+			table = append(table, st...)
+		}
+		args = append(args, make([]float32, ys.NumElements()))
+		cnt := ys.NumElements()
+		if f.Launch == graph.LaunchRows {
+			row := ys[r-1]
+			cnt /= row
+			table = append([]int32{int32(row)}, table...)
+		}
+		params := kf.Attrs.Floats(graph.AttrParams, nil)
+		if len(params) == 0 {
+			params = []float32{0}
+		}
+		args = append(args, uint64(cnt), table, params)
+		// At least one item past n, to exercise the bounds check.
+		out := e.launch(t, k, "", global1D(int(cnt)+1), nil, args...)
+		want, err := cpufallback.Evaluate(kf, ins)
+		require.NoError(t, err)
+		w, got := want[0].F32(), f32s(out[len(ins)])
+		require.Len(t, got, len(w))
+		for i := range w {
+			assert.InDelta(t, w[i], got[i], 1e-4+1e-3*float64(abs(w[i])), "%s element %d", k.Name, i)
+		}
+	}
+}
+
+func i32s(s tensor.Shape) []int32 {
+	out := make([]int32, len(s))
+	for i, d := range s {
+		out[i] = int32(d)
+	}
+	return out
+}
+
+func abs(f float32) float32 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
