@@ -296,6 +296,26 @@ func lowerWhere(b *builder, n *graph.Node) error {
 	return b.emit(n, "where", "-DT="+bitsType(b.val(out).typ), cnt, slotArg(c), slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
 }
 
+// collapseView drops the unit dims of a strided copy and merges each dim
+// into the one before it where both views step over it as one run (outer
+// stride = inner stride * inner dim), so that a copy of dense blocks
+// (Concat, Split, Slice of leading axes) has rank 1 and the kernel does no
+// index division.
+func collapseView(dims, sst, dstr []int64) (d, s, t []int64) {
+	for i, n := range dims {
+		if n == 1 {
+			continue
+		}
+		if k := len(d) - 1; k >= 0 && s[k] == sst[i]*n && t[k] == dstr[i]*n {
+			d[k] *= n
+			s[k], t[k] = sst[i], dstr[i]
+			continue
+		}
+		d, s, t = append(d, n), append(s, sst[i]), append(t, dstr[i])
+	}
+	return d, s, t
+}
+
 // copyView emits a strided copy: iteration dims, source strides and
 // offset, destination strides and offset, in elements.
 func (b *builder) copyView(n *graph.Node, src, dst int, dims, sst []int64, soff int64, dstr []int64, doff int64) error {
@@ -303,6 +323,7 @@ func (b *builder) copyView(n *graph.Node, src, dst int, dims, sst []int64, soff 
 	for _, d := range dims {
 		cnt *= d
 	}
+	dims, sst, dstr = collapseView(dims, sst, dstr)
 	m := []int64{int64(len(dims))}
 	m = append(m, dims...)
 	m = append(m, sst...)
@@ -552,8 +573,22 @@ func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) e
 	count := int64(1)
 	for d := range is {
 		if red[d] {
-			rd, rs = append(rd, is[d]), append(rs, ist[d])
 			count *= is[d]
+		}
+		// Adjacent axes of the same kind merge into one (the input is
+		// dense, so the outer stride is the inner one times its dim).
+		if d > 0 && red[d] == red[d-1] {
+			if red[d] {
+				rd[len(rd)-1] *= is[d]
+				rs[len(rs)-1] = ist[d]
+			} else {
+				kd[len(kd)-1] *= is[d]
+				ks[len(ks)-1] = ist[d]
+			}
+			continue
+		}
+		if red[d] {
+			rd, rs = append(rd, is[d]), append(rs, ist[d])
 		} else {
 			kd, ks = append(kd, is[d]), append(ks, ist[d])
 		}

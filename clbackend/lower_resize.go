@@ -220,6 +220,33 @@ func lowerResize(b *builder, n *graph.Node) error {
 	m = append(m, ioff...)
 	m = append(m, woff...)
 	m = append(m, table...)
+	if r >= 1 && oneTap(taps, wts) {
+		// A gather: no tap loop, no weights, a 3-D range (resize.cl).
+		h := int64(1)
+		if r >= 2 {
+			h = os[r-2]
+		}
+		global := []int{int(os[r-1]), int(h), int(cnt / (os[r-1] * h))}
+		return b.emitND(n, "resize_nearest", "", global, nil, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
+			n.Attrs.Float("extrapolation_value", 0))
+	}
 	return b.emit(n, "resize", "", cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
 		n.Attrs.Float("extrapolation_value", 0))
+}
+
+// oneTap reports whether every axis has one tap and every weight is 1
+// (nearest mode, and identity axes), so resize.cl's resize_nearest gather
+// computes the same as its general tap loop.
+func oneTap(taps []int64, wts []float32) bool {
+	for _, t := range taps {
+		if t != 1 {
+			return false
+		}
+	}
+	for _, w := range wts {
+		if w != 1 {
+			return false
+		}
+	}
+	return true
 }

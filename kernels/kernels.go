@@ -102,6 +102,7 @@ func buildCatalogue() []Kernel {
 		{Name: "pad", File: "pad.cl", Entry: "pad"},
 		{Name: "pow_mixed", File: "pow.cl", Entry: "pow_mixed"},
 		{Name: "resize", File: "resize.cl", Entry: "resize"},
+		{Name: "resize_nearest", File: "resize.cl", Entry: "resize_nearest"},
 		{Name: "scatter_elements", File: "scatter.cl", Entry: "scatter_elements"},
 		{Name: "scatter_nd", File: "scatter.cl", Entry: "scatter_nd"},
 		{Name: "sgemm", File: "sgemm.cl", Entry: "sgemm"},

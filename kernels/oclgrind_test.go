@@ -302,6 +302,13 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			-0.1, 0.6, 0.6, -0.1, 0, 1, 0, 0, -0.05, 0.3, 0.8, -0.05}
 		e.launch(t, k, "", global1D(12), nil, fill(4, -1, 1), make([]float32, 12), uint64(12), m, w, float32(10))
 	},
+	"resize_nearest": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,1,2,2] -> [2,1,4,3] (3-D range 3x4x2, padded to 4x4x2),
+		// the last H coordinate outside the crop.
+		m := []int32{4, 2, 1, 4, 3, 4, 4, 2, 1, 1, 1, 1, 1, 21, 23, 24, 28, 0, 2, 3, 7,
+			0, 1, 0, 0, 0, 1, -1, 0, 1, 1}
+		e.launch(t, k, "", []int{4, 4, 2}, nil, fill(8, -1, 1), make([]float32, 24), uint64(24), m, fill(10, 1, 1), float32(10))
+	},
 	"conv3d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,3,4,4], w [4,1,2,3,3], groups 2, stride (1,2,2), pads
 		// (0,1,1) -> [1,4,2,2,2].

@@ -11,7 +11,9 @@
 // any local size. Items with i >= n do nothing. The int array m holds
 // m[0] = nk kept axes, nk kept dims, nk kept input strides, then nr reduced
 // axes, nr reduced dims, nr reduced input strides, then the reduced count.
-// Work item i reduces its count input elements serially.
+// Work item i reduces its count input elements serially. The host merges
+// adjacent reduced axes (and adjacent kept ones), so a reduction over
+// contiguous axes is one strided walk.
 
 #ifndef T
 #define T float
@@ -29,6 +31,35 @@
 #define L1 6
 #define L2 7
 #define LOG_SUM_EXP 8
+
+// INIT is the identity of the reduction, STEP(acc, v) folds one element
+// into acc and MERGE(a, b) combines two partial results (NaN propagates
+// through MAX and MIN, as in the ONNX reference).
+#if REDUCE_OP == MAX || REDUCE_OP == LOG_SUM_EXP
+#define INIT (-INFINITY)
+#define MERGE(a, b) ((isnan(a) || isnan(b)) ? NAN : fmax((a), (b)))
+#define STEP(acc, v) ((acc) = MERGE((acc), (v)))
+#elif REDUCE_OP == MIN
+#define INIT INFINITY
+#define MERGE(a, b) ((isnan(a) || isnan(b)) ? NAN : fmin((a), (b)))
+#define STEP(acc, v) ((acc) = MERGE((acc), (v)))
+#elif REDUCE_OP == PROD
+#define INIT ((T)1)
+#define MERGE(a, b) ((a) * (b))
+#define STEP(acc, v) ((acc) *= (v))
+#elif REDUCE_OP == SUM_SQUARE || REDUCE_OP == L2
+#define INIT ((T)0)
+#define MERGE(a, b) ((a) + (b))
+#define STEP(acc, v) do { const T v_ = (v); (acc) += v_ * v_; } while (0)
+#elif REDUCE_OP == L1
+#define INIT ((T)0)
+#define MERGE(a, b) ((a) + (b))
+#define STEP(acc, v) ((acc) += fabs(v))
+#else
+#define INIT ((T)0)
+#define MERGE(a, b) ((a) + (b))
+#define STEP(acc, v) ((acc) += (v))
+#endif
 
 // reduce_offset is the input offset of the k-th reduced element.
 static long reduce_offset(long base, long k, __global const int* red, const int nr)
@@ -57,30 +88,24 @@ __kernel void reduce(__global const T* in, __global T* out, const ulong n, __glo
     __global const int* red = m + 1 + 2 * nk;
     const int nr = red[0];
     const long count = red[1 + 2 * nr];
-#if REDUCE_OP == MAX || REDUCE_OP == LOG_SUM_EXP
-    T acc = -INFINITY;
-#elif REDUCE_OP == MIN
-    T acc = INFINITY;
-#elif REDUCE_OP == PROD
-    T acc = 1;
-#else
-    T acc = 0;
-#endif
-    for (long k = 0; k < count; ++k) {
-        const T v = in[reduce_offset(base, k, red, nr)];
-#if REDUCE_OP == MAX || REDUCE_OP == LOG_SUM_EXP
-        acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v);
-#elif REDUCE_OP == MIN
-        acc = (isnan(v) || isnan(acc)) ? NAN : fmin(acc, v);
-#elif REDUCE_OP == PROD
-        acc *= v;
-#elif REDUCE_OP == SUM_SQUARE || REDUCE_OP == L2
-        acc += v * v;
-#elif REDUCE_OP == L1
-        acc += fabs(v);
-#else
-        acc += v;
-#endif
+    T acc = INIT;
+    if (nr == 1) {
+        // One (collapsed) reduced axis: a strided walk with four partial
+        // results, so the adds do not wait on each other.
+        const long st = red[2];
+        __global const T* p = in + base;
+        T a1 = INIT, a2 = INIT, a3 = INIT;
+        long k = 0;
+        for (; k + 4 <= count; k += 4) {
+            STEP(acc, p[k * st]);
+            STEP(a1, p[(k + 1) * st]);
+            STEP(a2, p[(k + 2) * st]);
+            STEP(a3, p[(k + 3) * st]);
+        }
+        for (; k < count; ++k) STEP(acc, p[k * st]);
+        acc = MERGE(MERGE(acc, a1), MERGE(a2, a3));
+    } else {
+        for (long k = 0; k < count; ++k) STEP(acc, in[reduce_offset(base, k, red, nr)]);
     }
 #if REDUCE_OP == MEAN
     acc = count > 0 ? acc / (T)count : NAN;

@@ -13,6 +13,13 @@
 // m[ioff_d + T*c + t] with weight w[woff_d + T*c + t]. A first index of -1
 // marks c as outside the crop (tf_crop_and_resize): the output element is
 // then extrapolation.
+//
+// resize_nearest is the gather for tables where every axis has one tap of
+// weight 1 (nearest mode), with the same m (w is not read). Work-size
+// contract: 3-D NDRange of exactly (last output dim, second-to-last output
+// dim or 1, the product of the other output dims), rank >= 1; any local
+// size. Item (x, y, z) writes output element (z * H + y) * W + x; items
+// past W, H or n do nothing. No index division for rank <= 3.
 
 __kernel void resize(__global const float* in, __global float* out, const ulong n,
                      __global const int* m, __global const float* w, const float extrapolation)
@@ -71,4 +78,39 @@ __kernel void resize(__global const float* in, __global float* out, const ulong 
         }
     }
     out[gid] = acc;
+}
+
+__kernel void resize_nearest(__global const float* in, __global float* out, const ulong n,
+                             __global const int* m, __global const float* w, const float extrapolation)
+{
+    const int rank = m[0];
+    const uint W = (uint)m[rank], H = rank >= 2 ? (uint)m[rank - 1] : 1u;
+    const uint x = (uint)get_global_id(0), y = (uint)get_global_id(1);
+    const ulong gid = ((ulong)get_global_id(2) * H + y) * W + x;
+    if (x >= W || y >= H || gid >= n) return;
+    __global const int* ioff = m + 1 + 3 * rank;
+    __global const int* st = m + 1 + rank;
+    const int ix = m[ioff[rank - 1] + x];
+    int outside = ix < 0;
+    long o = (long)ix * st[rank - 1];
+    if (rank >= 2) {
+        const int iy = m[ioff[rank - 2] + y];
+        outside |= iy < 0;
+        o += (long)iy * st[rank - 2];
+    }
+    ulong r = get_global_id(2);
+    for (int d = rank - 3; d >= 0; --d) {
+        const ulong dim = (ulong)m[1 + d];
+        ulong c = r;
+        if (r >= dim) { // outer axes are usually short: divide only when needed
+            c = r % dim;
+            r /= dim;
+        } else {
+            r = 0;
+        }
+        const int i = m[ioff[d] + (long)c];
+        outside |= i < 0;
+        o += (long)i * st[d];
+    }
+    out[gid] = outside ? extrapolation : in[outside ? 0 : o];
 }

@@ -22,13 +22,29 @@ __kernel void strided_copy(__global const T* src, __global T* dst, const ulong n
     if (gid >= n) return;
     const int rank = m[0];
     long is = m[1 + 3 * rank], id = m[2 + 3 * rank];
-    ulong r = gid;
-    for (int d = rank - 1; d >= 0; --d) {
-        const long dim = m[1 + d];
-        const long c = (long)(r % dim);
-        r /= dim;
-        is += c * m[1 + rank + d];
-        id += c * m[1 + 2 * rank + d];
+    if (rank == 1) {
+        // One run (the host collapses dense blocks): no index division.
+        is += (long)gid * m[2];
+        id += (long)gid * m[3];
+    } else if (n <= 0xffffffffUL) {
+        // 32-bit index arithmetic: 64-bit division is several times slower.
+        uint r = (uint)gid;
+        for (int d = rank - 1; d >= 0; --d) {
+            const uint dim = (uint)m[1 + d];
+            const uint c = r % dim;
+            r /= dim;
+            is += (long)c * m[1 + rank + d];
+            id += (long)c * m[1 + 2 * rank + d];
+        }
+    } else {
+        ulong r = gid;
+        for (int d = rank - 1; d >= 0; --d) {
+            const long dim = m[1 + d];
+            const long c = (long)(r % dim);
+            r /= dim;
+            is += c * m[1 + rank + d];
+            id += c * m[1 + 2 * rank + d];
+        }
     }
     dst[id] = src[is];
 }
