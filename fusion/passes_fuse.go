@@ -270,36 +270,36 @@ func bnOf(p *Pattern) *Pattern {
 }
 
 // FoldBatchNorm folds inference BatchNormalization into the weights and
-// bias of a preceding Conv, Gemm or 2-D MatMul with constant weights.
+// bias of a preceding Conv or ConvTranspose (also through a per-channel
+// constant bias Add between them, as PaddlePaddle exports a deconvolution's
+// bias), Gemm or 2-D MatMul with constant weights.
 func FoldBatchNorm() Pass {
-	return PatternPass(PassFoldBatchNorm, "fold BatchNormalization into Conv/Gemm/MatMul weights", Rule{
+	convBN := func(m *Match) (graph.Output, error) {
+		cv := m.Node("conv")
+		M, ok := outChannels(cv, m.Const("w"))
+		if !ok {
+			return graph.Output{}, nil
+		}
+		s, shift, ok := batchNormScale(m, M)
+		if !ok {
+			return graph.Output{}, nil
+		}
+		var add []float64
+		if m.Value("c").Valid() {
+			if add, ok = channelValues(m.Const("c"), cv.Outputs[0].Shape.Rank(), 1, M); !ok || m.Const("c").Type() != m.Const("w").Type() {
+				return graph.Output{}, nil
+			}
+		}
+		return foldConvAffine(m, cv, M, add, s, shift)
+	}
+	return PatternPass(PassFoldBatchNorm, "fold BatchNormalization into Conv/ConvTranspose/Gemm/MatMul weights", Rule{
 		Name:    "ConvBN",
-		Pattern: bnOf(Op("Conv", Any().As("x"), Const().As("w").ConstWhere(isFloatConst)).As("conv")),
-		Rewrite: func(m *Match) (graph.Output, error) {
-			conv, w := m.Node("conv"), m.Const("w")
-			M := w.Shape()[0]
-			s, shift, ok := batchNormScale(m, M)
-			if !ok {
-				return graph.Output{}, nil
-			}
-			bias, ok := constBias(conv, 2, M)
-			if !ok {
-				return graph.Output{}, nil
-			}
-			w2, err := scaleWeights(w, s, false)
-			if err != nil {
-				return graph.Output{}, err
-			}
-			for i := range bias {
-				bias[i] = bias[i]*s[i] + shift[i]
-			}
-			b2, err := tensor.FromFloat64s(w.Type(), tensor.Shape{M}, bias)
-			if err != nil {
-				return graph.Output{}, err
-			}
-			n := m.NewNode("Conv", []graph.Output{m.Value("x"), m.NewConst("weights", w2), m.NewConst("bias", b2)}, conv.Attrs.Clone(), 1)
-			return n.Out(0), nil
-		},
+		Pattern: bnOf(convLike()),
+		Rewrite: convBN,
+	}, Rule{
+		Name:    "ConvAddBN",
+		Pattern: bnOf(Op("Add", convLike(), Const().As("c").ConstWhere(isFloatConst)).Commutative()),
+		Rewrite: convBN,
 	}, Rule{
 		Name: "GemmBN",
 		Pattern: bnOf(Op("Gemm", Any().As("a"), Const().As("w").ConstWhere(func(t *tensor.Tensor) bool {
@@ -382,59 +382,118 @@ func foldBNIntoGemm(m *Match, g *graph.Node, transB bool, beta float64, attrs gr
 }
 
 // FoldConvScaleShift folds a per-channel constant Mul, Add or Sub after a
-// Conv with constant weights into the weights and bias (PP-OCRv4's
-// learnable affine blocks, BatchNorm already written out).
+// Conv or ConvTranspose with constant weights into the weights and bias
+// (PP-OCRv4's learnable affine blocks, BatchNorm already written out; a
+// deconvolution's bias exported as an Add).
 func FoldConvScaleShift() Pass {
-	conv := Op("Conv", Any().As("x"), Const().As("w").ConstWhere(isFloatConst)).As("conv")
 	perChannel := Const().As("c").ConstWhere(isFloatConst)
 	fold := func(kind string) func(m *Match) (graph.Output, error) {
 		return func(m *Match) (graph.Output, error) {
 			cv, w := m.Node("conv"), m.Const("w")
-			M := w.Shape()[0]
+			M, ok := outChannels(cv, w)
 			rank := cv.Outputs[0].Shape.Rank()
-			if rank < 3 || m.Const("c").Type() != w.Type() {
+			if !ok || rank < 3 || m.Const("c").Type() != w.Type() {
 				return graph.Output{}, nil
 			}
-			s, ok := channelValues(m.Const("c"), rank, 1, M)
+			c, ok := channelValues(m.Const("c"), rank, 1, M)
 			if !ok {
 				return graph.Output{}, nil
 			}
-			bias, ok := constBias(cv, 2, M)
-			if !ok {
-				return graph.Output{}, nil
-			}
-			wOut := m.Value("w")
 			switch kind {
 			case "Mul":
-				w2, err := scaleWeights(w, s, false)
-				if err != nil {
-					return graph.Output{}, err
-				}
-				wOut = m.NewConst("weights", w2)
-				for i := range bias {
-					bias[i] *= s[i]
-				}
-			case "Add":
-				for i := range bias {
-					bias[i] += s[i]
-				}
+				return foldConvAffine(m, cv, M, nil, c, nil)
 			case "Sub":
-				for i := range bias {
-					bias[i] -= s[i]
+				for i := range c {
+					c[i] = -c[i]
 				}
 			}
-			b2, err := tensor.FromFloat64s(w.Type(), tensor.Shape{M}, bias)
-			if err != nil {
-				return graph.Output{}, err
-			}
-			return m.NewNode("Conv", []graph.Output{m.Value("x"), wOut, m.NewConst("bias", b2)}, cv.Attrs.Clone(), 1).Out(0), nil
+			return foldConvAffine(m, cv, M, c, nil, nil)
 		}
 	}
-	return PatternPass(PassFoldConvScaleShift, "fold per-channel constant Mul/Add/Sub after Conv into its weights and bias",
-		Rule{Name: "ConvMul", Pattern: Op("Mul", conv, perChannel).Commutative(), Rewrite: fold("Mul")},
-		Rule{Name: "ConvAdd", Pattern: Op("Add", conv, perChannel).Commutative(), Rewrite: fold("Add")},
-		Rule{Name: "ConvSub", Pattern: Op("Sub", conv, perChannel), Rewrite: fold("Sub")},
+	return PatternPass(PassFoldConvScaleShift, "fold per-channel constant Mul/Add/Sub after Conv/ConvTranspose into its weights and bias",
+		Rule{Name: "ConvMul", Pattern: Op("Mul", convLike(), perChannel).Commutative(), Rewrite: fold("Mul")},
+		Rule{Name: "ConvAdd", Pattern: Op("Add", convLike(), perChannel).Commutative(), Rewrite: fold("Add")},
+		Rule{Name: "ConvSub", Pattern: Op("Sub", convLike(), perChannel), Rewrite: fold("Sub")},
 	)
+}
+
+// convLike matches a Conv or ConvTranspose with constant float weights,
+// captured as "conv", its data input as "x" and its weights as "w".
+func convLike() *Pattern {
+	return Op("Conv|ConvTranspose", Any().As("x"), Const().As("w").ConstWhere(isFloatConst)).As("conv")
+}
+
+// outChannels is the number of output channels of a Conv (weights
+// [M, C/group, k...]) or ConvTranspose (weights [C, M/group, k...]); ok is
+// false for weights of rank below 3 or a group that does not divide them.
+func outChannels(cv *graph.Node, w *tensor.Tensor) (int64, bool) {
+	ws := w.Shape()
+	g := cv.Attrs.Int("group", 1)
+	if len(ws) < 3 || g < 1 || ws[0]%g != 0 {
+		return 0, false
+	}
+	if cv.OpType == "ConvTranspose" {
+		return ws[1] * g, true
+	}
+	return ws[0], true
+}
+
+// foldConvAffine rewrites ((conv + add) * s + shift), per output channel,
+// into the same conv with scaled weights and bias; nil add, s or shift
+// mean 0, 1 and 0.
+func foldConvAffine(m *Match, cv *graph.Node, M int64, add, s, shift []float64) (graph.Output, error) {
+	w := m.Const("w")
+	bias, ok := constBias(cv, 2, M)
+	if !ok {
+		return graph.Output{}, nil
+	}
+	wOut := m.Value("w")
+	if s != nil {
+		w2, err := scaleOutChannels(cv, w, s)
+		if err != nil {
+			return graph.Output{}, err
+		}
+		wOut = m.NewConst("weights", w2)
+	}
+	for i := range bias {
+		if add != nil {
+			bias[i] += add[i]
+		}
+		if s != nil {
+			bias[i] *= s[i]
+		}
+		if shift != nil {
+			bias[i] += shift[i]
+		}
+	}
+	b2, err := tensor.FromFloat64s(w.Type(), tensor.Shape{M}, bias)
+	if err != nil {
+		return graph.Output{}, err
+	}
+	return m.NewNode(cv.OpType, []graph.Output{m.Value("x"), wOut, m.NewConst("bias", b2)}, cv.Attrs.Clone(), 1).Out(0), nil
+}
+
+// scaleOutChannels multiplies the weights of output channel o of a Conv or
+// ConvTranspose by s[o] (outChannels says how many there are).
+func scaleOutChannels(cv *graph.Node, w *tensor.Tensor, s []float64) (*tensor.Tensor, error) {
+	if cv.OpType != "ConvTranspose" {
+		return scaleWeights(w, s, false)
+	}
+	// ConvTranspose: w [C, M/g, k...]; input channel c belongs to group
+	// c / (C/g), whose output channels are g*(M/g) + j.
+	ws := w.Shape()
+	g := cv.Attrs.Int("group", 1)
+	k := int64(1)
+	for _, d := range ws[2:] {
+		k *= d
+	}
+	perIn, cg := ws[1], ws[0]/g
+	v := w.Float64s()
+	for i := range v {
+		c, j := int64(i)/(perIn*k), int64(i)/k%perIn
+		v[i] *= s[c/cg*perIn+j]
+	}
+	return tensor.FromFloat64s(w.Type(), ws, v)
 }
 
 // activationPostOp maps a standalone activation node to the post-op that

@@ -141,6 +141,31 @@ func TestPasses(t *testing.T) {
 		},
 		after: map[string]int{"Mul": 0, "Add": 0, "Sub": 0, "Conv": 1},
 	}, {
+		// A deconvolution with two groups (weights [C, M/g, kh, kw]),
+		// its bias as a per-channel Add, then BatchNormalization, as
+		// PP-OCR det's head has it.
+		name:   "FoldBatchNormConvTransposeAdd",
+		passes: []fusion.Pass{fusion.FoldBatchNorm()},
+		build: func(b *builder) *graph.Model {
+			x := b.param("x", 1, 4, 5, 5)
+			attrs := graph.Attrs{"group": int64(2), "strides": []int64{2, 2}, "kernel_shape": []int64{2, 2}}
+			d := b.op("ConvTranspose", attrs, x, b.rand(-0.5, 0.5, 4, 3, 2, 2))
+			return b.model(b.bn(b.op("Add", nil, d, b.rand(-1, 1, 1, 6, 1, 1)), 6))
+		},
+		after:        map[string]int{"BatchNormalization": 0, "Add": 0, "ConvTranspose": 1},
+		fusedAtLeast: 3,
+	}, {
+		name:   "FoldConvTransposeScaleShift",
+		passes: []fusion.Pass{fusion.FoldConvScaleShift()},
+		build: func(b *builder) *graph.Model {
+			x := b.param("x", 1, 4, 5, 5)
+			attrs := graph.Attrs{"group": int64(2), "strides": []int64{2, 2}, "kernel_shape": []int64{3, 3}}
+			d := b.op("ConvTranspose", attrs, x, b.rand(-0.5, 0.5, 4, 2, 3, 3), b.rand(-0.1, 0.1, 4))
+			c := b.op("Mul", nil, d, b.rand(0.5, 1.5, 4, 1, 1))
+			return b.model(b.op("Add", nil, c, b.rand(-1, 1, 4, 1, 1)))
+		},
+		after: map[string]int{"Mul": 0, "Add": 0, "ConvTranspose": 1},
+	}, {
 		name:   "RecognizeHardSwish",
 		passes: []fusion.Pass{fusion.RecognizeHardActivations()},
 		build: func(b *builder) *graph.Model {
