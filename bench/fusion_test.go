@@ -7,6 +7,7 @@ import (
 
 	_ "github.com/clinfer/clinfer/clbackend" // registers the "GPU" device
 
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin"
@@ -35,14 +36,7 @@ func BenchmarkFusion(b *testing.B) {
 // values in [-1, 1).
 func compileGPU(b *testing.B, core *plugin.Core, model string, shape tensor.Shape, props map[string]string, extra ...string) (plugin.CompiledModel, plugin.InferRequest) {
 	b.Helper()
-	path, err := conformance.ModelPath(model)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := onnx.ReadFile(path)
-	if err != nil {
-		b.Fatalf("reading %s: %v", model, err)
-	}
+	m := readModel(b, model)
 	all := map[string]string{}
 	for k, v := range props {
 		all[k] = v
@@ -70,6 +64,73 @@ func compileGPU(b *testing.B, core *plugin.Core, model string, shape tensor.Shap
 	return cm, req
 }
 
+// readModel reads a cached model (see `make models`).
+func readModel(b *testing.B, model string) *graph.Model {
+	b.Helper()
+	path, err := conformance.ModelPath(model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := onnx.ReadFile(path)
+	if err != nil {
+		b.Fatalf("reading %s: %v", model, err)
+	}
+	return m
+}
+
+// compileVariants compiles model twice per entry of variants (compile
+// properties): once profiled, to count the kernel launches of one
+// inference, and once unprofiled, warmed up, for timing. It returns the
+// profiled compiled models (each has run one inference, so a model with
+// dynamic input dims is planned for shape), the launch counts and the
+// timing requests, in the order of variants.
+func compileVariants(b *testing.B, core *plugin.Core, model string, shape tensor.Shape, variants []map[string]string) ([]plugin.CompiledModel, []int, []plugin.InferRequest) {
+	b.Helper()
+	ctx := context.Background()
+	profiled := make([]plugin.CompiledModel, len(variants))
+	launches := make([]int, len(variants))
+	reqs := make([]plugin.InferRequest, len(variants))
+	for i, props := range variants {
+		cm, preq := compileGPU(b, core, model, shape, props, plugin.KeyEnableProfiling, "YES")
+		if err := preq.Infer(ctx); err != nil {
+			b.Fatal(err)
+		}
+		profiled[i] = cm
+		launches[i], _ = kernelLaunches(preq.ProfilingInfo())
+		if launches[i] == 0 {
+			b.Fatalf("%s with %v: a profiled inference reported no kernel launches", model, props)
+		}
+		_, reqs[i] = compileGPU(b, core, model, shape, props)
+		if err := reqs[i].Infer(ctx); err != nil { // warm up
+			b.Fatal(err)
+		}
+	}
+	return profiled, launches, reqs
+}
+
+// inferAlternating runs, per b.Loop iteration, one synchronous inference
+// of each request in turn, so that load from other processes affects all
+// alike, and returns each request's ms/infer.
+func inferAlternating(b *testing.B, reqs []plugin.InferRequest) []float64 {
+	b.Helper()
+	ctx := context.Background()
+	spent := make([]time.Duration, len(reqs))
+	for b.Loop() {
+		for i, r := range reqs {
+			t0 := time.Now()
+			if err := r.Infer(ctx); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += time.Since(t0)
+		}
+	}
+	ms := make([]float64, len(spent))
+	for i := range spent {
+		ms[i] = spent[i].Seconds() / float64(b.N) * 1e3
+	}
+	return ms
+}
+
 // kernelLaunches counts the kernels one inference of a profiled request
 // enqueued: the Executed entries that are not pipeline stages.
 func kernelLaunches(prof []plugin.ProfilingInfo) (launches int, device time.Duration) {
@@ -94,36 +155,13 @@ var fusionVariants = []struct {
 func benchFusion(b *testing.B, model string, shape tensor.Shape) {
 	core := plugin.NewCore()
 	defer core.Close()
-	ctx := context.Background()
-	launches := make([]int, len(fusionVariants))
-	reqs := make([]plugin.InferRequest, len(fusionVariants))
+	props := make([]map[string]string, len(fusionVariants))
 	for i, v := range fusionVariants {
-		_, preq := compileGPU(b, core, model, shape, v.props, plugin.KeyEnableProfiling, "YES")
-		if err := preq.Infer(ctx); err != nil {
-			b.Fatal(err)
-		}
-		launches[i], _ = kernelLaunches(preq.ProfilingInfo())
-		if launches[i] == 0 {
-			b.Fatalf("%s %s: a profiled inference reported no kernel launches", model, v.name)
-		}
-		_, reqs[i] = compileGPU(b, core, model, shape, v.props)
-		if err := reqs[i].Infer(ctx); err != nil { // warm up
-			b.Fatal(err)
-		}
+		props[i] = v.props
 	}
-	spent := make([]time.Duration, len(fusionVariants))
-	for b.Loop() {
-		for i, r := range reqs {
-			t0 := time.Now()
-			if err := r.Infer(ctx); err != nil {
-				b.Fatal(err)
-			}
-			spent[i] += time.Since(t0)
-		}
-	}
-	ms := make([]float64, len(spent))
+	_, launches, reqs := compileVariants(b, core, model, shape, props)
+	ms := inferAlternating(b, reqs)
 	for i, v := range fusionVariants {
-		ms[i] = spent[i].Seconds() / float64(b.N) * 1e3
 		b.ReportMetric(float64(launches[i]), v.name+"-launches/infer")
 		b.ReportMetric(ms[i], v.name+"-ms/infer")
 	}

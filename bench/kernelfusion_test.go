@@ -1,17 +1,13 @@
 package bench
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
-	"github.com/clinfer/clinfer/tests/conformance"
 )
 
 // kernelFusionModels are the real models BenchmarkKernelFusions runs each
@@ -53,14 +49,7 @@ func BenchmarkKernelFusions(b *testing.B) {
 // staticInput returns the static shape of a cached model's only input.
 func staticInput(b *testing.B, model string) tensor.Shape {
 	b.Helper()
-	path, err := conformance.ModelPath(model)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := onnx.ReadFile(path)
-	if err != nil {
-		b.Fatalf("reading %s: %v", model, err)
-	}
+	m := readModel(b, model)
 	s, ok := m.Parameters[0].Outputs[0].Shape.ToShape()
 	if !ok {
 		b.Fatalf("%s: input %s has dynamic shape %v; give the benchmark a shape", model, m.Parameters[0].Name, m.Parameters[0].Outputs[0].Shape)
@@ -75,46 +64,15 @@ func staticInput(b *testing.B, model string) tensor.Shape {
 func benchVariants(b *testing.B, model string, shape tensor.Shape, kernel string, variants []map[string]string) {
 	core := plugin.NewCore()
 	defer core.Close()
-	ctx := context.Background()
-	names := []string{"fused", "unfused"}
-	launches := make([]int, len(variants))
-	reqs := make([]plugin.InferRequest, len(variants))
-	fused := 0
-	for i, props := range variants {
-		cm, preq := compileGPU(b, core, model, shape, props, plugin.KeyEnableProfiling, "YES")
-		if err := preq.Infer(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if i == 0 {
-			// After an inference: a model with dynamic input dims is
-			// planned (IMPL_TYPE known) for the shapes it ran with.
-			n := fusedNodes(b, cm, kernel)
-			if n == 0 {
-				b.Skipf("%s: kernel fusion %s fuses nothing in this model", model, kernel)
-			}
-			fused = n
-		}
-		launches[i], _ = kernelLaunches(preq.ProfilingInfo())
-		_, reqs[i] = compileGPU(b, core, model, shape, props)
-		if err := reqs[i].Infer(ctx); err != nil { // warm up
-			b.Fatal(err)
-		}
+	profiled, launches, reqs := compileVariants(b, core, model, shape, variants)
+	fused := fusedNodes(b, profiled[0], kernel)
+	if fused == 0 {
+		b.Skipf("%s: kernel fusion %s fuses nothing in this model", model, kernel)
 	}
-	spent := make([]time.Duration, len(variants))
-	for b.Loop() {
-		for i, r := range reqs {
-			t0 := time.Now()
-			if err := r.Infer(ctx); err != nil {
-				b.Fatal(err)
-			}
-			spent[i] += time.Since(t0)
-		}
-	}
-	ms := make([]float64, len(spent))
-	for i := range variants {
-		ms[i] = spent[i].Seconds() / float64(b.N) * 1e3
-		b.ReportMetric(float64(launches[i]), names[i]+"-launches/infer")
-		b.ReportMetric(ms[i], names[i]+"-ms/infer")
+	ms := inferAlternating(b, reqs)
+	for i, name := range []string{"fused", "unfused"} {
+		b.ReportMetric(float64(launches[i]), name+"-launches/infer")
+		b.ReportMetric(ms[i], name+"-ms/infer")
 	}
 	b.ReportMetric(float64(fused), "fused-nodes")
 	b.ReportMetric(ms[1]/ms[0], "speedup")

@@ -9,10 +9,8 @@ import (
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers the "CPU" device
 
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
-	"github.com/clinfer/clinfer/tests/conformance"
 )
 
 // ppocrModels are the PaddleOCR models `make models` fetches, at the input
@@ -49,14 +47,7 @@ func BenchmarkPPOCR(b *testing.B) {
 // benchModel compiles a cached model on a device, fills its only input with
 // seeded values in [-1, 1) and times Infer.
 func benchModel(b *testing.B, model string, shape tensor.Shape, device string) {
-	path, err := conformance.ModelPath(model)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := onnx.ReadFile(path)
-	if err != nil {
-		b.Fatalf("reading %s: %v", model, err)
-	}
+	m := readModel(b, model)
 	core := plugin.NewCore()
 	defer core.Close()
 	ctx := context.Background()

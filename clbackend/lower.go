@@ -800,9 +800,8 @@ func lowerGemm(b *builder, n *graph.Node) error {
 	return b.gemm(n, a, bb, c, y, g, n.Attrs.Float("alpha", 1), n.Attrs.Float("beta", 1))
 }
 
-// spatial2D returns the 2-D geometry of a 1-D or 2-D op on NC... data:
-// (H, W) and the pads (top, left, bottom, right) and others from attrs,
-// with 1-D as H = 1.
+// to2D returns a per-spatial-axis value of a 1-D or 2-D op on NC... data
+// as (H, W), with 1-D as (fill, v[0]).
 func to2D(v []int64, fill int64) (int64, int64) {
 	if len(v) == 1 {
 		return fill, v[0]
@@ -858,44 +857,8 @@ func lowerConv(b *builder, n *graph.Node) error {
 	if len(xs) != 3 && len(xs) != 4 {
 		return errUnsupported(n, "%d-D input (the GPU kernel takes 1-D and 2-D convolutions)", len(xs)-2)
 	}
-	r := len(xs) - 2
-	kernel := ws[2:]
-	stride := n.Attrs.Ints("strides", ones(r))
-	dil := n.Attrs.Ints("dilations", ones(r))
-	group := n.Attrs.Int("group", 1)
-	var begin []int64
-	transpose := n.OpType == "ConvTranspose"
-	if !transpose {
-		begin, _ = windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
-	} else {
-		begin = make([]int64, r)
-		pads := n.Attrs.Ints("pads", nil)
-		auto := n.Attrs.String("auto_pad", "NOTSET")
-		outPad := n.Attrs.Ints("output_padding", make([]int64, r))
-		for i := 0; i < r; i++ {
-			total := stride[i]*(xs[2+i]-1) + outPad[i] + (kernel[i]-1)*dil[i] + 1 - ys[2+i]
-			switch {
-			case len(pads) == 2*r && auto == "NOTSET" && !n.Attrs.Has("output_shape"):
-				begin[i] = pads[i]
-			case auto == "SAME_LOWER":
-				begin[i] = total - total/2
-			default: // SAME_UPPER, or NOTSET with output_shape
-				begin[i] = total / 2
-			}
-		}
-	}
-	H, W := to2D(xs[2:], 1)
-	OH, OW := to2D(ys[2:], 1)
-	KH, KW := to2D(kernel, 1)
-	SH, SW := to2D(stride, 1)
-	PH, PW := to2D(begin, 0)
-	DH, DW := to2D(dil, 1)
-	m := []int64{xs[0], xs[1], H, W, ys[1], OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, group, 0}
-	barg := slotArg(w)
-	if bias >= 0 {
-		m[16] = 1
-		barg = slotArg(bias)
-	}
+	g := conv2DOf(n, xs, ws, ys)
+	barg, hasBias := optArg(bias, w)
 	for _, v := range []int{x, w, bias} {
 		if v >= 0 && b.val(v).typ != tensor.F32 {
 			return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(v).typ)
@@ -903,11 +866,89 @@ func lowerConv(b *builder, n *graph.Node) error {
 	}
 	cnt := ys.NumElements()
 	name := "conv2d"
-	if transpose {
+	if n.OpType == "ConvTranspose" {
 		name = "conv_transpose2d"
 	}
-	ocb := convBlock(ys[1] / group)
-	return b.emit(n, name, "-DOCB="+strconv.FormatInt(ocb, 10), cnt/ocb, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt/ocb), b.meta(m))
+	ocb := convBlock(g.OC / g.group)
+	return b.emit(n, name, "-DOCB="+strconv.FormatInt(ocb, 10), cnt/ocb, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt/ocb), b.meta(g.meta(hasBias)))
+}
+
+// convWindow is the window of a Conv, FusedConv or ConvTranspose node:
+// per spatial axis the kernel size, stride, dilation and begin pad, and
+// the group count.
+type convWindow struct {
+	kernel, stride, dil, begin []int64
+	group                      int64
+}
+
+// convWindowOf reads n's window from its attributes and its input, weight
+// and output shapes xs, ws and ys (NC... layout).
+func convWindowOf(n *graph.Node, xs, ws, ys tensor.Shape) convWindow {
+	r := len(xs) - 2
+	c := convWindow{
+		kernel: ws[2:],
+		stride: n.Attrs.Ints("strides", ones(r)),
+		dil:    n.Attrs.Ints("dilations", ones(r)),
+		group:  n.Attrs.Int("group", 1),
+	}
+	if n.OpType != "ConvTranspose" {
+		c.begin, _ = windowPads(n, xs[2:], ys[2:], c.kernel, c.stride, c.dil)
+		return c
+	}
+	c.begin = make([]int64, r)
+	pads := n.Attrs.Ints("pads", nil)
+	auto := n.Attrs.String("auto_pad", "NOTSET")
+	outPad := n.Attrs.Ints("output_padding", make([]int64, r))
+	for i := 0; i < r; i++ {
+		total := c.stride[i]*(xs[2+i]-1) + outPad[i] + (c.kernel[i]-1)*c.dil[i] + 1 - ys[2+i]
+		switch {
+		case len(pads) == 2*r && auto == "NOTSET" && !n.Attrs.Has("output_shape"):
+			c.begin[i] = pads[i]
+		case auto == "SAME_LOWER":
+			c.begin[i] = total - total/2
+		default: // SAME_UPPER, or NOTSET with output_shape
+			c.begin[i] = total / 2
+		}
+	}
+	return c
+}
+
+// conv2D is the geometry of a 1-D or 2-D convolution as conv.cl and
+// fused.cl take it, with 1-D as H = 1: batch N, channels C in and OC out,
+// input H x W, output OH x OW, kernel KH x KW, strides, begin pads,
+// dilations and the group count.
+type conv2D struct {
+	N, C, OC, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, group int64
+}
+
+// conv2DOf reads the geometry of Conv-like node n with input, weight and
+// output shapes xs, ws and ys of rank 3 or 4.
+func conv2DOf(n *graph.Node, xs, ws, ys tensor.Shape) conv2D {
+	c := convWindowOf(n, xs, ws, ys)
+	g := conv2D{N: xs[0], C: xs[1], OC: ys[1], group: c.group}
+	g.H, g.W = to2D(xs[2:], 1)
+	g.OH, g.OW = to2D(ys[2:], 1)
+	g.KH, g.KW = to2D(c.kernel, 1)
+	g.SH, g.SW = to2D(c.stride, 1)
+	g.PH, g.PW = to2D(c.begin, 0)
+	g.DH, g.DW = to2D(c.dil, 1)
+	return g
+}
+
+// meta is the metadata of conv.cl's kernels (and fused_conv2d) for g;
+// hasBias is 1 when the bias argument is read.
+func (g conv2D) meta(hasBias int64) []int64 {
+	return []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.group, hasBias}
+}
+
+// optArg is the kernel argument of optional value v (a bias) and whether
+// the kernel reads it: v and 1, or, where v is absent (< 0), stand (any
+// bound value, which the kernel leaves unread) and 0.
+func optArg(v, stand int) (slotArg, int64) {
+	if v >= 0 {
+		return slotArg(v), 1
+	}
+	return slotArg(stand), 0
 }
 
 // convBlock is the output-channel block (OCB) of the conv2d and

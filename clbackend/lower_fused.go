@@ -71,24 +71,8 @@ func lowerFusedConv(b *builder, n *graph.Node) error {
 	if len(xs) != 3 && len(xs) != 4 {
 		return errUnsupported(n, "%d-D input (the GPU kernel takes 1-D and 2-D convolutions)", len(xs)-2)
 	}
-	r := len(xs) - 2
-	kernel := ws[2:]
-	stride := n.Attrs.Ints("strides", ones(r))
-	dil := n.Attrs.Ints("dilations", ones(r))
-	group := n.Attrs.Int("group", 1)
-	begin, _ := windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
-	H, W := to2D(xs[2:], 1)
-	OH, OW := to2D(ys[2:], 1)
-	KH, KW := to2D(kernel, 1)
-	SH, SW := to2D(stride, 1)
-	PH, PW := to2D(begin, 0)
-	DH, DW := to2D(dil, 1)
-	m := []int64{xs[0], xs[1], H, W, ys[1], OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, group, 0}
-	barg := slotArg(w)
-	if bias >= 0 {
-		m[16] = 1
-		barg = slotArg(bias)
-	}
+	g := conv2DOf(n, xs, ws, ys)
+	barg, hasBias := optArg(bias, w)
 	pm, pf, res, err := b.postTables(n, y)
 	if err != nil {
 		return err
@@ -97,9 +81,9 @@ func lowerFusedConv(b *builder, n *graph.Node) error {
 	if cnt == 0 {
 		return nil
 	}
-	ocb := convBlock(ys[1] / group)
+	ocb := convBlock(g.OC / g.group)
 	return b.emit(n, "fused_conv2d", "-DOCB="+strconv.FormatInt(ocb, 10), cnt/ocb,
-		slotArg(x), slotArg(w), barg, res, slotArg(y), uint64(cnt/ocb), b.meta(m), pm, pf)
+		slotArg(x), slotArg(w), barg, res, slotArg(y), uint64(cnt/ocb), b.meta(g.meta(hasBias)), pm, pf)
 }
 
 // lowerFullyConnected runs FullyConnected over A viewed as rows of K (A
@@ -123,10 +107,7 @@ func lowerFullyConnected(b *builder, n *graph.Node) error {
 		}
 		return b.fusedGEMM(n, a, w, bias, y, g, mode, 1, 0)
 	}
-	barg, has := slotArg(w), int32(0)
-	if bias >= 0 {
-		barg, has = slotArg(bias), 1
-	}
+	barg, has := optArg(bias, w)
 	pm, pf, res, err := b.postTables(n, y)
 	if err != nil {
 		return err
@@ -136,7 +117,7 @@ func lowerFullyConnected(b *builder, n *graph.Node) error {
 		return nil
 	}
 	return b.emit(n, "fully_connected", "", cnt,
-		slotArg(a), slotArg(w), barg, res, slotArg(y), uint64(cnt), int32(N), int32(K), has, pm, pf)
+		slotArg(a), slotArg(w), barg, res, slotArg(y), uint64(cnt), int32(N), int32(K), int32(has), pm, pf)
 }
 
 // blocking is the register blocking of fused.cl's blocked kernels on the
@@ -301,10 +282,7 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 	if g.M*g.N*batch == 0 {
 		return nil
 	}
-	barg := slotArg(bb)
-	if bias >= 0 {
-		barg = slotArg(bias)
-	}
+	barg, _ := optArg(bias, bb)
 	global, local := bl.geometry(ceilDiv(g.M, mr), ceilDiv(g.N, nv*bl.vw), batch)
 	return b.emitND(n, "fused_gemm", defines, global, local,
 		aarg, slotArg(bb), barg, res, slotArg(out), b.meta(m), alpha, beta, pm, pf)
@@ -328,19 +306,9 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 			return false, nil
 		}
 	}
-	r := len(xs) - 2
-	kernel := ws[2:]
-	stride := n.Attrs.Ints("strides", ones(r))
-	dil := n.Attrs.Ints("dilations", ones(r))
-	group := n.Attrs.Int("group", 1)
-	begin, _ := windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
-	H, W := to2D(xs[2:], 1)
-	OH, OW := to2D(ys[2:], 1)
-	KH, KW := to2D(kernel, 1)
-	SH, SW := to2D(stride, 1)
-	PH, PW := to2D(begin, 0)
-	DH, DW := to2D(dil, 1)
-	N, C, OC := xs[0], xs[1], ys[1]
+	cg := conv2DOf(n, xs, ws, ys)
+	N, C, OC, H, W, OH, OW := cg.N, cg.C, cg.OC, cg.H, cg.W, cg.OH, cg.OW
+	KH, KW, SH, SW, PH, PW, DH, DW, group := cg.KH, cg.KW, cg.SH, cg.SW, cg.PH, cg.PW, cg.DH, cg.DW, cg.group
 	depthwise := group == C && OC == C && ws[1] == 1
 	if DH != 1 || DW != 1 || (group != 1 && !depthwise) || (!depthwise && b.val(w).host == nil) {
 		return false, nil
@@ -361,11 +329,7 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	if ys.NumElements() == 0 {
 		return true, nil
 	}
-	hasBias := int64(0)
-	barg := slotArg(w)
-	if bias >= 0 {
-		hasBias, barg = 1, slotArg(bias)
-	}
+	barg, hasBias := optArg(bias, w)
 	bl := b.blocking()
 	window := fmt.Sprintf("-DVW=%d -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, KH, KW, SH, SW)
 	if depthwise {
@@ -438,11 +402,7 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	if name := b.val(w).weight; name != "" {
 		b.val(wp).weight = fmt.Sprintf("%s#deconv%d/%d", name, mr, bl.vw)
 	}
-	hasBias := int64(0)
-	barg := slotArg(w)
-	if bias >= 0 {
-		hasBias, barg = 1, slotArg(bias)
-	}
+	barg, hasBias := optArg(bias, w)
 	m := []int64{N, C, H, W, OC, OH, OW, hasBias}
 	global, local := bl.geometry(blocks, OH*ceilDiv(OW, bl.vw), N)
 	return true, b.emitND(n, "fused_deconv2d", fmt.Sprintf("-DVW=%d -DMR=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, mr, KH, KW), global, local,

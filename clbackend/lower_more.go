@@ -101,16 +101,13 @@ func lowerLayerNorm(b *builder, n *graph.Node) error {
 	if b.val(sc).shape.NumElements() != inner || (bias >= 0 && b.val(bias).shape.NumElements() != inner) {
 		return errUnsupported(n, "scale or bias broadcast over the normalised axes")
 	}
-	barg, has := slotArg(sc), uint32(0)
-	if bias >= 0 {
-		barg, has = slotArg(bias), 1
-	}
+	barg, has := optArg(bias, sc)
 	eps := n.Attrs.Float("epsilon", 1e-5)
 	if outer == 0 {
 		return nil
 	}
 	if len(n.Outputs) == 1 {
-		return b.emit(n, "layer_norm", "", outer, slotArg(x), slotArg(sc), barg, slotArg(y), uint64(outer), uint64(inner), eps, has)
+		return b.emit(n, "layer_norm", "", outer, slotArg(x), slotArg(sc), barg, slotArg(y), uint64(outer), uint64(inner), eps, uint32(has))
 	}
 	for i := 1; i < len(n.Outputs); i++ {
 		if t := b.val(b.out(n, i)).typ; t != tensor.F32 {
@@ -123,7 +120,7 @@ func lowerLayerNorm(b *builder, n *graph.Node) error {
 		inv = b.out(n, 2)
 	}
 	return b.emit(n, "layer_norm_stats", "", outer, slotArg(x), slotArg(sc), barg, slotArg(y), slotArg(mean), slotArg(inv),
-		uint64(outer), uint64(inner), eps, has)
+		uint64(outer), uint64(inner), eps, uint32(has))
 }
 
 // lowerHardmax writes 1 at the first maximum of every fibre along the axis.

@@ -87,43 +87,17 @@ func lowerConv3D(b *builder, n *graph.Node) error {
 		return err
 	}
 	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
-	const r = 3
-	kernel := ws[2:]
-	stride := n.Attrs.Ints("strides", ones(r))
-	dil := n.Attrs.Ints("dilations", ones(r))
-	group := n.Attrs.Int("group", 1)
+	c := convWindowOf(n, xs, ws, ys)
 	name := "conv3d"
-	var begin []int64
 	if n.OpType == "ConvTranspose" {
 		name = "conv_transpose3d"
-		begin = make([]int64, r)
-		pads := n.Attrs.Ints("pads", nil)
-		auto := n.Attrs.String("auto_pad", "NOTSET")
-		outPad := n.Attrs.Ints("output_padding", make([]int64, r))
-		for i := 0; i < r; i++ {
-			total := stride[i]*(xs[2+i]-1) + outPad[i] + (kernel[i]-1)*dil[i] + 1 - ys[2+i]
-			switch {
-			case len(pads) == 2*r && auto == "NOTSET" && !n.Attrs.Has("output_shape"):
-				begin[i] = pads[i]
-			case auto == "SAME_LOWER":
-				begin[i] = total - total/2
-			default: // SAME_UPPER, or NOTSET with output_shape
-				begin[i] = total / 2
-			}
-		}
-	} else {
-		begin, _ = windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
 	}
-	m := []int64{xs[0], xs[1], xs[2], xs[3], xs[4], ys[1], ys[2], ys[3], ys[4], kernel[0], kernel[1], kernel[2]}
-	m = append(m, stride...)
-	m = append(m, begin...)
-	m = append(m, dil...)
-	m = append(m, group, 0)
-	barg := slotArg(w)
-	if bias >= 0 {
-		m[len(m)-1] = 1
-		barg = slotArg(bias)
-	}
+	barg, hasBias := optArg(bias, w)
+	m := []int64{xs[0], xs[1], xs[2], xs[3], xs[4], ys[1], ys[2], ys[3], ys[4], c.kernel[0], c.kernel[1], c.kernel[2]}
+	m = append(m, c.stride...)
+	m = append(m, c.begin...)
+	m = append(m, c.dil...)
+	m = append(m, c.group, hasBias)
 	cnt := ys.NumElements()
 	if cnt == 0 {
 		return nil

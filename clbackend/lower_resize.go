@@ -21,108 +21,6 @@ func resizeStaticCheck(n *graph.Node) string {
 	return ""
 }
 
-// axisTaps is the resampling of one axis: output coordinate c reads input
-// indices idx[c*taps+t] with weights w[c*taps+t]; idx[c*taps] is -1 where
-// c lies outside the crop of tf_crop_and_resize.
-type axisTaps struct {
-	taps int
-	idx  []int64
-	w    []float32
-}
-
-// resizeAxis computes the taps of one axis from in to out elements, as the
-// CPU device's Resize does (ONNX reference semantics).
-func resizeAxis(in, out int64, scale float64, mode, coord, nearest string, cubicA float64, exclude bool, roiS, roiE float64) axisTaps {
-	a := axisTaps{taps: map[string]int{"nearest": 1, "linear": 2, "cubic": 4}[mode]}
-	a.idx = make([]int64, int(out)*a.taps)
-	a.w = make([]float32, int(out)*a.taps)
-	fin, fout := float64(in), float64(out)
-	clampI := func(i int64) int64 { return min(max(i, 0), in-1) }
-	for c := int64(0); c < out; c++ {
-		xr := float64(c)
-		var xo float64
-		outside := false
-		switch coord {
-		case "half_pixel_symmetric":
-			adj := fout / (scale * fin)
-			xo = fin/2*(1-adj) + (xr+0.5)/scale - 0.5
-		case "pytorch_half_pixel":
-			if out > 1 {
-				xo = (xr+0.5)/scale - 0.5
-			}
-		case "align_corners":
-			// The resized length is in*scale, unrounded (ONNX reference).
-			if flen := fin * scale; flen != 1 && out > 1 {
-				xo = xr * (fin - 1) / (flen - 1)
-			}
-		case "asymmetric":
-			xo = xr / scale
-		case "tf_half_pixel_for_nn":
-			xo = (xr + 0.5) / scale
-		case "tf_crop_and_resize":
-			if out > 1 {
-				xo = roiS*(fin-1) + xr*(roiE-roiS)*(fin-1)/(fout-1)
-			} else {
-				xo = 0.5 * (roiS + roiE) * (fin - 1)
-			}
-			outside = xo < 0 || xo > fin-1
-		default: // half_pixel
-			xo = (xr+0.5)/scale - 0.5
-		}
-		base := int(c) * a.taps
-		switch mode {
-		case "nearest":
-			var i float64
-			half := xo == math.Floor(xo)+0.5
-			switch {
-			case nearest == "floor":
-				i = math.Floor(xo)
-			case nearest == "ceil":
-				i = math.Ceil(xo)
-			case half && nearest == "round_prefer_ceil":
-				i = math.Ceil(xo)
-			case half:
-				i = math.Floor(xo)
-			default:
-				i = math.Round(xo)
-			}
-			a.idx[base], a.w[base] = clampI(int64(i)), 1
-		case "linear":
-			x0 := math.Floor(xo)
-			t := xo - x0
-			a.idx[base], a.w[base] = clampI(int64(x0)), float32(1-t)
-			a.idx[base+1], a.w[base+1] = clampI(int64(x0)+1), float32(t)
-		case "cubic":
-			x0 := math.Floor(xo)
-			t := xo - x0
-			A := cubicA
-			cf := [4]float64{
-				((A*(t+1)-5*A)*(t+1)+8*A)*(t+1) - 4*A,
-				((A+2)*t-(A+3))*t*t + 1,
-				((A+2)*(1-t)-(A+3))*(1-t)*(1-t) + 1,
-				((A*(2-t)-5*A)*(2-t)+8*A)*(2-t) - 4*A,
-			}
-			sum := 0.0
-			for k := range cf {
-				if i := int64(x0) - 1 + int64(k); exclude && (i < 0 || i >= in) {
-					cf[k] = 0
-				}
-				sum += cf[k]
-			}
-			for k := range cf {
-				if exclude && sum != 0 {
-					cf[k] /= sum
-				}
-				a.idx[base+k], a.w[base+k] = clampI(int64(x0)-1+int64(k)), float32(cf[k])
-			}
-		}
-		if outside {
-			a.idx[base] = -1
-		}
-	}
-	return a
-}
-
 // lowerResize builds per-axis tap tables at plan time (scales, sizes and
 // roi must be known then) for resize.cl.
 func lowerResize(b *builder, n *graph.Node) error {
@@ -133,9 +31,7 @@ func lowerResize(b *builder, n *graph.Node) error {
 	if why := resizeStaticCheck(n); why != "" {
 		return errUnsupported(n, "%s", why)
 	}
-	mode := n.Attrs.String("mode", "nearest")
 	coord := n.Attrs.String("coordinate_transformation_mode", "half_pixel")
-	nearest := n.Attrs.String("nearest_mode", "round_prefer_floor")
 	is, os := b.val(x).shape, b.val(y).shape
 	r := len(is)
 	if r > 8 {
@@ -197,24 +93,32 @@ func lowerResize(b *builder, n *graph.Node) error {
 	var wts []float32
 	base := int64(1 + 5*r) // the table starts after rank, dims, strides, taps and both offsets
 	for d := 0; d < r; d++ {
-		var a axisTaps
+		var a *graph.ResizeSampling
 		if os[d] == is[d] && scale[d] == 1 && roi == nil {
 			// The CPU device skips identity axes: one tap of weight 1.
-			a = axisTaps{taps: 1, idx: make([]int64, os[d]), w: make([]float32, os[d])}
-			for c := range a.idx {
-				a.idx[c], a.w[c] = int64(c), 1
+			a = &graph.ResizeSampling{Taps: 1, Index: make([]int64, os[d]), Weight: make([]float32, os[d])}
+			for c := range a.Index {
+				a.Index[c], a.Weight[c] = int64(c), 1
 			}
 		} else {
 			var roiS, roiE float64
 			if roi != nil {
 				roiS, roiE = roi[d], roi[d+r]
 			}
-			a = resizeAxis(is[d], os[d], scale[d], mode, coord, nearest, float64(n.Attrs.Float("cubic_coeff_a", -0.75)),
-				n.Attrs.Int("exclude_outside", 0) != 0, roiS, roiE)
+			var err error
+			if a, err = graph.ResizeAxis(n, is[d], os[d], scale[d], roiS, roiE); err != nil {
+				return err
+			}
+			// resize.cl reads a first index of -1 as outside the crop.
+			for c, out := range a.Outside {
+				if out {
+					a.Index[c*a.Taps] = -1
+				}
+			}
 		}
-		taps[d], ioff[d], woff[d] = int64(a.taps), base+int64(len(table)), int64(len(wts))
-		table = append(table, a.idx...)
-		wts = append(wts, a.w...)
+		taps[d], ioff[d], woff[d] = int64(a.Taps), base+int64(len(table)), int64(len(wts))
+		table = append(table, a.Index...)
+		wts = append(wts, a.Weight...)
 	}
 	m = append(m, taps...)
 	m = append(m, ioff...)

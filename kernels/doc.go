@@ -12,6 +12,11 @@
 // fusion is a .cl file plus that one declaration (README.md walks through
 // one).
 //
+// Helpers several kernels share live in headers (*.clh, also embedded); a
+// .cl file includes one with a line `#include "nd_index.clh"`, which Source
+// expands, so the text that is built (and keyed in the GPU device's program
+// cache) is always complete.
+//
 // Every .cl file is pure OpenCL C 1.2, holds one concern, bounds-checks its
 // work items, and states its work-size contract in the comment at its top.
 // One file may serve several catalogue entries through build options

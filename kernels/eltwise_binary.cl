@@ -17,6 +17,8 @@
 // int array m describes the (collapsed) broadcast: m[0] = rank r, then r
 // output dims, r element strides of a and r of b (0 on broadcast axes).
 
+#include "nd_index.clh"
+
 #ifndef BINARY_OP
 #error "eltwise_binary.cl: build with -DBINARY_OP=<ADD|SUB|...>"
 #endif
@@ -75,33 +77,9 @@ __kernel void eltwise_binary(__global const TIN* a, __global const TIN* b, __glo
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    const int rank = m[0];
-    long ia = 0, ib = 0;
-    if (rank == 1) {
-        // Same shapes, or one side a scalar: no index arithmetic.
-        ia = (long)gid * m[2];
-        ib = (long)gid * m[3];
-    } else if (n <= 0xffffffffUL) {
-        // 32-bit index arithmetic: 64-bit division is several times slower.
-        uint r = (uint)gid;
-        for (int d = rank - 1; d >= 0; --d) {
-            const uint dim = (uint)m[1 + d];
-            const uint c = r % dim;
-            r /= dim;
-            ia += (long)c * m[1 + rank + d];
-            ib += (long)c * m[1 + 2 * rank + d];
-        }
-    } else {
-        ulong r = gid;
-        for (int d = rank - 1; d >= 0; --d) {
-            const long dim = m[1 + d];
-            const long c = (long)(r % dim);
-            r /= dim;
-            ia += c * m[1 + rank + d];
-            ib += c * m[1 + 2 * rank + d];
-        }
-    }
-    const T x = LOAD(a, ia);
-    const T y = LOAD(b, ib);
+    // Same shapes, or one side a scalar, is rank 1: no index division.
+    const long2 o = nd_offsets2(gid, n, m);
+    const T x = LOAD(a, o.x);
+    const T y = LOAD(b, o.y);
     STORE(gid, BINARY_OP(x, y));
 }

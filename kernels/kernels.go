@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -12,10 +13,14 @@ import (
 	"github.com/clinfer/clinfer/fusion"
 )
 
-// sources holds every OpenCL C file of the package.
+// sources holds every OpenCL C file of the package: the kernel files
+// (*.cl) and the headers they include (*.clh).
 //
-//go:embed *.cl
+//go:embed *.cl *.clh
 var sources embed.FS
+
+// includeRe matches a line that includes an embedded header.
+var includeRe = regexp.MustCompile(`^#include "([\w.]+\.clh)"\s*$`)
 
 // ErrUnknown is wrapped by lookups of a kernel name or file the catalogue
 // does not have.
@@ -178,14 +183,40 @@ func Files() []string {
 	return out
 }
 
-// Source returns the OpenCL C source of an embedded file ("copy.cl"). An
-// unknown file is an error wrapping ErrUnknown.
+// Source returns the OpenCL C source of an embedded file ("copy.cl"), with
+// each line `#include "name.clh"` replaced by the embedded header
+// name.clh: OpenCL builds a program from strings, with no include path, so
+// the source is complete here, and a header's text is part of the source
+// the GPU device keys its program cache on. #line directives keep build
+// log line numbers those of the file and the header. Headers include no
+// other header. An unknown file or header is an error wrapping ErrUnknown.
 func Source(file string) (string, error) {
 	b, err := sources.ReadFile(file)
 	if err != nil {
 		return "", fmt.Errorf("kernels: no source file %q (files: %s): %w", file, strings.Join(Files(), ", "), ErrUnknown)
 	}
-	return string(b), nil
+	src := string(b)
+	if !strings.Contains(src, "#include") {
+		return src, nil
+	}
+	var out strings.Builder
+	for i, line := range strings.SplitAfter(src, "\n") {
+		m := includeRe.FindStringSubmatch(line)
+		if m == nil {
+			out.WriteString(line)
+			continue
+		}
+		h, err := sources.ReadFile(m[1])
+		if err != nil {
+			return "", fmt.Errorf("kernels: %s:%d includes %q, which is not an embedded header: %w", file, i+1, m[1], ErrUnknown)
+		}
+		fmt.Fprintf(&out, "#line 1 %q\n%s", m[1], h)
+		if len(h) > 0 && h[len(h)-1] != '\n' {
+			out.WriteByte('\n')
+		}
+		fmt.Fprintf(&out, "#line %d %q\n", i+2, file)
+	}
+	return out.String(), nil
 }
 
 // Source returns the OpenCL C source of the kernel's file.

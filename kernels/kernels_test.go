@@ -92,6 +92,23 @@ func TestLookupUnknown(t *testing.T) {
 	assert.Panics(t, func() { kernels.MustLookup("no_such_kernel") })
 }
 
+// TestSourceExpandsIncludes checks that Source replaces an include of an
+// embedded header by the header's text, with #line directives that keep
+// the file's own line numbers after it.
+func TestSourceExpandsIncludes(t *testing.T) {
+	src, err := kernels.Source("strided_copy.cl")
+	require.NoError(t, err)
+	assert.Contains(t, src, "#line 1 \"nd_index.clh\"\n// nd_index.clh:")
+	assert.Contains(t, src, "long2 nd_offsets2(")
+	// The line after the include is the file's line 16.
+	assert.Regexp(t, "#line 16 \"strided_copy.cl\"\n\n#ifndef T\n", src)
+	for _, f := range kernels.Files() {
+		src, err := kernels.Source(f)
+		require.NoError(t, err)
+		assert.NotRegexp(t, `(?m)^#include "[^"]*\.clh"`, src, "%s keeps an include", f)
+	}
+}
+
 // TestBuildOnOpenCL builds every catalogue entry with its options on the
 // first OpenCL device and creates its entry point, so a syntax error or a
 // missing macro fails here with the build log.

@@ -11,33 +11,14 @@
 // of y, then r element strides of x and r of gate, 0 on broadcast axes)
 // and the float params p (unused).
 
+#include "nd_index.clh"
+
 __kernel void se_residual(__global const float* x, __global const float* gate, __global float* y,
                           const ulong n, __global const int* m, __global const float* p)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    const int rank = m[0];
-    long ix = 0, ig = 0;
-    if (n <= 0xffffffffUL) {
-        // 32-bit index arithmetic: 64-bit division is several times slower.
-        uint r = (uint)gid;
-        for (int d = rank - 1; d >= 0; --d) {
-            const uint dim = (uint)m[1 + d];
-            const uint c = r % dim;
-            r /= dim;
-            ix += (long)c * m[1 + rank + d];
-            ig += (long)c * m[1 + 2 * rank + d];
-        }
-    } else {
-        ulong r = gid;
-        for (int d = rank - 1; d >= 0; --d) {
-            const long dim = m[1 + d];
-            const long c = (long)(r % dim);
-            r /= dim;
-            ix += c * m[1 + rank + d];
-            ig += c * m[1 + 2 * rank + d];
-        }
-    }
-    const float v = x[ix];
-    y[gid] = v + v * gate[ig];
+    const long2 o = nd_offsets2(gid, n, m); // x at o.x, gate at o.y
+    const float v = x[o.x];
+    y[gid] = v + v * gate[o.y];
 }

@@ -12,6 +12,8 @@
 // destination strides (in elements; source strides may be 0 or negative),
 // then the source and destination element offsets.
 
+#include "nd_index.clh"
+
 #ifndef T
 #define T uint
 #endif
@@ -21,30 +23,6 @@ __kernel void strided_copy(__global const T* src, __global T* dst, const ulong n
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
     const int rank = m[0];
-    long is = m[1 + 3 * rank], id = m[2 + 3 * rank];
-    if (rank == 1) {
-        // One run (the host collapses dense blocks): no index division.
-        is += (long)gid * m[2];
-        id += (long)gid * m[3];
-    } else if (n <= 0xffffffffUL) {
-        // 32-bit index arithmetic: 64-bit division is several times slower.
-        uint r = (uint)gid;
-        for (int d = rank - 1; d >= 0; --d) {
-            const uint dim = (uint)m[1 + d];
-            const uint c = r % dim;
-            r /= dim;
-            is += (long)c * m[1 + rank + d];
-            id += (long)c * m[1 + 2 * rank + d];
-        }
-    } else {
-        ulong r = gid;
-        for (int d = rank - 1; d >= 0; --d) {
-            const long dim = m[1 + d];
-            const long c = (long)(r % dim);
-            r /= dim;
-            is += c * m[1 + rank + d];
-            id += c * m[1 + 2 * rank + d];
-        }
-    }
-    dst[id] = src[is];
+    const long2 o = nd_offsets2(gid, n, m);
+    dst[m[2 + 3 * rank] + o.y] = src[m[1 + 3 * rank] + o.x];
 }

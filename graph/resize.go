@@ -1,0 +1,166 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+)
+
+// ResizeSampling is the 1-D resampling of one axis by ONNX Resize: output
+// coordinate j reads input indices Index[j*Taps+t] with weights
+// Weight[j*Taps+t]. Indices are clamped to the input axis. Outside is nil
+// unless the coordinate transformation mode is tf_crop_and_resize; then
+// Outside[j] marks the outputs that lie outside the crop and take the
+// extrapolation value instead.
+type ResizeSampling struct {
+	Taps    int
+	Index   []int64
+	Weight  []float32
+	Outside []bool
+}
+
+// ResizeAxis computes the sampling of one axis of Resize node n from in to
+// out elements at the given scale, with the node's mode,
+// coordinate_transformation_mode, nearest_mode, cubic_coeff_a and
+// exclude_outside attributes (ONNX reference semantics, opset 18/19).
+// roiStart and roiEnd are the axis's crop, read only for
+// tf_crop_and_resize. Every device computes its Resize taps here, so that
+// they agree to the bit.
+func ResizeAxis(n *Node, in, out int64, scale, roiStart, roiEnd float64) (*ResizeSampling, error) {
+	mode := n.Attrs.String("mode", "nearest")
+	ctm := n.Attrs.String("coordinate_transformation_mode", "half_pixel")
+	nearest := n.Attrs.String("nearest_mode", "round_prefer_floor")
+	cubicA := float64(n.Attrs.Float("cubic_coeff_a", -0.75))
+	exclude := n.Attrs.Int("exclude_outside", 0) != 0
+	s := &ResizeSampling{}
+	switch mode {
+	case "nearest":
+		s.Taps = 1
+	case "linear":
+		s.Taps = 2
+	case "cubic":
+		s.Taps = 4
+	default:
+		return nil, n.Errorf("mode %q: want nearest, linear or cubic", mode)
+	}
+	s.Index = make([]int64, int(out)*s.Taps)
+	s.Weight = make([]float32, int(out)*s.Taps)
+	if ctm == "tf_crop_and_resize" {
+		s.Outside = make([]bool, out)
+	}
+	clamp := func(i int64) int64 { return min(max(i, 0), in-1) }
+	for j := int64(0); j < out; j++ {
+		xo, outside, err := ResizeCoordinate(ctm, float64(j), in, out, scale, roiStart, roiEnd)
+		if err != nil {
+			return nil, n.Errorf("%w", err)
+		}
+		if outside {
+			s.Outside[j] = true
+		}
+		base := int(j) * s.Taps
+		switch mode {
+		case "nearest":
+			i, err := ResizeNearest(nearest, xo)
+			if err != nil {
+				return nil, n.Errorf("%w", err)
+			}
+			s.Index[base], s.Weight[base] = clamp(int64(i)), 1
+		case "linear":
+			x0 := math.Floor(xo)
+			t := xo - x0
+			s.Index[base], s.Weight[base] = clamp(int64(x0)), float32(1-t)
+			s.Index[base+1], s.Weight[base+1] = clamp(int64(x0)+1), float32(t)
+		case "cubic":
+			x0 := math.Floor(xo)
+			c := ResizeCubicCoeffs(xo-x0, cubicA)
+			sum := 0.0
+			for k := range c {
+				if i := int64(x0) - 1 + int64(k); exclude && (i < 0 || i >= in) {
+					c[k] = 0
+				}
+				sum += c[k]
+			}
+			for k := range c {
+				if exclude && sum != 0 {
+					c[k] /= sum
+				}
+				s.Index[base+k], s.Weight[base+k] = clamp(int64(x0)-1+int64(k)), float32(c[k])
+			}
+		}
+	}
+	return s, nil
+}
+
+// ResizeCoordinate maps output coordinate x of an axis resized from in to
+// out elements at the given scale to its source coordinate in the input,
+// for the ONNX coordinate_transformation_mode ctm. roiStart and roiEnd are
+// the axis's normalised crop for tf_crop_and_resize, which alone can report
+// outside: the source coordinate lies outside [0, in-1].
+func ResizeCoordinate(ctm string, x float64, in, out int64, scale, roiStart, roiEnd float64) (src float64, outside bool, err error) {
+	fin, fout := float64(in), float64(out)
+	switch ctm {
+	case "half_pixel":
+		src = (x+0.5)/scale - 0.5
+	case "half_pixel_symmetric":
+		adj := fout / (scale * fin)
+		src = fin/2*(1-adj) + (x+0.5)/scale - 0.5
+	case "pytorch_half_pixel":
+		if out > 1 {
+			src = (x+0.5)/scale - 0.5
+		}
+	case "align_corners":
+		// The resized length is in*scale, unrounded, as in the ONNX
+		// reference: with scales it can differ from the output length.
+		if flen := fin * scale; flen != 1 && out > 1 {
+			src = x * (fin - 1) / (flen - 1)
+		}
+	case "asymmetric":
+		src = x / scale
+	case "tf_half_pixel_for_nn":
+		src = (x + 0.5) / scale
+	case "tf_crop_and_resize":
+		if out > 1 {
+			src = roiStart*(fin-1) + x*(roiEnd-roiStart)*(fin-1)/(fout-1)
+		} else {
+			src = 0.5 * (roiStart + roiEnd) * (fin - 1)
+		}
+		outside = src < 0 || src > fin-1
+	default:
+		return 0, false, fmt.Errorf("coordinate_transformation_mode %q: want half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize", ctm)
+	}
+	return src, outside, nil
+}
+
+// ResizeNearest rounds source coordinate x to an input index (unclamped)
+// by the ONNX nearest_mode mode.
+func ResizeNearest(mode string, x float64) (float64, error) {
+	half := x == math.Floor(x)+0.5
+	switch mode {
+	case "round_prefer_floor":
+		if half {
+			return math.Floor(x), nil
+		}
+		return math.Round(x), nil
+	case "round_prefer_ceil":
+		if half {
+			return math.Ceil(x), nil
+		}
+		return math.Round(x), nil
+	case "floor":
+		return math.Floor(x), nil
+	case "ceil":
+		return math.Ceil(x), nil
+	}
+	return 0, fmt.Errorf("nearest_mode %q: want round_prefer_floor, round_prefer_ceil, floor or ceil", mode)
+}
+
+// ResizeCubicCoeffs returns the weights of the four cubic taps at input
+// indices floor(x)-1 .. floor(x)+2 for fractional offset t = x-floor(x),
+// with the ONNX cubic_coeff_a a (Keys' kernel).
+func ResizeCubicCoeffs(t, a float64) [4]float64 {
+	return [4]float64{
+		((a*(t+1)-5*a)*(t+1)+8*a)*(t+1) - 4*a,
+		((a+2)*t-(a+3))*t*t + 1,
+		((a+2)*(1-t)-(a+3))*(1-t)*(1-t) + 1,
+		((a*(2-t)-5*a)*(2-t)+8*a)*(2-t) - 4*a,
+	}
+}
