@@ -30,7 +30,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-cpu bench-gemm oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance clean
+.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -108,12 +108,24 @@ run: deps
 	$(GO) run ./cmd/infer -d GPU -compare CPU
 	$(GO) run ./cmd/benchmark -d GPU -t 2 -hint throughput
 
-## bench-cpu: clinfer's CPU benchmarks next to ONNX Runtime's, with ratios.
-bench-cpu: models
+## bench-models: clinfer's PP-OCR benchmarks on CPU and GPU (POCL when
+## there is no GPU) next to ONNX Runtime's CPU (2 threads), in one run:
+## medians and ratios. bench-cpu is the old name.
+bench-models bench-cpu: models
 	mkdir -p $(OUT)
 	GOMAXPROCS=2 $(GO) test -run '^$$' -bench PPOCR -count $(BENCH_COUNT) ./bench/ | tee $(OUT)/bench-go.txt
 	NODE_PATH=.cache/node_modules node scripts/ortref/bench.js --threads 2 | tee $(OUT)/bench-ort.txt
 	$(GO) run ./bench/sidebyside -go $(OUT)/bench-go.txt -ort $(OUT)/bench-ort.txt
+
+## bench-conv: the GPU device's Conv kernels (regular, 1x1, depthwise,
+## deconvolution) in GFLOPS on PP-OCR shapes.
+bench-conv: deps
+	$(GO) test -run '^$$' -bench '^BenchmarkConv$$' -benchtime 5x ./bench/
+
+## bench-fusion: kernel launches and GPU latency per inference with and
+## without transformations (DISABLE_TRANSFORMATIONS), side by side.
+bench-fusion: models
+	$(GO) test -run '^$$' -bench '^Benchmark(Fusion|KernelFusions)$$' -benchtime 10x ./bench/
 
 ## bench-gemm: clinfer's sgemm kernel next to CLBlast's Sgemm on the same
 ## OpenCL device at 256..2048, GFLOPS (median of the iterations), one run.

@@ -1,5 +1,5 @@
 // Command sidebyside prints clinfer's benchmark timings next to ONNX
-// Runtime's, with ratios; `make bench-cpu` runs it.
+// Runtime's, with ratios; `make bench-models` runs it.
 //
 //	go run ./bench/sidebyside -go bench-go.txt -ort bench-ort.txt
 //

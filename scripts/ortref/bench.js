@@ -11,7 +11,7 @@
 //       [--model PATH --shape name=1x3x320x320 [--shape ...]]
 //
 // Without --model it runs cls at 1x3x48x192 (50 iterations) and det at
-// 1x3x320x320 (20 iterations). Inputs are seeded uniform [-1,1) (seeded.js).
+// 1x3x320x320 (20 iterations) and 1x3x640x640 (10). Inputs are seeded uniform [-1,1) (seeded.js).
 'use strict';
 
 const path = require('path');
@@ -123,6 +123,7 @@ async function main() {
     : [
         { path: path.join(o.models, 'ch_ppocr_mobile_v2.0_cls_infer.onnx'), shapes: [{ name: 'x', dims: [1, 3, 48, 192] }], iters: 50 },
         { path: path.join(o.models, 'ch_PP-OCRv4_det_infer.onnx'), shapes: [{ name: 'x', dims: [1, 3, 320, 320] }], iters: 20 },
+        { path: path.join(o.models, 'ch_PP-OCRv4_det_infer.onnx'), shapes: [{ name: 'x', dims: [1, 3, 640, 640] }], iters: 10 },
       ];
   for (const r of runs) {
     console.log(JSON.stringify(await bench(r.path, r.shapes, r.iters, o)));
