@@ -3,6 +3,7 @@ package clbackend
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -443,7 +444,15 @@ func randomFill(t *testing.T, r *rand.Rand, p *graph.Node) *tensor.Tensor {
 // test is the one lowered), binds ins and returns every output.
 func inferAll(t *testing.T, p plugin.Plugin, m *graph.Model, ins map[string]*tensor.Tensor) ([]*tensor.Tensor, plugin.CompiledModel) {
 	t.Helper()
-	cm, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDisableTransformations: "YES"})
+	return inferAllWith(t, p, m, ins, nil)
+}
+
+// inferAllWith is inferAll with more compile properties.
+func inferAllWith(t *testing.T, p plugin.Plugin, m *graph.Model, ins map[string]*tensor.Tensor, props map[string]string) ([]*tensor.Tensor, plugin.CompiledModel) {
+	t.Helper()
+	all := map[string]string{plugin.KeyDisableTransformations: "YES"}
+	maps.Copy(all, props)
+	cm, err := p.CompileModel(context.Background(), m, all)
 	require.NoError(t, err, p.Name())
 	t.Cleanup(func() { _ = cm.Close() })
 	r, err := cm.CreateInferRequest()

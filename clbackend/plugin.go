@@ -12,6 +12,7 @@ import (
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 func init() {
@@ -238,5 +239,32 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
+	if tm, err = lowerPrecision(m, tm, cfg); err != nil {
+		return nil, err
+	}
 	return compile(ctx, p, d, tm, cfg)
+}
+
+// lowerPrecision applies INFERENCE_PRECISION_HINT to the transformed model
+// tm of m: with f16, the ops of halfOps run on f16 activations and Casts
+// join them to the rest (fusion.ConvertPrecision); f32 leaves tm alone. It
+// never modifies m (tm is m itself under DISABLE_TRANSFORMATIONS).
+func lowerPrecision(m, tm *graph.Model, cfg *plugin.Properties) (*graph.Model, error) {
+	conf, err := plugin.ParseConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: compile: %w", err)
+	}
+	if conf.InferencePrecision != tensor.F16 {
+		return tm, nil
+	}
+	if tm == m {
+		tm = m.Clone()
+		if err := tm.InferShapes(); err != nil {
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
+		}
+	}
+	if _, err := fusion.ConvertPrecision(tm, tensor.F16, halfPolicy); err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q in f16: %w", m.Name, err)
+	}
+	return tm, nil
 }

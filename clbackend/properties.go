@@ -71,7 +71,7 @@ const (
 // DEVICE_ID, and the device's read-only facts.
 func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 	caps := []string{"FP32"}
-	if d.fp16 {
+	if d.hasFP16() {
 		caps = append(caps, "FP16")
 	}
 	caps = append(caps, "INT8", "EXPORT_IMPORT") // export.go: Export and ImportModel
@@ -117,7 +117,7 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 // the missing extension.
 func precisionSpec(d *device) plugin.PropertySpec {
 	accepted := "f32"
-	if d.fp16 {
+	if d.hasFP16() {
 		accepted = "f32, f16"
 	}
 	return plugin.PropertySpec{
@@ -131,10 +131,10 @@ func precisionSpec(d *device) plugin.PropertySpec {
 			switch {
 			case t == tensor.F32:
 				return t.String(), nil
-			case t == tensor.F16 && d.fp16:
+			case t == tensor.F16 && d.hasFP16():
 				return t.String(), nil
 			case t == tensor.F16:
-				return "", fmt.Errorf("device %s (%s) lacks the cl_khr_fp16 extension f16 needs", d.name(), d.fullName)
+				return "", fmt.Errorf("device %s (%s) lacks the cl_khr_fp16 extension f16 needs; use f32 (the default)", d.name(), d.fullName)
 			}
 			return "", fmt.Errorf("%s is not supported by device %s", t, d.name())
 		},

@@ -1,0 +1,87 @@
+package clbackend
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// TestHalfLoweringsMatchCPU runs every lowering case (lowerCases) of every
+// op in halfOps with INFERENCE_PRECISION_HINT=f16 (emulated where the
+// device lacks cl_khr_fp16: the f16 path needs no half arithmetic) and
+// compares with the CPU device in f32 within f16 tolerance; each op must
+// have run on f16 values in at least one case, so an op cannot join
+// halfOps without its lowering taking f16.
+func TestHalfLoweringsMatchCPU(t *testing.T) {
+	t.Setenv(EnvEmulateFP16, "1")
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	all := lowerCases()
+	var ops []string
+	for op := range halfOps {
+		if _, ok := lowerings()[op]; ok {
+			ops = append(ops, op)
+		}
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		ranHalf := false
+		for ci, c := range all[op] {
+			t.Run(op+"/"+c.name, func(t *testing.T) {
+				seed := uint64(len(op))*1000 + uint64(ci)
+				g := &caseGen{t: t, r: rand.New(rand.NewPCG(seed, 7))}
+				m := c.build(g)
+				ins := map[string]*tensor.Tensor{}
+				for _, p := range m.Parameters {
+					ins[p.Name] = randomFill(t, g.r, p)
+				}
+				got, cm := inferAllWith(t, gpu, m, ins, map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+				want, _ := inferAll(t, cpu, m, ins)
+				require.Len(t, got, len(want))
+				for i := range want {
+					require.Equal(t, want[i].Shape(), got[i].Shape(), "output %d", i)
+					require.Equal(t, want[i].Type(), got[i].Type(), "output %d: the model's outputs keep their types", i)
+					w, gv := want[i].Float64s(), got[i].Float64s()
+					for j := range w {
+						assert.InDelta(t, w[j], gv[j], 1e-2+1e-2*abs64(w[j]), "output %d element %d", i, j)
+					}
+				}
+				rm, err := cm.RuntimeModel()
+				require.NoError(t, err)
+				nodes, err := rm.Nodes()
+				require.NoError(t, err)
+				for _, n := range nodes {
+					if n.OpType == op && readsHalf(n) {
+						ranHalf = true
+					}
+				}
+			})
+		}
+		assert.True(t, ranHalf, "%s is in halfOps but no case of lowerCases ran it on f16 values: give it a case with f32 inputs", op)
+	}
+}
+
+// readsHalf reports whether some input or output of n is f16.
+func readsHalf(n *graph.Node) bool {
+	for _, in := range n.Inputs {
+		if in.Valid() && in.Type() == tensor.F16 {
+			return true
+		}
+	}
+	for _, o := range n.Outputs {
+		if o.Type == tensor.F16 {
+			return true
+		}
+	}
+	return false
+}
