@@ -66,7 +66,13 @@
 // QueryModel answers exactly the nodes whose op has a lowering or folds.
 // TestLoweringsMatchCPU runs every op of the lowering table against the CPU
 // reference on seeded random shapes and fails for an op without a case.
-// Math runs in f32 whatever INFERENCE_PRECISION_HINT says.
+// INFERENCE_PRECISION_HINT=f16 (accepted on devices with cl_khr_fp16, or
+// anywhere with CLINFER_EMULATE_FP16=1) stores activations as half: the
+// ops of halfOps (half.go) run on f16 values with float math and float
+// accumulation (kernels/half.clh), fusion.ConvertPrecision joins them to
+// the ops still in f32 with Casts, and the model's inputs and outputs keep
+// their types. TestHalfLoweringsMatchCPU checks every op of halfOps against
+// the CPU; tests.TestRealModelsGPUHalf the real models against f32.
 //
 // Built without cgo or with -tags noopencl the package still registers
 // "GPU"; New then fails with the cl package's "built without OpenCL" error.

@@ -11,6 +11,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -57,8 +58,11 @@ func (f *fastBuilder) node(op string, attrs graph.Attrs, post []graph.PostOp, in
 // register-blocked kernel on odd shapes (partial row and column blocks,
 // rows that end inside a vector, pads on every side, strides 1, 2 and 3,
 // batches, dense and broadcast residuals) and compares it with the CPU
-// reference; it also checks which kernel ran.
+// reference; it also checks which kernel ran. Each form runs again with
+// INFERENCE_PRECISION_HINT=f16 (emulated), its kernel built with -DHALF,
+// within f16 tolerance.
 func TestRegisterBlockedKernels(t *testing.T) {
+	t.Setenv(EnvEmulateFP16, "1")
 	gpu := newGPU(t)
 	cpu, err := cpufallback.New()
 	require.NoError(t, err)
@@ -137,6 +141,20 @@ func TestRegisterBlockedKernels(t *testing.T) {
 			require.NoError(t, err)
 			impl := rm.Node("node").RT.Extra["IMPL_TYPE"]
 			assert.True(t, strings.HasPrefix(impl, c.kernel+":"), "node ran %q, want kernel %s", impl, c.kernel)
+			t.Run("f16", func(t *testing.T) {
+				got, cm := inferAllWith(t, gpu, m, f.values, map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+				require.Equal(t, want[0].Shape(), got[0].Shape())
+				w, g := want[0].Float64s(), got[0].Float64s()
+				for i := range w {
+					assert.InDelta(t, w[i], g[i], 1e-2+1e-2*abs64(w[i]), "element %d", i)
+				}
+				rm, err := cm.RuntimeModel()
+				require.NoError(t, err)
+				n := rm.Node("node")
+				assert.True(t, readsHalf(n), "node did not run on f16 values")
+				impl := n.RT.Extra["IMPL_TYPE"]
+				assert.True(t, strings.HasPrefix(impl, c.kernel+":"), "node ran %q, want kernel %s", impl, c.kernel)
+			})
 		})
 	}
 }

@@ -35,6 +35,36 @@ var halfOps = map[string][]int{
 	"Shape": nil, "Size": nil,
 	// eltwise_binary.cl reads and writes f16 storage (HALF_IN/HALF_OUT).
 	"Add": nil, "Sub": nil, "Mul": nil, "Div": nil,
+	// Conv and GEMM family (fused.cl, conv.cl, conv_transpose.cl, matmul.cl).
+	// Weights, bias and residual are f16 too; sums stay f32.
+	graph.OpFusedConv: nil, graph.OpFullyConnected: nil, "Conv": nil, "ConvTranspose": nil,
+	"MatMul": nil, "Gemm": nil,
+
+	// Activations, pooling, reductions, normalisation, Resize, Softmax and
+	// the kernel fusions.
+	// eltwise_unary.cl (-DHALF; not IsNaN, IsInf, Not: no float output),
+	// Clip with runtime bounds as Max and Min.
+	"Relu": nil, "LeakyRelu": nil, "Sigmoid": nil, "Tanh": nil, "HardSigmoid": nil, "HardSwish": nil,
+	"Clip": nil, "Elu": nil, "Selu": nil, "Celu": nil, "Gelu": nil, "Mish": nil, "Softplus": nil,
+	"Softsign": nil, "ThresholdedRelu": nil, "Sqrt": nil, "Exp": nil, "Log": nil, "Erf": nil,
+	"Reciprocal": nil, "Neg": nil, "Abs": nil, "Sign": nil, "Floor": nil, "Ceil": nil, "Round": nil,
+	"Sin": nil, "Cos": nil, "Tan": nil, "Asin": nil, "Acos": nil, "Atan": nil, "Sinh": nil, "Cosh": nil,
+	"Asinh": nil, "Acosh": nil, "Atanh": nil, "Shrink": nil,
+	// Pow: an f16 base with the exponent in its own type (pow.cl).
+	"Pow": {1},
+	// reduce.cl (float accumulation); Global pools are reductions.
+	"ReduceMean": nil, "ReduceSum": nil, "ReduceMax": nil, "ReduceMin": nil, "ReduceProd": nil,
+	"ReduceSumSquare": nil, "ReduceL1": nil, "ReduceL2": nil, "ReduceLogSumExp": nil,
+	"GlobalAveragePool": nil, "GlobalMaxPool": nil,
+	// pool.cl, softmax.cl, norm.cl (LayerNormalization's statistics stay f32).
+	"MaxPool": nil, "AveragePool": nil, "Softmax": nil, "LogSoftmax": nil,
+	"BatchNormalization": nil, "InstanceNormalization": nil, "LayerNormalization": nil,
+	// resize.cl: f16 data, f32 tap weights; roi and scales stay f32.
+	"Resize": {1, 2},
+	// where.cl moves bits; the condition is bool.
+	"Where": nil,
+	// Every kernel fusion: its kernel is written with half.clh.
+	graph.OpKernelFusion: nil,
 }
 
 // halfPolicy is the GPU's fusion.PrecisionPolicy for f16.

@@ -214,6 +214,8 @@ func lowerUnary(b *builder, n *graph.Node) error {
 	case t == tensor.F32 && (n.OpType == "IsNaN" || n.OpType == "IsInf"):
 		defines += " -DTO=uchar"
 	case t == tensor.F32:
+	case t == tensor.F16 && b.val(y).typ == tensor.F16:
+		defines += " -DHALF" // f16 storage, float math
 	case n.OpType == "Not" && t == tensor.Bool:
 		defines = "-DT=uchar"
 	case (n.OpType == "Neg" || n.OpType == "Abs" || n.OpType == "Sign") && clType(t) != "" && t != tensor.Bool:
@@ -645,8 +647,8 @@ func lowerGlobalPool(b *builder, n *graph.Node) error {
 func lowerSoftmax(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	s := b.val(x).shape
-	if b.val(x).typ != tensor.F32 {
-		return errUnsupported(n, "element type %s", b.val(x).typ)
+	if t := b.val(x).typ; t != tensor.F32 && t != tensor.F16 {
+		return errUnsupported(n, "element type %s", t)
 	}
 	ax := n.Attrs.Int("axis", -1)
 	if ax < 0 {
@@ -673,7 +675,7 @@ func lowerSoftmax(b *builder, n *graph.Node) error {
 	if s.NumElements() == 0 {
 		return nil
 	}
-	return b.emit(n, name, "", cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))
+	return b.emit(n, name, b.halfDefine(x), cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))
 }
 
 // gemm emits out = alpha * A.B + beta * C over broadcast batches; the
@@ -686,10 +688,15 @@ type gemmGeom struct {
 	batch, aBatch, bBatch, cBatch  []int64
 }
 
+// gemm emits out = alpha * A.B + beta * C for geometry g (C is optional:
+// c < 0) on f32 data, or f16 throughout (INFERENCE_PRECISION_HINT=f16; the
+// kernels are built with halfDefine(out)).
 func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta float32) error {
-	for _, v := range []int{a, bb, c} {
-		if v >= 0 && b.val(v).typ != tensor.F32 {
-			return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(v).typ)
+	if !b.sameFloat(out, a, bb, c) {
+		for _, v := range []int{a, bb, c, out} {
+			if v >= 0 && b.val(v).typ != tensor.F32 {
+				return errUnsupported(n, "element type %s (the GPU kernel takes f32, or f16 throughout)", b.val(v).typ)
+			}
 		}
 	}
 	if useGEMM(g.M, g.N, g.K) && b.val(out).shape.NumElements() > 0 {
@@ -723,7 +730,7 @@ func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta
 	if c >= 0 {
 		carg = slotArg(c)
 	}
-	return b.emit(n, "matmul", "", cnt, slotArg(a), slotArg(bb), carg, slotArg(out), uint64(cnt), b.meta(m), alpha, beta)
+	return b.emit(n, "matmul", b.halfDefine(out), cnt, slotArg(a), slotArg(bb), carg, slotArg(out), uint64(cnt), b.meta(m), alpha, beta)
 }
 
 func lowerMatMul(b *builder, n *graph.Node) error {
@@ -859,10 +866,8 @@ func lowerConv(b *builder, n *graph.Node) error {
 	}
 	g := conv2DOf(n, xs, ws, ys)
 	barg, hasBias := optArg(bias, w)
-	for _, v := range []int{x, w, bias} {
-		if v >= 0 && b.val(v).typ != tensor.F32 {
-			return errUnsupported(n, "element type %s (the GPU kernel takes f32)", b.val(v).typ)
-		}
+	if !b.sameFloat(y, x, w, bias) {
+		return errUnsupported(n, "element types %s, %s (the GPU kernel takes f32, or f16 throughout)", b.val(x).typ, b.val(w).typ)
 	}
 	cnt := ys.NumElements()
 	name := "conv2d"
@@ -870,7 +875,7 @@ func lowerConv(b *builder, n *graph.Node) error {
 		name = "conv_transpose2d"
 	}
 	ocb := convBlock(g.OC / g.group)
-	return b.emit(n, name, "-DOCB="+strconv.FormatInt(ocb, 10), cnt/ocb, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt/ocb), b.meta(g.meta(hasBias)))
+	return b.emit(n, name, "-DOCB="+strconv.FormatInt(ocb, 10)+b.halfDefine(y), cnt/ocb, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt/ocb), b.meta(g.meta(hasBias)))
 }
 
 // convWindow is the window of a Conv, FusedConv or ConvTranspose node:
@@ -965,6 +970,22 @@ func convBlock(ocg int64) int64 {
 	return 1
 }
 
+// uniformFloat fails unless every present input of n is f32, or every one
+// f16 (f16 activations: fusion.ConvertPrecision lowers weights too); it
+// returns the kernel's half define (" -DHALF" for f16, see halfDefine).
+func (b *builder) uniformFloat(n *graph.Node) (string, error) {
+	want := tensor.F32
+	if b.isHalf(b.in(n, 0)) {
+		want = tensor.F16
+	}
+	for i := range n.Inputs {
+		if v := b.in(n, i); v >= 0 && b.val(v).typ != want {
+			return "", errUnsupported(n, "input %d of type %s (the GPU kernel takes f32, or f16 throughout)", i, b.val(v).typ)
+		}
+	}
+	return b.halfDefine(b.in(n, 0)), nil
+}
+
 // allF32 fails unless every present input of n is f32.
 func (b *builder) allF32(n *graph.Node) error {
 	for i := range n.Inputs {
@@ -976,7 +997,8 @@ func (b *builder) allF32(n *graph.Node) error {
 }
 
 func lowerBatchNorm(b *builder, n *graph.Node) error {
-	if err := b.allF32(n); err != nil {
+	half, err := b.uniformFloat(n)
+	if err != nil {
 		return err
 	}
 	x, y := b.in(n, 0), b.out(n, 0)
@@ -989,12 +1011,13 @@ func lowerBatchNorm(b *builder, n *graph.Node) error {
 		inner *= d
 	}
 	cnt := s.NumElements()
-	return b.emit(n, "batch_norm", "", cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(b.in(n, 3)), slotArg(b.in(n, 4)),
+	return b.emit(n, "batch_norm", half, cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(b.in(n, 3)), slotArg(b.in(n, 4)),
 		slotArg(y), uint64(cnt), uint64(s[1]), uint64(inner), n.Attrs.Float("epsilon", 1e-5))
 }
 
 func lowerInstanceNorm(b *builder, n *graph.Node) error {
-	if err := b.allF32(n); err != nil {
+	half, err := b.uniformFloat(n)
+	if err != nil {
 		return err
 	}
 	x, y := b.in(n, 0), b.out(n, 0)
@@ -1007,7 +1030,7 @@ func lowerInstanceNorm(b *builder, n *graph.Node) error {
 		inner *= d
 	}
 	cnt := s[0] * s[1]
-	return b.emit(n, "instance_norm", "", cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(y),
+	return b.emit(n, "instance_norm", half, cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(y),
 		uint64(cnt), uint64(s[1]), uint64(inner), n.Attrs.Float("epsilon", 1e-5))
 }
 

@@ -42,8 +42,8 @@ func (b *builder) postTables(n *graph.Node, out int) (pm, pf, res slotArg, err e
 		r = b.in(n, 3)
 	}
 	switch {
-	case r >= 0 && b.val(r).typ != tensor.F32:
-		return 0, 0, 0, errUnsupported(n, "residual of type %s (the GPU kernel takes f32)", b.val(r).typ)
+	case r >= 0 && b.val(r).typ != b.val(out).typ:
+		return 0, 0, 0, errUnsupported(n, "residual of type %s (the GPU kernel takes the output's, %s)", b.val(r).typ, b.val(out).typ)
 	case r >= 0 && b.val(r).shape.Equal(b.val(out).shape):
 		ints = append(ints, -1) // dense: the residual element has the output's index
 		res = slotArg(r)
@@ -58,9 +58,11 @@ func (b *builder) postTables(n *graph.Node, out int) (pm, pf, res slotArg, err e
 
 // lowerFusedConv runs FusedConv as one launch of a register-blocked
 // kernel (fastConv), else of fused_conv2d: conv.cl's direct convolution
-// with the post-ops applied before the store.
+// with the post-ops applied before the store. Its data is f32, or f16
+// throughout (INFERENCE_PRECISION_HINT=f16).
 func lowerFusedConv(b *builder, n *graph.Node) error {
-	if err := b.allF32(n); err != nil {
+	half, err := b.uniformFloat(n)
+	if err != nil {
 		return err
 	}
 	if ok, err := b.fastConv(n); ok || err != nil {
@@ -82,15 +84,17 @@ func lowerFusedConv(b *builder, n *graph.Node) error {
 		return nil
 	}
 	ocb := convBlock(g.OC / g.group)
-	return b.emit(n, "fused_conv2d", "-DOCB="+strconv.FormatInt(ocb, 10), cnt/ocb,
+	return b.emit(n, "fused_conv2d", "-DOCB="+strconv.FormatInt(ocb, 10)+half, cnt/ocb,
 		slotArg(x), slotArg(w), barg, res, slotArg(y), uint64(cnt/ocb), b.meta(g.meta(hasBias)), pm, pf)
 }
 
 // lowerFullyConnected runs FullyConnected over A viewed as rows of K (A
 // is contiguous; W is [K, N]): one fused_gemm launch when the GEMM is
-// large enough, else one fully_connected launch.
+// large enough, else one fully_connected launch. Its data is f32, or f16
+// throughout.
 func lowerFullyConnected(b *builder, n *graph.Node) error {
-	if err := b.allF32(n); err != nil {
+	half, err := b.uniformFloat(n)
+	if err != nil {
 		return err
 	}
 	a, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
@@ -116,7 +120,7 @@ func lowerFullyConnected(b *builder, n *graph.Node) error {
 	if cnt == 0 {
 		return nil
 	}
-	return b.emit(n, "fully_connected", "", cnt,
+	return b.emit(n, "fully_connected", half, cnt,
 		slotArg(a), slotArg(w), barg, res, slotArg(y), uint64(cnt), int32(N), int32(K), int32(has), pm, pf)
 }
 
@@ -206,12 +210,35 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // one output per work item (matmul, fully_connected).
 func useGEMM(m, n, k int64) bool { return n >= 8 && m*n*k >= 4096 }
 
+// hostF32 returns the elements of host value v, f32 or f16, as f32 (f16
+// widens exactly, so a layout of them stored as f16 again holds the same
+// values).
+func (b *builder) hostF32(v int) []float32 {
+	h := b.val(v).host.Contiguous()
+	if h.Type() != tensor.F32 {
+		h, _ = h.Convert(tensor.F32)
+	}
+	return h.F32()
+}
+
+// layout adds f, a layout of host value v made for a kernel, stored in
+// v's element type (floatsFor: f16 for the f16 weights of
+// INFERENCE_PRECISION_HINT=f16). The layout of a Constant's tensor is a
+// weight of the compiled model named after it with suffix (uploaded once
+// for all plans).
+func (b *builder) layout(v int, f []float32, suffix string) int {
+	p := int(b.floatsFor(v, f))
+	if name := b.val(v).weight; name != "" {
+		b.val(p).weight = name + suffix
+	}
+	return p
+}
+
 // packRows returns host matrix v (element (r, k) at r*rs + k*ks, rows x
-// kk) packed for A_PACKED as [ceil(rows/mr)][kk][mr], zero-padded. A
-// Constant's packing is a weight of the compiled model (uploaded once for
-// all plans).
+// kk) packed for A_PACKED as [ceil(rows/mr)][kk][mr], zero-padded, in v's
+// element type (layout).
 func (b *builder) packRows(v int, rows, kk, rs, ks, mr int64) slotArg {
-	src := b.val(v).host.Contiguous().F32()
+	src := b.hostF32(v)
 	blocks := ceilDiv(rows, mr)
 	dst := make([]float32, blocks*kk*mr)
 	for r := int64(0); r < rows; r++ {
@@ -219,37 +246,28 @@ func (b *builder) packRows(v int, rows, kk, rs, ks, mr int64) slotArg {
 			dst[((r/mr)*kk+k)*mr+r%mr] = src[r*rs+k*ks]
 		}
 	}
-	t, _ := tensor.FromF32(tensor.Shape{int64(len(dst))}, dst)
-	p := b.newValue(tensor.F32, t.Shape(), t)
-	if name := b.val(v).weight; name != "" {
-		b.val(p).weight = fmt.Sprintf("%s#rows%dx%d/%d,%d/%d", name, rows, kk, rs, ks, mr)
-	}
-	return slotArg(p)
+	return slotArg(b.layout(v, dst, fmt.Sprintf("#rows%dx%d/%d,%d/%d", rows, kk, rs, ks, mr)))
 }
 
 // relaid returns host matrix v ([rows, cols] with element (r, c) at r*rs
-// + c*cs) as a contiguous [rows, cols] host value (a weight, for a
-// Constant's): a transposed B becomes rows fused_gemm can load.
+// + c*cs) as a contiguous row-major host value in v's element type
+// (layout): a transposed B becomes rows fused_gemm can load.
 func (b *builder) relaid(v int, rows, cols, rs, cs int64) int {
-	src := b.val(v).host.Contiguous().F32()
+	src := b.hostF32(v)
 	dst := make([]float32, rows*cols)
 	for r := int64(0); r < rows; r++ {
 		for c := int64(0); c < cols; c++ {
 			dst[r*cols+c] = src[r*rs+c*cs]
 		}
 	}
-	t, _ := tensor.FromF32(tensor.Shape{rows, cols}, dst)
-	p := b.newValue(tensor.F32, t.Shape(), t)
-	if name := b.val(v).weight; name != "" {
-		b.val(p).weight = fmt.Sprintf("%s#%dx%d/%d,%d", name, rows, cols, rs, cs)
-	}
-	return p
+	return b.layout(v, dst, fmt.Sprintf("#%dx%d/%d,%d", rows, cols, rs, cs))
 }
 
 // fusedGEMM emits out = post(alpha * A.B + bias) as one fused_gemm launch
 // over g's batch (B's columns must be contiguous: g.bCol == 1). mode is
 // the bias mode of fused.cl (0 none, 1 bias[row], 2 bias[column], 3 beta *
-// C with g's C strides); a host A is packed.
+// C with g's C strides); a host A is packed. The data is of out's type,
+// f32 or f16 (the caller checks).
 func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mode int64, alpha, beta float32) error {
 	if g.bCol != 1 && g.N > 1 {
 		return errUnsupported(n, "fused_gemm needs B with contiguous rows (column stride %d)", g.bCol)
@@ -261,7 +279,7 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 	bl := b.blocking()
 	mr := gemmRows(g.M, bl.vw)
 	const nv = 2
-	defines := fmt.Sprintf("-DVW=%d -DMR=%d -DNV=%d", bl.vw, mr, nv)
+	defines := fmt.Sprintf("-DVW=%d -DMR=%d -DNV=%d", bl.vw, mr, nv) + b.halfDefine(out)
 	aarg := slotArg(a)
 	if b.val(a).host != nil && !slices.ContainsFunc(g.aBatch, func(s int64) bool { return s != 0 }) {
 		aarg = b.packRows(a, g.M, g.K, g.aRow, g.aK, mr)
@@ -288,7 +306,8 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 		aarg, slotArg(bb), barg, res, slotArg(out), b.meta(m), alpha, beta, pm, pf)
 }
 
-// fastConv lowers a 1-D or 2-D Conv or FusedConv with f32 data, a host
+// fastConv lowers a 1-D or 2-D Conv or FusedConv with f32 data (or f16
+// throughout: the kernels are built with halfDefine), a host
 // (constant) weight, dilation 1 and one group or depthwise groups to one
 // launch of fused.cl's register-blocked kernels with the node's post-ops:
 // fused_gemm for a 1x1 convolution without stride or pads (a GEMM per
@@ -301,10 +320,8 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	if len(xs) != 3 && len(xs) != 4 || len(ws) != len(xs) {
 		return false, nil
 	}
-	for _, v := range []int{x, w, bias} {
-		if v >= 0 && b.val(v).typ != tensor.F32 {
-			return false, nil
-		}
+	if !b.sameFloat(y, x, w, bias) {
+		return false, nil
 	}
 	cg := conv2DOf(n, xs, ws, ys)
 	N, C, OC, H, W, OH, OW := cg.N, cg.C, cg.OC, cg.H, cg.W, cg.OH, cg.OW
@@ -331,7 +348,7 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	}
 	barg, hasBias := optArg(bias, w)
 	bl := b.blocking()
-	window := fmt.Sprintf("-DVW=%d -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, KH, KW, SH, SW)
+	window := fmt.Sprintf("-DVW=%d -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, KH, KW, SH, SW) + b.halfDefine(y)
 	if depthwise {
 		const rb = 4
 		m := []int64{N, C, H, W, OH, OW, PH, PW, hasBias}
@@ -347,18 +364,17 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 }
 
 // fastDeconv lowers a 2-D ConvTranspose whose kernel equals its stride
-// (no pads, output padding or dilation, one group, f32, host weights) to
-// one fused_deconv2d launch, and reports false for other forms.
+// (no pads, output padding or dilation, one group, f32 or f16 throughout,
+// host weights) to one fused_deconv2d launch, and reports false for other
+// forms.
 func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
 	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
 	if len(xs) != 4 || len(ws) != 4 || b.val(w).host == nil || n.Attrs.Int("group", 1) != 1 {
 		return false, nil
 	}
-	for _, v := range []int{x, w, bias} {
-		if v >= 0 && b.val(v).typ != tensor.F32 {
-			return false, nil
-		}
+	if !b.sameFloat(y, x, w, bias) {
+		return false, nil
 	}
 	N, C, H, W := xs[0], xs[1], xs[2], xs[3]
 	OC, KH, KW := ws[1], ws[2], ws[3]
@@ -384,7 +400,7 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 		}
 	}
 	// Weight vectors: lane l of (block, c, kh, i) is w[c, oc, kh, l % KW].
-	src := b.val(w).host.Contiguous().F32()
+	src := b.hostF32(w)
 	blocks := ceilDiv(OC, mr)
 	dst := make([]float32, blocks*C*KH*mr*bl.vw)
 	for oc := int64(0); oc < OC; oc++ {
@@ -397,14 +413,26 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 			}
 		}
 	}
-	t, _ := tensor.FromF32(tensor.Shape{int64(len(dst))}, dst)
-	wp := b.newValue(tensor.F32, t.Shape(), t)
-	if name := b.val(w).weight; name != "" {
-		b.val(wp).weight = fmt.Sprintf("%s#deconv%d/%d", name, mr, bl.vw)
-	}
+	wp := b.layout(w, dst, fmt.Sprintf("#deconv%d/%d", mr, bl.vw))
 	barg, hasBias := optArg(bias, w)
 	m := []int64{N, C, H, W, OC, OH, OW, hasBias}
 	global, local := bl.geometry(blocks, OH*ceilDiv(OW, bl.vw), N)
-	return true, b.emitND(n, "fused_deconv2d", fmt.Sprintf("-DVW=%d -DMR=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, mr, KH, KW), global, local,
+	return true, b.emitND(n, "fused_deconv2d", fmt.Sprintf("-DVW=%d -DMR=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, mr, KH, KW)+b.halfDefine(y), global, local,
 		slotArg(x), slotArg(wp), barg, res, slotArg(y), b.meta(m), pm, pf)
+}
+
+// sameFloat reports whether output out is f32 or f16 and every present
+// value of vs has its type: the conv and GEMM kernels, built with
+// halfDefine(out), read every tensor buffer in that one type.
+func (b *builder) sameFloat(out int, vs ...int) bool {
+	t := b.val(out).typ
+	if t != tensor.F32 && t != tensor.F16 {
+		return false
+	}
+	for _, v := range vs {
+		if v >= 0 && b.val(v).typ != t {
+			return false
+		}
+	}
+	return true
 }

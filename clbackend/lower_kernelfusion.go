@@ -10,21 +10,28 @@ import (
 // kernel the node names under the node's launch convention with the
 // arguments every such kernel takes: the inputs, the outputs, the number
 // of work items n, the shape table and the float params (graph.LaunchRows
-// and graph.LaunchElementwise say what the table holds). Adding a fusion
-// changes nothing here.
+// and graph.LaunchElementwise say what the table holds). The inputs and
+// outputs are all f32, or all f16 (f16 activations): the kernel is then
+// built with -DHALF and reads and writes them through half.clh; the params
+// stay f32. Adding a fusion changes nothing here.
 func lowerKernelFusion(b *builder, n *graph.Node) error {
 	if _, err := graph.KernelFusionBody(n); err != nil {
 		return errUnsupported(n, "%v", err)
 	}
-	if err := b.allF32(n); err != nil {
+	half, err := b.uniformFloat(n)
+	if err != nil {
 		return err
+	}
+	want := tensor.F32
+	if half != "" {
+		want = tensor.F16
 	}
 	y := b.out(n, 0)
 	ys := b.val(y).shape
 	for j := range n.Outputs {
 		o := b.val(b.out(n, j))
-		if o.typ != tensor.F32 {
-			return errUnsupported(n, "output %d of type %s (kernel fusions take f32)", j, o.typ)
+		if o.typ != want {
+			return errUnsupported(n, "output %d of type %s (kernel fusions take f32, or f16 throughout)", j, o.typ)
 		}
 		if !o.shape.Equal(ys) {
 			return errUnsupported(n, "output %d has shape %v, output 0 %v (the outputs of a kernel fusion share a shape)", j, o.shape, ys)
@@ -67,7 +74,7 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 		return nil
 	}
 	args = append(args, uint64(cnt), b.meta(table), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
-	return b.emit(n, n.Attrs.String(graph.AttrKernel, ""), "", cnt, args...)
+	return b.emit(n, n.Attrs.String(graph.AttrKernel, ""), half, cnt, args...)
 }
 
 // broadcastsTo reports whether s broadcasts to out (numpy rules) without

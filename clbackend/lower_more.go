@@ -91,7 +91,8 @@ func lowerEyeLike(b *builder, n *graph.Node) error {
 // lowerLayerNorm normalises over the axes from axis on, with the optional
 // Mean and InvStdDev outputs (f32, one value per row).
 func lowerLayerNorm(b *builder, n *graph.Node) error {
-	if err := b.allF32(n); err != nil {
+	half, err := b.uniformFloat(n)
+	if err != nil {
 		return err
 	}
 	x, sc, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
@@ -107,7 +108,7 @@ func lowerLayerNorm(b *builder, n *graph.Node) error {
 		return nil
 	}
 	if len(n.Outputs) == 1 {
-		return b.emit(n, "layer_norm", "", outer, slotArg(x), slotArg(sc), barg, slotArg(y), uint64(outer), uint64(inner), eps, uint32(has))
+		return b.emit(n, "layer_norm", half, outer, slotArg(x), slotArg(sc), barg, slotArg(y), uint64(outer), uint64(inner), eps, uint32(has))
 	}
 	for i := 1; i < len(n.Outputs); i++ {
 		if t := b.val(b.out(n, i)).typ; t != tensor.F32 {
@@ -119,7 +120,7 @@ func lowerLayerNorm(b *builder, n *graph.Node) error {
 	if len(n.Outputs) > 2 {
 		inv = b.out(n, 2)
 	}
-	return b.emit(n, "layer_norm_stats", "", outer, slotArg(x), slotArg(sc), barg, slotArg(y), slotArg(mean), slotArg(inv),
+	return b.emit(n, "layer_norm_stats", half, outer, slotArg(x), slotArg(sc), barg, slotArg(y), slotArg(mean), slotArg(inv),
 		uint64(outer), uint64(inner), eps, uint32(has))
 }
 

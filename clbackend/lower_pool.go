@@ -21,8 +21,9 @@ func to3D(v []int64, fill int64) (int64, int64, int64) {
 	return v[0], v[1], v[2]
 }
 
-// lowerPool runs MaxPool (f32, i8, u8, with the optional Indices output)
-// and AveragePool (f32) over 1 to 3 spatial axes.
+// lowerPool runs MaxPool (f32, f16 storage, i8, u8, with the optional
+// Indices output) and AveragePool (f32, f16 storage) over 1 to 3 spatial
+// axes.
 func lowerPool(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	xs, ys := b.val(x).shape, b.val(y).shape
@@ -34,6 +35,8 @@ func lowerPool(b *builder, n *graph.Node) error {
 	var defines string
 	switch {
 	case t == tensor.F32:
+	case t == tensor.F16:
+		defines = "-DHALF"
 	case isMax && (t == tensor.I8 || t == tensor.U8):
 		defines = "-DT=" + clType(t) + " -DIS_INT"
 	default:
@@ -80,10 +83,11 @@ func lowerConvAnyRank(b *builder, n *graph.Node) error {
 }
 
 // lowerConv3D runs a 3-D Conv or ConvTranspose, one output element per
-// work item.
+// work item, on f32 data or f16 throughout.
 func lowerConv3D(b *builder, n *graph.Node) error {
 	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
-	if err := b.allF32(n); err != nil {
+	half, err := b.uniformFloat(n)
+	if err != nil {
 		return err
 	}
 	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
@@ -102,5 +106,5 @@ func lowerConv3D(b *builder, n *graph.Node) error {
 	if cnt == 0 {
 		return nil
 	}
-	return b.emit(n, name, "", cnt, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt), b.meta(m))
+	return b.emit(n, name, half, cnt, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt), b.meta(m))
 }

@@ -25,8 +25,8 @@ func resizeStaticCheck(n *graph.Node) string {
 // roi must be known then) for resize.cl.
 func lowerResize(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
-	if b.val(x).typ != tensor.F32 {
-		return errUnsupported(n, "element type %s", b.val(x).typ)
+	if t := b.val(x).typ; t != tensor.F32 && t != tensor.F16 {
+		return errUnsupported(n, "element type %s", t)
 	}
 	if why := resizeStaticCheck(n); why != "" {
 		return errUnsupported(n, "%s", why)
@@ -131,10 +131,11 @@ func lowerResize(b *builder, n *graph.Node) error {
 			h = os[r-2]
 		}
 		global := []int{int(os[r-1]), int(h), int(cnt / (os[r-1] * h))}
-		return b.emitND(n, "resize_nearest", "", global, nil, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
+		return b.emitND(n, "resize_nearest", b.halfDefine(x), global, nil, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
 			n.Attrs.Float("extrapolation_value", 0))
 	}
-	return b.emit(n, "resize", "", cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
+	// The weights stay f32 with f16 data (resize.cl).
+	return b.emit(n, "resize", b.halfDefine(x), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
 		n.Attrs.Float("extrapolation_value", 0))
 }
 

@@ -285,6 +285,11 @@ func lowerCases() map[string][]lowerCase {
 		s := graph.NewNode("Sqrt", "s", []graph.Output{g.x("x", g.dim(2, 4), g.dim(2, 6))}, nil, 1).Out(0)
 		return g.model(graph.NewNode("IsNaN", "node", []graph.Output{s}, nil, 1))
 	}})
+	cases["Clip"] = append(cases["Clip"], lowerCase{"runtime_bounds", func(g *caseGen) *graph.Model {
+		// Bounds computed at run time (Max and Min with f16 activations).
+		lo := graph.NewNode("Neg", "lo", []graph.Output{g.x("pos_lo")}, nil, 1).Out(0)
+		return g.one("Clip", nil, g.x("x", g.dim(2, 4), g.dim(2, 6)), lo, g.x("pos_hi"))
+	}})
 	cases["Shrink"] = append(cases["Shrink"], lowerCase{"lambd_bias", func(g *caseGen) *graph.Model {
 		return g.one("Shrink", graph.Attrs{"lambd": float32(0.7), "bias": float32(0.3)}, g.x("x", g.dim(2, 4), g.dim(2, 6)))
 	}})

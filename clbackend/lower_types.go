@@ -31,18 +31,21 @@ func (b *builder) numType(n *graph.Node, t tensor.ElementType) (string, error) {
 }
 
 // floatDefines returns the type defines of a kernel written for f32 that
-// also builds for f64 with -DT=double: "" for f32.
+// also builds for f64 with -DT=double and for f16 storage with -DHALF
+// (half.clh): "" for f32.
 func (b *builder) floatDefines(n *graph.Node, t tensor.ElementType) (string, error) {
 	switch t {
 	case tensor.F32:
 		return "", nil
+	case tensor.F16:
+		return "-DHALF", nil
 	case tensor.F64:
 		if _, err := b.numType(n, t); err != nil {
 			return "", err
 		}
 		return "-DT=double", nil
 	}
-	return "", errUnsupported(n, "element type %s (the GPU kernel takes f32, and f64 where the device has %s)", t, fp64Extension)
+	return "", errUnsupported(n, "element type %s (the GPU kernel takes f32, f16, and f64 where the device has %s)", t, fp64Extension)
 }
 
 // binaryDefines returns the eltwise_binary.cl defines of out = name(x, y)
@@ -152,10 +155,16 @@ func lowerPow(b *builder, n *graph.Node) error {
 	if tx == te && tx.IsFloat() {
 		return b.binary(n, "pow", x, e, y)
 	}
-	for _, t := range []tensor.ElementType{tx, te} {
-		if !t.IsInteger() && t != tensor.F32 && t != tensor.F64 {
-			return errUnsupported(n, "operand type %s (the GPU kernel takes integers, f32 and f64)", t)
+	for i, t := range []tensor.ElementType{tx, te} {
+		if !t.IsInteger() && t != tensor.F32 && t != tensor.F64 && (i > 0 || t != tensor.F16) {
+			return errUnsupported(n, "operand type %s (the GPU kernel takes integers, f32 and f64, and an f16 base)", t)
 		}
+	}
+	half := ""
+	if tx == tensor.F16 {
+		// f16 storage of the base and the output (halfOps keeps the
+		// exponent in its own type), computed in TC.
+		tx, half = tensor.F32, " -DHALF"
 	}
 	ta, err := b.numType(n, tx)
 	if err != nil {
@@ -169,7 +178,7 @@ func lowerPow(b *builder, n *graph.Node) error {
 	if tx == tensor.F64 || te == tensor.F64 {
 		tc = "double"
 	}
-	defines := "-DTA=" + ta + " -DTB=" + tb + " -DTC=" + tc
+	defines := "-DTA=" + ta + " -DTB=" + tb + " -DTC=" + tc + half
 	if tx.IsInteger() {
 		defines += " -DA_INT"
 	}
@@ -192,13 +201,16 @@ func clipTypeOK(t tensor.ElementType) bool {
 	return t == tensor.F32 || t == tensor.F16 || t == tensor.F64 || t.IsInteger()
 }
 
-// lowerClip runs f32 Clip on the unary kernel (bounds known at plan time)
-// and every other numeric type as Max then Min with the bound inputs
+// lowerClip runs f32 and f16 Clip with bounds known at plan time on the
+// unary kernel, and every other numeric type, or runtime bounds, as Max
+// then Min with the bound inputs
 // (runtime scalars of the input's type); without bounds it is a copy.
 func lowerClip(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	t := b.val(x).typ
-	if t == tensor.F32 {
+	_, loKnown := b.hostFloat(b.in(n, 1))
+	_, hiKnown := b.hostFloat(b.in(n, 2))
+	if (t == tensor.F32 || t == tensor.F16) && (loKnown || b.in(n, 1) < 0) && (hiKnown || b.in(n, 2) < 0) {
 		return lowerUnary(b, n)
 	}
 	if !clipTypeOK(t) {

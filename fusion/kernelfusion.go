@@ -25,6 +25,9 @@ import (
 // they are the kernel's first arguments. Every other value the matched ops
 // read must be a Constant (it is copied into the body); a match that reads
 // anything else is declined, as is one whose inputs or output are not f32.
+// With INFERENCE_PRECISION_HINT=f16 the GPU runs the node on f16 tensors
+// and builds the kernel with -DHALF, so the kernel declares its tensors
+// with kernels/half.clh's FT and LD/ST macros.
 type KernelFusion struct {
 	// Name is the pass name ("FuseSEResidual").
 	Name string

@@ -14,13 +14,18 @@
 // channels and the kernel window; items with i >= n do nothing. The int
 // array m holds N, C, H, W, OC, OH, OW, KH, KW, stride h/w, pad top/left,
 // dilation h/w, group, has_bias.
+//
+// Built with -DHALF, x, w, bias and out hold f16 (half.clh); the sums stay
+// f32.
+
+#include "half.clh"
 
 #ifndef OCB
 #define OCB 1
 #endif
 
-__kernel void conv2d(__global const float* x, __global const float* w, __global const float* bias,
-                     __global float* out, const ulong n, __global const int* m)
+__kernel void conv2d(__global const FT* x, __global const FT* w, __global const FT* bias,
+                     __global FT* out, const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -38,28 +43,28 @@ __kernel void conv2d(__global const float* x, __global const float* w, __global 
     const long wstride = (long)cg * KH * KW; // between output channels
     float acc[OCB];
     for (int j = 0; j < OCB; ++j) {
-        acc[j] = m[16] ? bias[oc0 + j] : 0.0f;
+        acc[j] = m[16] ? LD(bias, oc0 + j) : 0.0f;
     }
     for (int ic = 0; ic < cg; ++ic) {
-        __global const float* xp = x + ((b * C + (long)g * cg + ic) * H) * (long)W;
-        __global const float* wp = w + (((long)oc0 * cg + ic) * KH) * (long)KW;
+        __global const FT* xp = x + ((b * C + (long)g * cg + ic) * H) * (long)W;
+        __global const FT* wp = w + (((long)oc0 * cg + ic) * KH) * (long)KW;
         for (int kh = 0; kh < KH; ++kh) {
             const int ih = oh * SH - PH + kh * DH;
             if (ih < 0 || ih >= H) continue;
             for (int kw = 0; kw < KW; ++kw) {
                 const int iw = ow * SW - PW + kw * DW;
                 if (iw < 0 || iw >= W) continue;
-                const float xv = xp[(long)ih * W + iw];
+                const float xv = LD(xp, (long)ih * W + iw);
                 const int k = kh * KW + kw;
                 for (int j = 0; j < OCB; ++j) {
-                    acc[j] = fma(xv, wp[j * wstride + k], acc[j]);
+                    acc[j] = fma(xv, LD(wp, j * wstride + k), acc[j]);
                 }
             }
         }
     }
     const long plane = (long)OH * OW;
-    __global float* op = out + ((b * OC + oc0) * OH + oh) * (long)OW + ow;
+    __global FT* op = out + ((b * OC + oc0) * OH + oh) * (long)OW + ow;
     for (int j = 0; j < OCB; ++j) {
-        op[j * plane] = acc[j];
+        ST(op, j * plane, acc[j]);
     }
 }

@@ -10,9 +10,14 @@
 // KW, stride d/h/w, pad d/h/w, dilation d/h/w, group and has_bias (bias is
 // not read when 0). Weights are [OC, C/group, KD, KH, KW] for conv3d and
 // [C, OC/group, KD, KH, KW] for conv_transpose3d.
+//
+// Built with -DHALF, x, w, bias and y hold f16 (half.clh); the sums stay
+// f32.
 
-__kernel void conv3d(__global const float* x, __global const float* w, __global const float* bias,
-                     __global float* y, const ulong n, __global const int* m)
+#include "half.clh"
+
+__kernel void conv3d(__global const FT* x, __global const FT* w, __global const FT* bias,
+                     __global FT* y, const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -27,10 +32,10 @@ __kernel void conv3d(__global const float* x, __global const float* w, __global 
     const long b = (long)(r / (ulong)OC);
     const int icg = C / group;
     const int g = oc / (OC / group);
-    float acc = m[22] ? bias[oc] : 0.0f;
+    float acc = m[22] ? LD(bias, oc) : 0.0f;
     for (int ic = 0; ic < icg; ++ic) {
-        __global const float* xp = x + ((b * C + g * icg + ic) * (long)D) * H * W;
-        __global const float* wp = w + ((long)oc * icg + ic) * KD * KH * KW;
+        __global const FT* xp = x + ((b * C + g * icg + ic) * (long)D) * H * W;
+        __global const FT* wp = w + ((long)oc * icg + ic) * KD * KH * KW;
         for (int kd = 0; kd < KD; ++kd) {
             const int id = od * m[12] - m[15] + kd * m[18];
             if (id < 0 || id >= D) continue;
@@ -40,16 +45,16 @@ __kernel void conv3d(__global const float* x, __global const float* w, __global 
                 for (int kw = 0; kw < KW; ++kw) {
                     const int iw = ow * m[14] - m[17] + kw * m[20];
                     if (iw < 0 || iw >= W) continue;
-                    acc += xp[((long)id * H + ih) * W + iw] * wp[(kd * KH + kh) * KW + kw];
+                    acc += LD(xp, ((long)id * H + ih) * W + iw) * LD(wp, (kd * KH + kh) * KW + kw);
                 }
             }
         }
     }
-    y[gid] = acc;
+    ST(y, gid, acc);
 }
 
-__kernel void conv_transpose3d(__global const float* x, __global const float* w, __global const float* bias,
-                               __global float* y, const ulong n, __global const int* m)
+__kernel void conv_transpose3d(__global const FT* x, __global const FT* w, __global const FT* bias,
+                               __global FT* y, const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -66,10 +71,10 @@ __kernel void conv_transpose3d(__global const float* x, __global const float* w,
     const int icg = C / group;
     const int ocg = OC / group;
     const int g = oc / ocg;
-    float acc = m[22] ? bias[oc] : 0.0f;
+    float acc = m[22] ? LD(bias, oc) : 0.0f;
     for (int ic = g * icg; ic < (g + 1) * icg; ++ic) {
-        __global const float* xp = x + ((b * C + ic) * (long)D) * H * W;
-        __global const float* wp = w + ((long)ic * ocg + oc % ocg) * KD * KH * KW;
+        __global const FT* xp = x + ((b * C + ic) * (long)D) * H * W;
+        __global const FT* wp = w + ((long)ic * ocg + oc % ocg) * KD * KH * KW;
         for (int kd = 0; kd < KD; ++kd) {
             const int td = od + m[15] - kd * m[18];
             if (td < 0 || td % SD != 0 || td / SD >= D) continue;
@@ -79,10 +84,10 @@ __kernel void conv_transpose3d(__global const float* x, __global const float* w,
                 for (int kw = 0; kw < KW; ++kw) {
                     const int tw = ow + m[17] - kw * m[20];
                     if (tw < 0 || tw % SW != 0 || tw / SW >= W) continue;
-                    acc += xp[((long)(td / SD) * H + th / SH) * W + tw / SW] * wp[(kd * KH + kh) * KW + kw];
+                    acc += LD(xp, ((long)(td / SD) * H + th / SH) * W + tw / SW) * LD(wp, (kd * KH + kh) * KW + kw);
                 }
             }
         }
     }
-    y[gid] = acc;
+    ST(y, gid, acc);
 }

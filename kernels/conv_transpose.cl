@@ -13,13 +13,18 @@
 // i >= n do nothing. The int array m holds N, C, H, W, OC, OH, OW, KH, KW,
 // stride h/w, pad top/left, dilation h/w, group, has_bias. Weights are
 // [C, OC/group, KH, KW].
+//
+// Built with -DHALF, x, w, bias and out hold f16 (half.clh); the sums stay
+// f32.
+
+#include "half.clh"
 
 #ifndef OCB
 #define OCB 1
 #endif
 
-__kernel void conv_transpose2d(__global const float* x, __global const float* w, __global const float* bias,
-                               __global float* out, const ulong n, __global const int* m)
+__kernel void conv_transpose2d(__global const FT* x, __global const FT* w, __global const FT* bias,
+                               __global FT* out, const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -37,12 +42,12 @@ __kernel void conv_transpose2d(__global const float* x, __global const float* w,
     const long kk = (long)KH * KW; // between output channels in w
     float acc[OCB];
     for (int j = 0; j < OCB; ++j) {
-        acc[j] = m[16] ? bias[oc0 + j] : 0.0f;
+        acc[j] = m[16] ? LD(bias, oc0 + j) : 0.0f;
     }
     for (int ic = 0; ic < cg; ++ic) {
         const long c = (long)g * cg + ic;
-        __global const float* xp = x + ((b * C + c) * H) * (long)W;
-        __global const float* wp = w + (c * ocg + o) * kk;
+        __global const FT* xp = x + ((b * C + c) * H) * (long)W;
+        __global const FT* wp = w + (c * ocg + o) * kk;
         for (int kh = 0; kh < KH; ++kh) {
             const int th = oh + PH - kh * DH;
             if (th < 0 || th % SH != 0) continue;
@@ -53,17 +58,17 @@ __kernel void conv_transpose2d(__global const float* x, __global const float* w,
                 if (tw < 0 || tw % SW != 0) continue;
                 const int iw = tw / SW;
                 if (iw >= W) continue;
-                const float xv = xp[(long)ih * W + iw];
+                const float xv = LD(xp, (long)ih * W + iw);
                 const int k = kh * KW + kw;
                 for (int j = 0; j < OCB; ++j) {
-                    acc[j] = fma(xv, wp[j * kk + k], acc[j]);
+                    acc[j] = fma(xv, LD(wp, j * kk + k), acc[j]);
                 }
             }
         }
     }
     const long plane = (long)OH * OW;
-    __global float* op = out + ((b * OC + oc0) * OH + oh) * (long)OW + ow;
+    __global FT* op = out + ((b * OC + oc0) * OH + oh) * (long)OW + ow;
     for (int j = 0; j < OCB; ++j) {
-        op[j * plane] = acc[j];
+        ST(op, j * plane, acc[j]);
     }
 }

@@ -6,10 +6,14 @@
 // type (default float); -DTO=<uchar|...> is the output type when it differs
 // (IS_NAN, IS_INF give bool); -DIS_INT selects the integer forms of NEG, ABS
 // and SIGN. p0 and p1 carry the op's float attributes (alpha, beta, min, max...).
+// -DHALF (with T=float and no TO) reads and writes f16 storage, computing
+// in float (half.clh).
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size.
 // Work item i computes element i; items with i >= n do nothing. in and out
 // hold n elements each and may not overlap unless they are the same buffer.
+
+#include "half.clh"
 
 #ifndef UNARY_OP
 #error "eltwise_unary.cl: build with -DUNARY_OP=<RELU|SIGMOID|...>"
@@ -19,6 +23,13 @@
 #endif
 #ifndef TO
 #define TO T
+#endif
+#ifdef HALF
+#define TIN FT
+#define TOUT FT
+#else
+#define TIN T
+#define TOUT TO
 #endif
 
 #define IDENTITY(x, a, b) (x)
@@ -71,11 +82,11 @@
 #define SIGN(x, a, b) ((x) > 0.0f ? 1.0f : ((x) < 0.0f ? -1.0f : (x)))
 #endif
 
-__kernel void eltwise_unary(__global const T* in, __global TO* out, const ulong n,
+__kernel void eltwise_unary(__global const TIN* in, __global TOUT* out, const ulong n,
                             const float p0, const float p1)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    const T x = in[gid];
-    out[gid] = (TO)(UNARY_OP(x, p0, p1));
+    const T x = LD(in, gid);
+    ST(out, gid, (TO)(UNARY_OP(x, p0, p1)));
 }

@@ -87,6 +87,13 @@
 // tiles at column (j % tiles)*VW of image b as serial f32 fma sums over
 // the input channels, then bias, then the post-ops; items outside do
 // nothing. The int array m holds N, C, H, W, OC, OH, OW, has_bias.
+//
+// Built with -DHALF (INFERENCE_PRECISION_HINT=f16) every tensor buffer (x,
+// a, b, w, bias, res, out) holds f16 and is read and written through
+// half.clh's macros; the math, the accumulators and the tables pm and pf
+// stay f32.
+
+#include "half.clh"
 
 #ifndef OCB
 #define OCB 1
@@ -120,6 +127,8 @@
 #define intv int4
 #define LOADV vload4
 #define STOREV vstore4
+#define LDV LD4
+#define STV ST4
 #define LANES ((int4)(0, 1, 2, 3))
 #define as_uintv as_uint4
 #elif VW == 8
@@ -127,6 +136,8 @@
 #define intv int8
 #define LOADV vload8
 #define STOREV vstore8
+#define LDV LD8
+#define STV ST8
 #define LANES ((int8)(0, 1, 2, 3, 4, 5, 6, 7))
 #define as_uintv as_uint8
 #elif VW == 16
@@ -134,11 +145,15 @@
 #define intv int16
 #define LOADV vload16
 #define STOREV vstore16
+#define LDV LD16
+#define STV ST16
 #define LANES ((int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
 #define as_uintv as_uint16
 #else
 #error "fused.cl: VW must be 4, 8 or 16"
 #endif
+// LOADV and STOREV move a floatv from and to private float arrays, LDV and
+// STV from and to the FT buffers.
 #define NR (NV * VW)
 #define UNROLL _Pragma("unroll")
 
@@ -174,14 +189,14 @@ long res_offset(const ulong o, __global const int* pm, const int np)
 // post_ops applies the post-op table to v, the output element at flat
 // index o.
 float post_ops(float v, const ulong o, __global const int* pm, __global const float* pf,
-               __global const float* res)
+               __global const FT* res)
 {
     const int np = pm[0];
     for (int i = 0; i < np; ++i) {
         const float a = pf[2 * i], b = pf[2 * i + 1];
         switch (pm[1 + i]) {
         case POST_SUM:
-            v += res[res_offset(o, pm, np)];
+            v += LD(res, res_offset(o, pm, np));
             break;
         case POST_RELU:
             v = v < 0.0f ? 0.0f : v; // NaN passes through
@@ -225,7 +240,7 @@ float post_ops(float v, const ulong o, __global const int* pm, __global const fl
 // post_ops_v is post_ops on the VW consecutive output elements o, o+1, ...
 // held in v.
 floatv post_ops_v(floatv v, const ulong o, __global const int* pm, __global const float* pf,
-                  __global const float* res)
+                  __global const FT* res)
 {
     const int np = pm[0];
     const floatv zero = (floatv)0.0f, one = (floatv)1.0f;
@@ -234,11 +249,11 @@ floatv post_ops_v(floatv v, const ulong o, __global const int* pm, __global cons
         switch (pm[1 + i]) {
         case POST_SUM:
             if (pm[1 + np] < 0) {
-                v += LOADV(0, res + o);
+                v += LDV(res + o, 0);
             } else {
                 float t[VW];
                 STOREV(v, 0, t);
-                for (int l = 0; l < VW; ++l) t[l] += res[res_offset(o + l, pm, np)];
+                for (int l = 0; l < VW; ++l) t[l] += LD(res, res_offset(o + l, pm, np));
                 v = LOADV(0, t);
             }
             break;
@@ -285,27 +300,27 @@ floatv post_ops_v(floatv v, const ulong o, __global const int* pm, __global cons
 // store_v stores the VW outputs of v at out + o, the first n of them when
 // n < VW (a block that crosses the end of a row), each through the
 // post-ops.
-__attribute__((always_inline)) inline void store_v(floatv v, __global float* out, const ulong o, const int n,
+__attribute__((always_inline)) inline void store_v(floatv v, __global FT* out, const ulong o, const int n,
                                                    __global const int* pm, __global const float* pf,
-                                                   __global const float* res)
+                                                   __global const FT* res)
 {
     if (n >= VW) {
-        STOREV(post_ops_v(v, o, pm, pf, res), 0, out + o);
+        STV(out + o, 0, post_ops_v(v, o, pm, pf, res));
         return;
     }
     float t[VW];
     STOREV(v, 0, t);
-    for (int l = 0; l < n; ++l) out[o + l] = post_ops(t[l], o + l, pm, pf, res);
+    for (int l = 0; l < n; ++l) ST(out, o + l, post_ops(t[l], o + l, pm, pf, res));
 }
 
 // load_row_lanes is load_row lane by lane, for blocks at the very ends of
 // the buffer.
-__attribute__((noinline)) floatv load_row_lanes(__global const float* row, const int c0, const int W, const int S)
+__attribute__((noinline)) floatv load_row_lanes(__global const FT* row, const int c0, const int W, const int S)
 {
     float t[VW];
     for (int l = 0; l < VW; ++l) {
         const int c = c0 + l * S;
-        t[l] = (c >= 0 && c < W) ? row[c] : 0.0f;
+        t[l] = (c >= 0 && c < W) ? LD(row, c) : 0.0f;
     }
     return LOADV(0, t);
 }
@@ -316,32 +331,32 @@ __attribute__((noinline)) floatv load_row_lanes(__global const float* row, const
 // across an end of the row it loads the vector anyway (neighbouring rows'
 // data, inside the buffer [lo, hi)) and zeroes the lanes outside; only at
 // the ends of the buffer does it go lane by lane.
-__attribute__((always_inline)) inline floatv load_row(__global const float* row, const int c0, const int W, const int S,
-                                                      __global const float* lo, __global const float* hi)
+__attribute__((always_inline)) inline floatv load_row(__global const FT* row, const int c0, const int W, const int S,
+                                                      __global const FT* lo, __global const FT* hi)
 {
     if (S != 1 && S != 2) return load_row_lanes(row, c0, W, S);
     if (c0 >= 0 && c0 + S * VW <= W) {
-        __global const float* p = row + c0;
-        if (S == 1) return LOADV(0, p);
-        const floatv a = LOADV(0, p), b = LOADV(1, p);
+        __global const FT* p = row + c0;
+        if (S == 1) return LDV(p, 0);
+        const floatv a = LDV(p, 0), b = LDV(p, 1);
         return (floatv)(a.even, b.even);
     }
     const long off = (long)(row - lo) + c0;
     if (off < 0 || off + S * VW > (long)(hi - lo)) return load_row_lanes(row, c0, W, S);
-    __global const float* p = lo + off;
+    __global const FT* p = lo + off;
     const intv col = S * LANES + c0;
     floatv v;
     if (S == 1) {
-        v = LOADV(0, p);
+        v = LDV(p, 0);
     } else {
-        const floatv a = LOADV(0, p), b = LOADV(1, p);
+        const floatv a = LDV(p, 0), b = LDV(p, 1);
         v = (floatv)(a.even, b.even);
     }
     return select((floatv)0.0f, v, (col >= 0) & (col < W));
 }
 
-__kernel void fused_conv2d(__global const float* x, __global const float* w, __global const float* bias,
-                           __global const float* res, __global float* out, const ulong n,
+__kernel void fused_conv2d(__global const FT* x, __global const FT* w, __global const FT* bias,
+                           __global const FT* res, __global FT* out, const ulong n,
                            __global const int* m, __global const int* pm, __global const float* pf)
 {
     const size_t gid = get_global_id(0);
@@ -360,21 +375,21 @@ __kernel void fused_conv2d(__global const float* x, __global const float* w, __g
     const long wstride = (long)cg * KH * KW; // between output channels
     float acc[OCB];
     for (int j = 0; j < OCB; ++j) {
-        acc[j] = m[16] ? bias[oc0 + j] : 0.0f;
+        acc[j] = m[16] ? LD(bias, oc0 + j) : 0.0f;
     }
     for (int ic = 0; ic < cg; ++ic) {
-        __global const float* xp = x + ((b * C + (long)g * cg + ic) * H) * (long)W;
-        __global const float* wp = w + (((long)oc0 * cg + ic) * KH) * (long)KW;
+        __global const FT* xp = x + ((b * C + (long)g * cg + ic) * H) * (long)W;
+        __global const FT* wp = w + (((long)oc0 * cg + ic) * KH) * (long)KW;
         for (int kh = 0; kh < KH; ++kh) {
             const int ih = oh * SH - PH + kh * DH;
             if (ih < 0 || ih >= H) continue;
             for (int kw = 0; kw < KW; ++kw) {
                 const int iw = ow * SW - PW + kw * DW;
                 if (iw < 0 || iw >= W) continue;
-                const float xv = xp[(long)ih * W + iw];
+                const float xv = LD(xp, (long)ih * W + iw);
                 const int k = kh * KW + kw;
                 for (int j = 0; j < OCB; ++j) {
-                    acc[j] = fma(xv, wp[j * wstride + k], acc[j]);
+                    acc[j] = fma(xv, LD(wp, j * wstride + k), acc[j]);
                 }
             }
         }
@@ -383,12 +398,12 @@ __kernel void fused_conv2d(__global const float* x, __global const float* w, __g
     const long o0 = ((b * OC + oc0) * OH + oh) * (long)OW + ow;
     for (int j = 0; j < OCB; ++j) {
         const long o = o0 + j * plane;
-        out[o] = post_ops(acc[j], (ulong)o, pm, pf, res);
+        ST(out, o, post_ops(acc[j], (ulong)o, pm, pf, res));
     }
 }
 
-__kernel void fully_connected(__global const float* a, __global const float* w, __global const float* bias,
-                              __global const float* res, __global float* out, const ulong n,
+__kernel void fully_connected(__global const FT* a, __global const FT* w, __global const FT* bias,
+                              __global const FT* res, __global FT* out, const ulong n,
                               const int N, const int K, const int has_bias,
                               __global const int* pm, __global const float* pf)
 {
@@ -396,22 +411,22 @@ __kernel void fully_connected(__global const float* a, __global const float* w, 
     if (gid >= n) return;
     const long col = (long)(gid % (ulong)N);
     const long row = (long)(gid / (ulong)N);
-    __global const float* pa = a + row * K;
+    __global const FT* pa = a + row * K;
     float acc = 0.0f;
-    for (int k = 0; k < K; ++k) acc = fma(pa[k], w[(long)k * N + col], acc);
-    if (has_bias) acc += bias[col];
-    out[gid] = post_ops(acc, (ulong)gid, pm, pf, res);
+    for (int k = 0; k < K; ++k) acc = fma(LD(pa, k), LD(w, (long)k * N + col), acc);
+    if (has_bias) acc += LD(bias, col);
+    ST(out, gid, post_ops(acc, (ulong)gid, pm, pf, res));
 }
 
 // A_AT is element (i, k) of the item's row block of A.
 #ifdef A_PACKED
-#define A_AT(i, k) ap[(long)(k) * MR + (i)]
+#define A_AT(i, k) LD(ap, (long)(k) * MR + (i))
 #else
-#define A_AT(i, k) ap[arow[i] + (long)(k) * a_ks]
+#define A_AT(i, k) LD(ap, arow[i] + (long)(k) * a_ks)
 #endif
 
-__kernel void fused_gemm(__global const float* a, __global const float* b, __global const float* bias,
-                         __global const float* res, __global float* out, __global const int* m,
+__kernel void fused_gemm(__global const FT* a, __global const FT* b, __global const FT* bias,
+                         __global const FT* res, __global FT* out, __global const int* m,
                          const float alpha, const float beta, __global const int* pm, __global const float* pf)
 {
     const int M = m[0], N = m[1], K = m[2];
@@ -432,20 +447,20 @@ __kernel void fused_gemm(__global const float* a, __global const float* b, __glo
     }
     if (z != 0) return;
 #ifdef A_PACKED
-    __global const float* ap = a + oa + (long)mb * K * MR;
+    __global const FT* ap = a + oa + (long)mb * K * MR;
 #else
-    __global const float* ap = a + oa;
+    __global const FT* ap = a + oa;
     long arow[MR];
     UNROLL for (int i = 0; i < MR; ++i) arow[i] = (long)min(m0 + i, M - 1) * a_rs; // rows past M: any valid row
 #endif
-    __global const float* bp = b + ob + n0;
+    __global const FT* bp = b + ob + n0;
     floatv acc[MR][NV];
     UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = (floatv)0.0f;
     const int nn = N - n0; // columns left in this row
     if (nn >= NR) {
         for (int k = 0; k < K; ++k) {
             floatv bv[NV];
-            UNROLL for (int j = 0; j < NV; ++j) bv[j] = LOADV(j, bp + k * b_ks);
+            UNROLL for (int j = 0; j < NV; ++j) bv[j] = LDV(bp + k * b_ks, j);
             UNROLL for (int i = 0; i < MR; ++i) {
                 const floatv av = (floatv)A_AT(i, k);
                 UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
@@ -458,7 +473,7 @@ __kernel void fused_gemm(__global const float* a, __global const float* b, __glo
                 float t[VW];
                 for (int l = 0; l < VW; ++l) {
                     const int c = j * VW + l;
-                    t[l] = c < nn ? bp[k * b_ks + c] : 0.0f;
+                    t[l] = c < nn ? LD(bp, k * b_ks + c) : 0.0f;
                 }
                 bv[j] = LOADV(0, t);
             }
@@ -478,20 +493,20 @@ __kernel void fused_gemm(__global const float* a, __global const float* b, __glo
                 if (cnt > 0) {
                     floatv v = alpha * acc[i][j];
                     if (mode == 1) {
-                        v += bias[r];
+                        v += LD(bias, r);
                     } else if (mode == 2) {
                         if (cnt == VW) {
-                            v += LOADV(0, bias + c0);
+                            v += LDV(bias + c0, 0);
                         } else {
                             float t[VW];
                             STOREV(v, 0, t);
-                            for (int l = 0; l < cnt; ++l) t[l] += bias[c0 + l];
+                            for (int l = 0; l < cnt; ++l) t[l] += LD(bias, c0 + l);
                             v = LOADV(0, t);
                         }
                     } else if (mode == 3) {
                         float t[VW];
                         STOREV(v, 0, t);
-                        for (int l = 0; l < cnt; ++l) t[l] = fma(beta, bias[r * c_rs + (c0 + l) * c_cs], t[l]);
+                        for (int l = 0; l < cnt; ++l) t[l] = fma(beta, LD(bias, r * c_rs + (c0 + l) * c_cs), t[l]);
                         v = LOADV(0, t);
                     }
                     store_v(v, out, (ulong)(oo + r * ldo + c0), cnt, pm, pf, res);
@@ -501,8 +516,8 @@ __kernel void fused_gemm(__global const float* a, __global const float* b, __glo
     }
 }
 
-__kernel void fused_conv2d_blocked(__global const float* x, __global const float* w, __global const float* bias,
-                                   __global const float* res, __global float* out, __global const int* m,
+__kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, __global const FT* bias,
+                                   __global const FT* res, __global FT* out, __global const int* m,
                                    __global const int* pm, __global const float* pf)
 {
     const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6], PH = m[7], PW = m[8];
@@ -511,21 +526,21 @@ __kernel void fused_conv2d_blocked(__global const float* x, __global const float
     const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * VW;
     const long b = (long)get_global_id(2);
     if (oc0 >= OC || oh >= OH || b >= m[0]) return;
-    __global const float* xend = x + (long)m[0] * C * H * W;
+    __global const FT* xend = x + (long)m[0] * C * H * W;
     floatv acc[MR];
     UNROLL for (int i = 0; i < MR; ++i) acc[i] = (floatv)0.0f;
-    __global const float* wb = w + (long)ocb * C * (WIN_H * WIN_W * MR);
+    __global const FT* wb = w + (long)ocb * C * (WIN_H * WIN_W * MR);
     const int c0 = ow0 * STR_W - PW;
     for (int ic = 0; ic < C; ++ic) {
-        __global const float* xp = x + (b * C + ic) * H * (long)W;
-        __global const float* wc = wb + ic * (WIN_H * WIN_W * MR);
+        __global const FT* xp = x + (b * C + ic) * H * (long)W;
+        __global const FT* wc = wb + ic * (WIN_H * WIN_W * MR);
         UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
             const int ih = oh * STR_H - PH + kh;
             if (ih >= 0 && ih < H) {
-                __global const float* row = xp + (long)ih * W;
+                __global const FT* row = xp + (long)ih * W;
                 UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
                     const floatv xv = load_row(row, c0 + kw, W, STR_W, x, xend);
-                    UNROLL for (int i = 0; i < MR; ++i) acc[i] = fma((floatv)wc[(kh * WIN_W + kw) * MR + i], xv, acc[i]);
+                    UNROLL for (int i = 0; i < MR; ++i) acc[i] = fma((floatv)LD(wc, (kh * WIN_W + kw) * MR + i), xv, acc[i]);
                 }
             }
         }
@@ -535,7 +550,7 @@ __kernel void fused_conv2d_blocked(__global const float* x, __global const float
         const int oc = oc0 + i;
         if (oc < OC) {
             floatv v = acc[i];
-            if (m[9]) v += bias[oc];
+            if (m[9]) v += LD(bias, oc);
             store_v(v, out, (ulong)(((b * OC + oc) * OH + oh) * OW + ow0), cnt, pm, pf, res);
         }
     }
@@ -545,8 +560,8 @@ __kernel void fused_conv2d_blocked(__global const float* x, __global const float
 // read.
 #define IRB ((RB - 1) * STR_H + WIN_H)
 
-__kernel void fused_dwconv2d(__global const float* x, __global const float* w, __global const float* bias,
-                             __global const float* res, __global float* out, __global const int* m,
+__kernel void fused_dwconv2d(__global const FT* x, __global const FT* w, __global const FT* bias,
+                             __global const FT* res, __global FT* out, __global const int* m,
                              __global const int* pm, __global const float* pf)
 {
     const int C = m[1], H = m[2], W = m[3], OH = m[4], OW = m[5], PH = m[6], PW = m[7];
@@ -555,16 +570,16 @@ __kernel void fused_dwconv2d(__global const float* x, __global const float* w, _
     if (ow0 >= OW || oh0 >= OH || z >= (long)m[0] * C) return;
     const int c = (int)(z % C);
     float wr[WIN_H * WIN_W];
-    UNROLL for (int i = 0; i < WIN_H * WIN_W; ++i) wr[i] = w[c * (WIN_H * WIN_W) + i];
-    __global const float* xend = x + (long)m[0] * C * H * W;
+    UNROLL for (int i = 0; i < WIN_H * WIN_W; ++i) wr[i] = LD(w, c * (WIN_H * WIN_W) + i);
+    __global const FT* xend = x + (long)m[0] * C * H * W;
     floatv acc[RB];
     UNROLL for (int r = 0; r < RB; ++r) acc[r] = (floatv)0.0f;
-    __global const float* xp = x + z * H * (long)W;
+    __global const FT* xp = x + z * H * (long)W;
     const int c0 = ow0 * STR_W - PW;
     UNROLL for (int ir = 0; ir < IRB; ++ir) {
         const int ih = oh0 * STR_H - PH + ir;
         if (ih >= 0 && ih < H) {
-            __global const float* row = xp + (long)ih * W;
+            __global const FT* row = xp + (long)ih * W;
             UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
                 const floatv v = load_row(row, c0 + kw, W, STR_W, x, xend);
                 UNROLL for (int r = 0; r < RB; ++r) {
@@ -575,15 +590,15 @@ __kernel void fused_dwconv2d(__global const float* x, __global const float* w, _
         }
     }
     const int cnt = min(VW, OW - ow0);
-    const float bv = m[8] ? bias[c] : 0.0f;
+    const float bv = m[8] ? LD(bias, c) : 0.0f;
     UNROLL for (int r = 0; r < RB; ++r) {
         const int oh = oh0 + r;
         if (oh < OH) store_v(acc[r] + bv, out, (ulong)((z * OH + oh) * OW + ow0), cnt, pm, pf, res);
     }
 }
 
-__kernel void fused_deconv2d(__global const float* x, __global const float* w, __global const float* bias,
-                             __global const float* res, __global float* out, __global const int* m,
+__kernel void fused_deconv2d(__global const FT* x, __global const FT* w, __global const FT* bias,
+                             __global const FT* res, __global FT* out, __global const int* m,
                              __global const int* pm, __global const float* pf)
 {
     const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6];
@@ -593,23 +608,23 @@ __kernel void fused_deconv2d(__global const float* x, __global const float* w, _
     const long b = (long)get_global_id(2);
     if (oc0 >= OC || oh >= OH || b >= m[0]) return;
     const int ih = oh / STR_H, kh = oh % STR_H;
-    __global const float* xend = x + (long)m[0] * C * H * W;
+    __global const FT* xend = x + (long)m[0] * C * H * W;
     floatv acc[MR];
     UNROLL for (int i = 0; i < MR; ++i) acc[i] = (floatv)0.0f;
-    __global const float* wb = w + ((long)ocb * C * STR_H + kh) * (MR * VW);
-    __global const float* xr = x + (b * C * H + ih) * (long)W;
+    __global const FT* wb = w + ((long)ocb * C * STR_H + kh) * (MR * VW);
+    __global const FT* xr = x + (b * C * H + ih) * (long)W;
     for (int ic = 0; ic < C; ++ic) {
         // Lane l reads input column ow0/SW + l/SW.
         const floatv xv = shuffle(load_row(xr + (long)ic * H * W, ow0 / STR_W, W, 1, x, xend), as_uintv(LANES / STR_W));
-        __global const float* wc = wb + (long)ic * (STR_H * MR * VW);
-        UNROLL for (int i = 0; i < MR; ++i) acc[i] = fma(LOADV(i, wc), xv, acc[i]);
+        __global const FT* wc = wb + (long)ic * (STR_H * MR * VW);
+        UNROLL for (int i = 0; i < MR; ++i) acc[i] = fma(LDV(wc, i), xv, acc[i]);
     }
     const int cnt = min(VW, OW - ow0);
     UNROLL for (int i = 0; i < MR; ++i) {
         const int oc = oc0 + i;
         if (oc < OC) {
             floatv v = acc[i];
-            if (m[7]) v += bias[oc];
+            if (m[7]) v += LD(bias, oc);
             store_v(v, out, (ulong)(((b * OC + oc) * OH + oh) * OW + ow0), cnt, pm, pf, res);
         }
     }

@@ -2,7 +2,9 @@ package kernels_test
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,7 +24,9 @@ import (
 // declared convention (inputs, output, n, shape table, params) with
 // exactly-sized buffers and an unmerged shape table (the GPU lowering
 // merges axes, so both forms run), and compares the output with the CPU
-// reference, which runs the node's body.
+// reference, which runs the node's body; then once more built with -DHALF
+// (f16 activations) on the inputs and output as f16 bits, within f16
+// tolerance: every fusion kernel is written with half.clh.
 func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kernels.Kernel) {
 	return func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		m, err := f.Instance(rand.New(rand.NewPCG(11, 3)))
@@ -79,7 +83,35 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 		for i := range w {
 			assert.InDelta(t, w[i], got[i], 1e-4+1e-3*float64(abs(w[i])), "%s element %d", k.Name, i)
 		}
+		// f16 storage: every float buffer but the params as f16 bits.
+		half := slices.Clone(args)
+		for i := range len(ins) + 1 {
+			f := args[i].([]float32)
+			h := make([]uint16, len(f))
+			tensor.F32ToF16Slice(h, f)
+			half[i] = h
+		}
+		out = e.launch(t, k, "-DHALF", global1D(int(cnt)+1), nil, half...)
+		hb := out[len(ins)]
+		for i := range w {
+			g := tensor.F16ToFloat32(binary.LittleEndian.Uint16(hb[2*i:]))
+			assert.InDelta(t, w[i], g, 1e-2+1e-2*float64(abs(w[i])), "%s -DHALF element %d", k.Name, i)
+		}
 	}
+}
+
+// f16Pattern is n f16 bit patterns cycling through 1, -2, 0.5, -0.5 and 2
+// (positive only: 1, 0.5 and 2), for -DHALF launches.
+func f16Pattern(n int, positive bool) []uint16 {
+	vals := []uint16{0x3c00, 0xc000, 0x3800, 0xb800, 0x4000}
+	if positive {
+		vals = []uint16{0x3c00, 0x3800, 0x4000}
+	}
+	out := make([]uint16, n)
+	for i := range out {
+		out[i] = vals[i%len(vals)]
+	}
+	return out
 }
 
 func i32s(s tensor.Shape) []int32 {

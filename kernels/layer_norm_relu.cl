@@ -11,6 +11,10 @@
 // length; then the broadcast table of y: m[1] = rank r, r dims of y, r
 // element strides of x, of scale and of bias, 0 on broadcast axes; element
 // c of row i is element i*C + c of y) and the float params p (p[0] = eps).
+// Built with -DHALF (f16 activations) x, scale, bias and y hold f16
+// (half.clh); p stays f32 and the math float.
+
+#include "half.clh"
 
 // offset returns the element offset in input k of element e of y, through
 // the broadcast table t (t[0] = rank r, r dims, r strides per input).
@@ -26,8 +30,8 @@ long offset(ulong e, __global const int* t, const int k)
     return off;
 }
 
-__kernel void layer_norm_relu(__global const float* x, __global const float* scale, __global const float* bias,
-                              __global float* y, const ulong n, __global const int* m, __global const float* p)
+__kernel void layer_norm_relu(__global const FT* x, __global const FT* scale, __global const FT* bias,
+                              __global FT* y, const ulong n, __global const int* m, __global const float* p)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -36,19 +40,19 @@ __kernel void layer_norm_relu(__global const float* x, __global const float* sca
     const ulong base = (ulong)gid * C;
     float mean = 0.0f;
     for (long c = 0; c < C; ++c) {
-        mean += x[offset(base + c, t, 0)];
+        mean += LD(x, offset(base + c, t, 0));
     }
     mean /= (float)C;
     float var = 0.0f;
     for (long c = 0; c < C; ++c) {
-        const float d = x[offset(base + c, t, 0)] - mean;
+        const float d = LD(x, offset(base + c, t, 0)) - mean;
         var += d * d;
     }
     var /= (float)C;
     const float inv = rsqrt(var + p[0]);
     for (long c = 0; c < C; ++c) {
         const ulong e = base + c;
-        const float v = (x[offset(e, t, 0)] - mean) * inv * scale[offset(e, t, 1)] + bias[offset(e, t, 2)];
-        y[e] = fmax(v, 0.0f);
+        const float v = (LD(x, offset(e, t, 0)) - mean) * inv * LD(scale, offset(e, t, 1)) + LD(bias, offset(e, t, 2));
+        ST(y, e, fmax(v, 0.0f));
     }
 }

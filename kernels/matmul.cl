@@ -7,9 +7,14 @@
 // nothing. The int array m holds M, N, K, A's row and column strides, B's
 // row and column strides, C's row and column strides, has_c, then the batch
 // rank q, q batch dims, q batch strides each of A, B and C.
+//
+// Built with -DHALF, a, b, cin and out hold f16 (half.clh); the sums stay
+// f32.
 
-__kernel void matmul(__global const float* a, __global const float* b, __global const float* cin,
-                     __global float* out, const ulong n, __global const int* m,
+#include "half.clh"
+
+__kernel void matmul(__global const FT* a, __global const FT* b, __global const FT* cin,
+                     __global FT* out, const ulong n, __global const int* m,
                      const float alpha, const float beta)
 {
     const size_t gid = get_global_id(0);
@@ -28,11 +33,11 @@ __kernel void matmul(__global const float* a, __global const float* b, __global 
         ob += c * m[11 + 2 * q + d];
         oc += c * m[11 + 3 * q + d];
     }
-    __global const float* pa = a + oa + row * m[3];
-    __global const float* pb = b + ob + col * m[6];
+    __global const FT* pa = a + oa + row * m[3];
+    __global const FT* pb = b + ob + col * m[6];
     float acc = 0.0f;
-    for (long k = 0; k < K; ++k) acc = fma(pa[k * m[4]], pb[k * m[5]], acc);
+    for (long k = 0; k < K; ++k) acc = fma(LD(pa, k * m[4]), LD(pb, k * m[5]), acc);
     float v = alpha * acc;
-    if (m[9]) v += beta * cin[oc + row * m[7] + col * m[8]];
-    out[gid] = v;
+    if (m[9]) v += beta * LD(cin, oc + row * m[7] + col * m[8]);
+    ST(out, gid, v);
 }

@@ -9,36 +9,41 @@
 //                  scale and bias (if has_bias) holding inner values. Built
 //                  with -DLN_STATS it also writes the row's mean and
 //                  1/sqrt(var + eps) to element i of mean_out and inv_std_out.
+//
+// -DHALF stores every FT buffer (all but the f32 statistics mean_out and
+// inv_std_out) as f16, computing in float (half.clh).
 
-__kernel void batch_norm(__global const float* x, __global const float* scale, __global const float* bias,
-                         __global const float* mean, __global const float* var, __global float* out,
+#include "half.clh"
+
+__kernel void batch_norm(__global const FT* x, __global const FT* scale, __global const FT* bias,
+                         __global const FT* mean, __global const FT* var, __global FT* out,
                          const ulong n, const ulong C, const ulong inner, const float eps)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
     const ulong c = (gid / inner) % C;
-    out[gid] = (x[gid] - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c];
+    ST(out, gid, (LD(x, gid) - LD(mean, c)) / sqrt(LD(var, c) + eps) * LD(scale, c) + LD(bias, c));
 }
 
-__kernel void instance_norm(__global const float* x, __global const float* scale, __global const float* bias,
-                            __global float* out, const ulong n, const ulong C, const ulong inner, const float eps)
+__kernel void instance_norm(__global const FT* x, __global const FT* scale, __global const FT* bias,
+                            __global FT* out, const ulong n, const ulong C, const ulong inner, const float eps)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    __global const float* xp = x + gid * inner;
+    __global const FT* xp = x + gid * inner;
     float mean = 0.0f;
-    for (ulong k = 0; k < inner; ++k) mean += xp[k];
+    for (ulong k = 0; k < inner; ++k) mean += LD(xp, k);
     mean /= (float)inner;
     float var = 0.0f;
-    for (ulong k = 0; k < inner; ++k) { const float d = xp[k] - mean; var += d * d; }
+    for (ulong k = 0; k < inner; ++k) { const float d = LD(xp, k) - mean; var += d * d; }
     var /= (float)inner;
     const float inv = 1.0f / sqrt(var + eps);
     const ulong c = gid % C;
-    for (ulong k = 0; k < inner; ++k) out[gid * inner + k] = (xp[k] - mean) * inv * scale[c] + bias[c];
+    for (ulong k = 0; k < inner; ++k) ST(out, gid * inner + k, (LD(xp, k) - mean) * inv * LD(scale, c) + LD(bias, c));
 }
 
-__kernel void layer_norm(__global const float* x, __global const float* scale, __global const float* bias,
-                         __global float* out,
+__kernel void layer_norm(__global const FT* x, __global const FT* scale, __global const FT* bias,
+                         __global FT* out,
 #ifdef LN_STATS
                          __global float* mean_out, __global float* inv_std_out,
 #endif
@@ -46,12 +51,12 @@ __kernel void layer_norm(__global const float* x, __global const float* scale, _
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
-    __global const float* xp = x + gid * inner;
+    __global const FT* xp = x + gid * inner;
     float mean = 0.0f;
-    for (ulong k = 0; k < inner; ++k) mean += xp[k];
+    for (ulong k = 0; k < inner; ++k) mean += LD(xp, k);
     mean /= (float)inner;
     float var = 0.0f;
-    for (ulong k = 0; k < inner; ++k) { const float d = xp[k] - mean; var += d * d; }
+    for (ulong k = 0; k < inner; ++k) { const float d = LD(xp, k) - mean; var += d * d; }
     var /= (float)inner;
     const float inv = 1.0f / sqrt(var + eps);
 #ifdef LN_STATS
@@ -59,8 +64,8 @@ __kernel void layer_norm(__global const float* x, __global const float* scale, _
     inv_std_out[gid] = inv;
 #endif
     for (ulong k = 0; k < inner; ++k) {
-        float v = (xp[k] - mean) * inv * scale[k];
-        if (has_bias) v += bias[k];
-        out[gid * inner + k] = v;
+        float v = (LD(xp, k) - mean) * inv * LD(scale, k);
+        if (has_bias) v += LD(bias, k);
+        ST(out, gid * inner + k, v);
     }
 }

@@ -191,11 +191,13 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// x [1,2,5,5], w [4,1,3,3], groups 2, stride 2, pad 1 -> [1,4,3,3].
 		m := []int32{1, 2, 5, 5, 4, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 2, 1}
 		e.launch(t, k, "", global1D(36), nil, fill(50, -1, 1), fill(36, -1, 1), fill(4, 0, 1), make([]float32, 36), uint64(36), m)
+		e.launch(t, k, "-DHALF -DOCB=2", global1D(18), nil, f16Pattern(50, false), f16Pattern(36, false), f16Pattern(4, true), make([]uint16, 36), uint64(18), m)
 	},
 	"conv_transpose2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,3,3], w [2,2,3,3], stride 2, pad 1 -> [1,2,5,5].
 		m := []int32{1, 2, 3, 3, 2, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}
 		e.launch(t, k, "", global1D(50), nil, fill(18, -1, 1), fill(36, -1, 1), fill(2, 0, 1), make([]float32, 50), uint64(50), m)
+		e.launch(t, k, "-DHALF -DOCB=2", global1D(25), nil, f16Pattern(18, false), f16Pattern(36, false), f16Pattern(2, true), make([]uint16, 50), uint64(25), m)
 	},
 	"copy_bytes": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(13), nil, []byte("hello, oclgrind"[:13]), make([]byte, 13), uint64(13))
@@ -219,6 +221,8 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	},
 	"eltwise_unary": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(10), nil, fill(10, 0.1, 1), make([]float32, 10), uint64(10), float32(1), float32(0.5))
+		// f16 storage computed in float (f16 bits: 0x3c00 is 1).
+		e.launch(t, k, "-DHALF", global1D(10), nil, f16Pattern(10, true), make([]uint16, 10), uint64(10), float32(1), float32(0.5))
 	},
 	"gather": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// data [2,3,2] uint, indices [4] long (one negative, one clamped).
@@ -232,10 +236,14 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"batch_norm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(12), nil, fill(12, -1, 1), fill(3, 0.5, 1), fill(3, 0, 1), fill(3, 0, 1), fill(3, 0.5, 2),
 			make([]float32, 12), uint64(12), uint64(3), uint64(4), float32(1e-5))
+		e.launch(t, k, "-DHALF", global1D(12), nil, f16Pattern(12, false), f16Pattern(3, true), f16Pattern(3, false), f16Pattern(3, false),
+			f16Pattern(3, true), make([]uint16, 12), uint64(12), uint64(3), uint64(4), float32(1e-5))
 	},
 	"instance_norm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(6), nil, fill(24, -1, 1), fill(3, 0.5, 1), fill(3, 0, 1),
 			make([]float32, 24), uint64(6), uint64(3), uint64(4), float32(1e-5))
+		e.launch(t, k, "-DHALF", global1D(6), nil, f16Pattern(24, false), f16Pattern(3, true), f16Pattern(3, false),
+			make([]uint16, 24), uint64(6), uint64(3), uint64(4), float32(1e-5))
 	},
 	"layer_norm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		args := []any{fill(12, -1, 1), fill(4, 0.5, 1), fill(4, 0, 1), make([]float32, 12)}
@@ -244,6 +252,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		}
 		args = append(args, uint64(3), uint64(4), float32(1e-5), uint32(1))
 		e.launch(t, k, "", global1D(3), nil, args...)
+		// f16 data; the statistics stay f32.
+		args[0], args[1], args[2], args[3] = f16Pattern(12, false), f16Pattern(4, true), f16Pattern(4, false), make([]uint16, 12)
+		e.launch(t, k, "-DHALF", global1D(3), nil, args...)
 	},
 	"pad": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3] -> [4,5] with one leading pad per axis, in every mode.
@@ -272,6 +283,7 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				e.launch(t, k, extra, global1D(c.out), nil, args...)
 			}
 			run("", fill(c.in, -1, 1), make([]float32, c.out))
+			run("-DHALF", f16Pattern(c.in, false), make([]uint16, c.out))
 			if strings.Contains(k.Options, "-DPOOL_MAX") {
 				u8 := make([]byte, c.in)
 				for i := range u8 {
@@ -285,6 +297,7 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// [2,3,4] reduced over axis 1.
 		m := []int32{2, 2, 4, 12, 1, 1, 3, 4, 3}
 		e.launch(t, k, "", global1D(8), nil, fill(24, -1, 1), make([]float32, 8), uint64(8), m)
+		e.launch(t, k, "-DHALF", global1D(8), nil, f16Pattern(24, false), make([]uint16, 8), uint64(8), m)
 		if fp64, err := e.dev.HasFP64(); err == nil && fp64 {
 			d := make([]float64, 24)
 			for i := range d {
@@ -301,6 +314,8 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		w := []float32{1, 1, 0.5, 0.5, 0.75, 0.25, 0.25, 0.75, 1, 0,
 			-0.1, 0.6, 0.6, -0.1, 0, 1, 0, 0, -0.05, 0.3, 0.8, -0.05}
 		e.launch(t, k, "", global1D(12), nil, fill(4, -1, 1), make([]float32, 12), uint64(12), m, w, float32(10))
+		// f16 data; the weights stay f32.
+		e.launch(t, k, "-DHALF", global1D(12), nil, f16Pattern(4, false), make([]uint16, 12), uint64(12), m, w, float32(10))
 	},
 	"resize_nearest": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,1,2,2] -> [2,1,4,3] (3-D range 3x4x2, padded to 4x4x2),
@@ -308,18 +323,21 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		m := []int32{4, 2, 1, 4, 3, 4, 4, 2, 1, 1, 1, 1, 1, 21, 23, 24, 28, 0, 2, 3, 7,
 			0, 1, 0, 0, 0, 1, -1, 0, 1, 1}
 		e.launch(t, k, "", []int{4, 4, 2}, nil, fill(8, -1, 1), make([]float32, 24), uint64(24), m, fill(10, 1, 1), float32(10))
+		e.launch(t, k, "-DHALF", []int{4, 4, 2}, nil, f16Pattern(8, false), make([]uint16, 24), uint64(24), m, fill(10, 1, 1), float32(10))
 	},
 	"conv3d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,3,4,4], w [4,1,2,3,3], groups 2, stride (1,2,2), pads
 		// (0,1,1) -> [1,4,2,2,2].
 		m := []int32{1, 2, 3, 4, 4, 4, 2, 2, 2, 2, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, 2, 1}
 		e.launch(t, k, "", global1D(32), nil, fill(96, -1, 1), fill(72, -1, 1), fill(4, 0, 1), make([]float32, 32), uint64(32), m)
+		e.launch(t, k, "-DHALF", global1D(32), nil, f16Pattern(96, false), f16Pattern(72, false), f16Pattern(4, true), make([]uint16, 32), uint64(32), m)
 	},
 	"conv_transpose3d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,2,2,2], w [2,1,2,3,3], groups 2, stride (1,2,2), pads
 		// (0,1,1) -> [1,2,3,3,3].
 		m := []int32{1, 2, 2, 2, 2, 2, 3, 3, 3, 2, 3, 3, 1, 2, 2, 0, 1, 1, 1, 1, 1, 2, 1}
 		e.launch(t, k, "", global1D(54), nil, fill(16, -1, 1), fill(36, -1, 1), fill(2, 0, 1), make([]float32, 54), uint64(54), m)
+		e.launch(t, k, "-DHALF", global1D(54), nil, f16Pattern(16, false), f16Pattern(36, false), f16Pattern(2, true), make([]uint16, 54), uint64(54), m)
 	},
 	"gather_nd": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// data [2,3,2] uint, indices [2,2,1] long with batch_dims 1 (one
@@ -343,6 +361,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// defaults), i64 ** f32 (integral and not), i32 ** i32.
 		m := []int32{2, 2, 3, 3, 1, 0, 1}
 		e.launch(t, k, "", global1D(6), nil, fill(6, 0.5, 3), []int32{2, -1, 0}, make([]float32, 6), uint64(6), m)
+		// An f16 base (storage, computed in float) ** i32 and ** f32.
+		e.launch(t, k, "-DHALF", global1D(6), nil, f16Pattern(6, true), []int32{2, -1, 0}, make([]uint16, 6), uint64(6), m)
+		e.launch(t, k, "-DHALF -DTB=float", global1D(6), nil, f16Pattern(6, false), []float32{2, 0.5, -1}, make([]uint16, 6), uint64(6), m)
 		e.launch(t, k, "-DTA=long -DTB=float -DA_INT", global1D(6), nil, []int64{2, -3, 0, 5, 1, -1}, []float32{2, 0.5, -1},
 			make([]int64, 6), uint64(6), m)
 		e.launch(t, k, "-DTA=int -DTB=int -DA_INT -DB_INT", global1D(6), nil, []int32{2, -3, 0, 5, 1, -1}, []int32{3, -1, 0},
@@ -379,6 +400,7 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"softmax": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3,4] along axis 1.
 		e.launch(t, k, "", global1D(8), nil, fill(24, -2, 2), make([]float32, 24), uint64(8), uint64(3), uint64(4))
+		e.launch(t, k, "-DHALF", global1D(8), nil, f16Pattern(24, false), make([]uint16, 24), uint64(8), uint64(3), uint64(4))
 	},
 	"strided_copy": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// Transpose [2,3] -> [3,2].
@@ -397,6 +419,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		pf := []float32{0, 0, 0, 0, -1, 1}
 		e.launch(t, k, "-DOCB=2", global1D(18), nil, fill(50, -1, 1), fill(36, -1, 1), fill(4, 0, 1), fill(4, -1, 1),
 			make([]float32, 36), uint64(18), m, pm, pf)
+		// f16 tensors (the post-op tables stay int and f32).
+		e.launch(t, k, "-DOCB=2 -DHALF", global1D(18), nil, f16Pattern(50, false), f16Pattern(36, false), f16Pattern(4, true), f16Pattern(4, false),
+			make([]uint16, 36), uint64(18), m, pm, pf)
 	},
 	"fused_gemm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// 2 batches of [5,3] . [3,11] in 4x8 blocks (VW 4): partial row
@@ -411,6 +436,17 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		e.launch(t, k, "-DVW=4 -DMR=4 -DNV=2", []int{3, 3, 3}, nil, fill(30, -1, 1), fill(66, -1, 1),
 			fill(55, -1, 1), fill(11, -1, 1), make([]float32, 110), m, float32(1), float32(0.5),
 			[]int32{2, 0, 3, 3, 2, 5, 11, 0, 0, 1}, []float32{0, 0, 0, 0})
+		// Both again on f16 tensors, VW 4 and 16; column bias (mode 2)
+		// with the packed A.
+		for _, vw := range []int{4, 16} {
+			m = []int32{5, 11, 3, 0, 0, 11, 11, 2, 0, 0, 1, 2, 0, 33, 55}
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DNV=2 -DA_PACKED -DHALF", vw), []int{3, 3, 3}, nil, f16Pattern(24, false), f16Pattern(66, false),
+				f16Pattern(11, false), f16Pattern(110, false), make([]uint16, 110), m, float32(1.5), float32(0), []int32{2, 0, 1, -1}, []float32{0, 0, 0, 0})
+			m = []int32{5, 11, 3, 3, 1, 11, 11, 3, 11, 1, 1, 2, 15, 33, 55}
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DNV=2 -DHALF", vw), []int{3, 3, 3}, nil, f16Pattern(30, false), f16Pattern(66, false),
+				f16Pattern(55, false), f16Pattern(11, false), make([]uint16, 110), m, float32(1), float32(0.5),
+				[]int32{2, 0, 3, 3, 2, 5, 11, 0, 0, 1}, []float32{0, 0, 0, 0})
+		}
 	},
 	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,5,11], 3x3, pad 1 -> [1,5,5,11], OC 5 in blocks of 4
@@ -433,6 +469,8 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			tiles := (c.ow + c.vw - 1) / c.vw
 			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 %s", c.vw, c.extra), []int{3, c.oh*tiles + 1, 2}, nil,
 				fill(int(2*c.h*c.w), -1, 1), fill(144, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 %s -DHALF", c.vw, c.extra), []int{3, c.oh*tiles + 1, 2}, nil,
+				f16Pattern(int(2*c.h*c.w), false), f16Pattern(144, false), f16Pattern(5, false), f16Pattern(out, false), make([]uint16, out), m, pm, pf)
 		}
 	},
 	"fused_deconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -444,6 +482,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			tiles := (18 + vw - 1) / vw
 			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DSTR_H=2 -DSTR_W=2", vw), []int{3, 8*tiles + 1, 2}, nil,
 				fill(108, -1, 1), fill(48*vw, -1, 1), fill(5, -1, 1), fill(720, -1, 1), make([]float32, 720), m,
+				[]int32{2, 0, 2, -1}, []float32{0, 0, -1, 1})
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DSTR_H=2 -DSTR_W=2 -DHALF", vw), []int{3, 8*tiles + 1, 2}, nil,
+				f16Pattern(108, false), f16Pattern(48*vw, false), f16Pattern(5, false), f16Pattern(720, false), make([]uint16, 720), m,
 				[]int32{2, 0, 2, -1}, []float32{0, 0, -1, 1})
 		}
 	},
@@ -466,6 +507,8 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			out := planes * c.oh * c.ow
 			e.launch(t, k, fmt.Sprintf("-DVW=%d -DRB=4 %s", c.vw, c.extra), []int{(c.ow+c.vw-1)/c.vw + 1, (c.oh+3)/4 + 1, planes + 1}, nil,
 				fill(planes*int(c.h*c.w), -1, 1), fill(int(c.c)*c.kk, -1, 1), fill(int(c.c), -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
+			e.launch(t, k, fmt.Sprintf("-DVW=%d -DRB=4 %s -DHALF", c.vw, c.extra), []int{(c.ow+c.vw-1)/c.vw + 1, (c.oh+3)/4 + 1, planes + 1}, nil,
+				f16Pattern(planes*int(c.h*c.w), false), f16Pattern(int(c.c)*c.kk, false), f16Pattern(int(c.c), false), f16Pattern(out, false), make([]uint16, out), m, pm, pf)
 		}
 	},
 	"fully_connected": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -474,11 +517,15 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		pf := []float32{0, 0, 0, 0}
 		e.launch(t, k, "", global1D(15), nil, fill(12, -1, 1), fill(20, -1, 1), fill(5, -1, 1), fill(3, -1, 1),
 			make([]float32, 15), uint64(15), int32(5), int32(4), int32(1), pm, pf)
+		e.launch(t, k, "-DHALF", global1D(15), nil, f16Pattern(12, false), f16Pattern(20, false), f16Pattern(5, false), f16Pattern(3, false),
+			make([]uint16, 15), uint64(15), int32(5), int32(4), int32(1), pm, pf)
 	},
 	"matmul": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// a [2,3,4] . b [4,5] + c [5] -> [2,3,5].
 		m := []int32{3, 5, 4, 4, 1, 5, 1, 0, 1, 1, 1, 2, 12, 0, 0}
 		e.launch(t, k, "", global1D(30), nil, fill(24, -1, 1), fill(20, -1, 1), fill(5, -1, 1), make([]float32, 30),
+			uint64(30), m, float32(1), float32(0.5))
+		e.launch(t, k, "-DHALF", global1D(30), nil, f16Pattern(24, false), f16Pattern(20, false), f16Pattern(5, false), make([]uint16, 30),
 			uint64(30), m, float32(1), float32(0.5))
 	},
 }

@@ -8,6 +8,8 @@
 // within the plane, or column-major when col_major is 1 (storage_order).
 // -DT is the element type of max pooling (default float; with -DIS_INT,
 // char and uchar give the 8-bit integer forms); average pooling is f32.
+// -DHALF (T float) reads and writes f16 storage, computing in float
+// (half.clh).
 //
 // Work-size contract: 1-D NDRange with global size >= n = N*C*OD*OH*OW;
 // any local size. Work item i computes output element i; items with i >= n
@@ -16,11 +18,19 @@
 // padded D, H and W (the input plus both pads: the average's divisor never
 // counts past them).
 
+#include "half.clh"
+
 #ifndef T
 #define T float
 #endif
+// TS is the storage type of x and out: T, or half with -DHALF.
+#ifdef HALF
+#define TS FT
+#else
+#define TS T
+#endif
 
-__kernel void pool(__global const T* x, __global T* out,
+__kernel void pool(__global const TS* x, __global TS* out,
 #ifdef POOL_INDICES
                    __global long* indices, const int col_major,
 #endif
@@ -37,7 +47,7 @@ __kernel void pool(__global const T* x, __global T* out,
     const int od = (int)(r % (ulong)OD);
     const long nc = (long)(r / (ulong)OD);
     const long plane = (long)D * H * W;
-    __global const T* xp = x + nc * plane;
+    __global const TS* xp = x + nc * plane;
 #if defined(POOL_MAX) && (defined(POOL_INDICES) || defined(IS_INT))
     // The first maximum in window order (a NaN wins over numbers), with
     // its position.
@@ -77,7 +87,7 @@ __kernel void pool(__global const T* x, __global T* out,
                 const int iw = ow * SW - PW + kw * DW;
                 if (iw < 0 || iw >= W) continue;
                 const long off = ((long)id * H + ih) * W + iw;
-                const T v = xp[off];
+                const T v = LD(xp, off);
 #if defined(POOL_MAX) && (defined(POOL_INDICES) || defined(IS_INT))
 #ifdef IS_INT
                 const int take = !have || v > acc;
@@ -101,7 +111,7 @@ __kernel void pool(__global const T* x, __global T* out,
 #ifndef IS_INT
     if (!have) acc = -INFINITY;
 #endif
-    out[gid] = acc;
+    ST(out, gid, acc);
 #ifdef POOL_INDICES
     if (col_major) {
         // Column-major within the plane: the first spatial axis varies fastest.
@@ -111,8 +121,8 @@ __kernel void pool(__global const T* x, __global T* out,
     indices[gid] = nc * plane + at;
 #endif
 #elif defined(POOL_MAX)
-    out[gid] = acc;
+    ST(out, gid, acc);
 #else
-    out[gid] = acc / (float)(m[18] ? pad_d * pad_h * pad_w : in_d * in_h * in_w);
+    ST(out, gid, acc / (float)(m[18] ? pad_d * pad_h * pad_w : in_d * in_h * in_w));
 #endif
 }

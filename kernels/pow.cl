@@ -10,7 +10,8 @@
 // exact (by squaring, wrapping on overflow; a negative exponent gives the
 // truncated real result: 0 unless the base is 1 or -1), as in the CPU
 // device; otherwise the power is computed in TC and converted to TA
-// (truncated and saturated for integers, NaN giving 0).
+// (truncated and saturated for integers, NaN giving 0). -DHALF (with
+// TA=float) stores the base and out as f16 (half.clh), computing in TC.
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size.
 // Work item i computes output element i; items with i >= n do nothing. The
@@ -26,6 +27,15 @@
 #endif
 #ifndef TC
 #define TC float
+#endif
+
+#include "half.clh"
+
+// TAS is the storage type of a and out: TA, or half with -DHALF.
+#ifdef HALF
+#define TAS FT
+#else
+#define TAS TA
 #endif
 
 #define CONVERT_SAT_(t) convert_##t##_sat
@@ -48,7 +58,7 @@ static long ipow(long base, long e)
     return r;
 }
 
-__kernel void pow_mixed(__global const TA* a, __global const TB* b, __global TA* out, const ulong n,
+__kernel void pow_mixed(__global const TAS* a, __global const TB* b, __global TAS* out, const ulong n,
                         __global const int* m)
 {
     const size_t gid = get_global_id(0);
@@ -63,18 +73,18 @@ __kernel void pow_mixed(__global const TA* a, __global const TB* b, __global TA*
         ia += c * m[1 + rank + d];
         ib += c * m[1 + 2 * rank + d];
     }
-    const TA x = a[ia];
+    const TA x = LD(a, ia);
     const TB y = b[ib];
 #if defined(A_INT) && defined(B_INT)
-    out[gid] = (TA)ipow((long)x, (long)y);
+    ST(out, gid, (TA)ipow((long)x, (long)y));
 #elif defined(A_INT)
     const TC e = (TC)y;
     if (e == rint(e) && fabs(e) < (TC)9.0e18) {
-        out[gid] = (TA)ipow((long)x, (long)e);
+        ST(out, gid, (TA)ipow((long)x, (long)e));
     } else {
-        out[gid] = CONVERT_SAT(TA)(pow((TC)x, e));
+        ST(out, gid, CONVERT_SAT(TA)(pow((TC)x, e)));
     }
 #else
-    out[gid] = (TA)pow((TC)x, (TC)y);
+    ST(out, gid, (TA)pow((TC)x, (TC)y));
 #endif
 }

@@ -5,7 +5,8 @@
 // Build options: -DREDUCE_OP=<SUM|MEAN|MAX|MIN|PROD|SUM_SQUARE|L1|L2|
 // LOG_SUM_EXP> selects the reduction; -DT=<float|double> is the element
 // type (default float; double needs cl_khr_fp64, which the GPU device
-// checks before it asks for it).
+// checks before it asks for it). -DHALF (with T=float) reads and writes
+// f16 storage, accumulating in float (half.clh).
 //
 // Work-size contract: 1-D NDRange with global size >= n (output elements);
 // any local size. Items with i >= n do nothing. The int array m holds
@@ -15,8 +16,16 @@
 // adjacent reduced axes (and adjacent kept ones), so a reduction over
 // contiguous axes is one strided walk.
 
+#include "half.clh"
+
 #ifndef T
 #define T float
+#endif
+// TS is the storage type of in and out: T, or half with -DHALF.
+#ifdef HALF
+#define TS FT
+#else
+#define TS T
 #endif
 
 #ifndef REDUCE_OP
@@ -73,7 +82,7 @@ static long reduce_offset(long base, long k, __global const int* red, const int 
     return off;
 }
 
-__kernel void reduce(__global const T* in, __global T* out, const ulong n, __global const int* m)
+__kernel void reduce(__global const TS* in, __global TS* out, const ulong n, __global const int* m)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
@@ -93,19 +102,19 @@ __kernel void reduce(__global const T* in, __global T* out, const ulong n, __glo
         // One (collapsed) reduced axis: a strided walk with four partial
         // results, so the adds do not wait on each other.
         const long st = red[2];
-        __global const T* p = in + base;
+        __global const TS* p = in + base;
         T a1 = INIT, a2 = INIT, a3 = INIT;
         long k = 0;
         for (; k + 4 <= count; k += 4) {
-            STEP(acc, p[k * st]);
-            STEP(a1, p[(k + 1) * st]);
-            STEP(a2, p[(k + 2) * st]);
-            STEP(a3, p[(k + 3) * st]);
+            STEP(acc, LD(p, k * st));
+            STEP(a1, LD(p, (k + 1) * st));
+            STEP(a2, LD(p, (k + 2) * st));
+            STEP(a3, LD(p, (k + 3) * st));
         }
-        for (; k < count; ++k) STEP(acc, p[k * st]);
+        for (; k < count; ++k) STEP(acc, LD(p, k * st));
         acc = MERGE(MERGE(acc, a1), MERGE(a2, a3));
     } else {
-        for (long k = 0; k < count; ++k) STEP(acc, in[reduce_offset(base, k, red, nr)]);
+        for (long k = 0; k < count; ++k) STEP(acc, LD(in, reduce_offset(base, k, red, nr)));
     }
 #if REDUCE_OP == MEAN
     acc = count > 0 ? acc / (T)count : NAN;
@@ -117,10 +126,10 @@ __kernel void reduce(__global const T* in, __global T* out, const ulong n, __glo
         const T mx = acc;
         T s = 0;
         for (long k = 0; k < count; ++k) {
-            s += exp(in[reduce_offset(base, k, red, nr)] - mx);
+            s += exp(LD(in, reduce_offset(base, k, red, nr)) - mx);
         }
         acc = mx + log(s);
     }
 #endif
-    out[gid] = acc;
+    ST(out, gid, acc);
 }

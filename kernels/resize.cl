@@ -20,8 +20,13 @@
 // dim or 1, the product of the other output dims), rank >= 1; any local
 // size. Item (x, y, z) writes output element (z * H + y) * W + x; items
 // past W, H or n do nothing. No index division for rank <= 3.
+//
+// -DHALF stores in and out as f16 (half.clh); the weights w stay f32 and
+// the interpolation is computed in float.
 
-__kernel void resize(__global const float* in, __global float* out, const ulong n,
+#include "half.clh"
+
+__kernel void resize(__global const FT* in, __global FT* out, const ulong n,
                      __global const int* m, __global const float* w, const float extrapolation)
 {
     const size_t gid = get_global_id(0);
@@ -45,7 +50,7 @@ __kernel void resize(__global const float* in, __global float* out, const ulong 
         __global const int* ix = m + m[1 + 3 * rank + d] + taps * c;
         __global const float* wx = w + m[1 + 4 * rank + d] + taps * c;
         if (ix[0] < 0) {
-            out[gid] = extrapolation;
+            ST(out, gid, extrapolation);
             return;
         }
         const long stride = m[1 + rank + d];
@@ -71,16 +76,16 @@ __kernel void resize(__global const float* in, __global float* out, const ulong 
             f *= twt[j][digit[j]];
             o += toff[j][digit[j]];
         }
-        if (f != 0.0f) acc += f * in[o];
+        if (f != 0.0f) acc += f * LD(in, o);
         for (int j = 0; j < na; ++j) {
             if (++digit[j] < ntaps[j]) break;
             digit[j] = 0;
         }
     }
-    out[gid] = acc;
+    ST(out, gid, acc);
 }
 
-__kernel void resize_nearest(__global const float* in, __global float* out, const ulong n,
+__kernel void resize_nearest(__global const FT* in, __global FT* out, const ulong n,
                              __global const int* m, __global const float* w, const float extrapolation)
 {
     const int rank = m[0];
@@ -112,5 +117,5 @@ __kernel void resize_nearest(__global const float* in, __global float* out, cons
         outside |= i < 0;
         o += (long)i * st[d];
     }
-    out[gid] = outside ? extrapolation : in[outside ? 0 : o];
+    ST(out, gid, outside ? extrapolation : LD(in, outside ? 0 : o));
 }

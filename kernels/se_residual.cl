@@ -9,16 +9,18 @@
 // with i >= n do nothing. Arguments: the inputs x and gate, the output y,
 // n = the number of elements of y, the int array m (m[0] = rank r, r dims
 // of y, then r element strides of x and r of gate, 0 on broadcast axes)
-// and the float params p (unused).
+// and the float params p (unused). Built with -DHALF (f16 activations)
+// x, gate and y hold f16 (half.clh); p stays f32 and the math float.
 
+#include "half.clh"
 #include "nd_index.clh"
 
-__kernel void se_residual(__global const float* x, __global const float* gate, __global float* y,
+__kernel void se_residual(__global const FT* x, __global const FT* gate, __global FT* y,
                           const ulong n, __global const int* m, __global const float* p)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
     const long2 o = nd_offsets2(gid, n, m); // x at o.x, gate at o.y
-    const float v = x[o.x];
-    y[gid] = v + v * gate[o.y];
+    const float v = LD(x, o.x);
+    ST(y, gid, v + v * LD(gate, o.y));
 }
