@@ -26,7 +26,7 @@ func (d *device) hasFP16() bool { return d.fp16 || os.Getenv(EnvEmulateFP16) == 
 // each still reads in f32 (shape-like parameters). fusion.ConvertPrecision
 // wraps every other op in Casts, so an op joins the list when its lowering
 // and kernels take F16 values and TestHalfLoweringsMatchCPU covers it.
-var halfOps = map[string][]int{
+var halfOps = withUnaryOps(map[string][]int{
 	// Pure data movement: kernels copy bits (bitsType), any element type.
 	"Reshape": nil, "Flatten": nil, "Squeeze": nil, "Unsqueeze": nil, "Identity": nil,
 	"Transpose": nil, "Slice": nil, "Concat": nil, "Split": nil, "Expand": nil, "Tile": nil,
@@ -42,14 +42,8 @@ var halfOps = map[string][]int{
 
 	// Activations, pooling, reductions, normalisation, Resize, Softmax and
 	// the kernel fusions.
-	// eltwise_unary.cl (-DHALF; not IsNaN, IsInf, Not: no float output),
-	// Clip with runtime bounds as Max and Min.
-	"Relu": nil, "LeakyRelu": nil, "Sigmoid": nil, "Tanh": nil, "HardSigmoid": nil, "HardSwish": nil,
-	"Clip": nil, "Elu": nil, "Selu": nil, "Celu": nil, "Gelu": nil, "Mish": nil, "Softplus": nil,
-	"Softsign": nil, "ThresholdedRelu": nil, "Sqrt": nil, "Exp": nil, "Log": nil, "Erf": nil,
-	"Reciprocal": nil, "Neg": nil, "Abs": nil, "Sign": nil, "Floor": nil, "Ceil": nil, "Round": nil,
-	"Sin": nil, "Cos": nil, "Tan": nil, "Asin": nil, "Acos": nil, "Atan": nil, "Sinh": nil, "Cosh": nil,
-	"Asinh": nil, "Acosh": nil, "Atanh": nil, "Shrink": nil,
+	// The unary activations and math of unaryOps join through
+	// withUnaryOps (Clip with bounds known only at run time as Max/Min).
 	// Pow: an f16 base with the exponent in its own type (pow.cl).
 	"Pow": {1},
 	// reduce.cl (float accumulation); Global pools are reductions.
@@ -65,6 +59,20 @@ var halfOps = map[string][]int{
 	"Where": nil,
 	// Every kernel fusion: its kernel is written with half.clh.
 	graph.OpKernelFusion: nil,
+})
+
+// withUnaryOps adds to ops every op of unaryOps with a float output:
+// eltwise_unary.cl computes them all in float from -DHALF storage (IsNaN,
+// IsInf and Not answer in bool).
+func withUnaryOps(ops map[string][]int) map[string][]int {
+	for op := range unaryOps {
+		switch op {
+		case "IsNaN", "IsInf", "Not":
+		default:
+			ops[op] = nil
+		}
+	}
+	return ops
 }
 
 // halfPolicy is the GPU's fusion.PrecisionPolicy for f16.

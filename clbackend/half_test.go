@@ -1,7 +1,6 @@
 package clbackend
 
 import (
-	"math/rand/v2"
 	"sort"
 	"testing"
 
@@ -38,24 +37,10 @@ func TestHalfLoweringsMatchCPU(t *testing.T) {
 		ranHalf := false
 		for ci, c := range all[op] {
 			t.Run(op+"/"+c.name, func(t *testing.T) {
-				seed := uint64(len(op))*1000 + uint64(ci)
-				g := &caseGen{t: t, r: rand.New(rand.NewPCG(seed, 7))}
-				m := c.build(g)
-				ins := map[string]*tensor.Tensor{}
-				for _, p := range m.Parameters {
-					ins[p.Name] = randomFill(t, g.r, p)
-				}
+				m, ins := c.instance(t, op, ci)
 				got, cm := inferAllWith(t, gpu, m, ins, map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
 				want, _ := inferAll(t, cpu, m, ins)
-				require.Len(t, got, len(want))
-				for i := range want {
-					require.Equal(t, want[i].Shape(), got[i].Shape(), "output %d", i)
-					require.Equal(t, want[i].Type(), got[i].Type(), "output %d: the model's outputs keep their types", i)
-					w, gv := want[i].Float64s(), got[i].Float64s()
-					for j := range w {
-						assert.InDelta(t, w[j], gv[j], 1e-2+1e-2*abs64(w[j]), "output %d element %d", i, j)
-					}
-				}
+				assertOutputsClose(t, want, got, 1e-2, 1e-2) // the model's outputs keep their types
 				rm, err := cm.RuntimeModel()
 				require.NoError(t, err)
 				nodes, err := rm.Nodes()

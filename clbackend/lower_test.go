@@ -509,24 +509,10 @@ func TestLoweringsMatchCPU(t *testing.T) {
 		}
 		for ci, c := range cs {
 			t.Run(op+"/"+c.name, func(t *testing.T) {
-				seed := uint64(len(op))*1000 + uint64(ci)
-				g := &caseGen{t: t, r: rand.New(rand.NewPCG(seed, 7))}
-				m := c.build(g)
-				ins := map[string]*tensor.Tensor{}
-				for _, p := range m.Parameters {
-					ins[p.Name] = randomFill(t, g.r, p)
-				}
+				m, ins := c.instance(t, op, ci)
 				got, cm := inferAll(t, gpu, m, ins)
 				want, _ := inferAll(t, cpu, m, ins)
-				require.Len(t, got, len(want))
-				for i := range want {
-					require.Equal(t, want[i].Shape(), got[i].Shape(), "output %d", i)
-					require.Equal(t, want[i].Type(), got[i].Type(), "output %d", i)
-					w, gv := want[i].Float64s(), got[i].Float64s()
-					for j := range w {
-						assert.InDelta(t, w[j], gv[j], 1e-4+1e-3*abs64(w[j]), "output %d element %d", i, j)
-					}
-				}
+				assertOutputsClose(t, want, got, 1e-4, 1e-3)
 				// The op ran as a lowering, not folded on the host.
 				rm, err := cm.RuntimeModel()
 				require.NoError(t, err)
@@ -563,6 +549,35 @@ func TestLoweringsMatchCPU(t *testing.T) {
 	for op := range all {
 		_, ok := lowerings()[op]
 		assert.True(t, ok, "lowerCases has a case for %s, which the GPU does not lower", op)
+	}
+}
+
+// instance builds case ci of op's cases with its seeded inputs (the seed
+// depends on op and ci only, so every test sees the same instance).
+func (c lowerCase) instance(t *testing.T, op string, ci int) (*graph.Model, map[string]*tensor.Tensor) {
+	t.Helper()
+	seed := uint64(len(op))*1000 + uint64(ci)
+	g := &caseGen{t: t, r: rand.New(rand.NewPCG(seed, 7))}
+	m := c.build(g)
+	ins := map[string]*tensor.Tensor{}
+	for _, p := range m.Parameters {
+		ins[p.Name] = randomFill(t, g.r, p)
+	}
+	return m, ins
+}
+
+// assertOutputsClose checks that got has want's outputs: the same shapes
+// and types, and elements within atol + rtol*|want|.
+func assertOutputsClose(t *testing.T, want, got []*tensor.Tensor, atol, rtol float64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, want[i].Shape(), got[i].Shape(), "output %d", i)
+		require.Equal(t, want[i].Type(), got[i].Type(), "output %d", i)
+		w, gv := want[i].Float64s(), got[i].Float64s()
+		for j := range w {
+			assert.InDelta(t, w[j], gv[j], atol+rtol*abs64(w[j]), "output %d element %d", i, j)
+		}
 	}
 }
 

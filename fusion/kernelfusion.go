@@ -67,13 +67,21 @@ type Input struct {
 }
 
 // KernelFusionPasses returns one pass per declaration of KernelFusions, in
-// order. It panics on an invalid declaration (a programmer error that
-// TestKernelFusionDeclarations reports first).
+// order. An invalid declaration (which TestKernelFusionDeclarations
+// reports first) becomes a pass that fails with its validation error, so
+// compiling a model names the declaration instead of running without it.
 func KernelFusionPasses() []Pass {
 	var out []Pass
-	for _, k := range KernelFusions() {
+	for i, k := range KernelFusions() {
 		if err := k.Validate(); err != nil {
-			panic(err)
+			name := k.Name
+			if name == "" {
+				name = fmt.Sprintf("KernelFusion[%d]", i)
+			}
+			out = append(out, Pass{Name: name, Doc: "invalid kernel fusion declaration", Run: func(context.Context, *graph.Model, *Options) (int, error) {
+				return 0, fmt.Errorf("fusion: kernel fusion declaration %s (fusion/kernelfusions.go): %w", name, err)
+			}})
+			continue
 		}
 		out = append(out, k.Pass())
 	}
