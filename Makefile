@@ -30,7 +30,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance clean
+.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -61,7 +61,7 @@ refs: models
 	NODE_PATH=.cache/node_modules node scripts/ortref/make_refs.js
 
 ## test: everything CI checks.
-test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl oclgrind
+test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl oclgrind device-matrix-check device-bundle-check
 
 fmt-check:
 	@bad=$$($(GOFMT) -l .); \
@@ -151,6 +151,30 @@ fuzz:
 		*) targets=() ;; \
 		esac; \
 	done
+
+## device-bundle: $(OUT)/device-bundle/, a self-contained bundle (test
+## binaries, commands, models, ONNX backend data, the ICD loader, run.sh)
+## that proves clinfer on any Linux x86-64 OpenCL machine without Go.
+device-bundle: models
+	GO=$(GO) bash scripts/devicebundle/build.sh $(OUT)/device-bundle
+
+## device-bundle-check: build the bundle and run `run.sh --quick` on POCL
+## with an environment stripped to the basics and no Go on PATH, as a
+## machine with only a driver would.
+device-bundle-check: device-bundle
+	@if env -i PATH=/usr/bin:/bin bash -c 'command -v go' >/dev/null; then \
+		echo "device-bundle-check: /usr/bin or /bin has a go; the check needs a PATH without Go"; exit 1; fi
+	rm -rf $(OUT)/device-report-quick
+	env -i PATH=/usr/bin:/bin HOME=$(CURDIR)/$(OUT) LANG=C.UTF-8 \
+		bash $(OUT)/device-bundle/run.sh --quick $(CURDIR)/$(OUT)/device-report-quick
+	rm -rf $(OUT)/device-report-quick/bundle
+
+## device-matrix: the README's "Devices tested" table from docs/devices/*.json.
+device-matrix:
+	$(GO) run ./cmd/devicereport -matrix docs/devices -readme README.md
+
+device-matrix-check:
+	$(GO) run ./cmd/devicereport -matrix docs/devices -readme README.md -check
 
 clean:
 	rm -rf $(OUT)

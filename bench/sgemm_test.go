@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinfer/clinfer/clbackend"
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/kernels"
@@ -62,30 +63,15 @@ func (e *sgemmEnv) Close() error {
 	return errors.Join(errs...)
 }
 
+// benchDevice is the device the GPU plugin calls "GPU" (GPU-type devices
+// first; clbackend.EnvDefaultDevice picks another), so the kernel
+// benchmarks run where the model benchmarks do.
 func benchDevice() (*cl.Device, error) {
-	ps, err := cl.GetPlatforms()
+	d, _, err := clbackend.DefaultCLDevice()
 	if err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, cl.InstallHint)
+		return nil, fmt.Errorf("bench: %w", err)
 	}
-	var first *cl.Device
-	for _, p := range ps {
-		ds, err := p.GetDevices(cl.DeviceTypeAll)
-		if err != nil {
-			continue
-		}
-		for _, d := range ds {
-			if t, err := d.Type(); err == nil && t&cl.DeviceTypeGPU != 0 {
-				return d, nil
-			}
-			if first == nil {
-				first = d
-			}
-		}
-	}
-	if first == nil {
-		return nil, fmt.Errorf("bench: no OpenCL device (%s)", cl.InstallHint)
-	}
-	return first, nil
+	return d, nil
 }
 
 func f32Bytes(v []float32) []byte {
@@ -142,7 +128,7 @@ func clinferSGEMM(e *sgemmEnv) (func() error, func() error, error) {
 	return run, func() error { return errors.Join(kern.Close(), prog.Close()) }, nil
 }
 
-// clinferFusedGEMM runs fused.cl's fused_gemm, the kernel the GPU device
+// clinferFusedGEMM runs gemm_fused.cl's fused_gemm, the kernel the GPU device
 // lowers MatMul, Gemm, FullyConnected and 1x1 convolutions to, with the
 // blocking clbackend picks for the device (VW from the preferred float
 // vector width, 8 rows by 2 vectors per work item, one-item work groups

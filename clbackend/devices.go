@@ -195,6 +195,9 @@ func vendorsHint() string {
 	if v, ok := os.LookupEnv("OCL_ICD_VENDORS"); ok {
 		dir, where = v, "OCL_ICD_VENDORS="+v
 	}
+	if f := os.Getenv("OCL_ICD_FILENAMES"); f != "" {
+		where += " and OCL_ICD_FILENAMES=" + f
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.icd"))
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return fmt.Sprintf("the ICD loader was pointed at the single vendor file %s, which loaded no platform", where)

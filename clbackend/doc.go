@@ -36,7 +36,7 @@
 // DISABLE_TRANSFORMATIONS=YES; DISABLED_TRANSFORMATIONS turns single passes
 // off. Conv + bias + residual Add + activations become one FusedConv and
 // MatMul/Gemm + bias + activations one FullyConnected, each a single launch
-// of fused.cl whose post-op list is a runtime table (lower_fused.go).
+// of the fused conv and GEMM kernels (post_ops.clh) whose post-op list is a runtime table (lower_fused.go).
 // QueryModel runs the same passes and answers in the user's node names
 // through the fused names; GPU_DISABLED_OPS speaks of the user's op types,
 // so a fused node that absorbed a disabled op is refused too. The runtime

@@ -35,7 +35,7 @@ var halfOps = withUnaryOps(map[string][]int{
 	"Shape": nil, "Size": nil,
 	// eltwise_binary.cl reads and writes f16 storage (HALF_IN/HALF_OUT).
 	"Add": nil, "Sub": nil, "Mul": nil, "Div": nil,
-	// Conv and GEMM family (fused.cl, conv.cl, conv_transpose.cl, matmul.cl).
+	// Conv and GEMM family (conv*.cl, gemm*.cl, matmul.cl).
 	// Weights, bias and residual are f16 too; sums stay f32.
 	graph.OpFusedConv: nil, graph.OpFullyConnected: nil, "Conv": nil, "ConvTranspose": nil,
 	"MatMul": nil, "Gemm": nil,

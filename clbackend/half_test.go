@@ -20,7 +20,14 @@ import (
 // have run on f16 values in at least one case, so an op cannot join
 // halfOps without its lowering taking f16.
 func TestHalfLoweringsMatchCPU(t *testing.T) {
-	t.Setenv(EnvEmulateFP16, "1")
+	if d, id, err := DefaultCLDevice(); err == nil {
+		if ok, _ := d.HasFP16(); ok {
+			t.Logf("f16 mode: native (%s has cl_khr_fp16)", id)
+		} else {
+			t.Setenv(EnvEmulateFP16, "1")
+			t.Logf("f16 mode: emulated (%s lacks cl_khr_fp16; %s=1)", id, EnvEmulateFP16)
+		}
+	}
 	gpu := newGPU(t)
 	cpu, err := cpufallback.New()
 	require.NoError(t, err)

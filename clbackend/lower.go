@@ -919,7 +919,7 @@ func convWindowOf(n *graph.Node, xs, ws, ys tensor.Shape) convWindow {
 }
 
 // conv2D is the geometry of a 1-D or 2-D convolution as conv.cl and
-// fused.cl take it, with 1-D as H = 1: batch N, channels C in and OC out,
+// conv_fused.cl take it, with 1-D as H = 1: batch N, channels C in and OC out,
 // input H x W, output OH x OW, kernel KH x KW, strides, begin pads,
 // dilations and the group count.
 type conv2D struct {

@@ -10,14 +10,14 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// postCodes maps a post-op kind to its code in fused.cl (POST_*).
+// postCodes maps a post-op kind to its code in post_ops.clh (POST_*).
 var postCodes = map[string]int64{
 	graph.PostSum: 0, graph.PostRelu: 1, graph.PostClip: 2, graph.PostHardSwish: 3,
 	graph.PostHardSigmoid: 4, graph.PostSigmoid: 5, graph.PostSwish: 6, graph.PostGelu: 7,
 	graph.PostLeakyRelu: 8, graph.PostTanh: 9, graph.PostLinear: 10,
 }
 
-// postTables builds fused.cl's post-op tables of n (whose output is value
+// postTables builds post_ops.clh's post-op tables of n (whose output is value
 // out): the int table (count, kind codes, residual broadcast), the float
 // table (alpha, beta per post-op) and the residual argument (input 3, or a
 // stand-in the kernel does not read).
@@ -124,7 +124,7 @@ func lowerFullyConnected(b *builder, n *graph.Node) error {
 		slotArg(a), slotArg(w), barg, res, slotArg(y), uint64(cnt), int32(N), int32(K), int32(has), pm, pf)
 }
 
-// blocking is the register blocking of fused.cl's blocked kernels on the
+// blocking is the register blocking of the blocked kernels (block.clh) on the
 // plan's device: the vector width VW and the work-group size.
 type blocking struct {
 	vw    int64
@@ -265,7 +265,7 @@ func (b *builder) relaid(v int, rows, cols, rs, cs int64) int {
 
 // fusedGEMM emits out = post(alpha * A.B + bias) as one fused_gemm launch
 // over g's batch (B's columns must be contiguous: g.bCol == 1). mode is
-// the bias mode of fused.cl (0 none, 1 bias[row], 2 bias[column], 3 beta *
+// the bias mode of gemm_fused.cl (0 none, 1 bias[row], 2 bias[column], 3 beta *
 // C with g's C strides); a host A is packed. The data is of out's type,
 // f32 or f16 (the caller checks).
 func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mode int64, alpha, beta float32) error {
@@ -309,7 +309,7 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 // fastConv lowers a 1-D or 2-D Conv or FusedConv with f32 data (or f16
 // throughout: the kernels are built with halfDefine), a host
 // (constant) weight, dilation 1 and one group or depthwise groups to one
-// launch of fused.cl's register-blocked kernels with the node's post-ops:
+// launch of the register-blocked kernels (block.clh) with the node's post-ops:
 // fused_gemm for a 1x1 convolution without stride or pads (a GEMM per
 // image: W [OC, C] x X [C, H*W]), fused_dwconv2d for a depthwise one,
 // fused_conv2d_blocked for the others. It reports false for other forms,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"sync"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -53,7 +54,41 @@ func New() (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newPlugin(devs)
+	p, err := newPlugin(devs)
+	if err != nil {
+		return nil, err
+	}
+	if v := os.Getenv(EnvDefaultDevice); v != "" {
+		i, err := p.parseDeviceID(v)
+		if err != nil {
+			_ = p.Close()
+			return nil, fmt.Errorf("gpu: environment variable %s: %w", EnvDefaultDevice, err)
+		}
+		p.def = i
+	}
+	return p, nil
+}
+
+// EnvDefaultDevice names the environment variable that picks the device
+// "GPU" means when no DEVICE_ID is given ("GPU.1" or "1"; GPU.0 without
+// it), as CUDA_VISIBLE_DEVICES does for CUDA programs: the device bundle's
+// run.sh runs the same test binaries on every OpenCL device with it.
+const EnvDefaultDevice = "CLINFER_GPU_DEVICE"
+
+// DefaultCLDevice returns the OpenCL device "GPU" means in a new plugin
+// (EnvDefaultDevice, else GPU.0) and its name ("GPU.0"), for benchmarks and
+// tools that drive the cl package directly on the same device.
+func DefaultCLDevice() (*cl.Device, string, error) {
+	p, err := New()
+	if err != nil {
+		return nil, "", err
+	}
+	d := p.devices[p.def]
+	dev, id := d.cl, d.name()
+	if err := p.Close(); err != nil {
+		return nil, "", err
+	}
+	return dev, id, nil
 }
 
 // newPlugin builds the plugin over devs, in that order (tests pass the same

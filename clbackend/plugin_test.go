@@ -66,7 +66,8 @@ func (o *onDevice) CompileModel(ctx context.Context, m *graph.Model, props map[s
 const helperEnv = "CLBACKEND_TEST_HELPER"
 
 // TestNoPlatformHelper is the subprocess of TestNoPlatform: it runs with
-// OCL_ICD_VENDORS pointing at an empty directory.
+// OCL_ICD_VENDORS pointing at an empty directory and OCL_ICD_FILENAMES
+// empty.
 func TestNoPlatformHelper(t *testing.T) {
 	if os.Getenv(helperEnv) != "noplatform" {
 		t.Skip("helper of TestNoPlatform: runs only in its subprocess, with " + helperEnv + "=noplatform")
@@ -98,7 +99,9 @@ func TestNoPlatform(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^TestNoPlatformHelper$", "-test.v")
-	cmd.Env = append(os.Environ(), helperEnv+"=noplatform", "OCL_ICD_VENDORS="+t.TempDir())
+	// OCL_ICD_FILENAMES (set on some GPU machines) would load drivers past
+	// the vendor directory.
+	cmd.Env = append(os.Environ(), helperEnv+"=noplatform", "OCL_ICD_VENDORS="+t.TempDir(), "OCL_ICD_FILENAMES=")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "helper failed:\n%s", out)
 	assert.Contains(t, string(out), "--- PASS: TestNoPlatformHelper", "helper output:\n%s", out)

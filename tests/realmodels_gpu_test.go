@@ -114,11 +114,13 @@ func BenchmarkRealModelsGPU(b *testing.B) {
 // TestRealModelsGPUHalf checks issue 4's precision target: with
 // INFERENCE_PRECISION_HINT=f16 (activations stored as half, math and
 // accumulation in float) the real models stay within 1e-2 of the GPU's f32
-// outputs. POCL lacks cl_khr_fp16, so the hint is emulated
+// outputs. On a device without cl_khr_fp16 (POCL) the hint is emulated
 // (clbackend.EnvEmulateFP16): the f16 path uses no half arithmetic and
-// runs the same kernels on a device with the extension.
+// runs the same kernels as on a device with the extension, where it runs
+// natively. The log line "f16 mode: ..." says which (the device bundle's
+// report reads it).
 func TestRealModelsGPUHalf(t *testing.T) {
-	t.Setenv(clbackend.EnvEmulateFP16, "1")
+	halfMode(t)
 	root, err := conformance.RepoRoot()
 	require.NoError(t, err)
 	core := plugin.NewCore()
@@ -175,4 +177,20 @@ func TestRealModelsGPUHalf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// halfMode sets clbackend.EnvEmulateFP16 when the default GPU device lacks
+// cl_khr_fp16 and logs which f16 mode the test runs in.
+func halfMode(t *testing.T) {
+	t.Helper()
+	d, id, err := clbackend.DefaultCLDevice()
+	require.NoError(t, err)
+	native, err := d.HasFP16()
+	require.NoError(t, err)
+	if native {
+		t.Logf("f16 mode: native (%s has cl_khr_fp16)", id)
+		return
+	}
+	t.Setenv(clbackend.EnvEmulateFP16, "1")
+	t.Logf("f16 mode: emulated (%s lacks cl_khr_fp16; %s=1)", id, clbackend.EnvEmulateFP16)
 }

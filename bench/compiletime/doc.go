@@ -1,9 +1,12 @@
 // Command compiletime measures how long a device takes to compile a model
 // in three states of the caches, each in a fresh process:
 //
-//   - cold: an empty CACHE_DIR and POCL_KERNEL_CACHE=0, so every OpenCL
-//     program is built from source (neither clinfer's program cache nor
-//     POCL's own kernel cache hides the build);
+//   - cold: an empty CACHE_DIR, POCL_KERNEL_CACHE=0 and
+//     CUDA_CACHE_DISABLE=1, so every OpenCL program is built from source
+//     (neither clinfer's program cache nor POCL's kernel cache nor NVIDIA's
+//     compute cache hides the build; on NVIDIA the program binaries are PTX,
+//     so loading them still runs the JIT, which its compute cache normally
+//     hides);
 //   - program cache warm: CACHE_DIR holds the program binaries of an
 //     earlier compilation but no model blob, so the graph is transformed
 //     and planned again but programs load from their binaries;

@@ -124,7 +124,7 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "model %s on %s, %d runs per state, each compilation in a fresh process with POCL_KERNEL_CACHE=0\n", filepath.Base(*model), *device, *runs)
+	fmt.Fprintf(out, "model %s on %s, %d runs per state, each compilation in a fresh process with POCL_KERNEL_CACHE=0 CUDA_CACHE_DISABLE=1\n", filepath.Base(*model), *device, *runs)
 	for _, sh := range shapes {
 		times := map[string][]float64{}
 		for i := range *runs {
@@ -187,10 +187,15 @@ func check(state string, r result) error {
 	return nil
 }
 
+// driverCachesOff turns off the drivers' own caches of compiled kernels in
+// the child processes (POCL's kernel cache, NVIDIA's compute cache of JIT
+// code), so the states measure clinfer's caches alone.
+var driverCachesOff = []string{"POCL_KERNEL_CACHE=0", "CUDA_CACHE_DISABLE=1"}
+
 // spawn runs one compilation in a fresh process.
 func spawn(self, model string, sh tensor.Shape, device, dir string) (result, error) {
 	cmd := exec.Command(self, "-child", dir, "-model", model, "-device", device, "-shape", formatShape(sh))
-	cmd.Env = append(os.Environ(), "POCL_KERNEL_CACHE=0")
+	cmd.Env = append(os.Environ(), driverCachesOff...)
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {

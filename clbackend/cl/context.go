@@ -207,5 +207,7 @@ func (c *Context) CreateUserEvent() (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newEvent(h), nil
+	e := &Event{}
+	trackLeaked(e, &e.r, leaked{kind: kindEvent, h: h, user: true})
+	return e, nil
 }

@@ -78,6 +78,7 @@ import "C"
 
 import (
 	"runtime/cgo"
+	"time"
 	"unsafe"
 )
 
@@ -139,6 +140,7 @@ func getInfo(op string, query func(size C.size_t, value unsafe.Pointer, ret *C.s
 }
 
 func getPlatformIDs() ([]handle, error) {
+	defer logSlow("clGetPlatformIDs", time.Now(), nil)
 	const op = "clGetPlatformIDs"
 	var n C.cl_uint
 	if err := status(op, C.clGetPlatformIDs(0, nil, &n)); err != nil {
@@ -161,6 +163,7 @@ func getPlatformInfo(p handle, param uint32, name string) ([]byte, error) {
 }
 
 func getDeviceIDs(p handle, t DeviceType) ([]handle, error) {
+	defer logSlow("clGetDeviceIDs", time.Now(), nil)
 	const op = "clGetDeviceIDs"
 	var n C.cl_uint
 	if err := status(op, C.clGetDeviceIDs(C.cl_platform_id(p), C.cl_device_type(t), 0, nil, &n)); err != nil {
@@ -184,6 +187,7 @@ func getDeviceInfo(d handle, param uint32, name string) ([]byte, error) {
 }
 
 func createContext(platform handle, devices []handle) (handle, error) {
+	defer logSlow("clCreateContext", time.Now(), nil)
 	var props *C.cl_context_properties
 	if platform != nil {
 		p := []C.cl_context_properties{C.CL_CONTEXT_PLATFORM, C.cl_context_properties(uintptr(platform)), 0}
@@ -196,30 +200,41 @@ func createContext(platform handle, devices []handle) (handle, error) {
 }
 
 func releaseContext(h handle) error {
+	defer logSlow("clReleaseContext", time.Now(), nil)
 	return status("clReleaseContext", C.clReleaseContext(C.cl_context(h)))
 }
 
 func createCommandQueue(ctx, device handle, props CommandQueueProperty) (handle, error) {
+	defer logSlow("clCreateCommandQueue", time.Now(), nil)
 	var st C.cl_int
 	q := C.clCreateCommandQueue(C.cl_context(ctx), C.cl_device_id(device), C.cl_command_queue_properties(props), &st)
 	return handle(q), status("clCreateCommandQueue", st)
 }
 
 func releaseCommandQueue(h handle) error {
+	defer logSlow("clReleaseCommandQueue", time.Now(), nil)
 	return status("clReleaseCommandQueue", C.clReleaseCommandQueue(C.cl_command_queue(h)))
 }
 
-func flush(q handle) error { return status("clFlush", C.clFlush(C.cl_command_queue(q))) }
+func flush(q handle) error {
+	defer logSlow("clFlush", time.Now(), nil)
+	return status("clFlush", C.clFlush(C.cl_command_queue(q)))
+}
 
-func finish(q handle) error { return status("clFinish", C.clFinish(C.cl_command_queue(q))) }
+func finish(q handle) error {
+	defer logSlow("clFinish", time.Now(), nil)
+	return status("clFinish", C.clFinish(C.cl_command_queue(q)))
+}
 
 func createBuffer(ctx handle, flags MemFlag, size int, host unsafe.Pointer) (handle, error) {
+	defer logSlow("clCreateBuffer", time.Now(), nil)
 	var st C.cl_int
 	m := C.clCreateBuffer(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(size), host, &st)
 	return handle(m), status("clCreateBuffer", st)
 }
 
 func createBufferCopyToC(ctx handle, flags MemFlag, data []byte) (handle, error) {
+	defer logSlow("clCreateBuffer(copy)", time.Now(), nil)
 	var st C.cl_int
 	m := C.clinfer_create_buffer_c_copy(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(len(data)), unsafe.Pointer(&data[0]), &st)
 	return handle(m), status("clCreateBuffer", st)
@@ -233,10 +248,12 @@ func createSubBuffer(buf handle, flags MemFlag, origin, size int) (handle, error
 }
 
 func releaseMemObject(h handle) error {
+	defer logSlow("clReleaseMemObject", time.Now(), nil)
 	return status("clReleaseMemObject", C.clReleaseMemObject(C.cl_mem(h)))
 }
 
 func enqueueReadBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	defer logSlow("clEnqueueReadBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueReadBuffer(C.cl_command_queue(q), C.cl_mem(buf), clBool(blocking), C.size_t(offset), C.size_t(size), ptr, n, ws, &ev)
@@ -244,6 +261,7 @@ func enqueueReadBuffer(q, buf handle, blocking bool, offset, size int, ptr unsaf
 }
 
 func enqueueWriteBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	defer logSlow("clEnqueueWriteBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueWriteBuffer(C.cl_command_queue(q), C.cl_mem(buf), clBool(blocking), C.size_t(offset), C.size_t(size), ptr, n, ws, &ev)
@@ -251,6 +269,7 @@ func enqueueWriteBuffer(q, buf handle, blocking bool, offset, size int, ptr unsa
 }
 
 func enqueueCopyBuffer(q, src, dst handle, srcOffset, dstOffset, size int, wait []handle) (handle, error) {
+	defer logSlow("clEnqueueCopyBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueCopyBuffer(C.cl_command_queue(q), C.cl_mem(src), C.cl_mem(dst), C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size), n, ws, &ev)
@@ -258,6 +277,7 @@ func enqueueCopyBuffer(q, src, dst handle, srcOffset, dstOffset, size int, wait 
 }
 
 func enqueueFillBuffer(q, buf handle, pattern unsafe.Pointer, patternSize, offset, size int, wait []handle) (handle, error) {
+	defer logSlow("clEnqueueFillBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueFillBuffer(C.cl_command_queue(q), C.cl_mem(buf), pattern, C.size_t(patternSize), C.size_t(offset), C.size_t(size), n, ws, &ev)
@@ -265,6 +285,7 @@ func enqueueFillBuffer(q, buf handle, pattern unsafe.Pointer, patternSize, offse
 }
 
 func enqueueMapBuffer(q, buf handle, blocking bool, flags MapFlag, offset, size int, wait []handle) (unsafe.Pointer, handle, error) {
+	defer logSlow("clEnqueueMapBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	var st C.cl_int
@@ -273,6 +294,7 @@ func enqueueMapBuffer(q, buf handle, blocking bool, flags MapFlag, offset, size 
 }
 
 func enqueueUnmapMemObject(q, buf handle, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	defer logSlow("clEnqueueUnmapMemObject", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueUnmapMemObject(C.cl_command_queue(q), C.cl_mem(buf), ptr, n, ws, &ev)
@@ -280,6 +302,7 @@ func enqueueUnmapMemObject(q, buf handle, ptr unsafe.Pointer, wait []handle) (ha
 }
 
 func enqueueNDRangeKernel(q, k handle, offset, global, local []int, wait []handle) (handle, error) {
+	defer logSlow("clEnqueueNDRangeKernel", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueNDRangeKernel(C.cl_command_queue(q), C.cl_kernel(k), C.cl_uint(len(global)),
@@ -302,6 +325,7 @@ func enqueueBarrierWithWaitList(q handle, wait []handle) (handle, error) {
 }
 
 func createProgramWithSource(ctx handle, sources []string) (handle, error) {
+	defer logSlow("clCreateProgramWithSource", time.Now(), nil)
 	strs := make([]*C.char, len(sources))
 	lens := make([]C.size_t, len(sources))
 	for i, s := range sources {
@@ -319,6 +343,7 @@ func createProgramWithSource(ctx handle, sources []string) (handle, error) {
 }
 
 func createProgramWithBinary(ctx handle, devices []handle, binaries [][]byte) (handle, error) {
+	defer logSlow("clCreateProgramWithBinary", time.Now(), nil)
 	// The array of binaries must not point into Go memory: copy to C.
 	bins := make([]*C.uchar, len(binaries))
 	lens := make([]C.size_t, len(binaries))
@@ -339,6 +364,7 @@ func createProgramWithBinary(ctx handle, devices []handle, binaries [][]byte) (h
 }
 
 func buildProgram(p handle, devices []handle, options string) error {
+	defer logSlow("clBuildProgram", time.Now(), func() string { return options })
 	opts := C.CString(options)
 	defer C.free(unsafe.Pointer(opts))
 	n, ds := deviceList(devices)
@@ -368,6 +394,7 @@ func getProgramDevices(p handle) ([]handle, error) {
 }
 
 func getProgramBinaries(p handle, sizes []int) ([][]byte, error) {
+	defer logSlow("clGetProgramInfo(CL_PROGRAM_BINARIES)", time.Now(), nil)
 	if len(sizes) == 0 {
 		return nil, nil
 	}
@@ -404,10 +431,12 @@ func getProgramBuildInfo(p, d handle, param uint32, name string) ([]byte, error)
 }
 
 func releaseProgram(h handle) error {
+	defer logSlow("clReleaseProgram", time.Now(), nil)
 	return status("clReleaseProgram", C.clReleaseProgram(C.cl_program(h)))
 }
 
 func createKernel(p handle, name string) (handle, error) {
+	defer logSlow("clCreateKernel", time.Now(), nil)
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var st C.cl_int
@@ -432,10 +461,12 @@ func getKernelWorkGroupInfo(k, d handle, param uint32, name string) ([]byte, err
 }
 
 func releaseKernel(h handle) error {
+	defer logSlow("clReleaseKernel", time.Now(), nil)
 	return status("clReleaseKernel", C.clReleaseKernel(C.cl_kernel(h)))
 }
 
 func waitForEvents(events []handle) error {
+	defer logSlow("clWaitForEvents", time.Now(), nil)
 	n, ws := eventList(events)
 	return status("clWaitForEvents", C.clWaitForEvents(n, ws))
 }
@@ -474,6 +505,7 @@ func setEventCallback(e handle, execStatus int32, fn func(int32)) error {
 }
 
 func releaseEvent(h handle) error {
+	defer logSlow("clReleaseEvent", time.Now(), nil)
 	return status("clReleaseEvent", C.clReleaseEvent(C.cl_event(h)))
 }
 

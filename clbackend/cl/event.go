@@ -3,12 +3,17 @@ package cl
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"time"
 )
 
 // Event is the OpenCL event of an enqueued command or a user event.
 type Event struct {
 	r ref
+	// statusSet records that SetUserEventStatus succeeded: the binding
+	// enforces the spec's set-once rule itself because NVIDIA's driver
+	// accepts a second status.
+	statusSet atomic.Bool
 }
 
 func newEvent(h handle) *Event {
@@ -45,8 +50,28 @@ func (e *Event) Wait() error {
 		return closedError("clWaitForEvents", ErrInvalidEvent)
 	}
 	err := waitForEvents([]handle{h})
+	if err == nil {
+		err = terminated([]*Event{e})
+	}
 	runtime.KeepAlive(e)
 	return err
+}
+
+// terminated returns CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when one
+// of events (all complete or terminated) has a negative status. The spec
+// has clWaitForEvents return that error itself, but not every driver does
+// (NVIDIA's returns CL_SUCCESS for a user event set to an error status), so
+// the binding checks: a terminated command is an error on every driver.
+func terminated(events []*Event) error {
+	for _, e := range events {
+		if e == nil {
+			continue
+		}
+		if s, err := e.Status(); err == nil && s < 0 {
+			return &Error{Op: "clWaitForEvents", Code: ErrExecStatusErrorForEventsInWaitList}
+		}
+	}
+	return nil
 }
 
 // WaitContext is Wait that returns ctx.Err() when ctx is done first. The
@@ -114,6 +139,9 @@ func WaitForEvents(events []*Event) error {
 		return nil
 	}
 	err = waitForEvents(hs)
+	if err == nil {
+		err = terminated(events)
+	}
 	runtime.KeepAlive(events)
 	return err
 }
@@ -214,7 +242,13 @@ func (e *Event) SetUserEventStatus(status CommandExecStatus) error {
 	if h == nil {
 		return closedError(op, ErrInvalidEvent)
 	}
+	if e.statusSet.Load() {
+		return &Error{Op: op, Code: ErrInvalidOperation}
+	}
 	err := setUserEventStatus(h, int32(status))
 	runtime.KeepAlive(e)
+	if err == nil {
+		e.statusSet.Store(true)
+	}
 	return err
 }

@@ -53,20 +53,44 @@ type ref struct {
 type leaked struct {
 	kind kind
 	h    handle
+	// user marks a user event: one nobody can reach will never be
+	// completed, so its cleanup fails it first.
+	user bool
 }
 
 // track makes r own h, counts it live, and arranges for h to be released if
 // owner becomes unreachable without Close.
 func track[T any](owner *T, r *ref, k kind, h handle) {
-	r.h = h
-	r.kind = k
-	live[k].Add(1)
-	r.cleanup = runtime.AddCleanup(owner, releaseLeaked, leaked{k, h})
+	trackLeaked(owner, r, leaked{kind: k, h: h})
 }
 
+// trackLeaked is track with the cleanup's record given.
+func trackLeaked[T any](owner *T, r *ref, l leaked) {
+	r.h = l.h
+	r.kind = l.kind
+	live[l.kind].Add(1)
+	r.cleanup = runtime.AddCleanup(owner, releaseLeaked, l)
+}
+
+// abandonedStatus is the status the cleanup gives an unreachable user
+// event that was never set, so that the commands and the driver waiting on
+// it can finish.
+const abandonedStatus = int32(ErrInvalidEvent)
+
+// releaseLeaked is the cleanup of an object that became unreachable
+// without Close. It runs on the runtime's single cleanup goroutine, which
+// must never block: NVIDIA's clReleaseMemObject, for one, blocks while a
+// user event of the context is pending. So an unreachable user event is
+// failed here (a non-blocking call) and the release itself runs on a
+// goroutine of its own, which ends when the driver returns.
 func releaseLeaked(l leaked) {
-	_ = release(l.kind, l.h)
-	live[l.kind].Add(-1)
+	if l.user {
+		_ = setUserEventStatus(l.h, abandonedStatus)
+	}
+	go func() {
+		_ = release(l.kind, l.h)
+		live[l.kind].Add(-1)
+	}()
 }
 
 // handle returns the object's OpenCL handle, or nil once it is closed.

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ppocr are the PP-OCR models the bundle benchmarks, at the input sizes
+// the OCR pipeline feeds them (the names match bench/ppocr_test.go's).
+var ppocr = []struct {
+	name, file, shape string
+}{
+	{"cls_1x3x48x192", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "[1,3,48,192]"},
+	{"det_1x3x320x320", "ch_PP-OCRv4_det_infer.onnx", "[1,3,320,320]"},
+	{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", "[1,3,640,640]"},
+}
+
+// benchmarkJSON is the part of cmd/benchmark's -json report the device
+// report keeps.
+type benchmarkJSON struct {
+	ThroughputFPS float64 `json:"throughput_fps"`
+	LatencyMS     struct {
+		Median float64 `json:"median"`
+	} `json:"latency_ms"`
+	FirstInferenceMS float64 `json:"first_inference_ms"`
+	CompileMS        float64 `json:"compile_ms"`
+	Count            int     `json:"count"`
+	NIReq            int     `json:"nireq"`
+}
+
+// benchSteps are the benchmark steps of a device.
+func (r *runner) benchSteps() []step {
+	q := r.opts.quick
+	t := r.timeout(5*time.Minute, 2*time.Minute)
+	var steps []step
+	for _, m := range ppocr {
+		for _, mode := range []string{"latency", "throughput"} {
+			jsonName := fmt.Sprintf("bench-%s-%s-%d.json", m.name, mode, len(steps))
+			args := []string{"bin/benchmark", "-m", filepath.Join(".cache", "models", m.file), "-d", "GPU",
+				"-shape", "x=" + m.shape, "-hint", mode}
+			if mode == "latency" {
+				args = append(args, "-api", "sync")
+			}
+			if q {
+				args = append(args, "-niter", "3")
+			} else {
+				args = append(args, "-t", "5")
+			}
+			jsonPath := filepath.Join(r.opts.out, "logs", jsonName)
+			args = append(args, "-json", jsonPath)
+			name, mode := m.name, mode
+			steps = append(steps, step{
+				name: "bench-" + name + "-" + mode, argv: args, timeout: t,
+				bench: func(d *DeviceReport, _ string) {
+					b, err := os.ReadFile(jsonPath)
+					if err != nil {
+						return
+					}
+					var j benchmarkJSON
+					if json.Unmarshal(b, &j) != nil {
+						return
+					}
+					mb := d.Bench.model(name)
+					if mode == "latency" {
+						mb.LatencyMS = j.LatencyMS.Median
+						mb.FirstMS = j.FirstInferenceMS
+						mb.CompileMS = j.CompileMS
+					} else {
+						mb.ThroughputFPS = j.ThroughputFPS
+						mb.Requests = j.NIReq
+					}
+				},
+			})
+		}
+	}
+	sgemm := "^BenchmarkSGEMM$/.*/^clinfer"
+	benchtime := "5x"
+	if q {
+		sgemm = "^BenchmarkSGEMM$/^(256x256x256|512x512x512)$/^clinfer$"
+		benchtime = "2x"
+	}
+	steps = append(steps,
+		step{name: "bench-sgemm", dir: "bench", timeout: t,
+			argv:  []string{"bench/bench.test", "-test.run", "^$", "-test.bench", sgemm, "-test.benchtime", benchtime},
+			bench: func(d *DeviceReport, out string) { d.Bench.SGEMM = sgemmFigures(parseBench(out)) }},
+		step{name: "bench-copy-launch", dir: "bench", timeout: t,
+			argv: []string{"bench/bench.test", "-test.run", "^$", "-test.bench", "^Benchmark(Copy|Launch)$", "-test.benchtime", map[bool]string{true: "3x", false: "20x"}[q]},
+			bench: func(d *DeviceReport, out string) {
+				d.Bench.CopyGBs, d.Bench.LaunchUS = copyLaunchFigures(parseBench(out))
+			}},
+	)
+	shape := "1x3x640x640"
+	if q {
+		shape = "1x3x320x320"
+	}
+	steps = append(steps, step{name: "bench-compile-time", timeout: t,
+		argv:  []string{"bin/compiletime", "-model", filepath.Join(".cache", "models", ppocr[1].file), "-device", "GPU", "-shape", shape, "-runs", "1"},
+		bench: func(d *DeviceReport, out string) { d.Bench.Compile = compileFigures(out) }})
+	return steps
+}
+
+// model returns the figures of the named model benchmark, adding them.
+func (b *Benchmarks) model(name string) *ModelBench {
+	for i := range b.Models {
+		if b.Models[i].Name == name {
+			return &b.Models[i]
+		}
+	}
+	b.Models = append(b.Models, ModelBench{Name: name})
+	return &b.Models[len(b.Models)-1]
+}
+
+// sgemmFigures reads BenchmarkSGEMM/NxNxN/impl's gflops.
+func sgemmFigures(res map[string]map[string]float64) []SGEMMBench {
+	var out []SGEMMBench
+	for name, m := range res {
+		parts := strings.Split(name, "/")
+		if len(parts) != 3 || parts[0] != "BenchmarkSGEMM" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.SplitN(parts[1], "x", 2)[0])
+		if err != nil {
+			continue
+		}
+		out = append(out, SGEMMBench{N: n, Impl: parts[2], GFLOPS: m["gflops"], MS: m["ms/gemm"]})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].N != out[j].N {
+			return out[i].N < out[j].N
+		}
+		return out[i].Impl < out[j].Impl
+	})
+	return out
+}
+
+// copyLaunchFigures reads BenchmarkCopy's GB/s and BenchmarkLaunch's
+// µs/launch.
+func copyLaunchFigures(res map[string]map[string]float64) (map[string]float64, map[string]float64) {
+	cp, la := map[string]float64{}, map[string]float64{}
+	for name, m := range res {
+		switch {
+		case strings.HasPrefix(name, "BenchmarkCopy/"):
+			cp[strings.ReplaceAll(strings.TrimPrefix(name, "BenchmarkCopy/"), "/", " ")] = m["GB/s"]
+		case strings.HasPrefix(name, "BenchmarkLaunch/"):
+			la[strings.TrimPrefix(name, "BenchmarkLaunch/")] = m["µs/launch"]
+		}
+	}
+	return cp, la
+}
+
+// compileFigures reads bench/compiletime's median lines ("1x3x640x640
+// cold median 1234.5 ms").
+func compileFigures(out string) []CompileBench {
+	byShape := map[string]*CompileBench{}
+	var order []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 5 || f[2] != "median" || f[4] != "ms" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[3], 64)
+		if err != nil {
+			continue
+		}
+		c, ok := byShape[f[0]]
+		if !ok {
+			c = &CompileBench{Shape: f[0]}
+			byShape[f[0]] = c
+			order = append(order, f[0])
+		}
+		switch f[1] {
+		case "cold":
+			c.ColdMS = v
+		case "program-cache":
+			c.ProgramCacheMS = v
+		case "model-cache":
+			c.ModelCacheMS = v
+		}
+	}
+	out2 := make([]CompileBench, 0, len(order))
+	for _, s := range order {
+		out2 = append(out2, *byShape[s])
+	}
+	return out2
+}

@@ -1,0 +1,65 @@
+// conv_blocked.cl: fused_conv2d_blocked, the register-blocked direct
+// convolution (block.clh) with the post-op table.
+//
+// fused_conv2d_blocked: conv2d of one group (NCHW, f32) with a KH x KW
+// window, strides SH, SW and dilation 1 (build options WIN_H, WIN_W,
+// STR_H, STR_W for KH, KW, SH, SW; default 3, 3, 1, 1), pads, bias, post-ops, on weights packed as
+// [ceil(OC/MR)][C][KH][KW][MR] (zero-padded). Build option MR (output
+// channels per item, default 8). Work-size contract: 3-D NDRange, global
+// size >= (ceil(OC/MR), OH * ceil(OW/VW), N), any local size; item (i, j,
+// b) computes output channels i*MR.. of the VW pixels of row j / tiles at
+// column (j % tiles)*VW of image b (tiles = ceil(OW/VW)), each as a serial
+// f32 fma sum in input channel, kernel row, kernel column order, then
+// bias, then the post-ops; items outside do nothing. The int array m holds
+// N, C, H, W, OC, OH, OW, pad top, pad left, has_bias.
+//
+// -DHALF (f16 activations): buffers are f16 through half.clh's macros,
+// the math and the post-op tables f32.
+
+#include "half.clh"
+#include "post_ops.clh"
+#include "block.clh"
+
+#ifndef MR
+#define MR 8
+#endif
+
+__kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, __global const FT* bias,
+                                   __global const FT* res, __global FT* out, __global const int* m,
+                                   __global const int* pm, __global const float* pf)
+{
+    const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6], PH = m[7], PW = m[8];
+    const int ocb = (int)get_global_id(0), oc0 = ocb * MR;
+    const int tiles = (OW + VW - 1) / VW;
+    const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * VW;
+    const long b = (long)get_global_id(2);
+    if (oc0 >= OC || oh >= OH || b >= m[0]) return;
+    __global const FT* xend = x + (long)m[0] * C * H * W;
+    floatv acc[MR];
+    UNROLL for (int i = 0; i < MR; ++i) acc[i] = (floatv)0.0f;
+    __global const FT* wb = w + (long)ocb * C * (WIN_H * WIN_W * MR);
+    const int c0 = ow0 * STR_W - PW;
+    for (int ic = 0; ic < C; ++ic) {
+        __global const FT* xp = x + (b * C + ic) * H * (long)W;
+        __global const FT* wc = wb + ic * (WIN_H * WIN_W * MR);
+        UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
+            const int ih = oh * STR_H - PH + kh;
+            if (ih >= 0 && ih < H) {
+                __global const FT* row = xp + (long)ih * W;
+                UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
+                    const floatv xv = load_row(row, c0 + kw, W, STR_W, x, xend);
+                    UNROLL for (int i = 0; i < MR; ++i) acc[i] = fma((floatv)LD(wc, (kh * WIN_W + kw) * MR + i), xv, acc[i]);
+                }
+            }
+        }
+    }
+    const int cnt = min(VW, OW - ow0);
+    UNROLL for (int i = 0; i < MR; ++i) {
+        const int oc = oc0 + i;
+        if (oc < OC) {
+            floatv v = acc[i];
+            if (m[9]) v += LD(bias, oc);
+            store_v(v, out, (ulong)(((b * OC + oc) * OH + oh) * OW + ow0), cnt, pm, pf, res);
+        }
+    }
+}
