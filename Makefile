@@ -30,7 +30,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check clean
+.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -138,6 +138,12 @@ bench-gemm: deps
 ## (memcheck, data races, API checks); fails on any error it reports.
 oclgrind: deps
 	CLINFER_REQUIRE_OCLGRIND=1 $(GO) test -count=1 -run '^(TestKernelsUnderOclgrind|TestOclgrindCatchesOutOfBounds)$$' -v ./kernels/
+
+## faults: fail every OpenCL call that compiling and running PP-OCR cls
+## makes (GPU and HETERO), one at a time (`go test` alone samples every
+## 37th call); long: about 2 x 2700 compilations.
+faults: models
+	CLINFER_FAULT_STRIDE=1 $(GO) test -count=1 -timeout 3h -run '^TestFaultInjectionEveryOpenCLCall$$' -v ./tests/ | grep -v '^=== RUN'
 
 ## fuzz: every fuzz target for $(FUZZTIME) each.
 fuzz:

@@ -125,6 +125,9 @@ func sizeList(s []int) *C.size_t {
 // getInfo runs the two-step clGet*Info protocol: ask for the size, then for
 // the value, into Go memory.
 func getInfo(op string, query func(size C.size_t, value unsafe.Pointer, ret *C.size_t) C.cl_int) ([]byte, error) {
+	if err := injected(op); err != nil {
+		return nil, err
+	}
 	var n C.size_t
 	if err := status(op, query(0, nil, &n)); err != nil {
 		return nil, err
@@ -140,6 +143,9 @@ func getInfo(op string, query func(size C.size_t, value unsafe.Pointer, ret *C.s
 }
 
 func getPlatformIDs() ([]handle, error) {
+	if err := injected("clGetPlatformIDs"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clGetPlatformIDs", time.Now(), nil)
 	const op = "clGetPlatformIDs"
 	var n C.cl_uint
@@ -163,6 +169,9 @@ func getPlatformInfo(p handle, param uint32, name string) ([]byte, error) {
 }
 
 func getDeviceIDs(p handle, t DeviceType) ([]handle, error) {
+	if err := injected("clGetDeviceIDs"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clGetDeviceIDs", time.Now(), nil)
 	const op = "clGetDeviceIDs"
 	var n C.cl_uint
@@ -187,6 +196,9 @@ func getDeviceInfo(d handle, param uint32, name string) ([]byte, error) {
 }
 
 func createContext(platform handle, devices []handle) (handle, error) {
+	if err := injected("clCreateContext"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clCreateContext", time.Now(), nil)
 	var props *C.cl_context_properties
 	if platform != nil {
@@ -201,10 +213,19 @@ func createContext(platform handle, devices []handle) (handle, error) {
 
 func releaseContext(h handle) error {
 	defer logSlow("clReleaseContext", time.Now(), nil)
-	return status("clReleaseContext", C.clReleaseContext(C.cl_context(h)))
+	// An injected failure still releases: the error path is what is
+	// tested, not a leak.
+	err := status("clReleaseContext", C.clReleaseContext(C.cl_context(h)))
+	if ierr := injected("clReleaseContext"); ierr != nil && err == nil {
+		err = ierr
+	}
+	return err
 }
 
 func createCommandQueue(ctx, device handle, props CommandQueueProperty) (handle, error) {
+	if err := injected("clCreateCommandQueue"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clCreateCommandQueue", time.Now(), nil)
 	var st C.cl_int
 	q := C.clCreateCommandQueue(C.cl_context(ctx), C.cl_device_id(device), C.cl_command_queue_properties(props), &st)
@@ -213,20 +234,35 @@ func createCommandQueue(ctx, device handle, props CommandQueueProperty) (handle,
 
 func releaseCommandQueue(h handle) error {
 	defer logSlow("clReleaseCommandQueue", time.Now(), nil)
-	return status("clReleaseCommandQueue", C.clReleaseCommandQueue(C.cl_command_queue(h)))
+	// An injected failure still releases: the error path is what is
+	// tested, not a leak.
+	err := status("clReleaseCommandQueue", C.clReleaseCommandQueue(C.cl_command_queue(h)))
+	if ierr := injected("clReleaseCommandQueue"); ierr != nil && err == nil {
+		err = ierr
+	}
+	return err
 }
 
 func flush(q handle) error {
+	if err := injected("clFlush"); err != nil {
+		return err
+	}
 	defer logSlow("clFlush", time.Now(), nil)
 	return status("clFlush", C.clFlush(C.cl_command_queue(q)))
 }
 
 func finish(q handle) error {
+	if err := injected("clFinish"); err != nil {
+		return err
+	}
 	defer logSlow("clFinish", time.Now(), nil)
 	return status("clFinish", C.clFinish(C.cl_command_queue(q)))
 }
 
 func createBuffer(ctx handle, flags MemFlag, size int, host unsafe.Pointer) (handle, error) {
+	if err := injected("clCreateBuffer"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clCreateBuffer", time.Now(), nil)
 	var st C.cl_int
 	m := C.clCreateBuffer(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(size), host, &st)
@@ -234,6 +270,9 @@ func createBuffer(ctx handle, flags MemFlag, size int, host unsafe.Pointer) (han
 }
 
 func createBufferCopyToC(ctx handle, flags MemFlag, data []byte) (handle, error) {
+	if err := injected("clCreateBuffer"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clCreateBuffer(copy)", time.Now(), nil)
 	var st C.cl_int
 	m := C.clinfer_create_buffer_c_copy(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(len(data)), unsafe.Pointer(&data[0]), &st)
@@ -241,6 +280,9 @@ func createBufferCopyToC(ctx handle, flags MemFlag, data []byte) (handle, error)
 }
 
 func createSubBuffer(buf handle, flags MemFlag, origin, size int) (handle, error) {
+	if err := injected("clCreateSubBuffer"); err != nil {
+		return nil, err
+	}
 	region := C.cl_buffer_region{origin: C.size_t(origin), size: C.size_t(size)}
 	var st C.cl_int
 	m := C.clCreateSubBuffer(C.cl_mem(buf), C.cl_mem_flags(flags), C.CL_BUFFER_CREATE_TYPE_REGION, unsafe.Pointer(&region), &st)
@@ -249,10 +291,19 @@ func createSubBuffer(buf handle, flags MemFlag, origin, size int) (handle, error
 
 func releaseMemObject(h handle) error {
 	defer logSlow("clReleaseMemObject", time.Now(), nil)
-	return status("clReleaseMemObject", C.clReleaseMemObject(C.cl_mem(h)))
+	// An injected failure still releases: the error path is what is
+	// tested, not a leak.
+	err := status("clReleaseMemObject", C.clReleaseMemObject(C.cl_mem(h)))
+	if ierr := injected("clReleaseMemObject"); ierr != nil && err == nil {
+		err = ierr
+	}
+	return err
 }
 
 func enqueueReadBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	if err := injected("clEnqueueReadBuffer"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clEnqueueReadBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
@@ -261,6 +312,9 @@ func enqueueReadBuffer(q, buf handle, blocking bool, offset, size int, ptr unsaf
 }
 
 func enqueueWriteBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	if err := injected("clEnqueueWriteBuffer"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clEnqueueWriteBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
@@ -269,6 +323,9 @@ func enqueueWriteBuffer(q, buf handle, blocking bool, offset, size int, ptr unsa
 }
 
 func enqueueCopyBuffer(q, src, dst handle, srcOffset, dstOffset, size int, wait []handle) (handle, error) {
+	if err := injected("clEnqueueCopyBuffer"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clEnqueueCopyBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
@@ -277,6 +334,9 @@ func enqueueCopyBuffer(q, src, dst handle, srcOffset, dstOffset, size int, wait 
 }
 
 func enqueueFillBuffer(q, buf handle, pattern unsafe.Pointer, patternSize, offset, size int, wait []handle) (handle, error) {
+	if err := injected("clEnqueueFillBuffer"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clEnqueueFillBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
@@ -285,6 +345,9 @@ func enqueueFillBuffer(q, buf handle, pattern unsafe.Pointer, patternSize, offse
 }
 
 func enqueueMapBuffer(q, buf handle, blocking bool, flags MapFlag, offset, size int, wait []handle) (unsafe.Pointer, handle, error) {
+	if err := injected("clEnqueueMapBuffer"); err != nil {
+		return nil, nil, err
+	}
 	defer logSlow("clEnqueueMapBuffer", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
@@ -294,6 +357,9 @@ func enqueueMapBuffer(q, buf handle, blocking bool, flags MapFlag, offset, size 
 }
 
 func enqueueUnmapMemObject(q, buf handle, ptr unsafe.Pointer, wait []handle) (handle, error) {
+	if err := injected("clEnqueueUnmapMemObject"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clEnqueueUnmapMemObject", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
@@ -302,6 +368,9 @@ func enqueueUnmapMemObject(q, buf handle, ptr unsafe.Pointer, wait []handle) (ha
 }
 
 func enqueueNDRangeKernel(q, k handle, offset, global, local []int, wait []handle) (handle, error) {
+	if err := injected("clEnqueueNDRangeKernel"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clEnqueueNDRangeKernel", time.Now(), nil)
 	n, ws := eventList(wait)
 	var ev C.cl_event
@@ -311,6 +380,9 @@ func enqueueNDRangeKernel(q, k handle, offset, global, local []int, wait []handl
 }
 
 func enqueueMarkerWithWaitList(q handle, wait []handle) (handle, error) {
+	if err := injected("clEnqueueMarkerWithWaitList"); err != nil {
+		return nil, err
+	}
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueMarkerWithWaitList(C.cl_command_queue(q), n, ws, &ev)
@@ -318,6 +390,9 @@ func enqueueMarkerWithWaitList(q handle, wait []handle) (handle, error) {
 }
 
 func enqueueBarrierWithWaitList(q handle, wait []handle) (handle, error) {
+	if err := injected("clEnqueueBarrierWithWaitList"); err != nil {
+		return nil, err
+	}
 	n, ws := eventList(wait)
 	var ev C.cl_event
 	st := C.clEnqueueBarrierWithWaitList(C.cl_command_queue(q), n, ws, &ev)
@@ -325,6 +400,9 @@ func enqueueBarrierWithWaitList(q handle, wait []handle) (handle, error) {
 }
 
 func createProgramWithSource(ctx handle, sources []string) (handle, error) {
+	if err := injected("clCreateProgramWithSource"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clCreateProgramWithSource", time.Now(), nil)
 	strs := make([]*C.char, len(sources))
 	lens := make([]C.size_t, len(sources))
@@ -343,6 +421,9 @@ func createProgramWithSource(ctx handle, sources []string) (handle, error) {
 }
 
 func createProgramWithBinary(ctx handle, devices []handle, binaries [][]byte) (handle, error) {
+	if err := injected("clCreateProgramWithBinary"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clCreateProgramWithBinary", time.Now(), nil)
 	// The array of binaries must not point into Go memory: copy to C.
 	bins := make([]*C.uchar, len(binaries))
@@ -364,6 +445,9 @@ func createProgramWithBinary(ctx handle, devices []handle, binaries [][]byte) (h
 }
 
 func buildProgram(p handle, devices []handle, options string) error {
+	if err := injected("clBuildProgram"); err != nil {
+		return err
+	}
 	defer logSlow("clBuildProgram", time.Now(), func() string { return options })
 	opts := C.CString(options)
 	defer C.free(unsafe.Pointer(opts))
@@ -378,6 +462,9 @@ func getProgramInfo(p handle, param uint32, name string) ([]byte, error) {
 }
 
 func getProgramDevices(p handle) ([]handle, error) {
+	if err := injected("clGetProgramInfo(CL_PROGRAM_DEVICES)"); err != nil {
+		return nil, err
+	}
 	const op = "clGetProgramInfo(CL_PROGRAM_DEVICES)"
 	var size C.size_t
 	if err := status(op, C.clGetProgramInfo(C.cl_program(p), C.CL_PROGRAM_DEVICES, 0, nil, &size)); err != nil {
@@ -394,6 +481,9 @@ func getProgramDevices(p handle) ([]handle, error) {
 }
 
 func getProgramBinaries(p handle, sizes []int) ([][]byte, error) {
+	if err := injected("clGetProgramInfo(CL_PROGRAM_BINARIES)"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clGetProgramInfo(CL_PROGRAM_BINARIES)", time.Now(), nil)
 	if len(sizes) == 0 {
 		return nil, nil
@@ -432,10 +522,19 @@ func getProgramBuildInfo(p, d handle, param uint32, name string) ([]byte, error)
 
 func releaseProgram(h handle) error {
 	defer logSlow("clReleaseProgram", time.Now(), nil)
-	return status("clReleaseProgram", C.clReleaseProgram(C.cl_program(h)))
+	// An injected failure still releases: the error path is what is
+	// tested, not a leak.
+	err := status("clReleaseProgram", C.clReleaseProgram(C.cl_program(h)))
+	if ierr := injected("clReleaseProgram"); ierr != nil && err == nil {
+		err = ierr
+	}
+	return err
 }
 
 func createKernel(p handle, name string) (handle, error) {
+	if err := injected("clCreateKernel(" + name + ")"); err != nil {
+		return nil, err
+	}
 	defer logSlow("clCreateKernel", time.Now(), nil)
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
@@ -445,6 +544,9 @@ func createKernel(p handle, name string) (handle, error) {
 }
 
 func setKernelArg(k handle, index, size int, value unsafe.Pointer, op string) error {
+	if err := injected(op); err != nil {
+		return err
+	}
 	return status(op, C.clSetKernelArg(C.cl_kernel(k), C.cl_uint(index), C.size_t(size), value))
 }
 
@@ -462,10 +564,19 @@ func getKernelWorkGroupInfo(k, d handle, param uint32, name string) ([]byte, err
 
 func releaseKernel(h handle) error {
 	defer logSlow("clReleaseKernel", time.Now(), nil)
-	return status("clReleaseKernel", C.clReleaseKernel(C.cl_kernel(h)))
+	// An injected failure still releases: the error path is what is
+	// tested, not a leak.
+	err := status("clReleaseKernel", C.clReleaseKernel(C.cl_kernel(h)))
+	if ierr := injected("clReleaseKernel"); ierr != nil && err == nil {
+		err = ierr
+	}
+	return err
 }
 
 func waitForEvents(events []handle) error {
+	if err := injected("clWaitForEvents"); err != nil {
+		return err
+	}
 	defer logSlow("clWaitForEvents", time.Now(), nil)
 	n, ws := eventList(events)
 	return status("clWaitForEvents", C.clWaitForEvents(n, ws))
@@ -478,24 +589,36 @@ func getEventInfo(e handle, param uint32, name string) ([]byte, error) {
 }
 
 func getEventProfilingInfo(e handle, param ProfilingInfo) (uint64, error) {
+	if err := injected("clGetEventProfilingInfo"); err != nil {
+		return 0, err
+	}
 	var v C.cl_ulong
 	st := C.clGetEventProfilingInfo(C.cl_event(e), C.cl_profiling_info(param), C.size_t(unsafe.Sizeof(v)), unsafe.Pointer(&v), nil)
 	return uint64(v), status("clGetEventProfilingInfo", st)
 }
 
 func createUserEvent(ctx handle) (handle, error) {
+	if err := injected("clCreateUserEvent"); err != nil {
+		return nil, err
+	}
 	var st C.cl_int
 	e := C.clCreateUserEvent(C.cl_context(ctx), &st)
 	return handle(e), status("clCreateUserEvent", st)
 }
 
 func setUserEventStatus(e handle, st int32) error {
+	if err := injected("clSetUserEventStatus"); err != nil {
+		return err
+	}
 	return status("clSetUserEventStatus", C.clSetUserEventStatus(C.cl_event(e), C.cl_int(st)))
 }
 
 // setEventCallback registers fn through a cgo.Handle that
 // clinferEventCallback deletes after the one call OpenCL makes.
 func setEventCallback(e handle, execStatus int32, fn func(int32)) error {
+	if err := injected("clSetEventCallback"); err != nil {
+		return err
+	}
 	h := cgo.NewHandle(fn)
 	st := C.clinfer_set_event_callback(C.cl_event(e), C.cl_int(execStatus), C.uintptr_t(h))
 	if st != C.CL_SUCCESS {
@@ -506,7 +629,13 @@ func setEventCallback(e handle, execStatus int32, fn func(int32)) error {
 
 func releaseEvent(h handle) error {
 	defer logSlow("clReleaseEvent", time.Now(), nil)
-	return status("clReleaseEvent", C.clReleaseEvent(C.cl_event(h)))
+	// An injected failure still releases: the error path is what is
+	// tested, not a leak.
+	err := status("clReleaseEvent", C.clReleaseEvent(C.cl_event(h)))
+	if ierr := injected("clReleaseEvent"); ierr != nil && err == nil {
+		err = ierr
+	}
+	return err
 }
 
 // Each line fails to compile (constant index out of range) if a value in

@@ -1,0 +1,194 @@
+// Fault injection at every OpenCL call needs a build with OpenCL.
+
+//go:build cgo && !noopencl
+
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/clinfer/clinfer/clbackend"
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/hetero"
+	"github.com/clinfer/clinfer/internal/faultinject"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+	"github.com/clinfer/clinfer/tests/conformance"
+)
+
+// faultCodes are the statuses the walk fails calls with, in turn.
+var faultCodes = []cl.ErrorCode{cl.ErrOutOfResources, cl.ErrMemObjectAllocationFailure, cl.ErrOutOfHostMemory}
+
+// envFaultStride names the variable that sets the walk's stride: every
+// Nth call is failed. `make faults` walks every call (1); a plain `go test`
+// walks every defaultFaultStride-th, a prime so that the sample visits
+// every kind of call, to keep the suite short (each failed call costs a
+// whole compile).
+const envFaultStride = "CLINFER_FAULT_STRIDE"
+
+// defaultFaultStride is the stride without envFaultStride.
+const defaultFaultStride = 37
+
+// faultRun compiles m on device through a new Core, runs one inference,
+// closes everything, and returns the outputs and every error on the way
+// (a panic becomes an error too).
+func faultRun(m *graph.Model, device string, c *conformance.RealCase, setup func(*plugin.Core) error) (out map[string]*tensor.Tensor, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			buf := make([]byte, 64<<10)
+			err = fmt.Errorf("panic: %v\n%s", p, buf[:runtime.Stack(buf, false)])
+		}
+	}()
+	var errs []error
+	core := plugin.NewCore()
+	defer func() { err = errors.Join(append(errs, core.Close())...) }()
+	if setup != nil {
+		if err := setup(core); err != nil {
+			errs = append(errs, err)
+			return nil, nil
+		}
+	}
+	cm, err := core.CompileModel(context.Background(), m, device, nil)
+	if err != nil {
+		errs = append(errs, err)
+		return nil, nil
+	}
+	defer func() { errs = append(errs, cm.Close()) }()
+	r, err := cm.CreateInferRequest()
+	if err != nil {
+		errs = append(errs, err)
+		return nil, nil
+	}
+	defer func() { errs = append(errs, r.Close()) }()
+	for _, in := range c.Inputs {
+		x, err := in.Tensor()
+		if err != nil {
+			errs = append(errs, err)
+			return nil, nil
+		}
+		if err := r.SetTensor(in.Name, x); err != nil {
+			errs = append(errs, err)
+			return nil, nil
+		}
+	}
+	if err := r.Infer(context.Background()); err != nil {
+		errs = append(errs, err)
+		return nil, nil
+	}
+	out = map[string]*tensor.Tensor{}
+	for _, o := range cm.Outputs() {
+		y, err := r.Tensor(o.Name)
+		if err != nil {
+			errs = append(errs, err)
+			return nil, nil
+		}
+		out[o.Name] = y.Clone()
+	}
+	return out, nil
+}
+
+// TestFaultInjectionEveryOpenCLCall fails each OpenCL call that compiling
+// and running PP-OCR cls makes, one at a time, on GPU and on a HETERO split
+// of it (MaxPool on the CPU), as SQLite's tests fail each allocation. For
+// every call it checks: no panic; an error wrapping plugin.ErrDevice that
+// names the call, or, where the runtime tolerates the failure (an optional
+// device query, a release whose error has no one to go to), the right
+// answer; every OpenCL object released (cl.LiveObjects back to its
+// baseline); and afterwards no goroutine left and a fresh compile + infer
+// right. See envFaultStride for how many calls it walks.
+func TestFaultInjectionEveryOpenCLCall(t *testing.T) {
+	stride := defaultFaultStride
+	if v := os.Getenv(envFaultStride); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, envFaultStride)
+		require.Positive(t, n, envFaultStride)
+		stride = n
+	}
+	m, c, _ := clsCase(t)
+	configs := []struct {
+		name, device string
+		setup        func(*plugin.Core) error
+	}{
+		{"GPU", "GPU", nil},
+		{"HETERO", heteroGPUCPU, func(core *plugin.Core) error {
+			p, err := core.Plugin(heteroGPUCPU)
+			if err != nil {
+				return err
+			}
+			return p.(*hetero.Plugin).SetDeviceProperties("GPU", map[string]string{clbackend.KeyDisabledOps: "MaxPool"})
+		}},
+	}
+	for _, cfg := range configs {
+		t.Run(cfg.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			want, err := faultRun(m, cfg.device, c, cfg.setup)
+			require.NoError(t, err, "reference run")
+			runtime.GC()
+			base := cl.LiveObjects()
+
+			faultinject.Arm(0, 0)
+			_, err = faultRun(m, cfg.device, c, cfg.setup)
+			total, _ := faultinject.Disarm()
+			require.NoError(t, err, "counting run")
+			require.Positive(t, total, "the run made no OpenCL call")
+
+			var failed, tolerated, unreached int
+			ops := map[string]int{}
+			for n := int64(1); n <= total; n += int64(stride) {
+				code := faultCodes[int(n)%len(faultCodes)]
+				faultinject.Arm(n, int32(code))
+				got, err := faultRun(m, cfg.device, c, cfg.setup)
+				_, op := faultinject.Disarm()
+				if op == "" {
+					unreached++ // this run made fewer calls
+					continue
+				}
+				ops[strings.SplitN(op, "(", 2)[0]]++
+				if err == nil {
+					tolerated++
+					for name, w := range want {
+						if !assert.NoError(t, conformance.Compare(got[name], w, exact), "call %d (%s) failed and was tolerated, but output %q differs", n, op, name) {
+							break
+						}
+					}
+				} else {
+					failed++
+					if assert.ErrorIs(t, err, plugin.ErrDevice, "call %d (%s)", n, op) {
+						assert.Contains(t, err.Error(), strings.SplitN(op, "(", 2)[0], "call %d: the error names the call", n)
+					}
+					assert.NotContains(t, err.Error(), "panic:", "call %d (%s)", n, op)
+				}
+				live := cl.LiveObjects()
+				if !assert.Equal(t, base, live, "call %d (%s): OpenCL objects left after Close", n, op) {
+					break
+				}
+			}
+			t.Logf("%s: %d OpenCL calls per compile+infer+close, walked every %d: %d failed with an error, %d tolerated with the right answer, %d not reached; calls by kind %v",
+				cfg.name, total, stride, failed, tolerated, unreached, ops)
+
+			got, err := faultRun(m, cfg.device, c, cfg.setup)
+			require.NoError(t, err, "a fresh compile + infer after the walk")
+			for name, w := range want {
+				assert.NoError(t, conformance.Compare(got[name], w, exact), "output %q after the walk", name)
+			}
+			// Cleanups of released objects run on their own goroutines.
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) && !assert.ObjectsAreEqual(base, cl.LiveObjects()) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
