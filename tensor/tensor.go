@@ -171,7 +171,9 @@ func (x *Tensor) mustBe(t ElementType) {
 }
 
 // F32 returns the elements of a contiguous f32 tensor, sharing memory. It
-// panics on another element type or a non-contiguous view (programmer errors).
+// panics on another element type or a non-contiguous view (programmer
+// errors): it is for code that has checked both. Data[float32] is the form
+// that returns an error instead, for everything else.
 func (x *Tensor) F32() []float32 { x.mustBe(F32); return typed[float32](x) }
 
 // F64 returns the elements of a contiguous f64 tensor, sharing memory.

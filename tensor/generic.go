@@ -1,0 +1,133 @@
+package tensor
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Float16 is an IEEE 754 half-precision value held as its bits, the Go
+// element type of F16 tensors in From, Wrap and Data.
+type Float16 uint16
+
+// Float32 returns h as a float32.
+func (h Float16) Float32() float32 { return F16ToFloat32(uint16(h)) }
+
+// NewFloat16 rounds f to the nearest half.
+func NewFloat16(f float32) Float16 { return Float16(Float32ToF16(f)) }
+
+// BFloat16 is a bfloat16 value held as its bits, the Go element type of
+// BF16 tensors in From, Wrap and Data.
+type BFloat16 uint16
+
+// Float32 returns b as a float32.
+func (b BFloat16) Float32() float32 { return BF16ToFloat32(uint16(b)) }
+
+// NewBFloat16 rounds f to the nearest bfloat16.
+func NewBFloat16(f float32) BFloat16 { return BFloat16(Float32ToBF16(f)) }
+
+// Elem is the set of Go types that are tensor element types: float32 (F32),
+// float64 (F64), Float16 (F16), BFloat16 (BF16), int8 (I8), uint8 (U8),
+// int16 (I16), int32 (I32), int64 (I64) and bool (Bool).
+type Elem interface {
+	float32 | float64 | Float16 | BFloat16 | int8 | uint8 | int16 | int32 | int64 | bool
+}
+
+// TypeOf returns the element type that holds Go values of type T.
+func TypeOf[T Elem]() ElementType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return F32
+	case float64:
+		return F64
+	case Float16:
+		return F16
+	case BFloat16:
+		return BF16
+	case int8:
+		return I8
+	case uint8:
+		return U8
+	case int16:
+		return I16
+	case int32:
+		return I32
+	case int64:
+		return I64
+	default: // bool, the last type of Elem
+		return Bool
+	}
+}
+
+// From returns a contiguous tensor of shape holding a copy of v; the
+// element type follows T (float32: F32, int64: I64, Float16: F16, ...).
+// len(v) must equal the shape's element count.
+func From[T Elem](shape Shape, v []T) (*Tensor, error) {
+	return fromSlice(TypeOf[T](), shape, v)
+}
+
+// Wrap returns a contiguous tensor of shape over v without copying: the
+// tensor and v share memory, the caller keeps ownership of v and must not
+// resize it while the tensor is in use. len(v) must equal the shape's
+// element count.
+func Wrap[T Elem](shape Shape, v []T) (*Tensor, error) {
+	t := TypeOf[T]()
+	if err := shape.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrShape, err)
+	}
+	if int64(len(v)) != shape.NumElements() {
+		return nil, fmt.Errorf("%w: shape %v holds %d elements, got %d values", ErrShape, shape, shape.NumElements(), len(v))
+	}
+	var data []byte
+	if len(v) == 0 {
+		data = []byte{}
+	} else {
+		data = unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*t.Size())
+	}
+	return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), data: data}, nil
+}
+
+// Data returns the elements of x as a []T sharing memory with it. It is an
+// error, never a panic, when T does not match x's element type or x is a
+// non-contiguous view (call Contiguous first).
+func Data[T Elem](x *Tensor) ([]T, error) {
+	if x == nil {
+		return nil, fmt.Errorf("%w: nil tensor", ErrType)
+	}
+	want := TypeOf[T]()
+	if want != x.typ {
+		var z T
+		return nil, fmt.Errorf("%w: %v tensor read as []%T (want []%s)", ErrType, x, z, goTypeName(x.typ))
+	}
+	if !x.IsContiguous() {
+		return nil, fmt.Errorf("%w: Data of a non-contiguous view %v; call Contiguous first", ErrShape, x)
+	}
+	return typed[T](x), nil
+}
+
+// goTypeName is the Go element type of t, for error messages.
+func goTypeName(t ElementType) string {
+	switch t {
+	case F32:
+		return "float32"
+	case F64:
+		return "float64"
+	case F16:
+		return "tensor.Float16"
+	case BF16:
+		return "tensor.BFloat16"
+	case I8:
+		return "int8"
+	case U8:
+		return "uint8"
+	case I16:
+		return "int16"
+	case I32:
+		return "int32"
+	case I64:
+		return "int64"
+	case Bool:
+		return "bool"
+	}
+	return t.String()
+}
