@@ -11,6 +11,8 @@
 package faultinject
 
 import (
+	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -21,20 +23,49 @@ var armed atomic.Bool
 
 var (
 	mu    sync.Mutex
-	calls int64  // calls counted since Arm
+	calls int64  // calls counted since Arm (matching calls with a prefix)
 	nth   int64  // the call to fail (1-based); 0: count only
 	code  int32  // the status the failed call returns
-	hit   string // the op that was failed
+	hit   string // the op that was failed (the last one, in random mode)
+	// prefix, when set, counts only the calls whose op starts with it.
+	prefix string
+	// prob > 0 is random mode: each call fails with this probability.
+	prob  float64
+	rng   *rand.Rand
+	fails int64 // calls failed in random mode
 )
 
 // Arm starts counting the binding's OpenCL calls from zero and makes call
 // number n (1-based) fail with status (a CL error code such as -5,
 // CL_OUT_OF_RESOURCES). n = 0 only counts. Arm replaces an earlier plan.
-func Arm(n int64, status int32) {
+func Arm(n int64, status int32) { ArmMatching("", n, status) }
+
+// ArmMatching is Arm counting only the calls whose op starts with prefix
+// ("clEnqueueNDRangeKernel": fail the nth kernel launch).
+func ArmMatching(match string, n int64, status int32) {
 	mu.Lock()
 	defer mu.Unlock()
-	calls, nth, code, hit = 0, n, status, ""
+	calls, nth, code, hit, prob, fails = 0, n, status, "", 0, 0
+	prefix = match
 	armed.Store(true)
+}
+
+// ArmRandom fails each call with probability p, drawn from a generator
+// seeded with seed (the same seed and call sequence fail the same calls).
+func ArmRandom(seed uint64, p float64, status int32) {
+	mu.Lock()
+	defer mu.Unlock()
+	calls, nth, code, hit, prob, fails = 0, 0, status, "", p, 0
+	prefix = ""
+	rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	armed.Store(true)
+}
+
+// Failures returns how many calls random mode has failed since ArmRandom.
+func Failures() int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	return fails
 }
 
 // Disarm stops counting and injecting, and returns how many calls were
@@ -43,6 +74,7 @@ func Disarm() (counted int64, failed string) {
 	mu.Lock()
 	defer mu.Unlock()
 	armed.Store(false)
+	prob = 0
 	return calls, hit
 }
 
@@ -55,7 +87,18 @@ func Check(op string) (int32, bool) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if prefix != "" && !strings.HasPrefix(op, prefix) {
+		return 0, false
+	}
 	calls++
+	if prob > 0 {
+		if rng.Float64() >= prob {
+			return 0, false
+		}
+		fails++
+		hit = op
+		return code, true
+	}
 	if calls != nth {
 		return 0, false
 	}

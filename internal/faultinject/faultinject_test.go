@@ -32,3 +32,30 @@ func TestArmCheckDisarm(t *testing.T) {
 	assert.Equal(t, int64(7), n)
 	assert.Empty(t, failed)
 }
+
+func TestArmMatchingAndRandom(t *testing.T) {
+	ArmMatching("clEnqueueNDRangeKernel", 2, -5)
+	for i, op := range []string{"clFinish", "clEnqueueNDRangeKernel", "clSetKernelArg", "clEnqueueNDRangeKernel", "clEnqueueNDRangeKernel"} {
+		_, ok := Check(op)
+		assert.Equal(t, i == 3, ok, "call %d (%s): the second launch fails", i+1, op)
+	}
+	n, failed := Disarm()
+	assert.Equal(t, int64(3), n, "only launches are counted")
+	assert.Equal(t, "clEnqueueNDRangeKernel", failed)
+
+	run := func() (fails int64, pattern []bool) {
+		ArmRandom(42, 0.25, -5)
+		for range 1000 {
+			_, ok := Check("x")
+			pattern = append(pattern, ok)
+		}
+		fails = Failures()
+		Disarm()
+		return fails, pattern
+	}
+	f1, p1 := run()
+	f2, p2 := run()
+	assert.InDelta(t, 250, f1, 60, "about p of the calls fail")
+	assert.Equal(t, f1, f2)
+	assert.Equal(t, p1, p2, "the same seed fails the same calls")
+}

@@ -1,0 +1,236 @@
+// Mid-request failures of the GPU device need a build with OpenCL.
+
+//go:build cgo && !noopencl
+
+package tests
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/internal/defaultmodel"
+	"github.com/clinfer/clinfer/internal/faultinject"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/onnx"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+	"github.com/clinfer/clinfer/tests/conformance"
+)
+
+// asyncFixture is the embedded small CNN compiled on the GPU with a few
+// seeded inputs and the GPU's own outputs for them (the reference: the same
+// kernels must give the same bits whatever failed before).
+type asyncFixture struct {
+	cm     plugin.CompiledModel
+	inputs []*tensor.Tensor
+	want   []*tensor.Tensor
+}
+
+func newAsyncFixture(t *testing.T) *asyncFixture {
+	t.Helper()
+	m, err := onnx.Read(defaultmodel.ONNX)
+	require.NoError(t, err)
+	core := plugin.NewCore()
+	t.Cleanup(func() { assert.NoError(t, core.Close()) })
+	cm, err := core.CompileModel(context.Background(), m, "GPU", map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT"})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, cm.Close()) })
+	f := &asyncFixture{cm: cm}
+	shape := tensor.Shape{1, 3, 64, 64} // the small CNN's dynamic batch, fixed
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	for i := range 4 {
+		x, err := tensor.FromF32(shape, seeded.Float32s(uint32(100+i), int(shape.NumElements()), -1, 1))
+		require.NoError(t, err)
+		require.NoError(t, r.SetTensor(defaultmodel.InputName, x))
+		require.NoError(t, r.Infer(context.Background()))
+		y, err := r.Tensor(defaultmodel.OutputName)
+		require.NoError(t, err)
+		f.inputs = append(f.inputs, x)
+		f.want = append(f.want, y.Clone())
+	}
+	return f
+}
+
+// check compares a request's output with the reference of input i.
+func (f *asyncFixture) check(r plugin.InferRequest, i int) error {
+	y, err := r.Tensor(defaultmodel.OutputName)
+	if err != nil {
+		return err
+	}
+	return conformance.Compare(y, f.want[i], exact)
+}
+
+// TestAsyncRequestsWithRandomDeviceFailures runs 10,000 asynchronous
+// inferences over 4 requests while 1 in 400 OpenCL calls fails at random
+// (kernel launches, writes, read-backs, waits, ...). Every run must end
+// exactly once (one callback per start), a failure must be an error
+// wrapping plugin.ErrDevice, every success must equal the reference, and
+// after the storm the same compiled model must run right with nothing
+// leaked.
+func TestAsyncRequestsWithRandomDeviceFailures(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	// Registered first, so it runs after the fixture's cleanups.
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	f := newAsyncFixture(t)
+	const nreq, total = 4, 10000
+	var (
+		started, callbacks, ok, failed atomic.Int64
+		mu                             sync.Mutex
+		badErrs                        []error
+	)
+	faultinject.ArmRandom(7, 1.0/400, int32(cl.ErrOutOfResources))
+	var wg sync.WaitGroup
+	for ri := range nreq {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := plugin.CreateAsyncInferRequest(f.cm)
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer func() { assert.NoError(t, r.Close()) }()
+			seen := map[int64]int{}
+			var runID atomic.Int64
+			r.SetCallback(func(err error) {
+				callbacks.Add(1)
+				mu.Lock()
+				seen[runID.Load()]++
+				mu.Unlock()
+			})
+			for k := ri; k < total; k += nreq {
+				in := k % len(f.inputs)
+				if err := r.SetTensor(defaultmodel.InputName, f.inputs[in]); err != nil {
+					mu.Lock()
+					badErrs = append(badErrs, err)
+					mu.Unlock()
+					continue
+				}
+				runID.Store(int64(k))
+				if err := r.StartAsync(context.Background()); err != nil {
+					mu.Lock()
+					badErrs = append(badErrs, err)
+					mu.Unlock()
+					continue
+				}
+				started.Add(1)
+				err := r.Wait(context.Background())
+				switch {
+				case err == nil:
+					if cerr := f.check(r, in); cerr != nil {
+						mu.Lock()
+						badErrs = append(badErrs, cerr)
+						mu.Unlock()
+					}
+					ok.Add(1)
+				case errors.Is(err, plugin.ErrDevice):
+					failed.Add(1)
+				default:
+					mu.Lock()
+					badErrs = append(badErrs, err)
+					mu.Unlock()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for id, n := range seen {
+				if n != 1 {
+					t.Errorf("request %d run %d: callback ran %d times", ri, id, n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	injected := faultinject.Failures()
+	faultinject.Disarm()
+	for i, err := range badErrs {
+		if i == 5 {
+			t.Errorf("... %d more", len(badErrs)-5)
+			break
+		}
+		t.Errorf("an error that is not a device failure, or a wrong result: %v", err)
+	}
+	assert.Equal(t, int64(total), started.Load(), "every run started")
+	assert.Equal(t, started.Load(), callbacks.Load(), "one callback per run: none lost, none twice")
+	assert.Equal(t, started.Load(), ok.Load()+failed.Load())
+	assert.Positive(t, failed.Load(), "some runs failed (%d calls failed)", injected)
+	assert.Positive(t, ok.Load())
+	t.Logf("%d runs: %d right, %d failed with a device error; %d OpenCL calls failed", total, ok.Load(), failed.Load(), injected)
+
+	r, err := f.cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.SetTensor(defaultmodel.InputName, f.inputs[1]))
+	require.NoError(t, r.Infer(context.Background()), "the compiled model works after the failures")
+	assert.NoError(t, f.check(r, 1))
+}
+
+// TestMidRequestFailures fails one OpenCL call of a chosen kind in the
+// middle of an asynchronous run (the third kernel launch, the upload, the
+// flush, the wait on the device, the read-back) and makes the callback panic: the run reports the error, and
+// the next run on the same request and compiled model is right.
+func TestMidRequestFailures(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	// Registered first, so it runs after the fixture's cleanups.
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	f := newAsyncFixture(t)
+	r, err := plugin.CreateAsyncInferRequest(f.cm)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, r.Close()) }()
+	run := func(in int) error {
+		require.NoError(t, r.SetTensor(defaultmodel.InputName, f.inputs[in]))
+		require.NoError(t, r.StartAsync(context.Background()))
+		return r.Wait(context.Background())
+	}
+	for _, c := range []struct {
+		name, op  string
+		n         int64
+		tolerated bool
+	}{
+		{"third kernel launch", "clEnqueueNDRangeKernel", 3, false},
+		{"read-back", "clEnqueueReadBuffer", 1, false},
+		{"upload", "clEnqueueWriteBuffer", 1, false},
+		{"flush", "clFlush", 1, false},
+		// The first two event callbacks of a run unpin the Go memory of
+		// its transfers when they are done; without one the binding waits
+		// for the transfer instead: the run goes on, right.
+		{"transfer completion callback", "clSetEventCallback", 1, true},
+		// The third is the request's wait on its last command.
+		{"wait", "clSetEventCallback", 3, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			faultinject.ArmMatching(c.op, c.n, int32(cl.ErrOutOfResources))
+			err := run(0)
+			_, hit := faultinject.Disarm()
+			require.Equal(t, c.op, hit, "the run made the call")
+			if c.tolerated {
+				require.NoError(t, err)
+				assert.NoError(t, f.check(r, 0))
+				return
+			}
+			require.Error(t, err)
+			assert.ErrorIs(t, err, plugin.ErrDevice)
+			assert.ErrorIs(t, err, cl.ErrOutOfResources)
+			assert.Contains(t, err.Error(), c.op)
+			require.NoError(t, run(2), "the next run")
+			assert.NoError(t, f.check(r, 2))
+		})
+	}
+	t.Run("callback panics", func(t *testing.T) {
+		r.SetCallback(func(error) { panic("user callback bug") })
+		err := run(1)
+		assert.ErrorIs(t, err, plugin.ErrCallback)
+		r.SetCallback(nil)
+		require.NoError(t, run(3), "the next run")
+		assert.NoError(t, f.check(r, 3))
+	})
+}
