@@ -152,23 +152,23 @@ var opTable = []opEntry{
 
 	// Reductions: axes became an input in opset 18 (ReduceSum: 13).
 	{"ReduceMean", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMean", "", 18, 0, same()},
+	{"ReduceMean", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceMax", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMax", "", 18, 0, same()},
+	{"ReduceMax", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceMin", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMin", "", 18, 0, same()},
+	{"ReduceMin", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceSum", "", 1, 13, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceSum", "", 13, 0, same()},
+	{"ReduceSum", "", 13, 0, same(inputSince("axes", 13))},
 	{"ReduceProd", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceProd", "", 18, 0, same()},
+	{"ReduceProd", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceL1", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceL1", "", 18, 0, same()},
+	{"ReduceL1", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceL2", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceL2", "", 18, 0, same()},
+	{"ReduceL2", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceSumSquare", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceSumSquare", "", 18, 0, same()},
+	{"ReduceSumSquare", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceLogSumExp", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceLogSumExp", "", 18, 0, same()},
+	{"ReduceLogSumExp", "", 18, 0, same(inputSince("axes", 18))},
 	{"ReduceLogSum", "", 1, 0, reduceLogSum},
 	{"ArgMax", "", 1, 0, same()},
 	{"ArgMin", "", 1, 0, same()},
@@ -290,6 +290,19 @@ var autoPads = []string{"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}
 
 // check inspects or rewrites a node's attributes before it is emitted.
 type check func(c *nodeCtx) error
+
+// inputSince rejects attribute name on an op that takes it as an input
+// since opset v: such a node is malformed (ONNX's checker and ONNX Runtime
+// refuse it), and guessing which of the two wins made the CPU and GPU
+// devices disagree.
+func inputSince(name string, v int) check {
+	return func(c *nodeCtx) error {
+		if _, ok := c.attrs[name]; ok {
+			return c.attrErrorf(name, "is input 1 of %s since opset %d, not an attribute; pass it as an input (or re-export the model)", c.n.opType, v)
+		}
+		return nil
+	}
+}
 
 // enum accepts attribute values from a fixed list.
 func enum(attr string, allowed ...string) check {

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -262,6 +263,30 @@ func TestLegacyConversions(t *testing.T) {
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedAttribute)
 		assert.ErrorContains(t, err, "storage_order")
+	})
+	// A reduction whose axes are an input in its opset but that carries
+	// an axes attribute is malformed; accepting it made the CPU (which
+	// read the attribute) and the GPU (which followed shape inference,
+	// reading the input) disagree. Found by FuzzGraphsCPUvsGPU.
+	for _, c := range []struct {
+		op    string
+		opset int64
+	}{{"ReduceSum", 13}, {"ReduceMean", 18}, {"ReduceMax", 18}, {"ReduceL2", 18}} {
+		t.Run(c.op+" axes attribute at opset "+fmt.Sprint(c.opset), func(t *testing.T) {
+			m := tModel{opset: c.opset, nodes: []tNode{{op: c.op, name: "r", in: []string{"x"}, out: []string{"y"}, attrs: []tAttr{aInts("axes", 1)}}},
+				inputs: []tValue{x}, outputs: []tValue{fv("y")}}
+			_, err := Read(m.bytes())
+			assert.ErrorIs(t, err, ErrUnsupportedAttribute)
+			assert.ErrorContains(t, err, `"r"`)
+			assert.ErrorContains(t, err, "input 1")
+		})
+	}
+	t.Run("ReduceSum-11 axes attribute becomes the input", func(t *testing.T) {
+		n := oneNode(t, 11, tNode{op: "ReduceSum", in: []string{"x"}, out: []string{"y"}, attrs: []tAttr{aInts("axes", 1)}}, x)
+		v, ok := n.ConstInts(1)
+		require.True(t, ok)
+		assert.Equal(t, []int64{1}, v)
+		assert.False(t, n.Attrs.Has("axes"))
 	})
 	t.Run("BatchNormalization spatial=0", func(t *testing.T) {
 		s := rawTensor("s", f32Tensor(tensor.Shape{2}, 1, 1))
