@@ -33,11 +33,7 @@ func runCompiled(t *testing.T, cm plugin.CompiledModel, c *conformance.RealCase)
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, r.Close()) }()
-	for _, in := range c.Inputs {
-		x, err := in.Tensor()
-		require.NoError(t, err)
-		require.NoError(t, r.SetTensor(in.Name, x))
-	}
+	bindCase(t, r, c)
 	require.NoError(t, r.Infer(context.Background()))
 	out := map[string]*tensor.Tensor{}
 	for _, o := range cm.Outputs() {

@@ -68,22 +68,17 @@ func infer(t *testing.T, core *plugin.Core, m *graph.Model, device string, c *co
 	cm, err := core.CompileModel(context.Background(), m, device, nil)
 	require.NoError(t, err, "compile on %s", device)
 	t.Cleanup(func() { assert.NoError(t, cm.Close()) })
-	r, err := cm.CreateInferRequest()
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, r.Close()) })
+	return runCompiled(t, cm, c), cm
+}
+
+// bindCase binds the case's inputs to r.
+func bindCase(t *testing.T, r plugin.InferRequest, c *conformance.RealCase) {
+	t.Helper()
 	for _, in := range c.Inputs {
 		x, err := in.Tensor()
 		require.NoError(t, err)
 		require.NoError(t, r.SetTensor(in.Name, x))
 	}
-	require.NoError(t, r.Infer(context.Background()))
-	out := map[string]*tensor.Tensor{}
-	for _, o := range cm.Outputs() {
-		y, err := r.Tensor(o.Name)
-		require.NoError(t, err)
-		out[o.Name] = y.Clone()
-	}
-	return out, cm
 }
 
 // heteroCore returns a Core whose HETERO device's GPU has disabled those
