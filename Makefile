@@ -19,9 +19,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # System packages the tests need: OpenCL (POCL as the CPU OpenCL device, the
 # ICD loader and headers for cgo), clinfo, oclgrind (OpenCL kernel checker),
 # CLBlast (GEMM peer for benchmarks), pkg-config, the ONNX backend test
-# data.
+# data, debootstrap (the device bundle's Debian 11 build sysroot).
 APT_PKGS := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo \
-	libonnx-testdata oclgrind libclblast-dev pkg-config
+	libonnx-testdata oclgrind libclblast-dev pkg-config debootstrap
 
 # Packages whose tests exercise concurrency; `test` also runs them with -race.
 RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/...
@@ -162,6 +162,7 @@ fuzz:
 ## binaries, commands, models, ONNX backend data, the ICD loader, run.sh)
 ## that proves clinfer on any Linux x86-64 OpenCL machine without Go.
 device-bundle: models
+	$(SUDO) bash scripts/devicebundle/sysroot.sh .cache/sysroot-bullseye
 	GO=$(GO) bash scripts/devicebundle/build.sh $(OUT)/device-bundle
 
 ## device-bundle-check: build the bundle and run `run.sh --quick` on POCL

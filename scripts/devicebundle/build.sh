@@ -18,18 +18,30 @@
 #   .cache/models/              the real models (make models)
 #   onnx-testdata/              the ONNX backend suite (libonnx-testdata)
 #   lib/libOpenCL.so.1          the ICD loader (ocl-icd), for machines without one
+#
+# Everything is linked against a Debian 11 sysroot (sysroot.sh) and needs
+# glibc 2.17 or newer; the script checks every binary.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 GO=${GO:-go}
 OUT=${1:-clinfer-out/device-bundle}
 ONNX_DATA=${CLINFER_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 MODELS=${CLINFER_MODELS:-.cache/models}
-LOADER=${OPENCL_LOADER:-/usr/lib/x86_64-linux-gnu/libOpenCL.so.1}
+# The binaries link against a Debian 11 sysroot (sysroot.sh) so that they
+# need glibc 2.17 at most (GLIBC_MAX), not the build machine's 2.34+.
+SYSROOT=${SYSROOT:-.cache/sysroot-bullseye}
+GLIBC_MAX=2.17
 
 log() { echo "device-bundle: $*" >&2; }
-for need in "$ONNX_DATA/node" "$MODELS/ch_PP-OCRv4_det_infer.onnx" "$LOADER"; do
+for need in "$ONNX_DATA/node" "$MODELS/ch_PP-OCRv4_det_infer.onnx"; do
 	[[ -e "$need" ]] || { log "missing $need: run \`make deps models\` first"; exit 1; }
 done
+[[ -e "$SYSROOT/.clinfer-sysroot" ]] || { log "no build sysroot in $SYSROOT: run \`make device-bundle\` (it runs scripts/devicebundle/sysroot.sh as root)"; exit 1; }
+S=$(cd "$SYSROOT" && pwd)
+LIBDIR=$S/usr/lib/x86_64-linux-gnu
+LOADER=$LIBDIR/libOpenCL.so.1
+SYSFLAGS="--sysroot=$S -B$LIBDIR -L$LIBDIR -L$S/lib/x86_64-linux-gnu"
+export CGO_CFLAGS="$SYSFLAGS -O2 -g" CGO_LDFLAGS="$SYSFLAGS"
 
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
@@ -56,8 +68,21 @@ for d in node pytorch-converted pytorch-operator simple; do
 	cp -r "$ONNX_DATA/$d" "$P/onnx-testdata/$d"
 done
 cp -L "$LOADER" "$P/lib/libOpenCL.so.1"
-printf 'clinfer %s (%s), built %s\n' "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-	"$(git diff --quiet 2>/dev/null && echo clean || echo 'with uncommitted changes')" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$P/BUNDLE"
+
+# glibc_needed FILE prints the newest GLIBC_x.y symbol version FILE needs.
+glibc_needed() { { objdump -T "$1" 2>/dev/null || true; } | { grep -o 'GLIBC_[0-9.]*' || true; } | sed 's/GLIBC_//' | sort -V | tail -1; }
+newest=0
+for f in "$P"/bin/* "$P"/*/*.test "$P"/*/*/*.test "$P/lib/libOpenCL.so.1"; do
+	v=$(glibc_needed "$f")
+	[[ -z $v ]] && continue # static
+	if [[ $(printf '%s\n%s\n' "$v" "$GLIBC_MAX" | sort -V | tail -1) != "$GLIBC_MAX" ]]; then
+		log "${f#"$P"/} needs glibc $v, newer than the $GLIBC_MAX the bundle promises (was the sysroot used?)"
+		exit 1
+	fi
+	if [[ $(printf '%s\n%s\n' "$v" "$newest" | sort -V | tail -1) == "$v" ]]; then newest=$v; fi
+done
+printf 'clinfer %s (%s), built %s, needs glibc >= %s\n' "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+	"$(git diff --quiet 2>/dev/null && echo clean || echo 'with uncommitted changes')" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$newest" >"$P/BUNDLE"
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
