@@ -175,14 +175,22 @@ func enumerate() ([]*cl.Device, error) {
 func Unusable(d *cl.Device) string { return unusable(d) }
 
 // unusable says why the plugin cannot use d, or "" when it can.
+// A query that fails is reported as such, with the call and its status,
+// not as the answer it would have given.
 func unusable(d *cl.Device) string {
-	if ok, err := d.Available(); err != nil || !ok {
+	if ok, err := d.Available(); err != nil {
+		return "could not be queried: " + err.Error()
+	} else if !ok {
 		return "not available (CL_DEVICE_AVAILABLE is false)"
 	}
-	if ok, err := d.CompilerAvailable(); err != nil || !ok {
+	if ok, err := d.CompilerAvailable(); err != nil {
+		return "could not be queried: " + err.Error()
+	} else if !ok {
 		return "has no OpenCL C compiler (CL_DEVICE_COMPILER_AVAILABLE is false)"
 	}
-	if v, err := d.OpenCLVersion(); err != nil || !v.AtLeast(1, 2) {
+	if v, err := d.OpenCLVersion(); err != nil {
+		return "could not be queried: " + err.Error()
+	} else if !v.AtLeast(1, 2) {
 		return fmt.Sprintf("OpenCL %v is older than 1.2", v)
 	}
 	return ""
