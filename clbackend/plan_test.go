@@ -187,3 +187,30 @@ func inferOnce(t testing.TB, cm plugin.CompiledModel, x *tensor.Tensor) *tensor.
 	require.NoError(t, err)
 	return y.Clone()
 }
+
+// TestReduceAxesFromModelInput runs every reduction with its axes given as
+// a model input: the plan must treat the axes as host values (graph's op
+// table says so), for all nine reductions, not only those a hand-kept list
+// named.
+func TestReduceAxesFromModelInput(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	for _, op := range []string{"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+		"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp"} {
+		t.Run(op, func(t *testing.T) {
+			x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3, 4))
+			axes := graph.NewParameter("axes", tensor.I64, graph.ShapeOf(1))
+			n := graph.NewNode(op, "red", []graph.Output{x.Out(0), axes.Out(0)}, graph.Attrs{"keepdims": int64(0)}, 1)
+			m := graph.NewModel(op, []*graph.Node{x, axes}, []*graph.Node{graph.NewResult("y", n.Out(0))})
+			av, err := tensor.FromI64(tensor.Shape{1}, []int64{-2})
+			require.NoError(t, err)
+			ins := map[string]*tensor.Tensor{"x": randInput(t, tensor.Shape{2, 3, 4}, 11), "axes": av}
+			want, _ := inferAll(t, cpu, m, ins)
+			got, _ := inferAll(t, gpu, m, ins)
+			assertOutputsClose(t, want, got, 1e-4, 1e-3)
+			assert.Equal(t, tensor.Shape{2, 4}, got[0].Shape())
+		})
+	}
+}
