@@ -219,16 +219,14 @@ func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool)
 			known[n] = true
 			continue
 		}
-		all := foldable(n) && n.Domain == ""
+		fold := graph.FoldOf(n)
+		all := fold != graph.FoldNever
 		for _, in := range n.Inputs {
-			if in.Valid() && !known[in.Node] {
+			if in.Valid() && !known[in.Node] && fold != graph.FoldShapes { // shapes are known at plan time
 				all = false
 			}
 		}
-		if n.OpType == "Shape" || n.OpType == "Size" {
-			all = true // only the input's shape, known at plan time
-		}
-		if all && (len(n.Inputs) > 0 || n.OpType == "ConstantOfShape" || n.OpType == "Range") {
+		if all {
 			known[n] = true
 			continue
 		}

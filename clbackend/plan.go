@@ -121,16 +121,6 @@ func errUnsupported(n *graph.Node, format string, args ...any) error {
 	return plugin.Errorf(plugin.ErrUnsupported, "gpu: node %q: op %s: %s", n.Name, n.OpType, fmt.Sprintf(format, args...))
 }
 
-// shapeInputs lists, per op, the inputs that hold shapes, axes, pads or
-// bounds: small integer data that kernels do not read but plans are
-// specialised on.
-var shapeInputs = map[string][]int{
-	"Reshape": {1}, "Expand": {1}, "Tile": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 2, 3},
-	"Squeeze": {1}, "Unsqueeze": {1}, "ReduceMean": {1}, "ReduceSum": {1}, "ReduceMax": {1},
-	"ReduceMin": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "Resize": {1, 2, 3},
-	"Split": {1}, "Clip": {1, 2}, "TopK": {1}, "OneHot": {1},
-}
-
 // isHostParam reports whether model input prm is small integer data used
 // only where shapes, axes or bounds go, or an integer scalar whose value
 // flows into such an input (a window length, cast to float, into Range);
@@ -151,7 +141,7 @@ func isHostParam(model *graph.Model, prm *graph.Node) bool {
 	}
 	uses, direct := 0, true
 	for _, in := range cons[prm.Out(0)] {
-		if in.Node.OpType != graph.OpResult && !slices.Contains(shapeInputs[in.Node.OpType], in.Index) {
+		if in.Node.OpType != graph.OpResult && !graph.IsHostInput(in.Node, in.Index) {
 			direct = false
 		}
 		uses++
@@ -162,9 +152,10 @@ func isHostParam(model *graph.Model, prm *graph.Node) bool {
 	return port.Type.IsInteger() && s.NumElements() == 1 && feedsShapeInput(cons, prm.Out(0))
 }
 
-// feedsShapeInput reports whether the value of o reaches a shape input
-// (shapeInputs) through the ops that consume it; Shape and Size read only
-// shapes, so the value does not flow through them.
+// feedsShapeInput reports whether the value of o reaches a host input (see
+// graph.OpSpec.HostInputs) through the ops that consume it; ops that fold
+// from shapes (Shape, Size) read no values, so it does not flow through
+// them.
 func feedsShapeInput(cons map[graph.Output][]graph.Input, o graph.Output) bool {
 	seen := map[*graph.Node]bool{}
 	todo := []graph.Output{o}
@@ -172,10 +163,10 @@ func feedsShapeInput(cons map[graph.Output][]graph.Input, o graph.Output) bool {
 		cur := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		for _, in := range cons[cur] {
-			if slices.Contains(shapeInputs[in.Node.OpType], in.Index) {
+			if graph.IsHostInput(in.Node, in.Index) {
 				return true
 			}
-			if seen[in.Node] || in.Node.OpType == "Shape" || in.Node.OpType == "Size" {
+			if seen[in.Node] || graph.FoldOf(in.Node) == graph.FoldShapes {
 				continue
 			}
 			seen[in.Node] = true
@@ -329,47 +320,23 @@ func (b *builder) newValue(t tensor.ElementType, s tensor.Shape, host *tensor.Te
 	return v.root
 }
 
-// foldable ops are computed on the host when their inputs are known;
-// random ops never are.
-func foldable(n *graph.Node) bool {
-	return !strings.HasPrefix(n.OpType, "Random") && n.OpType != "Multinomial" && n.OpType != "Bernoulli"
-}
-
-// tryFold computes n on the host when all its inputs are known there (or
-// it only needs shapes: Shape, Size), recording its outputs as host values.
+// tryFold computes n on the host when its op folds (graph.FoldOf) and
+// what it reads is known there: the values of all its inputs, or only
+// their shapes (Shape, Size). It records n's outputs as host values.
 func (b *builder) tryFold(n *graph.Node) (bool, error) {
-	if !foldable(n) {
+	switch graph.FoldOf(n) {
+	case graph.FoldNever:
 		return false, nil
-	}
-	if n.OpType == "Shape" && len(n.Inputs) == 1 {
-		s := b.pl.values[b.of[n.Inputs[0]]].shape
-		r := int64(len(s))
-		clampi := func(v int64) int64 {
-			if v < 0 {
-				v += r
-			}
-			return min(max(v, 0), r)
+	case graph.FoldShapes:
+		shapes := make([]tensor.Shape, len(n.Inputs))
+		for i, o := range n.Inputs {
+			shapes[i] = b.pl.values[b.of[o]].shape
 		}
-		start, end := clampi(n.Attrs.Int("start", 0)), clampi(n.Attrs.Int("end", r))
-		dims := []int64{}
-		for i := start; i < end; i++ {
-			dims = append(dims, s[i])
-		}
-		t, err := tensor.FromI64(tensor.Shape{int64(len(dims))}, dims)
+		t, err := graph.EvalFromShapes(n, shapes)
 		if err != nil {
-			return false, n.Errorf("folding Shape: %w", err)
+			return false, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: folding node %q (%s) on the host: %w", n.Name, n.OpType, err)
 		}
-		b.of[n.Out(0)] = b.newValue(tensor.I64, t.Shape(), t)
-		return true, nil
-	}
-	if n.OpType == "Size" && len(n.Inputs) == 1 {
-		// Like Shape, Size needs only the (plan-time) shape.
-		s := b.pl.values[b.of[n.Inputs[0]]].shape
-		t, err := tensor.FromI64(tensor.Shape{}, []int64{s.NumElements()})
-		if err != nil {
-			return false, n.Errorf("folding Size: %w", err)
-		}
-		b.of[n.Out(0)] = b.newValue(tensor.I64, t.Shape(), t)
+		b.of[n.Out(0)] = b.newValue(t.Type(), t.Shape(), t)
 		b.pl.impl[n] = "folded"
 		return true, nil
 	}
@@ -383,9 +350,6 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 			return false, nil
 		}
 		in[i] = v.host
-	}
-	if len(n.Inputs) == 0 && n.OpType != "ConstantOfShape" && n.OpType != "Range" {
-		return false, nil
 	}
 	out, err := cpufallback.Evaluate(n, in)
 	if err != nil {

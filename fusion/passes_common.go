@@ -197,7 +197,7 @@ func evalConst(n *graph.Node, opts *Options) ([]*tensor.Tensor, bool, error) {
 		}
 		in[i] = x.Node.Value
 	}
-	if len(n.Inputs) == 0 {
+	if len(n.Inputs) == 0 || graph.FoldOf(n) == graph.FoldNever {
 		return nil, false, nil // a source op (e.g. RandomNormal) is not constant data
 	}
 	eval := opts.Eval
@@ -266,10 +266,6 @@ func DeadCodeRemoval() Pass {
 	return Pass{Name: PassDeadCodeRemoval, Doc: "drop unused optional outputs and unreachable nodes", Run: removeDeadCode}
 }
 
-// trimmable lists ops whose trailing outputs are optional, with the number
-// of outputs they must keep.
-var trimmable = map[string]int{"MaxPool": 1, "Dropout": 1, "LayerNormalization": 1, "BatchNormalization": 1}
-
 func removeDeadCode(_ context.Context, m *graph.Model, _ *Options) (int, error) {
 	nodes, err := m.Nodes()
 	if err != nil {
@@ -281,8 +277,9 @@ func removeDeadCode(_ context.Context, m *graph.Model, _ *Options) (int, error) 
 	}
 	count := 0
 	for _, n := range nodes {
-		keep, ok := trimmable[n.OpType]
-		if !ok {
+		spec, ok := graph.Lookup(n.OpType)
+		keep := spec.KeepOutputs // > 0: the outputs after keep are optional
+		if !ok || n.Domain != "" || keep == 0 {
 			continue
 		}
 		last := len(n.Outputs)

@@ -2,26 +2,140 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
-// OpSpec describes one op of the op set: how many inputs it takes and how
-// its output types and shapes follow from its inputs and attributes.
+// Family names a group of ops that keep their code together: the ops of
+// family F are in graph/ops_F.go, cpu_fallback/ref/ops_F.go,
+// clbackend/lower_F.go and onnx/ops_F.go (wherever that package has code
+// for them) and their kernels in kernels/F*.cl. A file may add a detail to
+// the family ("ops_movement_slice.go"); no other ops_*.go or lower_*.go
+// names exist.
+type Family string
+
+// The op families. Every op of the op set belongs to exactly one.
+const (
+	// FamilyModel holds Parameter, Constant and Result: the model's inputs,
+	// weights and outputs, which devices plan around rather than run.
+	FamilyModel Family = "model"
+	// FamilyEltwise is element-wise arithmetic and math: the broadcasting
+	// binary ops, the variadic Max/Min/Sum/Mean and unary math (Sqrt,
+	// Exp, Sin, Floor...).
+	FamilyEltwise Family = "eltwise"
+	// FamilyActivation is the activation functions (Relu, Sigmoid,
+	// HardSwish, Clip, PRelu...) and the softmax family along an axis.
+	FamilyActivation Family = "activation"
+	// FamilyCompare is comparisons, logic, Where and the IsNaN/IsInf
+	// classifiers: ops with boolean inputs or outputs.
+	FamilyCompare Family = "compare"
+	// FamilyMovement moves data without arithmetic: reshapes, transposes,
+	// slicing, concatenation, tiling, padding, DepthToSpace, Trilu.
+	FamilyMovement Family = "movement"
+	// FamilyIndex gathers and scatters by index tensors, and OneHot.
+	FamilyIndex Family = "index"
+	// FamilyReduce reduces along axes: ReduceXxx, ArgMax/ArgMin, TopK and
+	// the CumSum scan.
+	FamilyReduce Family = "reduce"
+	// FamilyConv is Conv, ConvTranspose and the fused FusedConv.
+	FamilyConv Family = "conv"
+	// FamilyPool is the windowed and global poolings.
+	FamilyPool Family = "pool"
+	// FamilyNorm is batch, instance and layer normalisation.
+	FamilyNorm Family = "norm"
+	// FamilyGemm is MatMul, Gemm and the fused FullyConnected.
+	FamilyGemm Family = "gemm"
+	// FamilyResize is Resize.
+	FamilyResize Family = "resize"
+	// FamilyCast converts element types: Cast and CastLike.
+	FamilyCast Family = "cast"
+	// FamilyShape makes values from shapes: Shape, Size, ConstantOfShape,
+	// Range and EyeLike.
+	FamilyShape Family = "shape"
+	// FamilyKernelFusion is the generic KernelFusion op.
+	FamilyKernelFusion Family = "kernelfusion"
+)
+
+// Families returns every family, in the order the op table lists them.
+func Families() []Family {
+	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
+		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
+		FamilyKernelFusion}
+}
+
+// Fold says when a node's outputs are known before inference, so that
+// constant folding and the GPU planner compute them on the host.
+type Fold uint8
+
+const (
+	// FoldInputs folds a node once the values of all its inputs are known
+	// (constants, folded subgraphs, input values a plan is specialised
+	// on). It is the default.
+	FoldInputs Fold = iota
+	// FoldShapes folds a node once its inputs' shapes are known: it reads
+	// no values (Shape, Size).
+	FoldShapes
+	// FoldNever never folds: the outputs are not a function of known
+	// values (Parameter, Result).
+	FoldNever
+)
+
+// Param is a float attribute of an op with its ONNX default.
+type Param struct {
+	Name    string
+	Default float32
+}
+
+// OpSpec describes one op of the op set: everything true of the op on
+// every device. Devices and passes ask it instead of keeping per-op lists:
+// which inputs a plan needs on the host, when the op folds, which outputs
+// are optional, its attribute defaults.
 type OpSpec struct {
 	// Name is the op type ("Conv").
 	Name string
+	// Family is the op's family: where its code is (see Family).
+	Family Family
+	// Since, when > 0, is the first ONNX opset (default domain) from which
+	// the ONNX op of this name is this op unchanged: the ONNX frontend
+	// imports it as is from there on and converts older forms with its own
+	// rows. 0 for ops of clinfer's own and for ops whose every form the
+	// frontend converts or checks itself.
+	Since int64
 	// MinInputs and MaxInputs bound the number of inputs (MaxInputs < 0:
 	// variadic).
 	MinInputs, MaxInputs int
+	// HostInputs are the inputs that parameterise the op rather than carry
+	// its data: shapes, axes, pads, sizes, bounds, counts. They are small
+	// tensors a device reads on the host when it plans the node (the GPU
+	// specialises its plans on their values) and no kernel reads.
+	HostInputs []int
+	// Fold says when the op's outputs are known before inference.
+	Fold Fold
+	// ShapeMath marks ops that models use for arithmetic on shapes
+	// (Shape, Gather, Concat, Add...): on small static integer data they
+	// are cheap to recompute, and HETERO recomputes them in every subgraph
+	// that needs their value instead of passing it between devices.
+	ShapeMath bool
+	// KeepOutputs, when > 0, is how many leading outputs the op must
+	// compute: the later ones are optional (MaxPool's Indices, Dropout's
+	// mask) and dead-code removal drops them when nothing reads them.
+	KeepOutputs int
+	// Params are the op's float attributes with their defaults, in the
+	// order the shared element-wise kernels take them (p0, p1): every
+	// device reads its defaults here (see ParamValue).
+	Params []Param
 	// Infer sets n.Outputs[*].Type and .Shape from n's inputs and
 	// attributes. It may read constant inputs with n.ConstInput. It returns
 	// an error (via n.Errorf) for inputs or attributes that make no sense.
 	Infer func(n *Node) error
 }
 
+// IsHostInput reports whether input i is one of the op's HostInputs.
+func (s OpSpec) IsHostInput(i int) bool { return slices.Contains(s.HostInputs, i) }
+
 // opTable is the op set: every op clinfer's devices implement, with its
-// shape and type inference. It is one explicit table on purpose (no init
-// side effects); ops_*.go hold the inference functions.
+// semantics. It is one explicit table on purpose (no init side effects in
+// the family files); optable.go assembles it from the families' rows.
 var opTable = map[string]OpSpec{}
 
 func init() {
@@ -49,6 +163,46 @@ func OpTypes() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// IsHostInput reports whether input i of n is a host input of its op (see
+// OpSpec.HostInputs); false for ops outside the op set and other domains.
+func IsHostInput(n *Node, i int) bool {
+	s, ok := opTable[n.OpType]
+	return ok && n.Domain == "" && s.IsHostInput(i)
+}
+
+// FoldOf returns when n's outputs are known before inference (see Fold):
+// FoldNever for ops outside the op set and other domains.
+func FoldOf(n *Node) Fold {
+	s, ok := opTable[n.OpType]
+	if !ok || n.Domain != "" {
+		return FoldNever
+	}
+	return s.Fold
+}
+
+// ParamValue returns n's float attribute name, or its default from the op
+// table when n does not set it (0 when the op has no such Param).
+func ParamValue(n *Node, name string) float32 {
+	def := float32(0)
+	for _, p := range opTable[n.OpType].Params {
+		if p.Name == name {
+			def = p.Default
+		}
+	}
+	return n.Attrs.Float(name, def)
+}
+
+// ParamValues returns the values of n's Params in table order (attribute
+// or default).
+func ParamValues(n *Node) []float32 {
+	ps := opTable[n.OpType].Params
+	out := make([]float32, len(ps))
+	for i, p := range ps {
+		out[i] = n.Attrs.Float(p.Name, p.Default)
+	}
+	return out
 }
 
 // InferNode runs shape and type inference for one node whose inputs are

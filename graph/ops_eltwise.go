@@ -4,9 +4,44 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// Inference for element-wise ops: unary math and activations, broadcasting
-// binary arithmetic, comparisons and logic, the variadic Max/Min/Sum/Mean,
-// Clip, PRelu and the softmax family.
+// eltwiseOps are the element-wise arithmetic and math ops.
+var eltwiseOps = []OpSpec{
+	{Name: "Add", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Sub", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Mul", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Div", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Pow", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferPow},
+	{Name: "Mod", Since: 10, MinInputs: 2, MaxInputs: 2, Infer: inferMod},
+	{Name: "Max", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
+	{Name: "Min", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
+	{Name: "Sum", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
+	{Name: "Mean", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
+	{Name: "Sqrt", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Exp", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Log", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Erf", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
+	{Name: "Reciprocal", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Neg", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferSignedUnary},
+	{Name: "Abs", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
+	{Name: "Sign", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
+	{Name: "Floor", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Ceil", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Round", Since: 11, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Sin", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Cos", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Tan", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Asin", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Acos", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Atan", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Sinh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Cosh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Asinh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Acosh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Atanh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+}
+
+// The unary and binary inference helpers below serve the activation and
+// compare families too.
 
 // broadcastInputs broadcasts the shapes of the given inputs together.
 func broadcastInputs(n *Node, idx ...int) (PartialShape, error) {
@@ -136,30 +171,21 @@ func inferVariadic(n *Node) error {
 	return nil
 }
 
-func inferClip(n *Node) error {
-	if err := checkOutputs(n, 1, 1); err != nil {
+// inferMod is Mod: broadcasting, same numeric types; float inputs need
+// fmod=1.
+func inferMod(n *Node) error {
+	if err := binary(tensor.Undefined, isNumeric, "a numeric type")(n); err != nil {
 		return err
 	}
-	in, err := requiredInput(n, 0)
-	if err != nil {
-		return err
+	if n.Inputs[0].Type().IsFloat() && n.Attrs.Int("fmod", 0) == 0 {
+		return n.Errorf("floating-point inputs need fmod=1")
 	}
-	if _, err := sameTypes(n, 0, 1, 2); err != nil {
-		return err
-	}
-	for i := 1; i <= 2; i++ {
-		if b := n.Input(i); b.Valid() {
-			s := b.Shape()
-			if s.RankKnown && !(len(s.Dims) == 0 || (len(s.Dims) == 1 && s.Dims[0].Size == 1)) {
-				return n.Errorf("input %d (bound) has shape %v, want a scalar", i, s)
-			}
-		}
-	}
-	setOutput(n, 0, in.Type(), in.Shape().Clone())
 	return nil
 }
 
-func inferPRelu(n *Node) error {
+// inferNumericUnaryOf sets output 0 to input 0's type and shape, checking
+// that it is numeric, without limiting the number of inputs.
+func inferNumericUnaryOf(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
 	}
@@ -167,33 +193,9 @@ func inferPRelu(n *Node) error {
 	if err != nil {
 		return err
 	}
-	slope, err := requiredInput(n, 1)
-	if err != nil {
-		return err
-	}
-	if _, err := sameTypes(n, 0, 1); err != nil {
-		return err
-	}
-	if err := unidirectional(n, slope.Shape(), x.Shape(), "slope"); err != nil {
-		return err
+	if !isNumeric(x.Type()) {
+		return n.Errorf("input has element type %v, want a numeric type", x.Type())
 	}
 	setOutput(n, 0, x.Type(), x.Shape().Clone())
-	return nil
-}
-
-// inferSoftmax is Softmax, LogSoftmax and Hardmax: like a unary op with an
-// axis (default -1) that must be in range.
-func inferSoftmax(n *Node) error {
-	if err := inferFloatUnary(n); err != nil {
-		return err
-	}
-	if r := n.Inputs[0].Shape().Rank(); r >= 0 {
-		if r == 0 {
-			return n.Errorf("input is a scalar, want rank >= 1")
-		}
-		if _, err := NormalizeAxis(n, n.Attrs.Int("axis", -1), r); err != nil {
-			return err
-		}
-	}
 	return nil
 }

@@ -5,6 +5,11 @@ import (
 	"strings"
 )
 
+// kernelFusionOps is the generic fused op.
+var kernelFusionOps = []OpSpec{
+	{Name: OpKernelFusion, MinInputs: 1, MaxInputs: -1, Infer: inferKernelFusion},
+}
+
 // OpKernelFusion is the generic fused op (OpenVINO's Subgraph, ONNX
 // Runtime's compiled node): a subgraph that a fusion declaration
 // (fusion.KernelFusion) matched and replaced, kept as the node's body. The

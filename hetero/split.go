@@ -400,24 +400,15 @@ func parseDevices(s string) ([]string, error) {
 	return devs, nil
 }
 
-// shapeOps are the ops of shape arithmetic: small integer computations on
-// shapes and constants that a subgraph recomputes instead of receiving.
-var shapeOps = map[string]bool{
-	"Shape": true, "Size": true, "Cast": true, "Slice": true, "Concat": true, "Gather": true,
-	"Squeeze": true, "Unsqueeze": true, "Reshape": true, "Add": true, "Sub": true, "Mul": true,
-	"Div": true, "Neg": true, "Equal": true, "Where": true, "Min": true, "Max": true,
-	"ReduceProd": true, "Identity": true, "ConstantOfShape": true, "Range": true,
-}
-
 // maxShapeMath bounds the elements of a value recomputed as shape
 // arithmetic: shapes, axes and bounds are small; larger integer data is
 // passed between subgraphs like any other value.
 const maxShapeMath = 64
 
-// shapeMath memoises which nodes are shape arithmetic: a shapeOps node
-// with small, static integer outputs whose inputs are constants, model inputs, shape
-// arithmetic, or anything at all for Shape and Size (which read only the
-// shape).
+// shapeMath memoises which nodes are shape arithmetic: a node of a
+// ShapeMath op (graph.OpSpec) with small, static integer outputs whose
+// inputs are constants, model inputs, shape arithmetic, or anything at all
+// for ops that fold from shapes alone (Shape, Size).
 type shapeMath map[*graph.Node]bool
 
 func (s shapeMath) ok(n *graph.Node) bool {
@@ -425,12 +416,13 @@ func (s shapeMath) ok(n *graph.Node) bool {
 		return v
 	}
 	s[n] = false // no cycles in a valid model; guards against one anyway
-	v := n.Domain == "" && shapeOps[n.OpType]
+	spec, known := graph.Lookup(n.OpType)
+	v := n.Domain == "" && known && spec.ShapeMath
 	for _, p := range n.Outputs {
 		s, static := p.Shape.ToShape()
 		v = v && p.Type.IsInteger() && static && s.NumElements() <= maxShapeMath
 	}
-	if v && n.OpType != "Shape" && n.OpType != "Size" {
+	if v && graph.FoldOf(n) != graph.FoldShapes {
 		for _, in := range n.Inputs {
 			if in.Valid() && !isHousekeeping(in.Node) && !s.ok(in.Node) {
 				v = false

@@ -375,3 +375,35 @@ func TestLookupOpVersions(t *testing.T) {
 		}
 	}
 }
+
+func TestOpsets(t *testing.T) {
+	for _, c := range []struct {
+		op           string
+		since, until int64
+		ok           bool
+	}{
+		{"Relu", 1, 0, true},
+		{"HardSwish", 14, 0, true},
+		{"Pad", 1, 0, true},
+		{"Upsample", 7, 10, true},
+		{"Scatter", 9, 11, true},
+		{"FusedConv", 0, 0, false},
+		{"NoSuchOp", 0, 0, false},
+	} {
+		since, until, ok := Opsets(c.op)
+		assert.Equal(t, c.ok, ok, c.op)
+		assert.Equal(t, [2]int64{c.since, c.until}, [2]int64{since, until}, c.op)
+	}
+	// Every op of graph's op set with a Since version imports from it on,
+	// and no family row overlaps the rows made from graph's table (the
+	// overlap check above covers every pair).
+	for _, op := range graph.OpTypes() {
+		s, _ := graph.Lookup(op)
+		if s.Since == 0 {
+			continue
+		}
+		e, ok := lookupOp(op, "", maxOpset)
+		require.True(t, ok, "%s", op)
+		assert.LessOrEqual(t, e.Since, s.Since, "%s", op)
+	}
+}

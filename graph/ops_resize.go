@@ -5,6 +5,11 @@ import (
 	"math"
 )
 
+// resizeOps is Resize.
+var resizeOps = []OpSpec{
+	{Name: "Resize", MinInputs: 1, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferResize},
+}
+
 // ResizeSampling is the 1-D resampling of one axis by ONNX Resize: output
 // coordinate j reads input indices Index[j*Taps+t] with weights
 // Weight[j*Taps+t]. Indices are clamped to the input axis. Outside is nil
@@ -163,4 +168,129 @@ func ResizeCubicCoeffs(t, a float64) [4]float64 {
 		((a+2)*(1-t)-(a+3))*(1-t)*(1-t) + 1,
 		((a*(2-t)-5*a)*(2-t)+8*a)*(2-t) - 4*a,
 	}
+}
+
+func inferResize(n *Node) error {
+	if err := checkOutputs(n, 1, 1); err != nil {
+		return err
+	}
+	x, err := requiredInput(n, 0)
+	if err != nil {
+		return err
+	}
+	switch m := n.Attrs.String("mode", "nearest"); m {
+	case "nearest", "linear", "cubic":
+	default:
+		return n.Errorf("mode %q is not one of nearest, linear, cubic", m)
+	}
+	switch c := n.Attrs.String("coordinate_transformation_mode", "half_pixel"); c {
+	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn":
+	default:
+		return n.Errorf("coordinate_transformation_mode %q is not one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize, tf_half_pixel_for_nn", c)
+	}
+	switch m := n.Attrs.String("nearest_mode", "round_prefer_floor"); m {
+	case "round_prefer_floor", "round_prefer_ceil", "floor", "ceil":
+	default:
+		return n.Errorf("nearest_mode %q is not one of round_prefer_floor, round_prefer_ceil, floor, ceil", m)
+	}
+	switch p := n.Attrs.String("keep_aspect_ratio_policy", "stretch"); p {
+	case "stretch", "not_larger", "not_smaller":
+	default:
+		return n.Errorf("keep_aspect_ratio_policy %q is not one of stretch, not_larger, not_smaller", p)
+	}
+	xs := x.Shape()
+	// Old exporters pass an empty tensor for an unused scales or sizes.
+	given := func(i int) bool {
+		in := n.Input(i)
+		if !in.Valid() {
+			return false
+		}
+		s := in.Shape()
+		return !(s.RankKnown && len(s.Dims) == 1 && s.Dims[0].Size == 0)
+	}
+	hasScales, hasSizes := given(2), given(3)
+	if hasScales && hasSizes {
+		return n.Errorf("only one of scales and sizes may be given")
+	}
+	if !hasScales && !hasSizes {
+		return n.Errorf("one of scales and sizes is required")
+	}
+	if !xs.RankKnown {
+		setOutput(n, 0, x.Type(), DynamicRank)
+		return nil
+	}
+	r := len(xs.Dims)
+	axes := make([]int, r)
+	for i := range axes {
+		axes[i] = i
+	}
+	if a := n.Attrs.Ints("axes", nil); a != nil {
+		if axes, err = normalizeAxes(n, a, r); err != nil {
+			return err
+		}
+	}
+	out := xs.Clone()
+	setDyn := func() {
+		for _, a := range axes {
+			out.Dims[a] = DynamicDim("")
+		}
+	}
+	if hasScales {
+		scales, ok := constFloats(n, 2)
+		if !ok {
+			setDyn()
+			setOutput(n, 0, x.Type(), out)
+			return nil
+		}
+		if len(scales) != len(axes) {
+			return n.Errorf("scales has %d entries for %d axes", len(scales), len(axes))
+		}
+		for i, a := range axes {
+			if scales[i] <= 0 {
+				return n.Errorf("scales %v has a non-positive entry", scales)
+			}
+			if d := xs.Dims[a]; d.IsStatic() {
+				out.Dims[a] = StaticDim(int64(math.Floor(float64(d.Size) * scales[i])))
+			} else if scales[i] != 1 {
+				out.Dims[a] = DynamicDim("")
+			}
+		}
+		setOutput(n, 0, x.Type(), out)
+		return nil
+	}
+	sizes, ok := n.ConstInts(3)
+	if !ok {
+		setDyn()
+		setOutput(n, 0, x.Type(), out)
+		return nil
+	}
+	if len(sizes) != len(axes) {
+		return n.Errorf("sizes has %d entries for %d axes", len(sizes), len(axes))
+	}
+	policy := n.Attrs.String("keep_aspect_ratio_policy", "stretch")
+	if policy == "stretch" {
+		for i, a := range axes {
+			out.Dims[a] = StaticDim(sizes[i])
+		}
+		setOutput(n, 0, x.Type(), out)
+		return nil
+	}
+	scale := 0.0
+	for i, a := range axes {
+		d := xs.Dims[a]
+		if !d.IsStatic() {
+			setDyn()
+			setOutput(n, 0, x.Type(), out)
+			return nil
+		}
+		s := float64(sizes[i]) / float64(d.Size)
+		if i == 0 || (policy == "not_larger" && s < scale) || (policy == "not_smaller" && s > scale) {
+			scale = s
+		}
+	}
+	for _, a := range axes {
+		out.Dims[a] = StaticDim(int64(math.Round(scale * float64(xs.Dims[a].Size))))
+	}
+	setOutput(n, 0, x.Type(), out)
+	return nil
 }

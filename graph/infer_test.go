@@ -6,7 +6,7 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-func TestInferMoreOps(t *testing.T) {
+func TestInferOps(t *testing.T) {
 	x := func(dims ...any) Output { return par(shp(dims...)) }
 	i64 := func(dims ...any) Output { return parT(tensor.I64, shp(dims...)) }
 	I64, Bool := []tensor.ElementType{tensor.I64}, []tensor.ElementType{tensor.Bool}

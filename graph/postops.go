@@ -129,38 +129,3 @@ func checkPostOps(n *Node) error {
 	}
 	return nil
 }
-
-// inferFusedConv is Conv's inference plus the post-op checks.
-func inferFusedConv(n *Node) error {
-	if err := inferConv(n); err != nil {
-		return err
-	}
-	return checkPostOps(n)
-}
-
-// inferFullyConnected is MatMul's inference with a 2-D weight, the bias
-// check and the post-op checks.
-func inferFullyConnected(n *Node) error {
-	if err := inferMatMul(n); err != nil {
-		return err
-	}
-	w := n.Input(1).Shape()
-	if w.RankKnown && len(w.Dims) != 2 {
-		return n.Errorf("weights %v must be a [K, N] matrix", w)
-	}
-	if b := n.Input(2); b.Valid() {
-		if b.Type() != n.Outputs[0].Type {
-			return n.Errorf("bias has element type %v, output has %v", b.Type(), n.Outputs[0].Type)
-		}
-		bs := b.Shape()
-		if bs.RankKnown && w.RankKnown {
-			if len(bs.Dims) != 1 {
-				return n.Errorf("bias %v must be a vector of N=%v elements", bs, w.Dims[1])
-			}
-			if _, ok := mergeDim(bs.Dims[0], w.Dims[1]); !ok {
-				return n.Errorf("bias %v does not match N=%v", bs, w.Dims[1])
-			}
-		}
-	}
-	return checkPostOps(n)
-}
