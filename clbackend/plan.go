@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/plugin"
@@ -351,7 +351,7 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 		}
 		in[i] = v.host
 	}
-	out, err := cpufallback.Evaluate(n, in)
+	out, err := ref.Evaluate(n, in)
 	if err != nil {
 		return false, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: folding constant node %q (%s) on the host: %w", n.Name, n.OpType, err)
 	}
@@ -465,6 +465,18 @@ func (b *builder) emitND(node *graph.Node, name, defines string, global, local [
 	k, err := kernels.Lookup(name)
 	if err != nil {
 		return plugin.Errorf(plugin.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
+	}
+	// The arguments against the kernel's signature, declared once in its
+	// .cl file.
+	check := make([]any, len(args))
+	for i, a := range args {
+		check[i] = a
+		if _, ok := a.(slotArg); ok {
+			check[i] = kernels.Buffer{}
+		}
+	}
+	if err := kernels.CheckArgs(k, defines, check); err != nil {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: %w", node.Name, err)
 	}
 	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines), " ")
 	prog, err := b.c.programWith(b.p, k, opts)

@@ -11,6 +11,7 @@ import (
 
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -213,4 +214,20 @@ func TestReduceAxesFromModelInput(t *testing.T) {
 			assert.Equal(t, tensor.Shape{2, 4}, got[0].Shape())
 		})
 	}
+}
+
+// TestEmitChecksSignature: a lowering whose arguments do not match the
+// kernel's signature fails at plan time naming the node, the kernel and
+// the argument, before any program is built.
+func TestEmitChecksSignature(t *testing.T) {
+	b := &builder{pl: &plan{}}
+	n := graph.NewNode("Relu", "act", nil, nil, 1)
+	err := b.emit(n, "relu", "", 3, slotArg(0), slotArg(1), uint64(3), float32(0), uint64(1))
+	require.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	require.ErrorIs(t, err, kernels.ErrArgs)
+	assert.Contains(t, err.Error(), `node "act"`)
+	assert.Contains(t, err.Error(), "kernel relu (eltwise_unary in eltwise_unary.cl)")
+	assert.Contains(t, err.Error(), "argument 4 (float p1)")
+	err = b.emit(n, "relu", "", 3, slotArg(0), slotArg(1), uint64(3))
+	assert.ErrorContains(t, err, "takes 5 arguments (TIN* in, TOUT* out, ulong n, float p0, float p1), the launch passes 3")
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -270,7 +270,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 		return nil, err
 	}
 	// The fusion passes run on a clone unless DISABLE_TRANSFORMATIONS=YES.
-	tm, _, err := fusion.ForDevice(ctx, m, cfg, cpufallback.Evaluate)
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -38,7 +38,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	for _, n := range onodes {
 		origType[n.Name] = n.OpType
 	}
-	tm, _, err := fusion.ForDevice(ctx, m, cfg, cpufallback.Evaluate)
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: query: %w", err)
 	}

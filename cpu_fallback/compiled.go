@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
@@ -16,7 +17,7 @@ import (
 // step is one node of the plan.
 type step struct {
 	node *graph.Node
-	k    kernel // nil for Parameter, Constant and Result
+	k    ref.Kernel // nil for Parameter, Constant and Result
 	impl string
 	in   []int // value slot per input; -1 for an omitted optional input
 	out  []int // value slot per output
@@ -110,11 +111,8 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 			// Converted once here, shared read-only by every request.
 			cm.consts[st.out[0]] = n.Value.Contiguous()
 		default:
-			st.k = p.kernels[n.OpType]
-			st.impl = implName(n.OpType)
-			if n.OpType == graph.OpKernelFusion {
-				st.impl = kernelFusionImpl(n)
-			}
+			st.k, _ = ref.Lookup(n.OpType)
+			st.impl = ref.Impl(n)
 		}
 		st.in = make([]int, len(n.Inputs))
 		for i, in := range n.Inputs {
@@ -144,14 +142,6 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 		cm.outputs = append(cm.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
 	}
 	return cm, nil
-}
-
-// implName is the implementation name reported as IMPL_TYPE and ExecType.
-func implName(op string) string {
-	if s, ok := nnImplNames[op]; ok {
-		return s
-	}
-	return "ref_" + strings.ToLower(op)
 }
 
 // Inputs describes the model inputs.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
@@ -37,22 +38,13 @@ func TestRegistered(t *testing.T) {
 	assert.NotEmpty(t, name)
 }
 
-// nnRandF32 returns a seeded random f32 tensor in [-1, 1).
-func nnRandF32(rng *rand.Rand, shape ...int64) *tensor.Tensor {
-	x := tensor.MustNew(tensor.F32, shape)
-	for i := range x.F32() {
-		x.F32()[i] = rng.Float32()*2 - 1
-	}
-	return x
-}
-
 // buildNet is Parameter x[1,3,8,8] -> Conv(4x3x3x3, pad 1, bias) -> Relu
 // -> GlobalAveragePool -> Reshape [1,4] -> Gemm(4x5, bias) -> Result y.
 func buildNet(rng *rand.Rand) (*graph.Model, map[string]*tensor.Tensor) {
-	w := nnRandF32(rng, 4, 3, 3, 3)
-	b := nnRandF32(rng, 4)
-	gw := nnRandF32(rng, 4, 5)
-	gb := nnRandF32(rng, 5)
+	w := reftest.RandF32(rng, 4, 3, 3, 3)
+	b := reftest.RandF32(rng, 4)
+	gw := reftest.RandF32(rng, 4, 5)
+	gb := reftest.RandF32(rng, 5)
 	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(1, 3, 8, 8))
 	wc := graph.NewConstant("w", w)
 	bc := graph.NewConstant("b", b)
@@ -80,7 +72,7 @@ func nnI64(s tensor.Shape, v []int64) *tensor.Tensor {
 
 // netReference computes buildNet's output directly.
 func netReference(x *tensor.Tensor, p map[string]*tensor.Tensor) []float32 {
-	conv := naiveConv(x, p["w"], p["b"], nnConvParams{group: 1, stride: []int64{1, 1}, dil: []int64{1, 1}, padB: []int64{1, 1}, padE: []int64{1, 1}})
+	conv := reftest.Conv(x, p["w"], p["b"], reftest.ConvParams{Group: 1, Stride: []int64{1, 1}, Dil: []int64{1, 1}, PadB: []int64{1, 1}, PadE: []int64{1, 1}})
 	C := conv.Shape()[1]
 	plane := conv.NumElements() / C
 	feat := make([]float64, C)
@@ -153,7 +145,7 @@ func TestCompileAndInfer(t *testing.T) {
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	defer req.Close()
-	x := nnRandF32(rng, 1, 3, 8, 8)
+	x := reftest.RandF32(rng, 1, 3, 8, 8)
 	orig := x.Clone()
 	require.NoError(t, req.SetTensor("x", x))
 	require.NoError(t, req.Infer(context.Background()))
@@ -164,7 +156,7 @@ func TestCompileAndInfer(t *testing.T) {
 	assert.Empty(t, req.ProfilingInfo(), "profiling is off by default")
 
 	// A strided ROI view as input gives the same result as its dense copy.
-	big := nnRandF32(rng, 1, 3, 10, 10)
+	big := reftest.RandF32(rng, 1, 3, 10, 10)
 	view, err := big.View([]int64{0, 0, 1, 2}, []int64{1, 3, 9, 10})
 	require.NoError(t, err)
 	require.False(t, view.IsContiguous())
@@ -205,7 +197,7 @@ func TestProfiling(t *testing.T) {
 	require.NoError(t, err)
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
-	require.NoError(t, req.SetTensor("x", nnRandF32(rng, 1, 3, 8, 8)))
+	require.NoError(t, req.SetTensor("x", reftest.RandF32(rng, 1, 3, 8, 8)))
 	require.NoError(t, req.Infer(context.Background()))
 	prof := req.ProfilingInfo()
 	byName := map[string]plugin.ProfilingInfo{}
@@ -286,7 +278,7 @@ func TestPrecisionHint(t *testing.T) {
 
 func TestDynamicBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	w := nnRandF32(rng, 2, 3, 1, 1)
+	w := reftest.RandF32(rng, 2, 3, 1, 1)
 	x := graph.NewParameter("x", tensor.F32, graph.PartialShape{RankKnown: true,
 		Dims: []graph.Dim{graph.DynamicDim("N"), graph.StaticDim(3), graph.DynamicDim("H"), graph.DynamicDim("W")}})
 	conv := graph.NewNode("Conv", "conv", []graph.Output{x.Out(0), graph.NewConstant("w", w).Out(0)}, nil, 1)
@@ -301,7 +293,7 @@ func TestDynamicBatch(t *testing.T) {
 	err = req.Infer(context.Background())
 	assert.ErrorIs(t, err, plugin.ErrInvalidArgument, "dynamic input without a tensor")
 	for _, s := range []tensor.Shape{{1, 3, 4, 5}, {3, 3, 2, 2}} {
-		in := nnRandF32(rng, s...)
+		in := reftest.RandF32(rng, s...)
 		require.NoError(t, req.SetTensor("x", in))
 		require.NoError(t, req.Infer(context.Background()))
 		y, err := req.Tensor("y")
@@ -309,7 +301,7 @@ func TestDynamicBatch(t *testing.T) {
 		assert.Equal(t, tensor.Shape{s[0], 2, s[2], s[3]}, y.Shape())
 		c, err := req.Tensor("c")
 		require.NoError(t, err)
-		want := naiveConv(in, w, nil, nnConvParams{group: 1, stride: []int64{1, 1}, dil: []int64{1, 1}, padB: []int64{0, 0}, padE: []int64{0, 0}})
+		want := reftest.Conv(in, w, nil, reftest.ConvParams{Group: 1, Stride: []int64{1, 1}, Dil: []int64{1, 1}, PadB: []int64{0, 0}, PadE: []int64{0, 0}})
 		assert.InDeltaSlice(t, want.F32(), c.F32(), 1e-5)
 	}
 }
@@ -331,7 +323,7 @@ func TestCancelledInfer(t *testing.T) {
 
 func TestPlanReleasesIntermediates(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	m, _ := buildNet(nnRNG(12))
+	m, _ := buildNet(reftest.RNG(12))
 	p, err := New()
 	require.NoError(t, err)
 	pcm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
@@ -368,7 +360,7 @@ func TestPlanReleasesIntermediates(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		req, err := cm.CreateInferRequest()
 		require.NoError(t, err)
-		require.NoError(t, req.SetTensor("x", nnRandF32(nnRNG(uint64(i)), 1, 3, 8, 8)))
+		require.NoError(t, req.SetTensor("x", reftest.RandF32(reftest.RNG(uint64(i)), 1, 3, 8, 8)))
 		go func() { errs <- req.Infer(context.Background()) }()
 	}
 	for i := 0; i < 2; i++ {
@@ -379,13 +371,13 @@ func TestPlanReleasesIntermediates(t *testing.T) {
 // TestNNOpsThroughDevice runs NN ops through CompileModel so the kernels'
 // output types and shapes are checked against graph shape inference.
 func TestNNOpsThroughDevice(t *testing.T) {
-	rng := nnRNG(13)
+	rng := reftest.RNG(13)
 	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(1, 2, 6, 6))
 	mp := graph.NewNode("MaxPool", "mp", []graph.Output{x.Out(0)}, graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{2, 2}}, 2)
-	ln := graph.NewNode("LayerNormalization", "ln", []graph.Output{x.Out(0), graph.NewConstant("s", nnRandF32(rng, 6)).Out(0)}, nil, 3)
-	rs := graph.NewNode("Resize", "rs", []graph.Output{mp.Out(0), {}, graph.NewConstant("scales", f32s(tensor.Shape{4}, 1, 1, 2, 2)).Out(0)},
+	ln := graph.NewNode("LayerNormalization", "ln", []graph.Output{x.Out(0), graph.NewConstant("s", reftest.RandF32(rng, 6)).Out(0)}, nil, 3)
+	rs := graph.NewNode("Resize", "rs", []graph.Output{mp.Out(0), {}, graph.NewConstant("scales", reftest.F32s(tensor.Shape{4}, 1, 1, 2, 2)).Out(0)},
 		graph.Attrs{"mode": "linear"}, 1)
-	pd := graph.NewNode("Pad", "pd", []graph.Output{rs.Out(0), graph.NewConstant("pads", i64s(0, 0, 1, 1, 0, 0, 1, 1)).Out(0)}, graph.Attrs{"mode": "edge"}, 1)
+	pd := graph.NewNode("Pad", "pd", []graph.Output{rs.Out(0), graph.NewConstant("pads", reftest.I64s(0, 0, 1, 1, 0, 0, 1, 1)).Out(0)}, graph.Attrs{"mode": "edge"}, 1)
 	sm := graph.NewNode("LogSoftmax", "sm", []graph.Output{pd.Out(0)}, nil, 1)
 	results := []*graph.Node{
 		graph.NewResult("sm", sm.Out(0)), graph.NewResult("idx", mp.Out(1)),
@@ -398,7 +390,7 @@ func TestNNOpsThroughDevice(t *testing.T) {
 	require.NoError(t, err)
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
-	require.NoError(t, req.SetTensor("x", nnRandF32(rng, 1, 2, 6, 6)))
+	require.NoError(t, req.SetTensor("x", reftest.RandF32(rng, 1, 2, 6, 6)))
 	require.NoError(t, req.Infer(context.Background()))
 	for _, port := range cm.Outputs() {
 		got, err := req.Tensor(port.Name)
@@ -427,7 +419,7 @@ func TestFusedRuntimeModel(t *testing.T) {
 		t.Cleanup(func() { cm.Close() })
 		req, err := cm.CreateInferRequest()
 		require.NoError(t, err)
-		in := nnRandF32(rand.New(rand.NewPCG(7, 8)), 1, 3, 8, 8)
+		in := reftest.RandF32(rand.New(rand.NewPCG(7, 8)), 1, 3, 8, 8)
 		require.NoError(t, req.SetTensor(m.Parameters[0].Name, in))
 		require.NoError(t, req.Infer(context.Background()))
 		out, err := req.Tensor(m.Results[0].Name)
@@ -436,7 +428,7 @@ func TestFusedRuntimeModel(t *testing.T) {
 	}
 	fused, cm := run(nil)
 	plain, _ := run(plugin.Props(plugin.WithDisableTransformations(true)))
-	assertClose(t, plain.Float64s(), fused, 1e-5)
+	reftest.AssertClose(t, plain.Float64s(), fused, 1e-5)
 
 	rm, err := cm.RuntimeModel()
 	require.NoError(t, err)

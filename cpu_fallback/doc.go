@@ -1,6 +1,6 @@
-// Package cpufallback is the CPU device: the reference ("template")
-// implementation of every op in clinfer's op set, in pure Go with gonum for
-// GEMM-shaped work.
+// Package cpufallback is the CPU device: it runs models on the reference
+// ("template") implementation of every op in clinfer's op set, the kernels
+// of package cpu_fallback/ref (pure Go, gonum for GEMM-shaped work).
 //
 // In the data flow of DESIGN.md it sits behind the Core like any other
 // device. Importing the package registers it as "CPU" (database/sql-driver
@@ -19,5 +19,7 @@
 // Inference requests run the plan on host tensors; kernels compute output
 // shapes from the actual inputs, so dynamic dimensions are bound when Infer
 // runs. The device also answers QueryModel for HETERO and serves as the
-// numeric reference the GPU device is tested against.
+// numeric reference the GPU device is tested against. The kernels
+// themselves are in package ref, so that the GPU device's planner and the
+// fusion passes evaluate on the host without registering this device.
 package cpufallback

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
@@ -27,7 +28,7 @@ type exportCase struct {
 
 func exportCases() []exportCase {
 	netInputs := func() map[string]*tensor.Tensor {
-		return map[string]*tensor.Tensor{"x": nnRandF32(rand.New(rand.NewPCG(21, 22)), 1, 3, 8, 8)}
+		return map[string]*tensor.Tensor{"x": reftest.RandF32(rand.New(rand.NewPCG(21, 22)), 1, 3, 8, 8)}
 	}
 	net := func() *graph.Model { m, _ := buildNet(rand.New(rand.NewPCG(9, 10))); return m }
 	return []exportCase{
@@ -275,7 +276,7 @@ func TestModelCache(t *testing.T) {
 	core := plugin.NewCore()
 	defer core.Close()
 	m, _ := buildNet(rand.New(rand.NewPCG(13, 14)))
-	in := map[string]*tensor.Tensor{"x": nnRandF32(rand.New(rand.NewPCG(15, 16)), 1, 3, 8, 8)}
+	in := map[string]*tensor.Tensor{"x": reftest.RandF32(rand.New(rand.NewPCG(15, 16)), 1, 3, 8, 8)}
 	props := plugin.Props(plugin.WithCacheDir(dir))
 
 	compile := func(props map[string]string) (plugin.CompiledModel, string) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -17,7 +18,6 @@ func init() {
 // Plugin is the CPU device. It is safe for concurrent use.
 type Plugin struct {
 	props     *plugin.Properties
-	kernels   map[string]kernel
 	executors plugin.ExecutorManager // shared by compiled models; see stages.go
 
 	mu     sync.Mutex
@@ -33,7 +33,7 @@ var (
 // New returns the CPU device. It cannot fail on a host that runs Go; the
 // error is there for the plugin.Factory contract.
 func New() (*Plugin, error) {
-	p := &Plugin{kernels: kernelTable()}
+	p := &Plugin{}
 	p.props = plugin.NewProperties(propertySpecs(p)...)
 	return p, nil
 }
@@ -90,8 +90,7 @@ func (p *Plugin) supports(n *graph.Node) bool {
 	case graph.OpParameter, graph.OpConstant, graph.OpResult:
 		return n.Domain == ""
 	}
-	_, ok := p.kernels[n.OpType]
-	return ok && n.Domain == ""
+	return ref.Supports(n)
 }
 
 // CompileModel compiles a clone of m; see the package documentation.
@@ -110,7 +109,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 		return nil, err
 	}
 	// The fusion passes run on a clone unless DISABLE_TRANSFORMATIONS=YES.
-	tm, _, err := fusion.ForDevice(ctx, m, cfg, Evaluate)
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile: %w", err)
 	}

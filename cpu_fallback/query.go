@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -31,7 +32,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	}
 	// The same passes as CompileModel, answered in m's node names through
 	// the fused names the passes record.
-	supported, err := fusion.QueryForDevice(ctx, m, cfg, Evaluate, p.supports)
+	supported, err := fusion.QueryForDevice(ctx, m, cfg, ref.Evaluate, p.supports)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: query: %w", err)
 	}

@@ -10,7 +10,8 @@
 // and inside QueryModel, whose answer is mapped back to the user's node
 // names through the fused names every rewrite records (RT.FusedNames; see
 // QueryForDevice and QuerySupported). Constant folding evaluates on the
-// host through an Evaluator; cpufallback.Evaluate is the reference one.
+// host through an Evaluator; ref.Evaluate (package cpu_fallback/ref) is
+// the reference one.
 //
 // A Manager runs Passes in registration order and re-infers shapes after
 // each. Configuration comes from device properties: DISABLE_TRANSFORMATIONS

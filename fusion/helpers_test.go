@@ -8,7 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU", which runCPU compiles for
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
@@ -161,7 +162,7 @@ func safeAt(v []float64, i int) float64 {
 func transform(t *testing.T, m *graph.Model, inputs map[string]*tensor.Tensor, passes ...fusion.Pass) (*graph.Model, *fusion.Report) {
 	t.Helper()
 	tm := m.Clone()
-	rep, err := fusion.NewManager(passes...).Run(context.Background(), tm, fusion.Options{Eval: cpufallback.Evaluate})
+	rep, err := fusion.NewManager(passes...).Run(context.Background(), tm, fusion.Options{Eval: ref.Evaluate})
 	require.NoError(t, err)
 	require.NoError(t, tm.Validate(), "transformed model is invalid")
 	requireClose(t, runCPU(t, m, inputs), runCPU(t, tm, inputs), 1e-4, 1e-3)

@@ -56,7 +56,7 @@ func PropertySpecs() []plugin.PropertySpec {
 
 // Evaluator computes one node's outputs from its input values on the host;
 // in[i] is nil for an omitted optional input. Constant folding uses it
-// (cpufallback.Evaluate is the reference one).
+// (the reference one is ref.Evaluate, package cpu_fallback/ref).
 type Evaluator func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 
 // Options configure a pass manager run.

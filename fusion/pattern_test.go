@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -93,7 +93,7 @@ func TestQuerySupported(t *testing.T) {
 	z := b.op("Softmax", graph.Attrs{"axis": int64(1)}, y)
 	m := b.model(z)
 	tm := m.Clone()
-	_, err := fusion.Default().Run(context.Background(), tm, fusion.Options{Eval: cpufallback.Evaluate})
+	_, err := fusion.Default().Run(context.Background(), tm, fusion.Options{Eval: ref.Evaluate})
 	require.NoError(t, err)
 	require.Equal(t, 1, opCount(t, tm, graph.OpFusedConv))
 
@@ -156,14 +156,14 @@ func TestForDevice(t *testing.T) {
 	ctx := context.Background()
 	m := smallModel(t)
 
-	tm, rep, err := fusion.ForDevice(ctx, m, props(nil), cpufallback.Evaluate)
+	tm, rep, err := fusion.ForDevice(ctx, m, props(nil), ref.Evaluate)
 	require.NoError(t, err)
 	require.NotNil(t, rep)
 	assert.NotSame(t, m, tm)
 	assert.Equal(t, 1, opCount(t, m, "BatchNormalization"), "the user's model is untouched")
 	assert.Equal(t, 1, opCount(t, tm, graph.OpFusedConv))
 
-	same, rep, err := fusion.ForDevice(ctx, m, props(map[string]string{plugin.KeyDisableTransformations: "YES"}), cpufallback.Evaluate)
+	same, rep, err := fusion.ForDevice(ctx, m, props(map[string]string{plugin.KeyDisableTransformations: "YES"}), ref.Evaluate)
 	require.NoError(t, err)
 	assert.Same(t, m, same)
 	assert.Nil(t, rep)
@@ -177,10 +177,10 @@ func TestForDevice(t *testing.T) {
 	assert.ErrorIs(t, err, fusion.ErrUnknownPass)
 	assert.ErrorContains(t, err, `"NoSuchPass"`)
 
-	got, err := fusion.QueryForDevice(ctx, m, props(nil), cpufallback.Evaluate, func(n *graph.Node) bool { return n.OpType != graph.OpFusedConv })
+	got, err := fusion.QueryForDevice(ctx, m, props(nil), ref.Evaluate, func(n *graph.Node) bool { return n.OpType != graph.OpFusedConv })
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{}, got, "everything went into one unsupported FusedConv, which reads x and feeds the result")
-	got, err = fusion.QueryForDevice(ctx, m, props(nil), cpufallback.Evaluate, func(n *graph.Node) bool { return true })
+	got, err = fusion.QueryForDevice(ctx, m, props(nil), ref.Evaluate, func(n *graph.Node) bool { return true })
 	require.NoError(t, err)
 	assert.True(t, got["Conv_3"] && got["BatchNormalization_8"] && got["Relu_9"] && got["x"] && got["out0"], "answers in the original names: %v", got)
 }

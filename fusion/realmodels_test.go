@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/defaultmodel"
@@ -30,7 +30,7 @@ func modelDir() string {
 func pipelineCase(t *testing.T, m *graph.Model, dyn func(string, int) int64, wantFused map[string]int) {
 	in := randomInputs(t, m, 11, dyn)
 	tm := m.Clone()
-	rep, err := fusion.Default().Run(context.Background(), tm, fusion.Options{Eval: cpufallback.Evaluate})
+	rep, err := fusion.Default().Run(context.Background(), tm, fusion.Options{Eval: ref.Evaluate})
 	require.NoError(t, err)
 	require.NoError(t, tm.Validate())
 	t.Logf("%s: %d nodes (%d ops) -> %d nodes (%d ops)", m.Name, rep.NodesBefore, rep.OpsBefore, rep.NodesAfter, rep.OpsAfter)
@@ -72,7 +72,7 @@ func TestPipelineDefaultModel(t *testing.T) {
 	require.NoError(t, err)
 	pipelineCase(t, m, func(string, int) int64 { return 2 }, map[string]int{graph.OpFusedConv: 3, graph.OpFullyConnected: 1})
 	tm := m.Clone()
-	_, err = fusion.Default().Run(context.Background(), tm, fusion.Options{Eval: cpufallback.Evaluate})
+	_, err = fusion.Default().Run(context.Background(), tm, fusion.Options{Eval: ref.Evaluate})
 	require.NoError(t, err)
 	assert.Zero(t, opCount(t, tm, "BatchNormalization"))
 	assert.Zero(t, opCount(t, tm, "Conv"), "every Conv of the default model is followed by something fusable")

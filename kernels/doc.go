@@ -6,11 +6,19 @@
 // kernels up here by name when it turns a transformed graph into a launch
 // plan, and builds each (file, options) pair once per device through its
 // program cache. Kernels are referred to only through the catalogue, never by
-// copied source strings, so a kernel developer adds a kernel by adding a .cl
-// file and a catalogue entry. A fused kernel needs no catalogue line: the
-// catalogue lists every fusion declared in fusion.KernelFusions, so a new
-// fusion is a .cl file plus that one declaration (README.md walks through
-// one).
+// copied source strings. The catalogue is made from the .cl files: every
+// __kernel entry point is an entry of its name, every operation macro of
+// eltwise_unary.cl and eltwise_binary.cl an entry built with that macro,
+// and the few entry points that build options turn into several entries
+// are listed in variants. So a kernel developer adds a kernel by adding a
+// .cl file, and a unary activation by one #define line. A kernel fusion
+// (fusion.KernelFusions) names its kernel and file; the GPU device looks
+// the kernel up here like any other. The package imports nothing of
+// clinfer: it is the leaf the engine builds on.
+//
+// Each entry point's signature is its argument list, declared once:
+// Kernel.Args parses it and CheckArgs checks a launch's arguments against
+// it, for the GPU device's lowerings and for the launches of the tests.
 //
 // Helpers several kernels share live in headers (*.clh, also embedded); a
 // .cl file includes one with a line `#include "nd_index.clh"`, which Source

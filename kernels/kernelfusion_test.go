@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
@@ -76,7 +76,7 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 		args = append(args, uint64(cnt), table, params)
 		// At least one item past n, to exercise the bounds check.
 		out := e.launch(t, k, "", global1D(int(cnt)+1), nil, args...)
-		want, err := cpufallback.Evaluate(kf, ins)
+		want, err := ref.Evaluate(kf, ins)
 		require.NoError(t, err)
 		w, got := want[0].F32(), f32s(out[len(ins)])
 		require.Len(t, got, len(w))
@@ -127,4 +127,17 @@ func abs(f float32) float32 {
 		return -f
 	}
 	return f
+}
+
+// TestKernelFusionsInCatalogue joins the fusion declarations to the
+// catalogue, which lists every __kernel of the .cl files: each declared
+// kernel is an entry of its declared file.
+func TestKernelFusionsInCatalogue(t *testing.T) {
+	for _, f := range fusion.KernelFusions() {
+		k, err := kernels.Lookup(f.Kernel)
+		if assert.NoError(t, err, "fusion %s declares kernel %s, which no .cl file defines", f.Name, f.Kernel) {
+			assert.Equal(t, f.File, k.File, "fusion %s: kernel %s is in %s, the declaration says %s", f.Name, f.Kernel, k.File, f.File)
+			assert.Equal(t, f.Kernel, k.Entry, "fusion %s", f.Name)
+		}
+	}
 }

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/clinfer/clinfer/fusion"
 )
 
 // sources holds every OpenCL C file of the package: the kernel files
@@ -41,99 +39,116 @@ type Kernel struct {
 	Options string
 }
 
-// catalogue lists every kernel, sorted by name. Keep it in step with the
-// .cl files: TestCatalogue checks that every entry exists and every file is
-// used. Entries that one file serves through a -D option are generated from
-// the op lists below; the GPU device adds type defines (-DT=float, ...) to
-// an entry's options when it builds it.
+// catalogue lists every kernel, sorted by name. It is made from the .cl
+// files themselves (buildCatalogue): every __kernel entry point is an entry
+// of its name, and the variants below are entries that one entry point
+// serves through build options. The GPU device adds type defines
+// (-DT=float, ...) to an entry's options when it builds it.
 var catalogue = buildCatalogue()
 
-// UnaryOps maps the catalogue name of each eltwise_unary.cl entry to its
-// UNARY_OP macro.
-var UnaryOps = map[string]string{
-	"abs": "ABS", "acos": "ACOS", "acosh": "ACOSH", "asin": "ASIN", "asinh": "ASINH", "atan": "ATAN",
-	"atanh": "ATANH", "cosh": "COSH", "sinh": "SINH", "tan": "TAN", "celu": "CELU", "ceil": "CEIL", "clip": "CLIP", "cos": "COS",
-	"elu": "ELU", "erf": "ERF", "exp": "EXP", "floor": "FLOOR", "gelu": "GELU",
-	"gelu_tanh": "GELU_TANH", "hard_sigmoid": "HARD_SIGMOID", "hard_swish": "HARD_SWISH",
-	"identity": "IDENTITY", "is_inf": "IS_INF", "is_nan": "IS_NAN", "shrink": "SHRINK", "leaky_relu": "LEAKY_RELU", "log": "LOG", "mish": "MISH",
-	"neg": "NEG", "not": "NOT", "reciprocal": "RECIPROCAL", "relu": "RELU", "round": "ROUND",
-	"selu": "SELU", "sigmoid": "SIGMOID", "sign": "SIGN", "sin": "SIN", "softplus": "SOFTPLUS",
-	"softsign": "SOFTSIGN", "sqrt": "SQRT", "tanh": "TANH", "thresholded_relu": "THRESHOLDED_RELU",
+// variants are the entries that a build option makes of an entry point
+// (or that name it differently); an entry point listed here gets no entry
+// of its own name. The unary and binary element-wise entries are made from
+// the operation macros of eltwise_unary.cl and eltwise_binary.cl (see
+// opMacros) and the reductions from reduceOps.
+var variants = []Kernel{
+	{Name: "avg_pool", File: "pool.cl", Entry: "pool"},
+	{Name: "max_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX"},
+	{Name: "max_pool_indices", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX -DPOOL_INDICES"},
+	{Name: "arg_max", File: "arg_reduce.cl", Entry: "arg_reduce"},
+	{Name: "arg_min", File: "arg_reduce.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
+	{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},
+	{Name: "layer_norm_stats", File: "norm.cl", Entry: "layer_norm", Options: "-DLN_STATS"},
+	{Name: "softmax", File: "softmax.cl", Entry: "softmax"},
+	{Name: "log_softmax", File: "softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
+	{Name: "topk", File: "topk.cl", Entry: "topk"},
+	{Name: "topk_smallest", File: "topk.cl", Entry: "topk", Options: "-DSMALLEST"},
+	{Name: "where", File: "where.cl", Entry: "where_select"},
 }
 
-// BinaryOps maps the catalogue name of each eltwise_binary.cl entry to its
-// BINARY_OP macro.
-var BinaryOps = map[string]string{
-	"add": "ADD", "and": "AND", "div": "DIV", "equal": "EQUAL", "greater": "GREATER",
-	"greater_equal": "GREATER_EQUAL", "less": "LESS", "less_equal": "LESS_EQUAL",
-	"max": "MAX", "min": "MIN", "mod": "MOD", "mul": "MUL", "or": "OR", "pow": "POW",
-	"prelu": "PRELU", "sub": "SUB", "xor": "XOR",
+// reduceOps are the REDUCE_OP values of reduce.cl; each is the entry
+// "reduce_" + the value in lower case.
+var reduceOps = []string{"L1", "L2", "LOG_SUM_EXP", "MAX", "MEAN", "MIN", "PROD", "SUM", "SUM_SQUARE"}
+
+// opFiles are the element-wise files whose operation macros are entries:
+// each `#define NAME(params)` line with the file's macro parameters is the
+// entry lower(NAME) built with -D<option>=NAME. A new unary activation is
+// one such line in eltwise_unary.cl.
+var opFiles = []struct{ file, entry, option, params string }{
+	{"eltwise_unary.cl", "eltwise_unary", "UNARY_OP", "x, a, b"},
+	{"eltwise_binary.cl", "eltwise_binary", "BINARY_OP", "x, y"},
 }
 
-// buildCatalogue assembles the fixed entries and the generated unary,
-// binary and reduce entries, sorted by name.
+// kernelDeclRe matches a __kernel entry point and captures its name.
+var kernelDeclRe = regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(`)
+
+// buildCatalogue assembles the entries of every .cl file: the operation
+// macros of the element-wise files, the reductions, the variants, and one
+// entry per other __kernel entry point; sorted by name. A name made twice
+// panics: the embedded files are fixed at build time, so that is a
+// programmer error TestCatalogue reports first.
 func buildCatalogue() []Kernel {
-	c := []Kernel{
-		{Name: "avg_pool", File: "pool.cl", Entry: "pool"},
-		{Name: "batch_norm", File: "norm.cl", Entry: "batch_norm"},
-		{Name: "cast", File: "cast.cl", Entry: "cast"},
-		{Name: "conv2d", File: "conv.cl", Entry: "conv2d"},
-		{Name: "conv_transpose2d", File: "conv_transpose.cl", Entry: "conv_transpose2d"},
-		{Name: "conv3d", File: "conv3d.cl", Entry: "conv3d"},
-		{Name: "conv_transpose3d", File: "conv3d.cl", Entry: "conv_transpose3d"},
-		{Name: "copy_bytes", File: "copy.cl", Entry: "copy_bytes"},
-		{Name: "copy_words", File: "copy.cl", Entry: "copy_words"},
-		{Name: "cumsum", File: "cumsum.cl", Entry: "cumsum"},
-		{Name: "fully_connected", File: "gemm_fully_connected.cl", Entry: "fully_connected"},
-		{Name: "fused_conv2d", File: "conv_fused.cl", Entry: "fused_conv2d"},
-		{Name: "fused_conv2d_blocked", File: "conv_blocked.cl", Entry: "fused_conv2d_blocked"},
-		{Name: "fused_deconv2d", File: "conv_transpose_blocked.cl", Entry: "fused_deconv2d"},
-		{Name: "fused_dwconv2d", File: "conv_depthwise.cl", Entry: "fused_dwconv2d"},
-		{Name: "fused_gemm", File: "gemm_fused.cl", Entry: "fused_gemm"},
-		{Name: "arg_max", File: "arg_reduce.cl", Entry: "arg_reduce"},
-		{Name: "arg_min", File: "arg_reduce.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
-		{Name: "gather", File: "gather.cl", Entry: "gather"},
-		{Name: "gather_elements", File: "gather_elements.cl", Entry: "gather_elements"},
-		{Name: "gather_nd", File: "gather_nd.cl", Entry: "gather_nd"},
-		{Name: "hardmax", File: "hardmax.cl", Entry: "hardmax"},
-		{Name: "instance_norm", File: "norm.cl", Entry: "instance_norm"},
-		{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},
-		{Name: "layer_norm_stats", File: "norm.cl", Entry: "layer_norm", Options: "-DLN_STATS"},
-		{Name: "log_softmax", File: "softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
-		{Name: "matmul", File: "matmul.cl", Entry: "matmul"},
-		{Name: "max_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX"},
-		{Name: "max_pool_indices", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX -DPOOL_INDICES"},
-		{Name: "onehot", File: "onehot.cl", Entry: "onehot"},
-		{Name: "pad", File: "pad.cl", Entry: "pad"},
-		{Name: "pow_mixed", File: "pow.cl", Entry: "pow_mixed"},
-		{Name: "resize", File: "resize.cl", Entry: "resize"},
-		{Name: "resize_nearest", File: "resize.cl", Entry: "resize_nearest"},
-		{Name: "scatter_elements", File: "scatter.cl", Entry: "scatter_elements"},
-		{Name: "scatter_nd", File: "scatter.cl", Entry: "scatter_nd"},
-		{Name: "sgemm", File: "sgemm.cl", Entry: "sgemm"},
-		{Name: "softmax", File: "softmax.cl", Entry: "softmax"},
-		{Name: "topk", File: "topk.cl", Entry: "topk"},
-		{Name: "topk_smallest", File: "topk.cl", Entry: "topk", Options: "-DSMALLEST"},
-		{Name: "trilu", File: "trilu.cl", Entry: "trilu"},
-		{Name: "strided_copy", File: "strided_copy.cl", Entry: "strided_copy"},
-		{Name: "where", File: "where.cl", Entry: "where_select"},
+	c := slices.Clone(variants)
+	served := map[string]bool{"reduce.cl/reduce": true}
+	for _, k := range variants {
+		served[k.File+"/"+k.Entry] = true
 	}
-	for name, op := range UnaryOps {
-		c = append(c, Kernel{Name: name, File: "eltwise_unary.cl", Entry: "eltwise_unary", Options: "-DUNARY_OP=" + op})
-	}
-	for name, op := range BinaryOps {
-		c = append(c, Kernel{Name: name, File: "eltwise_binary.cl", Entry: "eltwise_binary", Options: "-DBINARY_OP=" + op})
-	}
-	for _, op := range []string{"L1", "L2", "LOG_SUM_EXP", "MAX", "MEAN", "MIN", "PROD", "SUM", "SUM_SQUARE"} {
+	for _, op := range reduceOps {
 		c = append(c, Kernel{Name: "reduce_" + strings.ToLower(op), File: "reduce.cl", Entry: "reduce", Options: "-DREDUCE_OP=" + op})
 	}
-	// Kernel fusions are declared once, in fusion.KernelFusions: the
-	// kernel is the __kernel of the same name in the declared file.
-	for _, f := range fusion.KernelFusions() {
-		c = append(c, Kernel{Name: f.Kernel, File: f.File, Entry: f.Kernel})
+	for _, f := range opFiles {
+		served[f.file+"/"+f.entry] = true
+		for _, m := range opMacros(f.file, f.params) {
+			c = append(c, Kernel{Name: strings.ToLower(m), File: f.file, Entry: f.entry, Options: "-D" + f.option + "=" + m})
+		}
+	}
+	for _, file := range Files() {
+		b, _ := sources.ReadFile(file) // Files lists only embedded files
+		for _, m := range kernelDeclRe.FindAllStringSubmatch(string(b), -1) {
+			if !served[file+"/"+m[1]] {
+				c = append(c, Kernel{Name: m[1], File: file, Entry: m[1]})
+			}
+		}
 	}
 	sort.Slice(c, func(i, j int) bool { return c[i].Name < c[j].Name })
+	for i := 1; i < len(c); i++ {
+		if c[i].Name == c[i-1].Name {
+			panic(fmt.Sprintf("kernels: catalogue name %q is made twice (%s and %s)", c[i].Name, c[i-1].File, c[i].File))
+		}
+	}
 	return c
+}
+
+// opMacros returns the names of the `#define NAME(params)` lines of an
+// embedded file, each once, in file order.
+func opMacros(file, params string) []string {
+	b, _ := sources.ReadFile(file)
+	re := regexp.MustCompile(`(?m)^#define (\w+)\(` + regexp.QuoteMeta(params) + `\)`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// UnaryOps returns the catalogue names of the eltwise_unary.cl entries
+// (one per UNARY_OP macro), sorted.
+func UnaryOps() []string { return opNames("eltwise_unary.cl") }
+
+// BinaryOps returns the catalogue names of the eltwise_binary.cl entries
+// (one per BINARY_OP macro), sorted.
+func BinaryOps() []string { return opNames("eltwise_binary.cl") }
+
+func opNames(file string) []string {
+	var out []string
+	for _, k := range catalogue {
+		if k.File == file {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // Lookup returns the catalogue entry called name. An unknown name is an

@@ -45,6 +45,15 @@ func (e *clEnv) launch(t *testing.T, k kernels.Kernel, extra string, global, loc
 	kern, err := prog.CreateKernel(k.Entry)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, kern.Close()) }()
+	// The launch's arguments against the signature in the .cl file.
+	check := make([]any, len(args))
+	for i, a := range args {
+		check[i] = a
+		if _, isSlice := hostBytes(a); isSlice {
+			check[i] = kernels.Buffer{}
+		}
+	}
+	require.NoError(t, kernels.CheckArgs(k, extra, check))
 
 	var bufs []*cl.MemObject
 	defer func() {

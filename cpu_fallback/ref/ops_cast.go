@@ -1,0 +1,52 @@
+package ref
+
+import (
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// castKernels convert element types.
+func castKernels() map[string]Kernel {
+	return map[string]Kernel{"Cast": castKernel, "CastLike": castLikeKernel}
+}
+
+// castKernel is Cast; attribute "to" holds int64(tensor.ElementType).
+func castKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := need(n, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	to := tensor.ElementType(n.Attrs.Int("to", 0))
+	if !n.Attrs.Has("to") || !to.Valid() {
+		return nil, n.Errorf("%w: attribute to=%v is not an element type", plugin.ErrInvalidArgument, n.Attrs["to"])
+	}
+	y, err := x.Convert(to)
+	if err != nil {
+		return nil, n.Errorf("cast %v to %v: %w", x, to, err)
+	}
+	if y == x {
+		y = x.Clone()
+	}
+	return one(y), nil
+}
+
+// castLikeKernel is CastLike: input 0 converted to input 1's element type.
+func castLikeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := need(n, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	like, err := need(n, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	y, err := x.Convert(like.Type())
+	if err != nil {
+		return nil, n.Errorf("%w", err)
+	}
+	if y == x {
+		y = x.Clone()
+	}
+	return one(y), nil
+}

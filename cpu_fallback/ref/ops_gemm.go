@@ -1,0 +1,336 @@
+package ref
+
+import (
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// gemmKernels are the matrix products, FullyConnected with its post-ops
+// included.
+func gemmKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"MatMul":               matMulKernel,
+		"Gemm":                 gemmKernel,
+		graph.OpFullyConnected: nnFloatKernel(fullyConnectedKernel),
+	}
+}
+
+// gemmImpls name the implementations of the matrix products (see Impl).
+var gemmImpls = map[string]string{"MatMul": "ref_matmul_gonum", "Gemm": "ref_gemm_gonum"}
+
+// nnDgemm is nnSgemm for float64.
+func nnDgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		return
+	}
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	nnBLAS.Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// nnGemmFunc is nnSgemm or nnDgemm.
+type nnGemmFunc[T float32 | float64] func(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// gemmNumeric runs an f32/f64 implementation of a GEMM-shaped op on any
+// numeric type: f32 and f64 natively, f16/bf16 through f32, integers
+// through f64 (exact for the magnitudes integer GEMMs see in models).
+func gemmNumeric(f32 func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error),
+	f64 func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)) Kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if len(in) == 0 || in[0] == nil {
+			return nil, n.Errorf("missing input 0")
+		}
+		t := in[0].Type()
+		switch t {
+		case tensor.F32:
+			return f32(n, in)
+		case tensor.F64:
+			return f64(n, in)
+		case tensor.Bool:
+			return nil, n.Errorf("input 0 has element type %v, want a numeric type", t)
+		}
+		via := tensor.F64
+		impl := f64
+		if t == tensor.F16 || t == tensor.BF16 {
+			via, impl = tensor.F32, f32
+		}
+		conv := make([]*tensor.Tensor, len(in))
+		for i, x := range in {
+			if x == nil {
+				continue
+			}
+			c, err := x.Convert(via)
+			if err != nil {
+				return nil, n.Errorf("input %d: %w", i, err)
+			}
+			conv[i] = c
+		}
+		outs, err := impl(n, conv)
+		if err != nil {
+			return nil, err
+		}
+		for i, o := range outs {
+			c, err := o.Convert(t)
+			if err != nil {
+				return nil, n.Errorf("output %d: %w", i, err)
+			}
+			outs[i] = c
+		}
+		return outs, nil
+	}
+}
+
+var (
+	matMulKernel = gemmNumeric(nnMatMul[float32](nnSgemm, tensor.F32), nnMatMul[float64](nnDgemm, tensor.F64))
+	gemmKernel   = gemmNumeric(nnGemm[float32](nnSgemm, tensor.F32), nnGemm[float64](nnDgemm, tensor.F64))
+)
+
+// gemmFloats returns the typed elements of an f32 or f64 tensor.
+func gemmFloats[T float32 | float64](x *tensor.Tensor) []T {
+	var zero T
+	switch any(zero).(type) {
+	case float32:
+		return any(x.F32()).([]T)
+	default:
+		return any(x.F64()).([]T)
+	}
+}
+
+// gemmBroadcast computes the numpy-broadcast shape of two batch shapes.
+func gemmBroadcast(n *graph.Node, a, b []int64) ([]int64, error) {
+	r := max(len(a), len(b))
+	out := make([]int64, r)
+	for i := 0; i < r; i++ {
+		da, db := int64(1), int64(1)
+		if j := i - (r - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (r - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db, db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, n.Errorf("batch dims %v and %v do not broadcast", a, b)
+		}
+	}
+	return out, nil
+}
+
+// gemmOffsets returns, for every index of the broadcast batch shape
+// out, the matching flat batch index of an operand with batch shape s.
+func gemmOffsets(s, out []int64) []int {
+	total := int(nnProd(out))
+	offs := make([]int, total)
+	str := tensor.ContiguousStrides(s)
+	idx := make([]int64, len(out))
+	shift := len(out) - len(s)
+	for i := 0; i < total; i++ {
+		o := int64(0)
+		for d := range s {
+			if s[d] != 1 {
+				o += idx[d+shift] * str[d]
+			}
+		}
+		offs[i] = int(o)
+		for d := len(out) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < out[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return offs
+}
+
+// nnMatMul is ONNX MatMul (numpy matmul): 1-D operands are promoted and the
+// added dim removed afterwards; batch dims broadcast; each batch matrix is
+// one gonum GEMM.
+func nnMatMul[T float32 | float64](gemm nnGemmFunc[T], et tensor.ElementType) Kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if len(in) < 2 || in[0] == nil || in[1] == nil {
+			return nil, n.Errorf("needs inputs A and B")
+		}
+		a, b := in[0], in[1]
+		if a.Type() != b.Type() {
+			return nil, n.Errorf("A is %v but B is %v", a.Type(), b.Type())
+		}
+		as, bs := a.Shape().Clone(), b.Shape().Clone()
+		if len(as) == 0 || len(bs) == 0 {
+			return nil, n.Errorf("A %v and B %v must have rank >= 1", as, bs)
+		}
+		aVec, bVec := len(as) == 1, len(bs) == 1
+		if aVec {
+			as = tensor.Shape{1, as[0]}
+		}
+		if bVec {
+			bs = tensor.Shape{bs[0], 1}
+		}
+		M, K, K2, N := as[len(as)-2], as[len(as)-1], bs[len(bs)-2], bs[len(bs)-1]
+		if K != K2 {
+			return nil, n.Errorf("A %v and B %v: inner dims %d and %d differ", a.Shape(), b.Shape(), K, K2)
+		}
+		batch, err := gemmBroadcast(n, as[:len(as)-2], bs[:len(bs)-2])
+		if err != nil {
+			return nil, err
+		}
+		yShape := append(tensor.Shape(nil), batch...)
+		if !aVec {
+			yShape = append(yShape, M)
+		}
+		if !bVec {
+			yShape = append(yShape, N)
+		}
+		y, err := tensor.New(et, yShape)
+		if err != nil {
+			return nil, n.Errorf("output shape %v: %w", yShape, err)
+		}
+		A, B, Y := gemmFloats[T](a), gemmFloats[T](b), gemmFloats[T](y)
+		aOff := gemmOffsets(as[:len(as)-2], batch)
+		bOff := gemmOffsets(bs[:len(bs)-2], batch)
+		mk, kn, mn := int(M*K), int(K*N), int(M*N)
+		run := func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				gemm(false, false, int(M), int(N), int(K), 1, A[aOff[i]*mk:(aOff[i]+1)*mk], int(K),
+					B[bOff[i]*kn:(bOff[i]+1)*kn], int(N), 0, Y[i*mn:(i+1)*mn], int(N))
+			}
+		}
+		if len(aOff) > 1 {
+			nnParallel(len(aOff), run)
+		} else {
+			run(0, len(aOff))
+		}
+		return []*tensor.Tensor{y}, nil
+	}
+}
+
+// nnGemm is ONNX Gemm: Y = alpha*op(A)*op(B) + beta*C with C broadcast to
+// [M, N] (unidirectionally) and optional.
+func nnGemm[T float32 | float64](gemm nnGemmFunc[T], et tensor.ElementType) Kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if len(in) < 2 || in[0] == nil || in[1] == nil {
+			return nil, n.Errorf("needs inputs A and B")
+		}
+		a, b := in[0], in[1]
+		if a.Rank() != 2 || b.Rank() != 2 {
+			return nil, n.Errorf("A %v and B %v must be matrices", a.Shape(), b.Shape())
+		}
+		tA, tB := n.Attrs.Int("transA", 0) != 0, n.Attrs.Int("transB", 0) != 0
+		alpha, beta := T(n.Attrs.Float("alpha", 1)), T(n.Attrs.Float("beta", 1))
+		M, K := a.Shape()[0], a.Shape()[1]
+		if tA {
+			M, K = K, M
+		}
+		K2, N := b.Shape()[0], b.Shape()[1]
+		if tB {
+			K2, N = N, K2
+		}
+		if K != K2 {
+			return nil, n.Errorf("op(A) is %dx%d but op(B) is %dx%d", M, K, K2, N)
+		}
+		y, err := tensor.New(et, tensor.Shape{M, N})
+		if err != nil {
+			return nil, n.Errorf("output shape [%d,%d]: %w", M, N, err)
+		}
+		Y := gemmFloats[T](y)
+		useC := len(in) > 2 && in[2] != nil && beta != 0
+		if useC {
+			c := in[2]
+			cs := c.Shape()
+			if len(cs) > 2 {
+				return nil, n.Errorf("C %v must have rank <= 2", cs)
+			}
+			cm, cn := int64(1), int64(1)
+			if len(cs) == 2 {
+				cm, cn = cs[0], cs[1]
+			} else if len(cs) == 1 {
+				cn = cs[0]
+			}
+			if (cm != 1 && cm != M) || (cn != 1 && cn != N) {
+				return nil, n.Errorf("C %v does not broadcast to [%d,%d]", cs, M, N)
+			}
+			C := gemmFloats[T](c)
+			for i := int64(0); i < M; i++ {
+				for j := int64(0); j < N; j++ {
+					ci, cj := i, j
+					if cm == 1 {
+						ci = 0
+					}
+					if cn == 1 {
+						cj = 0
+					}
+					Y[i*N+j] = C[ci*cn+cj]
+				}
+			}
+		} else {
+			beta = 0
+		}
+		lda, ldb := int(K), int(N)
+		if tA {
+			lda = int(M)
+		}
+		if tB {
+			ldb = int(K)
+		}
+		gemm(tA, tB, int(M), int(N), int(K), alpha, gemmFloats[T](a), lda, gemmFloats[T](b), ldb, beta, Y, int(N))
+		return []*tensor.Tensor{y}, nil
+	}
+}
+
+// fullyConnectedKernel is MatMul(A, W) + B followed by the post-ops.
+func fullyConnectedKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	ops, err := graph.PostOps(n)
+	if err != nil {
+		return nil, err
+	}
+	w, err := need(n, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	if w.Rank() != 2 {
+		return nil, n.Errorf("weights %v must be a [K, N] matrix", w.Shape())
+	}
+	outs, err := nnMatMul[float32](nnSgemm, tensor.F32)(n, in[:2])
+	if err != nil {
+		return nil, err
+	}
+	y := outs[0]
+	if b := opt(in, 2); b != nil {
+		N := w.Shape()[1]
+		if b.NumElements() != N {
+			return nil, n.Errorf("bias %v: want %d elements", b.Shape(), N)
+		}
+		bias, Y := b.F32(), y.F32()
+		for r := 0; r+int(N) <= len(Y); r += int(N) {
+			row := Y[r : r+int(N)]
+			for j := range row {
+				row[j] += bias[j]
+			}
+		}
+	}
+	y, err = applyPostOps(n, ops, y, opt(in, 3))
+	if err != nil {
+		return nil, err
+	}
+	return one(y), nil
+}
