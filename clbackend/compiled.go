@@ -230,18 +230,22 @@ func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool)
 			known[n] = true
 			continue
 		}
-		if chk, ok := staticChecks[n.OpType]; ok {
-			if why := chk(n); why != "" {
+		l, ok := table[n.OpType]
+		if ok && l.check != nil {
+			if why := l.check(n); why != "" {
 				bad[n] = "op " + n.OpType + ": " + why
 				continue
 			}
 		}
-		if _, ok := table[n.OpType]; !ok || n.Domain != "" {
+		switch {
+		case !ok || n.Domain != "":
 			op := n.OpType
 			if n.Domain != "" {
 				op = n.Domain + "." + op
 			}
 			bad[n] = "op " + op + " has no GPU kernel yet"
+		case l.lower == nil:
+			bad[n] = "op " + n.OpType + " runs on the host only (" + l.host + "), and its inputs are not known at plan time"
 		}
 	}
 	return bad

@@ -36,7 +36,8 @@
 // DISABLE_TRANSFORMATIONS=YES; DISABLED_TRANSFORMATIONS turns single passes
 // off. Conv + bias + residual Add + activations become one FusedConv and
 // MatMul/Gemm + bias + activations one FullyConnected, each a single launch
-// of the fused conv and GEMM kernels (post_ops.clh) whose post-op list is a runtime table (lower_fused.go).
+// of the fused conv and GEMM kernels (post_ops.clh) whose post-op list is
+// a runtime table (postops.go).
 // QueryModel runs the same passes and answers in the user's node names
 // through the fused names; GPU_DISABLED_OPS speaks of the user's op types,
 // so a fused node that absorbed a disabled op is refused too. The runtime
@@ -68,10 +69,10 @@
 // reference on seeded random shapes and fails for an op without a case.
 // INFERENCE_PRECISION_HINT=f16 (accepted on devices with cl_khr_fp16, or
 // anywhere with CLINFER_EMULATE_FP16=1) stores activations as half: the
-// ops of halfOps (half.go) run on f16 values with float math and float
-// accumulation (kernels/half.clh), fusion.ConvertPrecision joins them to
-// the ops still in f32 with Casts, and the model's inputs and outputs keep
-// their types. TestHalfLoweringsMatchCPU checks every op of halfOps against
+// ops whose lowering says half (lower.go) run on f16 values with float
+// math and float accumulation (kernels/half.clh), fusion.ConvertPrecision
+// joins them to the ops still in f32 with Casts, and the model's inputs
+// and outputs keep their types. TestHalfLoweringsMatchCPU checks every such op against
 // the CPU; tests.TestRealModelsGPUHalf the real models against f32.
 //
 // Built without cgo or with -tags noopencl the package still registers

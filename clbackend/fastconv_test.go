@@ -54,7 +54,7 @@ func (f *fastBuilder) node(op string, attrs graph.Attrs, post []graph.PostOp, in
 	return graph.NewModel(op, f.params, []*graph.Node{graph.NewResult("y", n.Out(0))})
 }
 
-// TestRegisterBlockedKernels runs each form that lower_fused.go gives a
+// TestRegisterBlockedKernels runs each form that lower_conv_blocked.go and lower_gemm.go give a
 // register-blocked kernel on odd shapes (partial row and column blocks,
 // rows that end inside a vector, pads on every side, strides 1, 2 and 3,
 // batches, dense and broadcast residuals) and compares it with the CPU

@@ -14,11 +14,12 @@ import (
 )
 
 // TestHalfLoweringsMatchCPU runs every lowering case (lowerCases) of every
-// op in halfOps with INFERENCE_PRECISION_HINT=f16 (emulated where the
-// device lacks cl_khr_fp16: the f16 path needs no half arithmetic) and
+// op whose lowering runs on f16 (lowering.half) with
+// INFERENCE_PRECISION_HINT=f16 (emulated where the device lacks
+// cl_khr_fp16: the f16 path needs no half arithmetic) and
 // compares with the CPU device in f32 within f16 tolerance; each op must
 // have run on f16 values in at least one case, so an op cannot join
-// halfOps without its lowering taking f16.
+// the table without its lowering taking f16.
 func TestHalfLoweringsMatchCPU(t *testing.T) {
 	if d, id, err := DefaultCLDevice(); err == nil {
 		if ok, _ := d.HasFP16(); ok {
@@ -34,8 +35,8 @@ func TestHalfLoweringsMatchCPU(t *testing.T) {
 	defer cpu.Close()
 	all := lowerCases()
 	var ops []string
-	for op := range halfOps {
-		if _, ok := lowerings()[op]; ok {
+	for op, l := range lowerings() {
+		if l.half && l.lower != nil {
 			ops = append(ops, op)
 		}
 	}
@@ -59,7 +60,7 @@ func TestHalfLoweringsMatchCPU(t *testing.T) {
 				}
 			})
 		}
-		assert.True(t, ranHalf, "%s is in halfOps but no case of lowerCases ran it on f16 values: give it a case with f32 inputs", op)
+		assert.True(t, ranHalf, "%s runs on f16 (half in its lowering) but no case of lowerCases ran it on f16 values: give it a case with f32 inputs", op)
 	}
 }
 

@@ -73,38 +73,11 @@ func lowerPool(b *builder, n *graph.Node) error {
 	return b.emit(n, "max_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 }
 
-// lowerConvAnyRank sends 3-D Conv and ConvTranspose to conv3d.cl and the
-// others to lowerConv.
-func lowerConvAnyRank(b *builder, n *graph.Node) error {
-	if len(b.val(b.in(n, 0)).shape) == 5 {
-		return lowerConv3D(b, n)
+func lowerGlobalPool(b *builder, n *graph.Node) error {
+	x := b.in(n, 0)
+	var axes []int64
+	for d := 2; d < len(b.val(x).shape); d++ {
+		axes = append(axes, int64(d))
 	}
-	return lowerConv(b, n)
-}
-
-// lowerConv3D runs a 3-D Conv or ConvTranspose, one output element per
-// work item, on f32 data or f16 throughout.
-func lowerConv3D(b *builder, n *graph.Node) error {
-	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
-	half, err := b.uniformFloat(n)
-	if err != nil {
-		return err
-	}
-	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
-	c := convWindowOf(n, xs, ws, ys)
-	name := "conv3d"
-	if n.OpType == "ConvTranspose" {
-		name = "conv_transpose3d"
-	}
-	barg, hasBias := optArg(bias, w)
-	m := []int64{xs[0], xs[1], xs[2], xs[3], xs[4], ys[1], ys[2], ys[3], ys[4], c.kernel[0], c.kernel[1], c.kernel[2]}
-	m = append(m, c.stride...)
-	m = append(m, c.begin...)
-	m = append(m, c.dil...)
-	m = append(m, c.group, hasBias)
-	cnt := ys.NumElements()
-	if cnt == 0 {
-		return nil
-	}
-	return b.emit(n, name, half, cnt, slotArg(x), slotArg(w), barg, slotArg(y), uint64(cnt), b.meta(m))
+	return b.reduce(n, lowerings()[n.OpType].kernel, x, b.out(n, 0), axes)
 }

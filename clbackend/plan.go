@@ -278,16 +278,19 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 				return nil, errUnsupported(n, "output %d has shape %v after shape inference (the GPU engine needs shapes known at plan time)", oi, o.Shape)
 			}
 		}
-		lower, ok := lowerings()[n.OpType]
-		if !ok || n.Domain != "" {
+		l, ok := lowerings()[n.OpType]
+		switch {
+		case !ok || n.Domain != "":
 			return nil, errUnsupported(n, "no GPU kernel for this op")
+		case l.lower == nil:
+			return nil, errUnsupported(n, "runs on the host only (%s), and its inputs are not known at plan time", l.host)
 		}
 		for oi, o := range n.Outputs {
 			s, _ := o.Shape.ToShape()
 			b.of[n.Out(oi)] = b.newValue(o.Type, s, nil)
 		}
 		first := len(b.pl.launches)
-		if err := lower(b, n); err != nil {
+		if err := l.lower(b, n); err != nil {
 			return nil, err
 		}
 		var impls []string

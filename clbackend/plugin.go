@@ -281,7 +281,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 }
 
 // lowerPrecision applies INFERENCE_PRECISION_HINT to the transformed model
-// tm of m: with f16, the ops of halfOps run on f16 activations and Casts
+// tm of m: with f16, the ops whose lowering says half run on f16 activations and Casts
 // join them to the rest (fusion.ConvertPrecision); f32 leaves tm alone. It
 // never modifies m (tm is m itself under DISABLE_TRANSFORMATIONS).
 func lowerPrecision(m, tm *graph.Model, cfg *plugin.Properties) (*graph.Model, error) {

@@ -139,7 +139,7 @@ func ONNXBackend(t *testing.T, device string) {
 					sum.add(dir, key, out, err)
 					switch out {
 					case UnsupportedOp:
-						t.Skipf("unsupported op: outside the op set (graph/ops_table.go) or without a %s kernel; add it to run this case: %v", device, err)
+						t.Skipf("unsupported op: outside the op set (graph/optable.go) or without a %s kernel; add it to run this case: %v", device, err)
 					case UnsupportedType:
 						t.Skipf("unsupported data type: clinfer has no element type for it (tensor/types.go): %v", err)
 					case Failed:

@@ -19,7 +19,7 @@ type ConvParams struct {
 
 // ForIndex calls f with every multi-index of shape in row-major order.
 func ForIndex(shape []int64, f func(idx []int64)) {
-	n := prod(shape)
+	n := tensor.Shape(shape).NumElements()
 	idx := make([]int64, len(shape))
 	for i := int64(0); i < n; i++ {
 		f(idx)
@@ -111,7 +111,7 @@ func ConvTranspose(x, w, b *tensor.Tensor, group int64, stride, dil, padB []int6
 	y := tensor.MustNew(tensor.F32, ys)
 	for i := range acc {
 		if b != nil {
-			acc[i] += float64(b.F32()[(int64(i)/prod(out))%M])
+			acc[i] += float64(b.F32()[(int64(i)/tensor.Shape(out).NumElements())%M])
 		}
 		y.F32()[i] = float32(acc[i])
 	}
@@ -148,14 +148,6 @@ func I64s(v ...int64) *tensor.Tensor {
 	return t
 }
 
-// prod is the product of the dims.
-func prod(s []int64) int64 {
-	p := int64(1)
-	for _, d := range s {
-		p *= d
-	}
-	return p
-}
 
 // assertClose compares got (any type) to want within a relative tolerance
 // (absolute near zero); NaN must match NaN.

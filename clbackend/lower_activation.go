@@ -1,0 +1,95 @@
+package clbackend
+
+import (
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+func lowerSoftmax(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if t := b.val(x).typ; t != tensor.F32 && t != tensor.F16 {
+		return errUnsupported(n, "element type %s", t)
+	}
+	ax := n.Attrs.Int("axis", -1)
+	if ax < 0 {
+		ax += int64(len(s))
+	}
+	outer, inner := int64(1), int64(1)
+	for d, v := range s {
+		switch {
+		case int64(d) < ax:
+			outer *= v
+		case int64(d) > ax:
+			inner *= v
+		}
+	}
+	name := lowerings()[n.OpType].kernel
+	var axisLen int64 = 1
+	if len(s) > 0 {
+		axisLen = s[ax]
+	}
+	cnt := outer * inner
+	if s.NumElements() == 0 {
+		return nil
+	}
+	return b.emit(n, name, b.halfDefine(x), cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))
+}
+
+// clipTypeOK reports whether a GPU lowering of Clip exists for t: f32 on
+// the unary kernel, other numeric types (f16, f64, integers) as Max and
+// Min with the bound inputs.
+func clipTypeOK(t tensor.ElementType) bool {
+	return t == tensor.F32 || t == tensor.F16 || t == tensor.F64 || t.IsInteger()
+}
+
+// lowerClip runs f32 and f16 Clip with bounds known at plan time on the
+// unary kernel, and every other numeric type, or runtime bounds, as Max
+// then Min with the bound inputs
+// (runtime scalars of the input's type); without bounds it is a copy.
+func lowerClip(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	t := b.val(x).typ
+	_, loKnown := b.hostFloat(b.in(n, 1))
+	_, hiKnown := b.hostFloat(b.in(n, 2))
+	if (t == tensor.F32 || t == tensor.F16) && (loKnown || b.in(n, 1) < 0) && (hiKnown || b.in(n, 2) < 0) {
+		return lowerUnary(b, n)
+	}
+	if !clipTypeOK(t) {
+		return errUnsupported(n, "element type %s", t)
+	}
+	lo, hi := b.in(n, 1), b.in(n, 2)
+	switch {
+	case lo < 0 && hi < 0:
+		b.alias(y, x)
+		return nil
+	case lo >= 0 && hi >= 0:
+		tmp := b.temp(t, b.val(y).shape)
+		if err := b.binary(n, "max", x, lo, tmp); err != nil {
+			return err
+		}
+		return b.binary(n, "min", tmp, hi, y)
+	case lo >= 0:
+		return b.binary(n, "max", x, lo, y)
+	default:
+		return b.binary(n, "min", x, hi, y)
+	}
+}
+
+// lowerHardmax writes 1 at the first maximum of every fibre along the axis.
+func lowerHardmax(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	if t := b.val(x).typ; t != tensor.F32 {
+		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", t)
+	}
+	s := b.val(x).shape
+	if len(s) == 0 {
+		return errUnsupported(n, "a scalar input")
+	}
+	ax := normAxis(n.Attrs.Int("axis", -1), len(s))
+	outer, inner := prod(s[:ax]), prod(s[ax+1:])
+	if cnt := outer * inner; cnt > 0 && s[ax] > 0 {
+		return b.emit(n, "hardmax", "", cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(s[ax]), uint64(inner))
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package clbackend
+
+import (
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+func lowerBatchNorm(b *builder, n *graph.Node) error {
+	half, err := b.uniformFloat(n)
+	if err != nil {
+		return err
+	}
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if len(s) < 2 {
+		return errUnsupported(n, "input of rank %d", len(s))
+	}
+	inner := int64(1)
+	for _, d := range s[2:] {
+		inner *= d
+	}
+	cnt := s.NumElements()
+	return b.emit(n, "batch_norm", half, cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(b.in(n, 3)), slotArg(b.in(n, 4)),
+		slotArg(y), uint64(cnt), uint64(s[1]), uint64(inner), n.Attrs.Float("epsilon", 1e-5))
+}
+
+func lowerInstanceNorm(b *builder, n *graph.Node) error {
+	half, err := b.uniformFloat(n)
+	if err != nil {
+		return err
+	}
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	if len(s) < 3 {
+		return errUnsupported(n, "input of rank %d", len(s))
+	}
+	inner := int64(1)
+	for _, d := range s[2:] {
+		inner *= d
+	}
+	cnt := s[0] * s[1]
+	return b.emit(n, "instance_norm", half, cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(y),
+		uint64(cnt), uint64(s[1]), uint64(inner), n.Attrs.Float("epsilon", 1e-5))
+}
+
+// lowerLayerNorm normalises over the axes from axis on, with the optional
+// Mean and InvStdDev outputs (f32, one value per row).
+func lowerLayerNorm(b *builder, n *graph.Node) error {
+	half, err := b.uniformFloat(n)
+	if err != nil {
+		return err
+	}
+	x, sc, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
+	s := b.val(x).shape
+	ax := normAxis(n.Attrs.Int("axis", -1), len(s))
+	outer, inner := prod(s[:ax]), prod(s[ax:])
+	if b.val(sc).shape.NumElements() != inner || (bias >= 0 && b.val(bias).shape.NumElements() != inner) {
+		return errUnsupported(n, "scale or bias broadcast over the normalised axes")
+	}
+	barg, has := optArg(bias, sc)
+	eps := n.Attrs.Float("epsilon", 1e-5)
+	if outer == 0 {
+		return nil
+	}
+	if len(n.Outputs) == 1 {
+		return b.emit(n, "layer_norm", half, outer, slotArg(x), slotArg(sc), barg, slotArg(y), uint64(outer), uint64(inner), eps, uint32(has))
+	}
+	for i := 1; i < len(n.Outputs); i++ {
+		if t := b.val(b.out(n, i)).typ; t != tensor.F32 {
+			return errUnsupported(n, "output %d of type %s (the GPU kernel writes f32 statistics)", i, t)
+		}
+	}
+	mean := b.out(n, 1)
+	inv := b.temp(tensor.F32, b.val(mean).shape)
+	if len(n.Outputs) > 2 {
+		inv = b.out(n, 2)
+	}
+	return b.emit(n, "layer_norm_stats", half, outer, slotArg(x), slotArg(sc), barg, slotArg(y), slotArg(mean), slotArg(inv),
+		uint64(outer), uint64(inner), eps, uint32(has))
+}

@@ -1,0 +1,181 @@
+package clbackend
+
+import (
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// reduce emits out = op over axes of x (axes normalised, sorted or not).
+func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) error {
+	is := b.val(x).shape
+	defines, err := b.floatDefines(n, b.val(x).typ) // f32, or f64 with cl_khr_fp64
+	if err != nil {
+		return err
+	}
+	red := make([]bool, len(is))
+	for _, a := range axes {
+		if a < 0 {
+			a += int64(len(is))
+		}
+		red[a] = true
+	}
+	ist := strides(is)
+	var kd, ks, rd, rs []int64
+	count := int64(1)
+	for d := range is {
+		if red[d] {
+			count *= is[d]
+		}
+		// Adjacent axes of the same kind merge into one (the input is
+		// dense, so the outer stride is the inner one times its dim).
+		if d > 0 && red[d] == red[d-1] {
+			if red[d] {
+				rd[len(rd)-1] *= is[d]
+				rs[len(rs)-1] = ist[d]
+			} else {
+				kd[len(kd)-1] *= is[d]
+				ks[len(ks)-1] = ist[d]
+			}
+			continue
+		}
+		if red[d] {
+			rd, rs = append(rd, is[d]), append(rs, ist[d])
+		} else {
+			kd, ks = append(kd, is[d]), append(ks, ist[d])
+		}
+	}
+	m := []int64{int64(len(kd))}
+	m = append(m, kd...)
+	m = append(m, ks...)
+	m = append(m, int64(len(rd)))
+	m = append(m, rd...)
+	m = append(m, rs...)
+	m = append(m, count)
+	cnt := b.val(out).shape.NumElements()
+	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(out), uint64(cnt), b.meta(m))
+}
+
+func lowerReduce(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	var axes []int64
+	if v := b.in(n, 1); v >= 0 {
+		a, ok := b.hostInts(v)
+		if !ok {
+			return errUnsupported(n, "axes not known at plan time")
+		}
+		axes = a
+	}
+	if len(axes) == 0 {
+		if n.Attrs.Int("noop_with_empty_axes", 0) != 0 {
+			b.alias(y, x)
+			return nil
+		}
+		for d := range b.val(x).shape {
+			axes = append(axes, int64(d))
+		}
+	}
+	name := lowerings()[n.OpType].kernel
+	return b.reduce(n, name, x, y, axes)
+}
+
+// lowerArgReduce runs ArgMax and ArgMin along one axis (keepdims only
+// changes the output shape, which is already known).
+func lowerArgReduce(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	is := b.val(x).shape
+	t := b.val(x).typ
+	if clType(t) == "" || t == tensor.Bool || t == tensor.U8 {
+		return errUnsupported(n, "element type %s", t)
+	}
+	if len(is) == 0 {
+		return errUnsupported(n, "a scalar input")
+	}
+	ax := n.Attrs.Int("axis", 0)
+	if ax < 0 {
+		ax += int64(len(is))
+	}
+	if is[ax] == 0 {
+		return errUnsupported(n, "an empty axis %d", ax)
+	}
+	outer, inner := int64(1), int64(1)
+	for d, v := range is {
+		switch {
+		case int64(d) < ax:
+			outer *= v
+		case int64(d) > ax:
+			inner *= v
+		}
+	}
+	cnt := outer * inner
+	if cnt == 0 {
+		return nil
+	}
+	name := lowerings()[n.OpType].kernel
+	return b.emit(n, name, "-DT="+clType(t), cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(is[ax]), uint64(inner),
+		int32(n.Attrs.Int("select_last_index", 0)))
+}
+
+// lowerCumSum sums along one axis; the kernel reads the axis from its
+// (possibly runtime) input.
+func lowerCumSum(b *builder, n *graph.Node) error {
+	x, av, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
+	s := b.val(x).shape
+	t, at := b.val(x).typ, b.val(av).typ
+	if t != tensor.F32 && t != tensor.F64 && t != tensor.I32 && t != tensor.I64 {
+		return errUnsupported(n, "element type %s", t)
+	}
+	ct, err := b.numType(n, t) // f64 needs cl_khr_fp64
+	if err != nil {
+		return err
+	}
+	if (at != tensor.I64 && at != tensor.I32) || b.val(av).shape.NumElements() != 1 {
+		return errUnsupported(n, "axis of type %s and shape %v (want one i32 or i64)", at, b.val(av).shape)
+	}
+	if len(s) == 0 {
+		return errUnsupported(n, "a scalar input")
+	}
+	cnt := s.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	m := append([]int64{int64(len(s))}, s...)
+	return b.emit(n, "cumsum", "-DT="+ct+" -DIDX="+clType(at), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m),
+		slotArg(av), int32(n.Attrs.Int("exclusive", 0)), int32(n.Attrs.Int("reverse", 0)))
+}
+
+// lowerTopK ranks every element within its fibre in parallel; K must be
+// known at plan time (it sets the output shape).
+func lowerTopK(b *builder, n *graph.Node) error {
+	x := b.in(n, 0)
+	ks, ok := b.hostInts(b.in(n, 1))
+	if !ok || len(ks) != 1 {
+		return errUnsupported(n, "K is not known at plan time")
+	}
+	t := b.val(x).typ
+	if !t.IsInteger() && t != tensor.F32 && t != tensor.F64 {
+		return errUnsupported(n, "element type %s", t)
+	}
+	ct, err := b.numType(n, t)
+	if err != nil {
+		return err
+	}
+	defines := "-DT=" + ct
+	if t.IsFloat() {
+		defines += " -DIS_FLOAT"
+	}
+	s := b.val(x).shape
+	if len(s) == 0 {
+		return errUnsupported(n, "a scalar input")
+	}
+	ax := normAxis(n.Attrs.Int("axis", -1), len(s))
+	k, cnt := ks[0], s.NumElements()
+	if k <= 0 || cnt == 0 {
+		return nil
+	}
+	name := "topk"
+	if n.Attrs.Int("largest", 1) == 0 {
+		name = "topk_smallest"
+	}
+	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(b.out(n, 0)), slotArg(b.out(n, 1)), uint64(cnt),
+		uint64(s[ax]), uint64(prod(s[ax+1:])), uint64(k))
+}
