@@ -1,0 +1,168 @@
+package clbackend
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// The device memory of a plan: activation buffers shared by liveness, and
+// the uploads of weights and other host values the kernels read.
+
+// planBuffers assigns every device root value an activation buffer by
+// liveness: a buffer is reused once the last kernel that reads its value
+// has been enqueued (the queue is in order), best fit first.
+func (b *builder) planBuffers() {
+	pl := b.pl
+	vals := pl.values
+	end := len(pl.launches)
+	touch := func(v, at int) {
+		r := vals[v].root
+		if vals[r].host != nil {
+			return
+		}
+		if vals[r].first == unset || at < vals[r].first {
+			vals[r].first = at
+		}
+		vals[r].last = max(vals[r].last, at)
+	}
+	for _, v := range pl.params {
+		touch(v, -1)
+	}
+	for i, l := range pl.launches {
+		for _, a := range l.args {
+			if s, ok := a.(slotArg); ok {
+				touch(int(s), i)
+			}
+		}
+	}
+	for _, v := range pl.results {
+		touch(v, end)
+	}
+	// Allocate at first use, free after last use.
+	starts := make([][]int, end+2)
+	ends := make([][]int, end+2)
+	for i := range vals {
+		v := &vals[i]
+		if v.root != i || v.host != nil || v.first == unset {
+			continue
+		}
+		starts[v.first+1] = append(starts[v.first+1], i)
+		ends[v.last+1] = append(ends[v.last+1], i)
+		pl.naive += int64(v.bytes)
+	}
+	var free []int
+	for t := 0; t < end+2; t++ {
+		for _, i := range starts[t] {
+			need := max(vals[i].bytes, 4)
+			best := -1
+			for j, f := range free {
+				if pl.bufSizes[f] >= need && (best < 0 || pl.bufSizes[f] < pl.bufSizes[free[best]]) {
+					best = j
+				}
+			}
+			if best < 0 && len(free) > 0 {
+				best = 0
+				for j, f := range free {
+					if pl.bufSizes[f] > pl.bufSizes[free[best]] {
+						best = j
+					}
+				}
+			}
+			if best >= 0 {
+				vals[i].buf = free[best]
+				pl.bufSizes[free[best]] = max(pl.bufSizes[free[best]], need)
+				free = slices.Delete(free, best, best+1)
+			} else {
+				vals[i].buf = len(pl.bufSizes)
+				pl.bufSizes = append(pl.bufSizes, need)
+			}
+		}
+		for _, i := range ends[t] {
+			free = append(free, vals[i].buf)
+		}
+	}
+	for _, s := range pl.bufSizes {
+		pl.planned += int64(s)
+	}
+}
+
+// uploadConsts puts the plan's host values that kernels read on the
+// device: weights once per compiled model, the rest once per plan.
+func (b *builder) uploadConsts() error {
+	used := map[int]bool{}
+	for _, l := range b.pl.launches {
+		for _, a := range l.args {
+			if s, ok := a.(slotArg); ok {
+				used[b.pl.values[int(s)].root] = true
+			}
+		}
+	}
+	for _, v := range b.pl.results {
+		used[b.pl.values[v].root] = true
+	}
+	for i := range b.pl.values {
+		v := &b.pl.values[i]
+		if v.host == nil || !used[i] {
+			continue
+		}
+		if v.weight != "" {
+			if _, err := b.c.weight(v.weight, v.host); err != nil {
+				return err
+			}
+			continue
+		}
+		buf, err := b.c.upload(v.host)
+		if err != nil {
+			return err
+		}
+		b.pl.consts[i] = buf
+	}
+	return nil
+}
+
+// programWith returns the built program of k's file with options, with a
+// reference the caller releases.
+func (c *CompiledModel) programWith(p *Plugin, k kernels.Kernel, opts string) (*shared[*cl.Program], error) {
+	src, err := k.Source()
+	if err != nil {
+		return nil, err
+	}
+	return p.cache.program(c.dev, c.ctx.val, k.File, src, opts, c.cacheDir)
+}
+
+// upload copies a host tensor into a new read-only device buffer.
+func (c *CompiledModel) upload(t *tensor.Tensor) (*cl.MemObject, error) {
+	data := t.Contiguous().Bytes()
+	if len(data) == 0 {
+		data = make([]byte, 4)
+	}
+	buf, err := c.ctx.val.CreateBuffer(cl.MemReadOnly, data)
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: model %q: uploading %s (%d bytes) to %s: %w", c.model.Name, t, len(data), c.dev.name(), err)
+	}
+	return buf, nil
+}
+
+// weight returns the device copy of a Constant's tensor, uploading it on
+// first use: weights are on the device once per compiled model.
+func (c *CompiledModel) weight(name string, t *tensor.Tensor) (*cl.MemObject, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if b, ok := c.weights[name]; ok {
+		return b, nil
+	}
+	b, err := c.upload(t)
+	if err != nil {
+		return nil, err
+	}
+	c.weights[name] = b
+	return b, nil
+}
+
+// formatBytes is n as a decimal string, for properties.
+func formatBytes(n int64) string { return strconv.FormatInt(n, 10) }

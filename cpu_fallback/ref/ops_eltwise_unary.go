@@ -1,0 +1,181 @@
+package ref
+
+import (
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// The unary element-wise machinery: float math in float64 rounded to the
+// input type (floatMath, pure), the numeric forms of Neg, Abs, Relu and
+// Sign (numUnary), shared by the eltwise and activation families.
+
+// pure is the kernel of a float function without attributes (see
+// floatMath).
+func pure(f func(float64) float64) Kernel {
+	return floatMath(func(*graph.Node) func(float64) float64 { return f })
+}
+
+// floatMath makes a kernel applying f elementwise to a float tensor; mk
+// builds f from the node's attributes once per call.
+func floatMath(mk func(*graph.Node) func(float64) float64) Kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := need(n, in, 0)
+		if err != nil {
+			return nil, err
+		}
+		y, err := applyFloat(n, x, mk(n))
+		if err != nil {
+			return nil, err
+		}
+		return one(y), nil
+	}
+}
+
+// intsToo extends a float kernel to integer inputs (ONNX Erf): the result
+// is computed in float64 and truncated toward zero.
+func intsToo(k Kernel) Kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := opt(in, 0)
+		if x == nil || !x.Type().IsInteger() {
+			return k(n, in)
+		}
+		f, _ := tensor.FromF64(x.Shape(), toF64s(x))
+		out, err := k(n, append([]*tensor.Tensor{f}, in[1:]...))
+		if err != nil {
+			return nil, err
+		}
+		y, err := newOut(n, x.Type(), x.Shape())
+		if err != nil {
+			return nil, err
+		}
+		storeF64(y, out[0].F64())
+		return one(y), nil
+	}
+}
+
+func applyFloat(n *graph.Node, x *tensor.Tensor, f func(float64) float64) (*tensor.Tensor, error) {
+	if !x.Type().IsFloat() {
+		return nil, n.Errorf("%w: %s needs a float input, got %v", plugin.ErrUnsupported, n.OpType, x)
+	}
+	y, err := newOut(n, x.Type(), x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	switch x.Type() {
+	case tensor.F64:
+		src, dst := x.F64(), y.F64()
+		for i, v := range src {
+			dst[i] = f(v)
+		}
+	case tensor.F32:
+		mapF32(x.F32(), y.F32(), f)
+	default:
+		o := make([]float32, x.NumElements())
+		mapF32(toF32(x), o, f)
+		storeF32(y, o)
+	}
+	return y, nil
+}
+
+func mapF32(src, dst []float32, f func(float64) float64) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = float32(f(float64(v)))
+	}
+}
+
+// unaryOp is a unary op defined on every numeric type.
+type unaryOp uint8
+
+const (
+	uNeg unaryOp = iota
+	uAbs
+	uRelu
+	uSign
+)
+
+func numUnary(op unaryOp) Kernel {
+	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := need(n, in, 0)
+		if err != nil {
+			return nil, err
+		}
+		if !isNumeric(x.Type()) {
+			return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, n.OpType, x)
+		}
+		y, err := newOut(n, x.Type(), x.Shape())
+		if err != nil {
+			return nil, err
+		}
+		switch x.Type() {
+		case tensor.F32:
+			unaryRun(op, x.F32(), y.F32())
+		case tensor.F64:
+			unaryRun(op, x.F64(), y.F64())
+		case tensor.F16, tensor.BF16:
+			o := make([]float32, x.NumElements())
+			unaryRun(op, toF32(x), o)
+			storeF32(y, o)
+		case tensor.I8:
+			unaryRun(op, x.I8(), y.I8())
+		case tensor.U8:
+			unaryRun(op, x.U8(), y.U8())
+		case tensor.I16:
+			unaryRun(op, x.I16(), y.I16())
+		case tensor.I32:
+			unaryRun(op, x.I32(), y.I32())
+		case tensor.I64:
+			unaryRun(op, x.I64(), y.I64())
+		}
+		return one(y), nil
+	}
+}
+
+func unaryRun[T number](op unaryOp, x, y []T) {
+	y = y[:len(x)]
+	switch op {
+	case uNeg:
+		for i, v := range x {
+			y[i] = -v
+		}
+	case uAbs:
+		for i, v := range x {
+			if v < 0 {
+				v = -v
+			}
+			y[i] = v
+		}
+	case uRelu:
+		for i, v := range x {
+			if v < 0 {
+				v = 0
+			}
+			y[i] = v
+		}
+	case uSign:
+		for i, v := range x {
+			switch {
+			case v > 0:
+				y[i] = 1
+			case v < 0:
+				y[i] = 0
+				y[i]--
+			case v == 0:
+				y[i] = 0
+			default:
+				y[i] = v // NaN stays NaN
+			}
+		}
+	}
+}
+
+// fromF64 builds a tensor of type t from float64 values, naming the node on
+// error.
+func fromF64(n *graph.Node, t tensor.ElementType, shape tensor.Shape, v []float64) (*tensor.Tensor, error) {
+	y, err := tensor.FromFloat64s(t, shape, v)
+	if err != nil {
+		return nil, n.Errorf("output %v%v: %w", t, shape, err)
+	}
+	return y, nil
+}
