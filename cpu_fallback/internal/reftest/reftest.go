@@ -148,7 +148,7 @@ func I64s(v ...int64) *tensor.Tensor {
 	return t
 }
 
-// assertClose compares got (any type) to want within a relative tolerance
+// AssertClose compares got (any type) to want within a relative tolerance
 // (absolute near zero); NaN must match NaN.
 func AssertClose(t *testing.T, want []float64, got *tensor.Tensor, rel float64, msg ...any) {
 	t.Helper()
