@@ -352,3 +352,25 @@ func (b *builder) floatDefines(n *graph.Node, t tensor.ElementType) (string, err
 	}
 	return "", errUnsupported(n, "element type %s (the GPU kernel takes f32, f16, and f64 where the device has %s)", t, fp64Extension)
 }
+
+// OpSupport is how the GPU device runs one op type of graph's op set.
+type OpSupport struct {
+	// Kernels is set when the op has a lowering onto catalogue kernels.
+	Kernels bool
+	// Half is set when that lowering runs on f16 activations with
+	// INFERENCE_PRECISION_HINT=f16.
+	Half bool
+	// Host, for an op without a lowering, says why: the planner computes
+	// it on the host.
+	Host string
+}
+
+// Ops returns how the GPU device runs each op type it knows; CompileModel
+// refuses a node of any other op type with plugin.ErrUnsupported.
+func Ops() map[string]OpSupport {
+	out := map[string]OpSupport{}
+	for op, l := range lowerings() {
+		out[op] = OpSupport{Kernels: l.lower != nil, Half: l.half && l.lower != nil, Host: l.host}
+	}
+	return out
+}

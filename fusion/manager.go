@@ -131,6 +131,10 @@ type Pass struct {
 	Doc string
 	// Run applies the pass.
 	Run func(ctx context.Context, m *graph.Model, opts *Options) (int, error)
+	// Ops are the op types the pass's patterns match, sorted (PatternPass
+	// fills it; nil for passes that are not pattern rewrites), for the op
+	// support matrix (OPS.md).
+	Ops []string
 }
 
 // Manager runs registered passes in order.

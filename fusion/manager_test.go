@@ -177,3 +177,30 @@ func TestDefaultPassNames(t *testing.T) {
 		assert.NotEmpty(t, p.Doc, "pass %s has no doc line", p.Name)
 	}
 }
+
+// TestPassOps: a pattern pass lists the op types its patterns match, which
+// the op support matrix reports; other passes list none.
+func TestPassOps(t *testing.T) {
+	ops := map[string][]string{}
+	for _, p := range fusion.DefaultPasses() {
+		ops[p.Name] = p.Ops
+	}
+	for _, c := range []struct {
+		pass string
+		want []string
+	}{
+		{fusion.PassEliminateDoubleRelu, []string{"Relu"}},
+		{fusion.PassFuseSEResidual, []string{"Add", "Mul"}},
+		{fusion.PassFuseLayerNormRelu, []string{"LayerNormalization", "Relu"}},
+		{fusion.PassConstantFolding, nil},
+	} {
+		assert.Equal(t, c.want, ops[c.pass], c.pass)
+	}
+	assert.Subset(t, ops[fusion.PassFuseConv], []string{"Conv", "Add", "Relu", "HardSwish"})
+	for name, list := range ops {
+		for _, op := range list {
+			_, ok := graph.Lookup(op)
+			assert.True(t, ok, "pass %s matches op %s, which is not in the op set", name, op)
+		}
+	}
+}

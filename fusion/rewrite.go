@@ -3,6 +3,7 @@ package fusion
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/clinfer/clinfer/graph"
@@ -246,7 +247,16 @@ func replaceUses(cons map[graph.Output][]graph.Input, old, repl graph.Output) {
 
 // PatternPass returns a pass that applies rules with ApplyRules.
 func PatternPass(name, doc string, rules ...Rule) Pass {
-	return Pass{Name: name, Doc: doc, Run: func(ctx context.Context, m *graph.Model, _ *Options) (int, error) {
+	var ops []string
+	for _, r := range rules {
+		r.Pattern.walk(func(p *Pattern) {
+			if p.kind == patOp {
+				ops = append(ops, p.ops...)
+			}
+		})
+	}
+	slices.Sort(ops)
+	return Pass{Name: name, Doc: doc, Ops: slices.Compact(ops), Run: func(ctx context.Context, m *graph.Model, _ *Options) (int, error) {
 		return ApplyRules(ctx, m, rules...)
 	}}
 }

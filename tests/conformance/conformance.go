@@ -100,10 +100,12 @@ func caseTimeout(t *testing.T) time.Duration {
 // that logs passed / failed / unsupported-op / unsupported-type / excluded
 // counts per directory and writes the same table to the file named by
 // $CONFORMANCE_SUMMARY when that is set ("{device}" in it is replaced by
-// the device name, so that several devices' suites keep their own); when no -run filter left a case
-// out, it also records every case's outcome for CheckParity. A case whose
-// ops are all supported but which fails is a test failure. Each case runs under recover (a panic
-// becomes a failure with its stack) and a time limit.
+// the device name, so that several devices' suites keep their own) and
+// every case's outcome to the file $CONFORMANCE_CASES names (EnvCases, for
+// the op support matrix); when no -run filter left a case out, it also
+// records every case's outcome for CheckParity. A case whose ops are all
+// supported but which fails is a test failure. Each case runs under
+// recover (a panic becomes a failure with its stack) and a time limit.
 func ONNXBackend(t *testing.T, device string) {
 	root := dataDir()
 	if st, err := os.Stat(filepath.Join(root, Dirs[0])); err != nil || !st.IsDir() {
@@ -167,6 +169,12 @@ func ONNXBackend(t *testing.T, device string) {
 			p = strings.ReplaceAll(p, "{device}", device)
 			if err := os.WriteFile(p, []byte(table+sum.details()), 0o644); err != nil {
 				t.Errorf("conformance: writing $CONFORMANCE_SUMMARY: %v", err)
+			}
+		}
+		if p := os.Getenv(EnvCases); p != "" {
+			p = strings.ReplaceAll(p, "{device}", device)
+			if err := WriteCases(p, sum.outcomes()); err != nil {
+				t.Errorf("conformance: writing $%s: %v", EnvCases, err)
 			}
 		}
 	})
