@@ -30,7 +30,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults clean
+.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -61,7 +61,7 @@ refs: models
 	NODE_PATH=.cache/node_modules node scripts/ortref/make_refs.js
 
 ## test: everything CI checks.
-test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl oclgrind device-matrix-check device-bundle-check
+test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl oclgrind device-matrix-check ops-check device-bundle-check
 
 fmt-check:
 	@bad=$$($(GOFMT) -l .); \
@@ -70,12 +70,14 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# The ONNX backend suite writes its per-directory table, one file per
-# device, here; -count=1 so that the tables (and the CPU/GPU parity check
-# in tests/main_test.go) come from this run, not the test cache.
+# The ONNX backend suite writes its per-directory table and every case's
+# outcome (which ops-check reads), one file per device, here; -count=1 so
+# that the tables (and the CPU/GPU parity check in tests/main_test.go) come
+# from this run, not the test cache.
+CASES_ENV := CONFORMANCE_CASES='$(CURDIR)/$(OUT)/conformance-cases-{device}.txt'
 unit:
 	mkdir -p $(OUT)
-	@rc=0; CONFORMANCE_SUMMARY='$(CURDIR)/$(OUT)/conformance-{device}.txt' $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... || rc=$$?; \
+	@rc=0; CONFORMANCE_SUMMARY='$(CURDIR)/$(OUT)/conformance-{device}.txt' $(CASES_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... || rc=$$?; \
 	for d in CPU GPU; do sed -n '1,7p' $(OUT)/conformance-$$d.txt 2>/dev/null || true; done; \
 	exit $$rc
 
@@ -182,6 +184,19 @@ device-matrix:
 
 device-matrix-check:
 	$(GO) run ./cmd/devicereport -matrix docs/devices -readme README.md -check
+
+## ops: OPS.md, the op support matrix, from the op tables (graph, onnx,
+## cpu_fallback/ref, clbackend, fusion) and a run of the ONNX backend
+## suite on CPU and GPU.
+ops: deps
+	mkdir -p $(OUT)
+	$(CASES_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestONNXBackend(CPU|GPU)$$' ./tests/
+	$(GO) run ./cmd/ops -cases $(OUT) -o OPS.md
+
+## ops-check: fail when the committed OPS.md is not what the tables and the
+## suite run of `unit` (its case outcomes in $(OUT)) give.
+ops-check:
+	$(GO) run ./cmd/ops -cases $(OUT) -check OPS.md
 
 clean:
 	rm -rf $(OUT)

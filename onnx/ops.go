@@ -203,3 +203,16 @@ func Opsets(opType string) (since, until int64, ok bool) {
 	}
 	return since, until, ok
 }
+
+// OpTypes returns the ONNX op types (default domain) the frontend imports
+// at some opset, sorted.
+func OpTypes() []string {
+	var out []string
+	for _, e := range opTable {
+		if e.Domain == "" && !slices.Contains(out, e.OpType) {
+			out = append(out, e.OpType)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -394,6 +394,8 @@ func TestOpsets(t *testing.T) {
 		assert.Equal(t, c.ok, ok, c.op)
 		assert.Equal(t, [2]int64{c.since, c.until}, [2]int64{since, until}, c.op)
 	}
+	assert.Subset(t, OpTypes(), []string{"Relu", "Upsample", "Constant", "ReduceLogSum"})
+	assert.NotContains(t, OpTypes(), "FusedConv")
 	// Every op of graph's op set with a Since version imports from it on,
 	// and no family row overlaps the rows made from graph's table (the
 	// overlap check above covers every pair).
