@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
@@ -29,11 +28,9 @@ type CompiledModel struct {
 	dev       *device
 	ctx       *shared[*cl.Context]
 	model     *graph.Model
-	props     *plugin.Properties
+	core      plugin.ModelCore // ports, properties, closed, profiled times
 	profiling bool
 	cacheDir  string
-	inputs    []plugin.PortInfo
-	outputs   []plugin.PortInfo
 	hostParam []bool
 	plugin    *Plugin
 
@@ -53,9 +50,7 @@ type CompiledModel struct {
 	running sync.RWMutex
 
 	mu       sync.Mutex
-	closed   bool
 	requests map[*InferRequest]struct{}
-	perf     map[string]time.Duration
 
 	async plugin.AsyncSupport // executors and running async requests; see async.go
 }
@@ -87,7 +82,8 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	cm := &CompiledModel{dev: d, model: model, plugin: p, plans: map[string]*plan{}, weights: map[string]*cl.MemObject{},
-		requests: map[*InferRequest]struct{}{}, perf: map[string]time.Duration{}}
+		requests: map[*InferRequest]struct{}{}}
+	cm.core.Init("gpu", model, cfg)
 	conf, err := plugin.ParseConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
@@ -97,15 +93,12 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	for _, n := range model.Parameters {
-		pi := plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()}
-		cm.inputs = append(cm.inputs, pi)
 		cm.hostParam = append(cm.hostParam, isHostParam(model, n))
 	}
 	for _, n := range model.Results {
 		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
 			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", m.Name, n.Name)
 		}
-		cm.outputs = append(cm.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
 	}
 	if err := checkSupport(model, nodes, cm.hostParam); err != nil {
 		return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: %w", m.Name, d.name(), err)
@@ -125,7 +118,7 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 	}()
 	static := !slices.Contains(cm.hostParam, true)
 	var shapes []tensor.Shape
-	for _, in := range cm.inputs {
+	for _, in := range cm.core.Inputs() {
 		s, ok := in.Shape.ToShape()
 		static = static && ok
 		shapes = append(shapes, s)
@@ -148,7 +141,7 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 		}
 	}
-	cm.props = cfg.Extend(
+	props := cfg.Extend(
 		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
 		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg, d))),
 		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, d.name()),
@@ -156,7 +149,8 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 		plugin.ReadOnlySpec(KeyActivationBytesPlanned, planned),
 		plugin.ReadOnlySpec(KeyActivationBytesNaive, naive),
 	)
-	conf, err = plugin.ParseConfig(cm.props)
+	cm.core.SetProps(props)
+	conf, err = plugin.ParseConfig(props)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile model %q: %w", m.Name, err)
 	}
@@ -293,10 +287,11 @@ func probeShapes(ins []plugin.PortInfo) []tensor.Shape {
 // built when its first shape is planned, and a real failure is reported
 // there, naming the shape.
 func (c *CompiledModel) probePlan(ctx context.Context, p *Plugin) error {
-	if slices.ContainsFunc(c.inputs, func(in plugin.PortInfo) bool { return !in.Shape.RankKnown }) {
+	ins := c.core.Inputs()
+	if slices.ContainsFunc(ins, func(in plugin.PortInfo) bool { return !in.Shape.RankKnown }) {
 		return nil
 	}
-	shapes := probeShapes(c.inputs)
+	shapes := probeShapes(ins)
 	key := planKey(shapes, nil)
 	pl, err := c.buildPlan(ctx, p, key, shapes, nil)
 	if err != nil {
@@ -337,36 +332,23 @@ func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor) (*pla
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return clonePorts(c.inputs) }
+func (c *CompiledModel) Inputs() []plugin.PortInfo { return c.core.Inputs() }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return clonePorts(c.outputs) }
-
-func clonePorts(ps []plugin.PortInfo) []plugin.PortInfo {
-	out := make([]plugin.PortInfo, len(ps))
-	for i, p := range ps {
-		out[i] = plugin.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
-	}
-	return out
-}
+func (c *CompiledModel) Outputs() []plugin.PortInfo { return c.core.Outputs() }
 
 // Property returns the compiled model's configuration or a read-only fact
 // (NETWORK_NAME, OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES,
 // LOADED_FROM_CACHE, and the device's facts).
-func (c *CompiledModel) Property(key string) (string, error) {
-	if err := c.check(); err != nil {
-		return "", err
-	}
-	return c.props.Get(key)
-}
+func (c *CompiledModel) Property(key string) (string, error) { return c.core.Property(key) }
 
 // CreateInferRequest returns a new request with its own command queue,
 // activation buffers and kernels; inputs start bound to zero tensors.
 func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return nil, c.closedErr()
+	if err := c.core.Check(); err != nil {
+		return nil, err
 	}
 	r, err := newInferRequest(c)
 	if err != nil {
@@ -402,8 +384,6 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 		pl = c.latest
 		c.planMu.Unlock()
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i, n := range nodes {
 		if n.RT.Extra == nil {
 			n.RT.Extra = map[string]string{}
@@ -417,8 +397,8 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 			n.RT.Extra["IMPL_TYPE"] = "planned per input shape"
 		}
 		n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
-		if d, ok := c.perf[n.Name]; ok {
-			n.RT.Extra["PERF_COUNTER"] = strconv.FormatInt(d.Microseconds(), 10)
+		if us, ok := c.core.PerfCounter(n.Name); ok {
+			n.RT.Extra["PERF_COUNTER"] = us
 		}
 	}
 	return rm, nil
@@ -433,11 +413,10 @@ func (c *CompiledModel) Close() error {
 	c.running.Lock()
 	defer c.running.Unlock()
 	c.mu.Lock()
-	if c.closed {
+	if !c.core.MarkClosed() {
 		c.mu.Unlock()
 		return nil
 	}
-	c.closed = true
 	reqs := c.requests
 	c.requests = nil
 	c.mu.Unlock()
@@ -478,27 +457,4 @@ func (c *CompiledModel) forget(r *InferRequest) {
 	delete(c.requests, r)
 }
 
-func (c *CompiledModel) check() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return c.closedErr()
-	}
-	return nil
-}
-
-func (c *CompiledModel) closedErr() error {
-	return fmt.Errorf("gpu: compiled model %q: %w", c.model.Name, plugin.ErrClosed)
-}
-
-// recordPerf keeps the latest profiled time of every node for
-// RuntimeModel.
-func (c *CompiledModel) recordPerf(prof []plugin.ProfilingInfo) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range prof {
-		if p.NodeType != "Stage" {
-			c.perf[p.NodeName] = p.RealTime
-		}
-	}
-}
+func (c *CompiledModel) check() error { return c.core.Check() }

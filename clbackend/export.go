@@ -33,10 +33,7 @@ var (
 // ImportModel on a device of the same architecture builds no kernel from
 // source.
 func (c *CompiledModel) Export(w io.Writer) error {
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
+	if c.core.Closed() {
 		return fmt.Errorf("gpu: export model %q: %w", c.model.Name, plugin.ErrClosed)
 	}
 	enc, err := c.model.MarshalBinary()
@@ -53,9 +50,9 @@ func (c *CompiledModel) Export(w io.Writer) error {
 		Header: plugin.BlobHeader{
 			Device:       DeviceName,
 			Architecture: c.dev.architecture,
-			Config:       exportConfig(c.props),
-			Inputs:       c.inputs,
-			Outputs:      c.outputs,
+			Config:       exportConfig(c.core.Props()),
+			Inputs:       c.core.Inputs(),
+			Outputs:      c.core.Outputs(),
 		},
 		Sections: sections,
 	})
@@ -184,7 +181,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	for _, chk := range []struct {
 		kind            string
 		header, rebuilt []plugin.PortInfo
-	}{{"input", blob.Header.Inputs, c.inputs}, {"output", blob.Header.Outputs, c.outputs}} {
+	}{{"input", blob.Header.Inputs, c.core.Inputs()}, {"output", blob.Header.Outputs, c.core.Outputs()}} {
 		if err := plugin.CheckPorts(chk.kind, chk.header, chk.rebuilt); err != nil {
 			if cerr := c.Close(); cerr != nil {
 				err = fmt.Errorf("%w (closing: %v)", err, cerr)
@@ -192,7 +189,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 			return nil, fmt.Errorf("gpu: %w", err)
 		}
 	}
-	c.props = c.props.Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES"))
+	c.core.SetProps(c.core.Props().Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES")))
 	return c, nil
 }
 

@@ -55,8 +55,8 @@ var _ plugin.InferRequest = (*InferRequest)(nil)
 // static input shapes, the buffers and kernels of its plan; c.mu is held.
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	r := &InferRequest{c: c, states: map[*plan]*planState{}}
-	r.core.Init("gpu", c.inputs, c.outputs)
-	for i, in := range c.inputs {
+	r.core.Init("gpu", c.Inputs(), c.Outputs())
+	for i, in := range c.Inputs() {
 		s := make(tensor.Shape, len(in.Shape.Dims))
 		for d, dim := range in.Shape.Dims {
 			s[d] = max(dim.Size, 1)
@@ -245,23 +245,15 @@ func (r *InferRequest) fail(what string, err error) error {
 // input shapes and the request's state for it.
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
-	r.core.Mu.Lock()
-	if r.core.Closed {
-		r.core.Mu.Unlock()
-		return fmt.Errorf("gpu: infer request: %w", plugin.ErrClosed)
+	drain := func() error {
+		if err := r.drainPendingLocked(); err != nil {
+			return r.fail("draining an abandoned inference", err)
+		}
+		return nil
 	}
-	if err := c.check(); err != nil {
-		r.core.Mu.Unlock()
+	var err error
+	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, drain); err != nil {
 		return err
-	}
-	s.inputs, s.outputs, s.userOut = r.core.IO.Snapshot()
-	err := r.drainPendingLocked()
-	r.core.Mu.Unlock()
-	if err != nil {
-		return r.fail("draining an abandoned inference", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
 	}
 	pl, err := c.planFor(ctx, s.inputs)
 	if err != nil {
@@ -315,7 +307,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 		}
 		ev, err := cl.EnqueueWriteSlice(r.queue, r.buffer(pl, s.st, pl.params[i]), false, 0, b, nil)
 		if err != nil {
-			return r.fail("writing input "+c.inputs[i].Name, err)
+			return r.fail("writing input "+c.core.Input(i).Name, err)
 		}
 		s.keep(&s.evs.upload, ev)
 	}
@@ -423,7 +415,7 @@ func (r *InferRequest) launch(s *runState, end int) error {
 func (r *InferRequest) download(s *runState) error {
 	c, pl := r.c, s.pl
 	t2 := time.Now()
-	s.staged = make([]*tensor.Tensor, len(c.outputs))
+	s.staged = make([]*tensor.Tensor, len(s.pl.results))
 	for i, v := range pl.results {
 		sl := pl.values[v]
 		dst := s.outputs[i]
@@ -439,7 +431,7 @@ func (r *InferRequest) download(s *runState) error {
 		}
 		ev, err := cl.EnqueueReadSlice(r.queue, r.buffer(pl, s.st, v), false, 0, b, nil)
 		if err != nil {
-			return r.fail("reading output "+c.outputs[i].Name, err)
+			return r.fail("reading output "+c.core.Output(i).Name, err)
 		}
 		s.keep(&s.evs.download, ev)
 	}
@@ -477,7 +469,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 	for i := range results {
 		if s.userOut[i] && results[i] != s.outputs[i] {
 			if err := s.outputs[i].CopyFrom(results[i]); err != nil {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: infer %q: output %q: %w", c.model.Name, c.outputs[i].Name, err)
+				return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: infer %q: output %q: %w", c.model.Name, c.core.Output(i).Name, err)
 			}
 			results[i] = s.outputs[i]
 		}
@@ -501,7 +493,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 	r.core.IO.Publish(results)
 	r.prof = prof
 	if c.profiling {
-		c.recordPerf(prof)
+		c.core.RecordPerf(prof)
 	}
 	return nil
 }

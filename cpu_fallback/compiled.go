@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
@@ -29,20 +27,14 @@ type step struct {
 // share its constants read-only.
 type CompiledModel struct {
 	model     *graph.Model
-	props     *plugin.Properties
+	core      plugin.ModelCore // ports, properties, closed, profiled times
 	profiling bool
-	inputs    []plugin.PortInfo
-	outputs   []plugin.PortInfo
 
 	steps     []step
 	numSlots  int
 	consts    map[int]*tensor.Tensor // slot -> constant value
 	paramSlot []int                  // per model input
 	resultIn  []int                  // per model output: the slot it reads
-
-	mu     sync.Mutex
-	closed bool
-	perf   map[string]time.Duration // last profiled time per node
 
 	async plugin.AsyncSupport // executors and running requests; see stages.go
 }
@@ -71,14 +63,15 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("cpu: compile: %w", err)
 	}
-	cm := &CompiledModel{model: model, consts: map[int]*tensor.Tensor{}, perf: map[string]time.Duration{}}
-	cm.props = cfg.Extend(
+	cm := &CompiledModel{model: model, consts: map[int]*tensor.Tensor{}}
+	props := cfg.Extend(
 		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
 		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg))),
 		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, DeviceName),
 		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
 	)
-	conf, err := plugin.ParseConfig(cm.props)
+	cm.core.Init("cpu", model, props)
+	conf, err := plugin.ParseConfig(props)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile: %w", err)
 	}
@@ -132,40 +125,25 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 	}
 	for _, n := range model.Parameters {
 		cm.paramSlot = append(cm.paramSlot, slots[n.Out(0)])
-		cm.inputs = append(cm.inputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
 	}
 	for _, n := range model.Results {
 		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
 			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: result %q has no input", m.Name, n.Name)
 		}
 		cm.resultIn = append(cm.resultIn, slots[n.Inputs[0]])
-		cm.outputs = append(cm.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
 	}
 	return cm, nil
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return clonePorts(c.inputs) }
+func (c *CompiledModel) Inputs() []plugin.PortInfo { return c.core.Inputs() }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return clonePorts(c.outputs) }
-
-func clonePorts(ps []plugin.PortInfo) []plugin.PortInfo {
-	out := make([]plugin.PortInfo, len(ps))
-	for i, p := range ps {
-		out[i] = plugin.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
-	}
-	return out
-}
+func (c *CompiledModel) Outputs() []plugin.PortInfo { return c.core.Outputs() }
 
 // Property returns the compiled model's configuration or a read-only fact
 // (NETWORK_NAME, OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES).
-func (c *CompiledModel) Property(key string) (string, error) {
-	if err := c.check(); err != nil {
-		return "", err
-	}
-	return c.props.Get(key)
-}
+func (c *CompiledModel) Property(key string) (string, error) { return c.core.Property(key) }
 
 // CreateInferRequest returns a new request. Inputs with static shapes start
 // bound to zero tensors.
@@ -188,8 +166,6 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpu: runtime model: %w", err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i, n := range nodes {
 		if n.RT.Extra == nil {
 			n.RT.Extra = map[string]string{}
@@ -202,8 +178,8 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 		n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(i)
 		n.RT.Extra["IMPL_TYPE"] = impl
 		n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
-		if d, ok := c.perf[n.Name]; ok {
-			n.RT.Extra["PERF_COUNTER"] = strconv.FormatInt(d.Microseconds(), 10)
+		if us, ok := c.core.PerfCounter(n.Name); ok {
+			n.RT.Extra["PERF_COUNTER"] = us
 		}
 	}
 	return rm, nil
@@ -211,30 +187,9 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 
 // Close releases the compiled model; its requests fail afterwards.
 func (c *CompiledModel) Close() error {
-	err := c.closeAsync() // waits for running requests, before c.mu
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
+	err := c.closeAsync() // waits for running requests
+	c.core.MarkClosed()
 	return err
 }
 
-func (c *CompiledModel) check() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return fmt.Errorf("cpu: compiled model %q: %w", c.model.Name, plugin.ErrClosed)
-	}
-	return nil
-}
-
-// recordPerf keeps the latest profiled time of every node for
-// RuntimeModel.
-func (c *CompiledModel) recordPerf(prof []plugin.ProfilingInfo) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range prof {
-		if p.NodeType != "Stage" {
-			c.perf[p.NodeName] = p.RealTime
-		}
-	}
-}
+func (c *CompiledModel) check() error { return c.core.Check() }

@@ -34,9 +34,9 @@ func (c *CompiledModel) Export(w io.Writer) error {
 		Header: plugin.BlobHeader{
 			Device:       DeviceName,
 			Architecture: deviceArchitecture(),
-			Config:       plugin.ExportConfig(c.props),
-			Inputs:       c.inputs,
-			Outputs:      c.outputs,
+			Config:       plugin.ExportConfig(c.core.Props()),
+			Inputs:       c.core.Inputs(),
+			Outputs:      c.core.Outputs(),
 		},
 		Sections: []plugin.BlobSection{{Name: graphSection, Data: enc}},
 	})
@@ -84,13 +84,13 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 		}
 		return nil, plugin.Errorf(plugin.ErrCorrupt, "cpu: import: %w", err)
 	}
-	if err := plugin.CheckPorts("input", blob.Header.Inputs, c.inputs); err != nil {
+	if err := plugin.CheckPorts("input", blob.Header.Inputs, c.core.Inputs()); err != nil {
 		return nil, fmt.Errorf("cpu: %w", errorsJoinClose(err, c))
 	}
-	if err := plugin.CheckPorts("output", blob.Header.Outputs, c.outputs); err != nil {
+	if err := plugin.CheckPorts("output", blob.Header.Outputs, c.core.Outputs()); err != nil {
 		return nil, fmt.Errorf("cpu: %w", errorsJoinClose(err, c))
 	}
-	c.props = c.props.Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES"))
+	c.core.SetProps(c.core.Props().Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES")))
 	return c, nil
 }
 

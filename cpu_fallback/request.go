@@ -22,8 +22,8 @@ var _ plugin.InferRequest = (*InferRequest)(nil)
 
 func newInferRequest(c *CompiledModel) (*InferRequest, error) {
 	r := &InferRequest{c: c}
-	r.core.Init("cpu", c.inputs, c.outputs)
-	for i, in := range c.inputs {
+	r.core.Init("cpu", c.Inputs(), c.Outputs())
+	for i, in := range c.Inputs() {
 		if s, ok := in.Shape.ToShape(); ok {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {

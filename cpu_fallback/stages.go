@@ -85,20 +85,9 @@ func (r *InferRequest) stageProf(s *runState, name string, t0 time.Time) {
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
 	t0 := time.Now()
-	// Busy is the caller's guard (Infer, or the asynchronous request).
-	r.core.Mu.Lock()
-	if r.core.Closed {
-		r.core.Mu.Unlock()
-		return fmt.Errorf("cpu: infer request: %w", plugin.ErrClosed)
-	}
-	if err := c.check(); err != nil {
-		r.core.Mu.Unlock()
+	var err error
+	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, nil); err != nil {
 		return err
-	}
-	s.inputs, s.outputs, s.userOut = r.core.IO.Snapshot()
-	r.core.Mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cpu: infer %q: %w", c.model.Name, err)
 	}
 	s.vals = make([]*tensor.Tensor, c.numSlots)
 	for slot, v := range c.consts {
@@ -106,7 +95,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	}
 	for i, t := range s.inputs {
 		if t == nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.inputs[i].Name, c.inputs[i].Shape)
+			return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
 		}
 		s.vals[c.paramSlot[i]] = t.Contiguous()
 	}
@@ -151,20 +140,20 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cpu: infer %q: %w", c.model.Name, err)
 	}
-	s.results = make([]*tensor.Tensor, len(c.outputs))
+	s.results = make([]*tensor.Tensor, len(c.resultIn))
 	seen := map[*tensor.Tensor]bool{}
 	for i, slot := range c.resultIn {
 		v := s.vals[slot]
 		if v == nil {
-			return plugin.Errorf(plugin.ErrDevice, "cpu: infer %q: output %q was not computed", c.model.Name, c.outputs[i].Name)
+			return plugin.Errorf(plugin.ErrDevice, "cpu: infer %q: output %q was not computed", c.model.Name, c.core.Output(i).Name)
 		}
 		if s.userOut[i] {
 			dst := s.outputs[i]
 			if !dst.Shape().Equal(v.Shape()) || dst.Type() != v.Type() {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q is %v but the bound tensor is %v", c.model.Name, c.outputs[i].Name, v, dst)
+				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q is %v but the bound tensor is %v", c.model.Name, c.core.Output(i).Name, v, dst)
 			}
 			if err := dst.CopyFrom(v); err != nil {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q: %w", c.model.Name, c.outputs[i].Name, err)
+				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q: %w", c.model.Name, c.core.Output(i).Name, err)
 			}
 			s.results[i] = dst
 			continue
@@ -186,7 +175,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	r.core.IO.Publish(s.results)
 	r.prof = prof
 	if c.profiling {
-		c.recordPerf(prof)
+		c.core.RecordPerf(prof)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -24,14 +23,9 @@ type CompiledModel struct {
 	model     *graph.Model // the affinity graph: the user's model, every node with its device
 	subs      []*subgraph
 	compiled  []plugin.CompiledModel // per subgraph
-	props     *plugin.Properties
+	core      plugin.ModelCore       // ports, properties, closed
 	profiling bool
-	inputs    []plugin.PortInfo
-	outputs   []plugin.PortInfo
 	producer  []int // per model output: the subgraph computing it
-
-	mu     sync.Mutex
-	closed bool
 
 	async plugin.AsyncSupport // executors and running asynchronous requests
 }
@@ -39,26 +33,21 @@ type CompiledModel struct {
 // init fills in the ports, properties and asynchronous machinery once the
 // subgraphs are compiled.
 func (c *CompiledModel) init(name string, cfg *plugin.Properties) error {
-	for _, n := range c.model.Parameters {
-		c.inputs = append(c.inputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
-	}
-	for _, n := range c.model.Results {
-		c.outputs = append(c.outputs, plugin.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
-	}
-	c.producer = make([]int, len(c.outputs))
+	c.producer = make([]int, len(c.model.Results))
 	for k, sg := range c.subs {
 		for _, o := range sg.outputs {
 			c.producer[o.index] = k
 		}
 	}
-	c.props = cfg.Extend(
+	props := cfg.Extend(
 		plugin.ReadOnlySpec(plugin.KeyNetworkName, name),
 		plugin.ReadOnlySpec(KeyNumberOfSubmodels, strconv.Itoa(len(c.subs))),
 		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, executionDevices(c.subs)),
 		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(c.compiled))),
 		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
 	)
-	conf, err := plugin.ParseConfig(c.props)
+	c.core.Init("hetero", c.model, props)
+	conf, err := plugin.ParseConfig(props)
 	if err != nil {
 		return fmt.Errorf("hetero: compile: %w", err)
 	}
@@ -73,32 +62,15 @@ func (c *CompiledModel) init(name string, cfg *plugin.Properties) error {
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return clonePorts(c.inputs) }
+func (c *CompiledModel) Inputs() []plugin.PortInfo { return c.core.Inputs() }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return clonePorts(c.outputs) }
-
-func clonePorts(ps []plugin.PortInfo) []plugin.PortInfo {
-	out := make([]plugin.PortInfo, len(ps))
-	for i, p := range ps {
-		out[i] = plugin.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
-	}
-	return out
-}
+func (c *CompiledModel) Outputs() []plugin.PortInfo { return c.core.Outputs() }
 
 // Property returns the compiled model's configuration or a read-only fact:
 // NETWORK_NAME, NUMBER_OF_SUBMODELS, EXECUTION_DEVICES (each device once,
 // in subgraph order), OPTIMAL_NUMBER_OF_INFER_REQUESTS.
-func (c *CompiledModel) Property(key string) (string, error) {
-	if err := c.check(); err != nil {
-		return "", err
-	}
-	v, err := c.props.Get(key)
-	if err != nil {
-		return "", fmt.Errorf("hetero: %w", err)
-	}
-	return v, nil
-}
+func (c *CompiledModel) Property(key string) (string, error) { return c.core.Property(key) }
 
 // Submodels returns the subgraphs' devices and compiled models in the
 // order requests run them. The compiled models belong to c: do not close
@@ -198,13 +170,9 @@ func (c *CompiledModel) Close() error {
 	// Running asynchronous requests finish first (their stages check that
 	// the model is open); AsyncSupport.Close is idempotent.
 	aerr := c.async.Close()
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.core.MarkClosed() {
 		return nil
 	}
-	c.closed = true
-	c.mu.Unlock()
 	return errors.Join(aerr, c.closeSubs())
 }
 
@@ -219,11 +187,4 @@ func (c *CompiledModel) closeSubs() error {
 	return errors.Join(errs...)
 }
 
-func (c *CompiledModel) check() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return fmt.Errorf("hetero: compiled model: %w", plugin.ErrClosed)
-	}
-	return nil
-}
+func (c *CompiledModel) check() error { return c.core.Check() }

@@ -60,9 +60,9 @@ func (c *CompiledModel) Export(w io.Writer) error {
 		Header: plugin.BlobHeader{
 			Device:       DeviceName,
 			Architecture: DeviceName,
-			Config:       plugin.ExportConfig(c.props),
-			Inputs:       c.inputs,
-			Outputs:      c.outputs,
+			Config:       plugin.ExportConfig(c.core.Props()),
+			Inputs:       c.core.Inputs(),
+			Outputs:      c.core.Outputs(),
 		},
 		Sections: sections,
 	})
@@ -147,13 +147,13 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	if err = cm.init(model.Name, cfg); err != nil {
 		return nil, err
 	}
-	if err = plugin.CheckPorts("input", blob.Header.Inputs, cm.inputs); err != nil {
+	if err = plugin.CheckPorts("input", blob.Header.Inputs, cm.core.Inputs()); err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}
-	if err = plugin.CheckPorts("output", blob.Header.Outputs, cm.outputs); err != nil {
+	if err = plugin.CheckPorts("output", blob.Header.Outputs, cm.core.Outputs()); err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}
-	cm.props = cm.props.Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES"))
+	cm.core.SetProps(cm.core.Props().Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES")))
 	return cm, nil
 }
 

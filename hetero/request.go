@@ -36,13 +36,13 @@ type InferRequest struct {
 
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	r := &InferRequest{c: c}
-	r.core.Init("hetero", c.inputs, c.outputs)
+	r.core.Init("hetero", c.Inputs(), c.Outputs())
 	defer func() {
 		if err != nil {
 			_ = r.closeSubs()
 		}
 	}()
-	for i, in := range c.inputs {
+	for i, in := range c.Inputs() {
 		if s, ok := in.Shape.ToShape(); ok {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
@@ -160,23 +160,13 @@ func (r *InferRequest) Stages() []plugin.Stage {
 
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
-	r.core.Mu.Lock()
-	if r.core.Closed {
-		r.core.Mu.Unlock()
-		return fmt.Errorf("hetero: infer request: %w", plugin.ErrClosed)
-	}
-	if err := c.check(); err != nil {
-		r.core.Mu.Unlock()
+	var err error
+	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, nil); err != nil {
 		return err
-	}
-	s.inputs, s.outputs, s.userOut = r.core.IO.Snapshot()
-	r.core.Mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("hetero: infer %q: %w", c.model.Name, err)
 	}
 	for i, t := range s.inputs {
 		if t == nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.inputs[i].Name, c.inputs[i].Shape)
+			return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
 		}
 	}
 	for k, sg := range c.subs {
@@ -194,8 +184,8 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 			continue
 		}
 		k := c.producer[i]
-		if err := r.subs[k].SetTensor(c.outputs[i].Name, s.outputs[i]); err != nil {
-			return fmt.Errorf("hetero: infer %q: output %q of %s on %s: %w", c.model.Name, c.outputs[i].Name, c.subs[k].name, c.subs[k].device, err)
+		if err := r.subs[k].SetTensor(c.core.Output(i).Name, s.outputs[i]); err != nil {
+			return fmt.Errorf("hetero: infer %q: output %q of %s on %s: %w", c.model.Name, c.core.Output(i).Name, c.subs[k].name, c.subs[k].device, err)
 		}
 	}
 	return nil
@@ -226,8 +216,8 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hetero: infer %q: %w", c.model.Name, err)
 	}
-	results := make([]*tensor.Tensor, len(c.outputs))
-	for i, out := range c.outputs {
+	results := make([]*tensor.Tensor, len(c.model.Results))
+	for i, out := range c.Outputs() {
 		k := c.producer[i]
 		t, err := r.subs[k].Tensor(out.Name)
 		if err != nil {

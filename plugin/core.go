@@ -164,6 +164,22 @@ func withDevice(ref deviceRef, props map[string]string) (map[string]string, erro
 	return out, nil
 }
 
+// target finds the plugin for a call on device that takes properties: the
+// plugin, the parsed name, and a copy of props with DEVICE_ID /
+// DEVICE_PRIORITIES from the name ("GPU.1", "HETERO:GPU,CPU"; see
+// withDevice).
+func (c *Core) target(device string, props map[string]string) (Plugin, deviceRef, map[string]string, error) {
+	ref, err := parseRef(device)
+	if err != nil {
+		return nil, ref, nil, err
+	}
+	if props, err = withDevice(ref, props); err != nil {
+		return nil, ref, nil, err
+	}
+	p, err := c.plugin(ref.name)
+	return p, ref, props, err
+}
+
 // CompileModel compiles m for the device named by device ("GPU.1" compiles
 // with DEVICE_ID=1, "HETERO:GPU,CPU" with DEVICE_PRIORITIES=GPU,CPU) with
 // the plugin's configuration overridden by props; props is not modified.
@@ -181,15 +197,7 @@ func (c *Core) CompileModel(ctx context.Context, m *graph.Model, device string, 
 	if m == nil {
 		return nil, errorf(ErrInvalidArgument, "plugin: CompileModel on %q with a nil model", device)
 	}
-	ref, err := parseRef(device)
-	if err != nil {
-		return nil, err
-	}
-	props, err = withDevice(ref, props)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.plugin(ref.name)
+	p, ref, props, err := c.target(device, props)
 	if err != nil {
 		return nil, err
 	}
@@ -212,15 +220,7 @@ func (c *Core) QueryModel(ctx context.Context, m *graph.Model, device string, pr
 	if m == nil {
 		return nil, errorf(ErrInvalidArgument, "plugin: QueryModel on %q with a nil model", device)
 	}
-	ref, err := parseRef(device)
-	if err != nil {
-		return nil, err
-	}
-	props, err = withDevice(ref, props)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.plugin(ref.name)
+	p, ref, props, err := c.target(device, props)
 	if err != nil {
 		return nil, err
 	}
@@ -236,15 +236,7 @@ func (c *Core) QueryModel(ctx context.Context, m *graph.Model, device string, pr
 // device), for "HETERO:GPU,CPU" DEVICE_PRIORITIES=GPU,CPU. props is not
 // modified; on error nothing changes.
 func (c *Core) SetProperties(device string, props map[string]string) error {
-	ref, err := parseRef(device)
-	if err != nil {
-		return err
-	}
-	props, err = withDevice(ref, props)
-	if err != nil {
-		return err
-	}
-	p, err := c.plugin(ref.name)
+	p, _, props, err := c.target(device, props)
 	if err != nil {
 		return err
 	}

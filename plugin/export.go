@@ -353,15 +353,7 @@ func (c *Core) ImportModel(ctx context.Context, r io.Reader, device string, prop
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ref, err := parseRef(device)
-	if err != nil {
-		return nil, err
-	}
-	props, err = withDevice(ref, props)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.plugin(ref.name)
+	p, ref, props, err := c.target(device, props)
 	if err != nil {
 		return nil, err
 	}
@@ -453,15 +445,7 @@ func ConfigFingerprint(p Plugin) map[string]string {
 // model in for this model, device and properties under CACHE_DIR dir
 // (dir/<hash>.blob). Tools use it to inspect or clear one entry.
 func (c *Core) CacheBlobPath(dir string, m *graph.Model, device string, props map[string]string) (string, error) {
-	ref, err := parseRef(device)
-	if err != nil {
-		return "", err
-	}
-	props, err = withDevice(ref, props)
-	if err != nil {
-		return "", err
-	}
-	p, err := c.plugin(ref.name)
+	p, ref, props, err := c.target(device, props)
 	if err != nil {
 		return "", err
 	}

@@ -95,3 +95,33 @@ func (c *RequestCore) RunInline(ctx context.Context, stages []Stage) error {
 	}
 	return nil
 }
+
+// Begin is how an inference's first stage starts on every device: with Mu
+// held it fails when the request is closed or check (the compiled model's
+// closed check) fails, snapshots the bindings (Bindings.Snapshot) and runs
+// locked, the device's own work under Mu (nil for none); then it fails
+// with ctx's error, naming model, once ctx is done. Busy is the caller's
+// guard (RunInline, or the asynchronous request).
+func (c *RequestCore) Begin(ctx context.Context, model string, check, locked func() error) (in, out []*tensor.Tensor, userOut []bool, err error) {
+	c.Mu.Lock()
+	if c.Closed {
+		c.Mu.Unlock()
+		return nil, nil, nil, fmt.Errorf("%s: infer request: %w", c.prefix, ErrClosed)
+	}
+	if err := check(); err != nil {
+		c.Mu.Unlock()
+		return nil, nil, nil, err
+	}
+	in, out, userOut = c.IO.Snapshot()
+	if locked != nil {
+		err = locked()
+	}
+	c.Mu.Unlock()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: infer %q: %w", c.prefix, model, err)
+	}
+	return in, out, userOut, nil
+}

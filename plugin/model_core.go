@@ -1,0 +1,130 @@
+package plugin
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/clinfer/clinfer/graph"
+)
+
+// ModelCore is the part of a compiled model every device shares: its
+// ports, its properties, whether it is closed and the latest profiled time
+// of each node, with the same checks and messages on every device. A
+// device keeps one in an unexported field, calls Init once its properties
+// are known, forwards Inputs, Outputs and Property to it and marks it
+// closed in its Close. It is safe for concurrent use.
+type ModelCore struct {
+	prefix, name    string
+	props           *Properties
+	inputs, outputs []PortInfo
+
+	mu     sync.Mutex
+	closed bool
+	perf   map[string]time.Duration
+}
+
+// Init sets the ports from m's Parameters and Results and the compiled
+// model's properties; prefix starts the error messages ("cpu").
+func (c *ModelCore) Init(prefix string, m *graph.Model, props *Properties) {
+	c.prefix, c.name, c.props = prefix, m.Name, props
+	c.inputs, c.outputs = nil, nil
+	for _, n := range m.Parameters {
+		c.inputs = append(c.inputs, PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+	for _, n := range m.Results {
+		c.outputs = append(c.outputs, PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+}
+
+// Inputs returns a copy of the model's input descriptions.
+func (c *ModelCore) Inputs() []PortInfo { return clonePorts(c.inputs) }
+
+// Outputs returns a copy of the model's output descriptions.
+func (c *ModelCore) Outputs() []PortInfo { return clonePorts(c.outputs) }
+
+// Input returns input i's description (not a copy: do not modify it).
+func (c *ModelCore) Input(i int) PortInfo { return c.inputs[i] }
+
+// Output returns output i's description (not a copy: do not modify it).
+func (c *ModelCore) Output(i int) PortInfo { return c.outputs[i] }
+
+func clonePorts(ps []PortInfo) []PortInfo {
+	out := make([]PortInfo, len(ps))
+	for i, p := range ps {
+		out[i] = PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+	}
+	return out
+}
+
+// Property returns the compiled model's configuration or a read-only fact
+// of its properties; it fails with ErrClosed once the model is closed.
+func (c *ModelCore) Property(key string) (string, error) {
+	if err := c.Check(); err != nil {
+		return "", err
+	}
+	v, err := c.props.Get(key)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.prefix, err)
+	}
+	return v, nil
+}
+
+// Check returns an error wrapping ErrClosed once the model is closed.
+func (c *ModelCore) Check() error {
+	if c.Closed() {
+		return fmt.Errorf("%s: compiled model %q: %w", c.prefix, c.name, ErrClosed)
+	}
+	return nil
+}
+
+// Closed reports whether MarkClosed was called.
+func (c *ModelCore) Closed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// MarkClosed marks the model closed and reports whether it was open, so
+// that a device's Close releases its resources once.
+func (c *ModelCore) MarkClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was := !c.closed
+	c.closed = true
+	return was
+}
+
+// RecordPerf keeps the latest profiled time of every node of prof (stages
+// aside) for the runtime model's PERF_COUNTER.
+func (c *ModelCore) RecordPerf(prof []ProfilingInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range prof {
+		if p.NodeType == "Stage" {
+			continue
+		}
+		if c.perf == nil {
+			c.perf = map[string]time.Duration{}
+		}
+		c.perf[p.NodeName] = p.RealTime
+	}
+}
+
+// PerfCounter returns node's latest profiled time in microseconds, as
+// the runtime model's PERF_COUNTER shows it; ok is false before a profiled
+// request ran it.
+func (c *ModelCore) PerfCounter(node string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.perf[node]
+	return strconv.FormatInt(d.Microseconds(), 10), ok
+}
+
+// Props returns the compiled model's properties.
+func (c *ModelCore) Props() *Properties { return c.props }
+
+// SetProps replaces the compiled model's properties (an imported model
+// adds LOADED_FROM_CACHE).
+func (c *ModelCore) SetProps(p *Properties) { c.props = p }
