@@ -43,10 +43,12 @@ type lowering struct {
 }
 
 // lowerings is the GPU's op table, one entry per op of graph's op set
-// (TestOpTableImplemented in tests/ checks that none is missing). The
-// unary element-wise ops whose kernel is an operation macro of
-// eltwise_unary.cl need no line: unaryOps adds them, so a new activation
-// is its graph row, its CPU kernel and its macro.
+// (TestOpTableImplemented in tests/ checks that none is missing), merged
+// from the families' tables in lower_F.go (eltwiseLowerings in
+// lower_eltwise.go...), each next to its lowerings. The unary element-wise
+// ops whose kernel is an operation macro of eltwise_unary.cl need no line:
+// unaryOps adds them, so a new activation is its graph row, its CPU kernel
+// and its macro.
 func lowerings() map[string]lowering {
 	loweringsOnce.Do(func() { loweringTable = buildLowerings() })
 	return loweringTable
@@ -63,69 +65,14 @@ func buildLowerings() map[string]lowering {
 		s, _ := graph.Lookup(op)
 		t[op] = lowering{lower: lowerUnary, kernel: k, half: s.Family != graph.FamilyCompare} // compare: bool outputs
 	}
-	alias := lowering{lower: lowerAlias, half: true}
-	copies := func(f lowerFunc) lowering { return lowering{lower: f, half: true} } // kernels that move bits
-	onHost := "a shape computation the planner folds on the host once shapes (and host inputs) are known"
-	for op, l := range map[string]lowering{
-		// eltwise (lower_eltwise.go)
-		"Add": {lower: lowerBinary, kernel: "add", half: true}, "Sub": {lower: lowerBinary, kernel: "sub", half: true},
-		"Mul": {lower: lowerBinary, kernel: "mul", half: true}, "Div": {lower: lowerBinary, kernel: "div", half: true},
-		"Mod": {lower: lowerBinary, kernel: "mod"}, "Pow": {lower: lowerPow, half: true, f32: []int{1}},
-		"Max": {lower: lowerVariadic, kernel: "max"}, "Min": {lower: lowerVariadic, kernel: "min"},
-		"Sum": {lower: lowerVariadic, kernel: "add"}, "Mean": {lower: lowerVariadic, kernel: "add"},
-		// activation (lower_activation.go)
-		"Clip":    {lower: lowerClip, kernel: "clip", half: true, check: clipCheck},
-		"PRelu":   {lower: lowerBinary, kernel: "prelu"},
-		"Softmax": {lower: lowerSoftmax, kernel: "softmax", half: true}, "LogSoftmax": {lower: lowerSoftmax, kernel: "log_softmax", half: true},
-		"Hardmax": {lower: lowerHardmax},
-		// compare (lower_compare.go)
-		"Equal": {lower: lowerBinary, kernel: "equal"}, "Less": {lower: lowerBinary, kernel: "less"},
-		"Greater": {lower: lowerBinary, kernel: "greater"}, "LessOrEqual": {lower: lowerBinary, kernel: "less_equal"},
-		"GreaterOrEqual": {lower: lowerBinary, kernel: "greater_equal"}, "And": {lower: lowerBinary, kernel: "and"},
-		"Or": {lower: lowerBinary, kernel: "or"}, "Xor": {lower: lowerBinary, kernel: "xor"},
-		"Where": copies(lowerWhere),
-		// movement (lower_movement.go)
-		"Reshape": alias, "Flatten": alias, "Squeeze": alias, "Unsqueeze": alias, "Identity": alias,
-		"Transpose": copies(lowerTranspose), "Slice": copies(lowerSlice), "Concat": copies(lowerConcat),
-		"Split": copies(lowerSplit), "Expand": copies(lowerExpand), "Tile": copies(lowerTile),
-		"DepthToSpace": copies(lowerSpaceDepth), "SpaceToDepth": copies(lowerSpaceDepth),
-		"Pad": {lower: lowerPad}, "Trilu": {lower: lowerTrilu}, "Dropout": {lower: lowerDropout},
-		// index (lower_index.go)
-		"Gather": copies(lowerGather), "GatherElements": copies(lowerGatherElements), "GatherND": {lower: lowerGatherND},
-		"ScatterElements": {lower: lowerScatterElements}, "ScatterND": {lower: lowerScatterND}, "OneHot": {lower: lowerOneHot},
-		// reduce (lower_reduce.go)
-		"ReduceMean": {lower: lowerReduce, kernel: "reduce_mean", half: true}, "ReduceSum": {lower: lowerReduce, kernel: "reduce_sum", half: true},
-		"ReduceMax": {lower: lowerReduce, kernel: "reduce_max", half: true}, "ReduceMin": {lower: lowerReduce, kernel: "reduce_min", half: true},
-		"ReduceProd": {lower: lowerReduce, kernel: "reduce_prod", half: true}, "ReduceL1": {lower: lowerReduce, kernel: "reduce_l1", half: true},
-		"ReduceL2": {lower: lowerReduce, kernel: "reduce_l2", half: true}, "ReduceSumSquare": {lower: lowerReduce, kernel: "reduce_sum_square", half: true},
-		"ReduceLogSumExp": {lower: lowerReduce, kernel: "reduce_log_sum_exp", half: true},
-		"ArgMax":          {lower: lowerArgReduce, kernel: "arg_max"}, "ArgMin": {lower: lowerArgReduce, kernel: "arg_min"},
-		"TopK": {lower: lowerTopK}, "CumSum": {lower: lowerCumSum},
-		// conv (lower_conv.go, lower_conv_blocked.go)
-		"Conv": {lower: lowerConvAnyRank, half: true}, "ConvTranspose": {lower: lowerConvAnyRank, half: true},
-		graph.OpFusedConv: {lower: lowerFusedConv, half: true},
-		// pool (lower_pool.go): the global pools are reductions.
-		"MaxPool": {lower: lowerPool, half: true}, "AveragePool": {lower: lowerPool, half: true},
-		"GlobalAveragePool": {lower: lowerGlobalPool, kernel: "reduce_mean", half: true},
-		"GlobalMaxPool":     {lower: lowerGlobalPool, kernel: "reduce_max", half: true},
-		// norm (lower_norm.go): LayerNormalization's statistics stay f32.
-		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
-		"LayerNormalization": {lower: lowerLayerNorm, half: true},
-		// gemm (lower_gemm.go)
-		"MatMul": {lower: lowerMatMul, half: true}, "Gemm": {lower: lowerGemm, half: true},
-		graph.OpFullyConnected: {lower: lowerFullyConnected, half: true},
-		// resize (lower_resize.go): f16 data, f32 tap weights; roi and scales stay f32.
-		"Resize": {lower: lowerResize, half: true, f32: []int{1, 2}, check: resizeStaticCheck},
-		// cast (lower_cast.go)
-		"Cast": {lower: lowerCast}, "CastLike": {lower: lowerCast},
-		// shape (lower_shape.go)
-		"Shape": {host: onHost, half: true}, "Size": {host: onHost, half: true},
-		"ConstantOfShape": {host: onHost}, "Range": {host: onHost}, "EyeLike": {lower: lowerEyeLike},
-		// kernelfusion (lower_kernelfusion.go): every declared kernel fusion;
-		// its kernel is written with half.clh.
-		graph.OpKernelFusion: {lower: lowerKernelFusion, half: true},
+	for _, family := range []map[string]lowering{
+		eltwiseLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
+		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), resizeLowerings(),
+		castLowerings(), shapeLowerings(), kernelFusionLowerings(),
 	} {
-		t[op] = l
+		for op, l := range family {
+			t[op] = l // an explicit entry wins over unaryOps (Clip, Identity)
+		}
 	}
 	return t
 }
@@ -170,6 +117,10 @@ func snakeCase(op string) string {
 	words = append(words, op[start:])
 	return strings.ToLower(strings.Join(words, "_"))
 }
+
+// copies is the entry of a lowering whose kernels move bits: any element
+// type, f16 activations included.
+func copies(f lowerFunc) lowering { return lowering{lower: f, half: true} }
 
 // clipCheck rejects a Clip of an element type neither kernel path takes.
 func clipCheck(n *graph.Node) string {

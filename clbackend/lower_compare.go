@@ -2,6 +2,18 @@ package clbackend
 
 import "github.com/clinfer/clinfer/graph"
 
+// compareLowerings are the GPU table entries (see lowering) of the comparisons,
+// logic ops and Where (Not, IsNaN and IsInf come from unaryOps).
+func compareLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Equal": {lower: lowerBinary, kernel: "equal"}, "Less": {lower: lowerBinary, kernel: "less"},
+		"Greater": {lower: lowerBinary, kernel: "greater"}, "LessOrEqual": {lower: lowerBinary, kernel: "less_equal"},
+		"GreaterOrEqual": {lower: lowerBinary, kernel: "greater_equal"}, "And": {lower: lowerBinary, kernel: "and"},
+		"Or": {lower: lowerBinary, kernel: "or"}, "Xor": {lower: lowerBinary, kernel: "xor"},
+		"Where": copies(lowerWhere),
+	}
+}
+
 func lowerWhere(b *builder, n *graph.Node) error {
 	c, x, y, out := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
 	os := b.val(out).shape

@@ -7,6 +7,14 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
+// convLowerings are the GPU table entries (see lowering) of the convolutions.
+func convLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Conv": {lower: lowerConvAnyRank, half: true}, "ConvTranspose": {lower: lowerConvAnyRank, half: true},
+		graph.OpFusedConv: {lower: lowerFusedConv, half: true},
+	}
+}
+
 // lowerConvAnyRank sends 3-D Conv and ConvTranspose to conv3d.cl and the
 // others to lowerConv.
 func lowerConvAnyRank(b *builder, n *graph.Node) error {

@@ -8,6 +8,15 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
+// gemmLowerings are the GPU table entries (see lowering) of the matrix
+// products.
+func gemmLowerings() map[string]lowering {
+	return map[string]lowering{
+		"MatMul": {lower: lowerMatMul, half: true}, "Gemm": {lower: lowerGemm, half: true},
+		graph.OpFullyConnected: {lower: lowerFullyConnected, half: true},
+	}
+}
+
 // gemm emits out = alpha * A.B + beta * C over broadcast batches; the
 // geometry is M, N, K with A, B and C (row, k/col) strides, and batch dims
 // with per-input batch strides.

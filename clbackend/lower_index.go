@@ -5,6 +5,15 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
+// indexLowerings are the GPU table entries (see lowering) of the gathers,
+// scatters and OneHot.
+func indexLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Gather": copies(lowerGather), "GatherElements": copies(lowerGatherElements), "GatherND": {lower: lowerGatherND},
+		"ScatterElements": {lower: lowerScatterElements}, "ScatterND": {lower: lowerScatterND}, "OneHot": {lower: lowerOneHot},
+	}
+}
+
 func lowerGather(b *builder, n *graph.Node) error {
 	x, idx, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
 	is := b.val(x).shape

@@ -5,6 +5,15 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
+// normLowerings are the GPU table entries (see lowering) of the normalisations.
+func normLowerings() map[string]lowering {
+	return map[string]lowering{
+		// LayerNormalization's statistics stay f32.
+		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
+		"LayerNormalization": {lower: lowerLayerNorm, half: true},
+	}
+}
+
 func lowerBatchNorm(b *builder, n *graph.Node) error {
 	half, err := b.uniformFloat(n)
 	if err != nil {
