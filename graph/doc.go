@@ -15,4 +15,14 @@
 // passes make: FusedConv, FullyConnected and the generic KernelFusion, whose
 // body (a *Model attribute) is the subgraph it replaced and gives it its
 // shape inference.
+//
+// The op table is where an op's semantics live, once: besides its input
+// counts and inference, a row (OpSpec) says which inputs a device needs on
+// the host (HostInputs), when the op folds before inference (Fold), which
+// outputs are optional (KeepOutputs), whether it is shape arithmetic
+// (ShapeMath), its float attributes' defaults (Params) and the ONNX opset
+// it imports from unchanged (Since). Devices, passes and the ONNX frontend
+// ask the table instead of keeping per-op lists. Every op belongs to a
+// Family, which names the file of its code in every package
+// (graph/ops_conv.go, cpu_fallback/ref/ops_conv.go, clbackend/lower_conv.go).
 package graph

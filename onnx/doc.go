@@ -11,7 +11,10 @@
 //
 // Each ONNX node is imported through one explicit, versioned op table
 // (ops.go): an entry maps an op type, domain and opset range to an importer
-// that emits graph nodes in the op set's newest-opset form. Values that old
+// that emits graph nodes in the op set's newest-opset form. Every op of
+// graph's op table with a Since version imports as itself from that opset
+// on; the rows of ops_<family>.go convert the older and the other forms,
+// so the file of an op's conversions is named by its family. Values that old
 // opsets passed as attributes become constant inputs (Slice starts/ends,
 // Squeeze/Unsqueeze axes, Split sizes, Clip bounds, Pad pads, Reduce axes),
 // Upsample and Resize-10 become Resize, and Softmax/LogSoftmax before opset 13
