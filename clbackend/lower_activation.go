@@ -5,17 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// activationLowerings are the GPU table entries (see lowering) of the
-// activations that are not plain unary kernels.
-func activationLowerings() map[string]lowering {
-	return map[string]lowering{
-		"Clip":    {lower: lowerClip, kernel: "clip", half: true, check: clipCheck},
-		"PRelu":   {lower: lowerBinary, kernel: "prelu"},
-		"Softmax": {lower: lowerSoftmax, kernel: "softmax", half: true}, "LogSoftmax": {lower: lowerSoftmax, kernel: "log_softmax", half: true},
-		"Hardmax": {lower: lowerHardmax},
-	}
-}
-
 func lowerSoftmax(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	s := b.val(x).shape
@@ -103,4 +92,15 @@ func lowerHardmax(b *builder, n *graph.Node) error {
 		return b.emit(n, "hardmax", "", cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(s[ax]), uint64(inner))
 	}
 	return nil
+}
+
+// activationLowerings are the GPU table entries (see lowering) of the
+// activations that are not plain unary kernels.
+func activationLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Clip":    {lower: lowerClip, kernel: "clip", half: true, check: clipCheck},
+		"PRelu":   {lower: lowerBinary, kernel: "prelu"},
+		"Softmax": {lower: lowerSoftmax, kernel: "softmax", half: true}, "LogSoftmax": {lower: lowerSoftmax, kernel: "log_softmax", half: true},
+		"Hardmax": {lower: lowerHardmax},
+	}
 }

@@ -5,14 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// castLowerings are the GPU table entries (see lowering) of the element type
-// conversions.
-func castLowerings() map[string]lowering {
-	return map[string]lowering{
-		"Cast": {lower: lowerCast}, "CastLike": {lower: lowerCast},
-	}
-}
-
 // lowerCast converts between the numeric types, bool, f16 and bf16 (f64
 // where the device has cl_khr_fp64). CastLike is the same op with the
 // output type taken from its second input, which the kernel does not read.
@@ -55,4 +47,12 @@ func lowerCast(b *builder, n *graph.Node) error {
 		return nil
 	}
 	return b.emit(n, "cast", defines, cnt, slotArg(x), slotArg(y), uint64(cnt))
+}
+
+// castLowerings are the GPU table entries (see lowering) of the element type
+// conversions.
+func castLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Cast": {lower: lowerCast}, "CastLike": {lower: lowerCast},
+	}
 }

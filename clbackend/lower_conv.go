@@ -7,14 +7,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// convLowerings are the GPU table entries (see lowering) of the convolutions.
-func convLowerings() map[string]lowering {
-	return map[string]lowering{
-		"Conv": {lower: lowerConvAnyRank, half: true}, "ConvTranspose": {lower: lowerConvAnyRank, half: true},
-		graph.OpFusedConv: {lower: lowerFusedConv, half: true},
-	}
-}
-
 // lowerConvAnyRank sends 3-D Conv and ConvTranspose to conv3d.cl and the
 // others to lowerConv.
 func lowerConvAnyRank(b *builder, n *graph.Node) error {
@@ -244,4 +236,12 @@ func lowerFusedConv(b *builder, n *graph.Node) error {
 	ocb := convBlock(g.OC / g.group)
 	return b.emit(n, "fused_conv2d", "-DOCB="+strconv.FormatInt(ocb, 10)+half, cnt/ocb,
 		slotArg(x), slotArg(w), barg, res, slotArg(y), uint64(cnt/ocb), b.meta(g.meta(hasBias)), pm, pf)
+}
+
+// convLowerings are the GPU table entries (see lowering) of the convolutions.
+func convLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Conv": {lower: lowerConvAnyRank, half: true}, "ConvTranspose": {lower: lowerConvAnyRank, half: true},
+		graph.OpFusedConv: {lower: lowerFusedConv, half: true},
+	}
 }

@@ -7,19 +7,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// eltwiseLowerings are the GPU table entries (see lowering) of the element-wise
-// arithmetic and math ops with their own entry (the unary ones come from
-// unaryOps).
-func eltwiseLowerings() map[string]lowering {
-	return map[string]lowering{
-		"Add": {lower: lowerBinary, kernel: "add", half: true}, "Sub": {lower: lowerBinary, kernel: "sub", half: true},
-		"Mul": {lower: lowerBinary, kernel: "mul", half: true}, "Div": {lower: lowerBinary, kernel: "div", half: true},
-		"Mod": {lower: lowerBinary, kernel: "mod"}, "Pow": {lower: lowerPow, half: true, f32: []int{1}},
-		"Max": {lower: lowerVariadic, kernel: "max"}, "Min": {lower: lowerVariadic, kernel: "min"},
-		"Sum": {lower: lowerVariadic, kernel: "add"}, "Mean": {lower: lowerVariadic, kernel: "add"},
-	}
-}
-
 func lowerUnary(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	t := b.val(x).typ
@@ -215,4 +202,17 @@ func lowerPow(b *builder, n *graph.Node) error {
 	}
 	m := b.meta(broadcastMeta(os, b.val(x).shape, b.val(e).shape))
 	return b.emit(n, "pow_mixed", defines, cnt, slotArg(x), slotArg(e), slotArg(y), uint64(cnt), m)
+}
+
+// eltwiseLowerings are the GPU table entries (see lowering) of the element-wise
+// arithmetic and math ops with their own entry (the unary ones come from
+// unaryOps).
+func eltwiseLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Add": {lower: lowerBinary, kernel: "add", half: true}, "Sub": {lower: lowerBinary, kernel: "sub", half: true},
+		"Mul": {lower: lowerBinary, kernel: "mul", half: true}, "Div": {lower: lowerBinary, kernel: "div", half: true},
+		"Mod": {lower: lowerBinary, kernel: "mod"}, "Pow": {lower: lowerPow, half: true, f32: []int{1}},
+		"Max": {lower: lowerVariadic, kernel: "max"}, "Min": {lower: lowerVariadic, kernel: "min"},
+		"Sum": {lower: lowerVariadic, kernel: "add"}, "Mean": {lower: lowerVariadic, kernel: "add"},
+	}
 }

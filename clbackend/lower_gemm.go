@@ -8,15 +8,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// gemmLowerings are the GPU table entries (see lowering) of the matrix
-// products.
-func gemmLowerings() map[string]lowering {
-	return map[string]lowering{
-		"MatMul": {lower: lowerMatMul, half: true}, "Gemm": {lower: lowerGemm, half: true},
-		graph.OpFullyConnected: {lower: lowerFullyConnected, half: true},
-	}
-}
-
 // gemm emits out = alpha * A.B + beta * C over broadcast batches; the
 // geometry is M, N, K with A, B and C (row, k/col) strides, and batch dims
 // with per-input batch strides.
@@ -293,4 +284,13 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 	global, local := bl.geometry(ceilDiv(g.M, mr), ceilDiv(g.N, nv*bl.vw), batch)
 	return b.emitND(n, "fused_gemm", defines, global, local,
 		aarg, slotArg(bb), barg, res, slotArg(out), b.meta(m), alpha, beta, pm, pf)
+}
+
+// gemmLowerings are the GPU table entries (see lowering) of the matrix
+// products.
+func gemmLowerings() map[string]lowering {
+	return map[string]lowering{
+		"MatMul": {lower: lowerMatMul, half: true}, "Gemm": {lower: lowerGemm, half: true},
+		graph.OpFullyConnected: {lower: lowerFullyConnected, half: true},
+	}
 }

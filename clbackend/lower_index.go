@@ -5,15 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// indexLowerings are the GPU table entries (see lowering) of the gathers,
-// scatters and OneHot.
-func indexLowerings() map[string]lowering {
-	return map[string]lowering{
-		"Gather": copies(lowerGather), "GatherElements": copies(lowerGatherElements), "GatherND": {lower: lowerGatherND},
-		"ScatterElements": {lower: lowerScatterElements}, "ScatterND": {lower: lowerScatterND}, "OneHot": {lower: lowerOneHot},
-	}
-}
-
 func lowerGather(b *builder, n *graph.Node) error {
 	x, idx, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
 	is := b.val(x).shape
@@ -212,4 +203,13 @@ func lowerScatterND(b *builder, n *graph.Node) error {
 	m = append(m, os[:k]...)
 	m = append(m, strides(os)[:k]...)
 	return b.emit(n, "scatter_nd", defines, slice, slotArg(idx), slotArg(upd), slotArg(y), uint64(slice), b.meta(m), red)
+}
+
+// indexLowerings are the GPU table entries (see lowering) of the gathers,
+// scatters and OneHot.
+func indexLowerings() map[string]lowering {
+	return map[string]lowering{
+		"Gather": copies(lowerGather), "GatherElements": copies(lowerGatherElements), "GatherND": {lower: lowerGatherND},
+		"ScatterElements": {lower: lowerScatterElements}, "ScatterND": {lower: lowerScatterND}, "OneHot": {lower: lowerOneHot},
+	}
 }

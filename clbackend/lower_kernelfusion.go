@@ -5,16 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// kernelFusionLowerings are the GPU table entries (see lowering) of the generic
-// fused op.
-func kernelFusionLowerings() map[string]lowering {
-	return map[string]lowering{
-		// every declared kernel fusion;
-		// its kernel is written with half.clh.
-		graph.OpKernelFusion: {lower: lowerKernelFusion, half: true},
-	}
-}
-
 // lowerKernelFusion is the one lowering of every KernelFusion node, whatever
 // fusion declared it (fusion.KernelFusions): it launches the catalogue
 // kernel the node names under the node's launch convention with the
@@ -100,4 +90,14 @@ func broadcastsTo(s, out tensor.Shape) bool {
 		}
 	}
 	return true
+}
+
+// kernelFusionLowerings are the GPU table entries (see lowering) of the generic
+// fused op.
+func kernelFusionLowerings() map[string]lowering {
+	return map[string]lowering{
+		// every declared kernel fusion;
+		// its kernel is written with half.clh.
+		graph.OpKernelFusion: {lower: lowerKernelFusion, half: true},
+	}
 }

@@ -5,20 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// movementLowerings are the GPU table entries (see lowering) of the
-// data-movement ops: zero-copy aliases and strided copies that move bits of
-// any element type.
-func movementLowerings() map[string]lowering {
-	alias := lowering{lower: lowerAlias, half: true}
-	return map[string]lowering{
-		"Reshape": alias, "Flatten": alias, "Squeeze": alias, "Unsqueeze": alias, "Identity": alias,
-		"Transpose": copies(lowerTranspose), "Slice": copies(lowerSlice), "Concat": copies(lowerConcat),
-		"Split": copies(lowerSplit), "Expand": copies(lowerExpand), "Tile": copies(lowerTile),
-		"DepthToSpace": copies(lowerSpaceDepth), "SpaceToDepth": copies(lowerSpaceDepth),
-		"Pad": {lower: lowerPad}, "Trilu": {lower: lowerTrilu}, "Dropout": {lower: lowerDropout},
-	}
-}
-
 func lowerAlias(b *builder, n *graph.Node) error {
 	b.alias(b.out(n, 0), b.in(n, 0))
 	return nil
@@ -352,4 +338,18 @@ func lowerDropout(b *builder, n *graph.Node) error {
 		mv.host = mask
 	}
 	return nil
+}
+
+// movementLowerings are the GPU table entries (see lowering) of the
+// data-movement ops: zero-copy aliases and strided copies that move bits of
+// any element type.
+func movementLowerings() map[string]lowering {
+	alias := lowering{lower: lowerAlias, half: true}
+	return map[string]lowering{
+		"Reshape": alias, "Flatten": alias, "Squeeze": alias, "Unsqueeze": alias, "Identity": alias,
+		"Transpose": copies(lowerTranspose), "Slice": copies(lowerSlice), "Concat": copies(lowerConcat),
+		"Split": copies(lowerSplit), "Expand": copies(lowerExpand), "Tile": copies(lowerTile),
+		"DepthToSpace": copies(lowerSpaceDepth), "SpaceToDepth": copies(lowerSpaceDepth),
+		"Pad": {lower: lowerPad}, "Trilu": {lower: lowerTrilu}, "Dropout": {lower: lowerDropout},
+	}
 }

@@ -5,15 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// normLowerings are the GPU table entries (see lowering) of the normalisations.
-func normLowerings() map[string]lowering {
-	return map[string]lowering{
-		// LayerNormalization's statistics stay f32.
-		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
-		"LayerNormalization": {lower: lowerLayerNorm, half: true},
-	}
-}
-
 func lowerBatchNorm(b *builder, n *graph.Node) error {
 	half, err := b.uniformFloat(n)
 	if err != nil {
@@ -86,4 +77,13 @@ func lowerLayerNorm(b *builder, n *graph.Node) error {
 	}
 	return b.emit(n, "layer_norm_stats", half, outer, slotArg(x), slotArg(sc), barg, slotArg(y), slotArg(mean), slotArg(inv),
 		uint64(outer), uint64(inner), eps, uint32(has))
+}
+
+// normLowerings are the GPU table entries (see lowering) of the normalisations.
+func normLowerings() map[string]lowering {
+	return map[string]lowering{
+		// LayerNormalization's statistics stay f32.
+		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
+		"LayerNormalization": {lower: lowerLayerNorm, half: true},
+	}
 }

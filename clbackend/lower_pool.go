@@ -5,16 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// poolLowerings are the GPU table entries (see lowering) of the poolings.
-func poolLowerings() map[string]lowering {
-	return map[string]lowering{
-		// the global pools are reductions.
-		"MaxPool": {lower: lowerPool, half: true}, "AveragePool": {lower: lowerPool, half: true},
-		"GlobalAveragePool": {lower: lowerGlobalPool, kernel: "reduce_mean", half: true},
-		"GlobalMaxPool":     {lower: lowerGlobalPool, kernel: "reduce_max", half: true},
-	}
-}
-
 // This file holds the windowed ops over three spatial axes: MaxPool and
 // AveragePool of 1 to 3 spatial axes (pool.cl), and 3-D Conv and
 // ConvTranspose (conv3d.cl); 1-D and 2-D convolutions stay with lowerConv.
@@ -90,4 +80,14 @@ func lowerGlobalPool(b *builder, n *graph.Node) error {
 		axes = append(axes, int64(d))
 	}
 	return b.reduce(n, lowerings()[n.OpType].kernel, x, b.out(n, 0), axes)
+}
+
+// poolLowerings are the GPU table entries (see lowering) of the poolings.
+func poolLowerings() map[string]lowering {
+	return map[string]lowering{
+		// the global pools are reductions.
+		"MaxPool": {lower: lowerPool, half: true}, "AveragePool": {lower: lowerPool, half: true},
+		"GlobalAveragePool": {lower: lowerGlobalPool, kernel: "reduce_mean", half: true},
+		"GlobalMaxPool":     {lower: lowerGlobalPool, kernel: "reduce_max", half: true},
+	}
 }

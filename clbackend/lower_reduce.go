@@ -5,20 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// reduceLowerings are the GPU table entries (see lowering) of the reductions,
-// ArgMax/ArgMin, TopK and CumSum.
-func reduceLowerings() map[string]lowering {
-	return map[string]lowering{
-		"ReduceMean": {lower: lowerReduce, kernel: "reduce_mean", half: true}, "ReduceSum": {lower: lowerReduce, kernel: "reduce_sum", half: true},
-		"ReduceMax": {lower: lowerReduce, kernel: "reduce_max", half: true}, "ReduceMin": {lower: lowerReduce, kernel: "reduce_min", half: true},
-		"ReduceProd": {lower: lowerReduce, kernel: "reduce_prod", half: true}, "ReduceL1": {lower: lowerReduce, kernel: "reduce_l1", half: true},
-		"ReduceL2": {lower: lowerReduce, kernel: "reduce_l2", half: true}, "ReduceSumSquare": {lower: lowerReduce, kernel: "reduce_sum_square", half: true},
-		"ReduceLogSumExp": {lower: lowerReduce, kernel: "reduce_log_sum_exp", half: true},
-		"ArgMax":          {lower: lowerArgReduce, kernel: "arg_max"}, "ArgMin": {lower: lowerArgReduce, kernel: "arg_min"},
-		"TopK": {lower: lowerTopK}, "CumSum": {lower: lowerCumSum},
-	}
-}
-
 // reduce emits out = op over axes of x (axes normalised, sorted or not).
 func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) error {
 	is := b.val(x).shape
@@ -192,4 +178,18 @@ func lowerTopK(b *builder, n *graph.Node) error {
 	}
 	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(b.out(n, 0)), slotArg(b.out(n, 1)), uint64(cnt),
 		uint64(s[ax]), uint64(prod(s[ax+1:])), uint64(k))
+}
+
+// reduceLowerings are the GPU table entries (see lowering) of the reductions,
+// ArgMax/ArgMin, TopK and CumSum.
+func reduceLowerings() map[string]lowering {
+	return map[string]lowering{
+		"ReduceMean": {lower: lowerReduce, kernel: "reduce_mean", half: true}, "ReduceSum": {lower: lowerReduce, kernel: "reduce_sum", half: true},
+		"ReduceMax": {lower: lowerReduce, kernel: "reduce_max", half: true}, "ReduceMin": {lower: lowerReduce, kernel: "reduce_min", half: true},
+		"ReduceProd": {lower: lowerReduce, kernel: "reduce_prod", half: true}, "ReduceL1": {lower: lowerReduce, kernel: "reduce_l1", half: true},
+		"ReduceL2": {lower: lowerReduce, kernel: "reduce_l2", half: true}, "ReduceSumSquare": {lower: lowerReduce, kernel: "reduce_sum_square", half: true},
+		"ReduceLogSumExp": {lower: lowerReduce, kernel: "reduce_log_sum_exp", half: true},
+		"ArgMax":          {lower: lowerArgReduce, kernel: "arg_max"}, "ArgMin": {lower: lowerArgReduce, kernel: "arg_min"},
+		"TopK": {lower: lowerTopK}, "CumSum": {lower: lowerCumSum},
+	}
 }

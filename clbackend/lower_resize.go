@@ -7,14 +7,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// resizeLowerings are the GPU table entries (see lowering) of Resize.
-func resizeLowerings() map[string]lowering {
-	return map[string]lowering{
-		// f16 data, f32 tap weights; roi and scales stay f32.
-		"Resize": {lower: lowerResize, half: true, f32: []int{1, 2}, check: resizeStaticCheck},
-	}
-}
-
 // resizeStaticCheck rejects the Resize forms resize.cl cannot run, from
 // attributes alone.
 func resizeStaticCheck(n *graph.Node) string {
@@ -162,4 +154,12 @@ func oneTap(taps []int64, wts []float32) bool {
 		}
 	}
 	return true
+}
+
+// resizeLowerings are the GPU table entries (see lowering) of Resize.
+func resizeLowerings() map[string]lowering {
+	return map[string]lowering{
+		// f16 data, f32 tap weights; roi and scales stay f32.
+		"Resize": {lower: lowerResize, half: true, f32: []int{1, 2}, check: resizeStaticCheck},
+	}
 }

@@ -5,16 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// shapeLowerings are the GPU table entries (see lowering) of the ops that make
-// values from shapes.
-func shapeLowerings() map[string]lowering {
-	onHost := "a shape computation the planner folds on the host once shapes (and host inputs) are known"
-	return map[string]lowering{
-		"Shape": {host: onHost, half: true}, "Size": {host: onHost, half: true},
-		"ConstantOfShape": {host: onHost}, "Range": {host: onHost}, "EyeLike": {lower: lowerEyeLike},
-	}
-}
-
 // lowerEyeLike makes the output a plan constant: ones on diagonal k of a
 // 2-D tensor of the input's shape, which is known at plan time.
 func lowerEyeLike(b *builder, n *graph.Node) error {
@@ -36,4 +26,14 @@ func lowerEyeLike(b *builder, n *graph.Node) error {
 	}
 	yv.host = eye
 	return nil
+}
+
+// shapeLowerings are the GPU table entries (see lowering) of the ops that make
+// values from shapes.
+func shapeLowerings() map[string]lowering {
+	onHost := "a shape computation the planner folds on the host once shapes (and host inputs) are known"
+	return map[string]lowering{
+		"Shape": {host: onHost, half: true}, "Size": {host: onHost, half: true},
+		"ConstantOfShape": {host: onHost}, "Range": {host: onHost}, "EyeLike": {lower: lowerEyeLike},
+	}
 }

@@ -56,6 +56,24 @@ func (a Attrs) Ints(name string, def []int64) []int64 {
 	return def
 }
 
+// IntsAttr returns n's integer-list attribute name, which must have want
+// entries, or want copies of def when n does not set it; a list of another
+// length is an error naming the node.
+func (n *Node) IntsAttr(name string, want int, def int64) ([]int64, error) {
+	v := n.Attrs.Ints(name, nil)
+	if v == nil {
+		v = make([]int64, want)
+		for i := range v {
+			v[i] = def
+		}
+		return v, nil
+	}
+	if len(v) != want {
+		return nil, n.Errorf("%s %v has %d entries, want %d", name, v, len(v), want)
+	}
+	return v, nil
+}
+
 // Floats returns a float-list attribute or def when it is absent.
 func (a Attrs) Floats(name string, def []float32) []float32 {
 	if v, ok := a[name].([]float32); ok {

@@ -1,29 +1,5 @@
 package graph
 
-// activationOps are the activation functions and the softmax family.
-var activationOps = []OpSpec{
-	{Name: "Relu", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferSignedUnary},
-	{Name: "LeakyRelu", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 0.01}}, Infer: inferFloatUnary},
-	{Name: "Sigmoid", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Tanh", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "HardSigmoid", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 0.2}, {"beta", 0.5}}, Infer: inferFloatUnary},
-	{Name: "HardSwish", Since: 14, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Elu", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1}}, Infer: inferFloatUnary},
-	{Name: "Selu", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}}, Infer: inferFloatUnary},
-	{Name: "Celu", Since: 12, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1}}, Infer: inferFloatUnary},
-	{Name: "Gelu", MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Mish", Since: 18, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Softplus", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Softsign", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "ThresholdedRelu", Since: 10, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1}}, Infer: inferFloatUnary},
-	{Name: "Shrink", Since: 9, MinInputs: 1, MaxInputs: 1, Params: []Param{{"lambd", 0.5}, {"bias", 0}}, Infer: inferNumericUnary},
-	{Name: "Clip", Since: 11, MinInputs: 1, MaxInputs: 3, HostInputs: []int{1, 2}, Infer: inferClip},
-	{Name: "PRelu", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferPRelu},
-	{Name: "Softmax", Since: 13, MinInputs: 1, MaxInputs: 1, Infer: inferSoftmax},
-	{Name: "LogSoftmax", Since: 13, MinInputs: 1, MaxInputs: 1, Infer: inferSoftmax},
-	{Name: "Hardmax", Since: 13, MinInputs: 1, MaxInputs: 1, Infer: inferSoftmax},
-}
-
 func inferClip(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
@@ -84,4 +60,28 @@ func inferSoftmax(n *Node) error {
 		}
 	}
 	return nil
+}
+
+// activationOps are the activation functions and the softmax family.
+var activationOps = []OpSpec{
+	{Name: "Relu", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferSignedUnary},
+	{Name: "LeakyRelu", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 0.01}}, Infer: inferFloatUnary},
+	{Name: "Sigmoid", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Tanh", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "HardSigmoid", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 0.2}, {"beta", 0.5}}, Infer: inferFloatUnary},
+	{Name: "HardSwish", Since: 14, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Elu", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1}}, Infer: inferFloatUnary},
+	{Name: "Selu", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}}, Infer: inferFloatUnary},
+	{Name: "Celu", Since: 12, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1}}, Infer: inferFloatUnary},
+	{Name: "Gelu", MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Mish", Since: 18, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Softplus", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Softsign", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "ThresholdedRelu", Since: 10, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1}}, Infer: inferFloatUnary},
+	{Name: "Shrink", Since: 9, MinInputs: 1, MaxInputs: 1, Params: []Param{{"lambd", 0.5}, {"bias", 0}}, Infer: inferNumericUnary},
+	{Name: "Clip", Since: 11, MinInputs: 1, MaxInputs: 3, HostInputs: []int{1, 2}, Infer: inferClip},
+	{Name: "PRelu", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferPRelu},
+	{Name: "Softmax", Since: 13, MinInputs: 1, MaxInputs: 1, Infer: inferSoftmax},
+	{Name: "LogSoftmax", Since: 13, MinInputs: 1, MaxInputs: 1, Infer: inferSoftmax},
+	{Name: "Hardmax", Since: 13, MinInputs: 1, MaxInputs: 1, Infer: inferSoftmax},
 }

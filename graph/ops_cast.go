@@ -2,12 +2,6 @@ package graph
 
 import "github.com/clinfer/clinfer/tensor"
 
-// castOps convert element types.
-var castOps = []OpSpec{
-	{Name: "Cast", MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferCast},
-	{Name: "CastLike", Since: 15, MinInputs: 2, MaxInputs: 2, Infer: inferCastLike},
-}
-
 func inferCast(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
@@ -43,4 +37,10 @@ func inferCastLike(n *Node) error {
 	}
 	setOutput(n, 0, like.Type(), x.Shape().Clone())
 	return nil
+}
+
+// castOps convert element types.
+var castOps = []OpSpec{
+	{Name: "Cast", MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferCast},
+	{Name: "CastLike", Since: 15, MinInputs: 2, MaxInputs: 2, Infer: inferCastLike},
 }

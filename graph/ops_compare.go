@@ -2,22 +2,6 @@ package graph
 
 import "github.com/clinfer/clinfer/tensor"
 
-// compareOps are the comparisons, logic, Where and the float classifiers.
-var compareOps = []OpSpec{
-	{Name: "Equal", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferCompare},
-	{Name: "Greater", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
-	{Name: "Less", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
-	{Name: "GreaterOrEqual", Since: 12, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
-	{Name: "LessOrEqual", Since: 12, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
-	{Name: "And", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferLogic},
-	{Name: "Or", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferLogic},
-	{Name: "Xor", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferLogic},
-	{Name: "Not", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferNot},
-	{Name: "Where", Since: 9, MinInputs: 3, MaxInputs: 3, ShapeMath: true, Infer: inferWhere},
-	{Name: "IsNaN", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferIsClass},
-	{Name: "IsInf", Since: 10, MinInputs: 1, MaxInputs: 1, Params: []Param{{"detect_positive", 1}, {"detect_negative", 1}}, Infer: inferIsClass},
-}
-
 func inferWhere(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
@@ -49,4 +33,20 @@ func inferIsClass(n *Node) error {
 	}
 	n.Outputs[0].Type = tensor.Bool
 	return nil
+}
+
+// compareOps are the comparisons, logic, Where and the float classifiers.
+var compareOps = []OpSpec{
+	{Name: "Equal", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferCompare},
+	{Name: "Greater", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
+	{Name: "Less", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
+	{Name: "GreaterOrEqual", Since: 12, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
+	{Name: "LessOrEqual", Since: 12, MinInputs: 2, MaxInputs: 2, Infer: inferCompare},
+	{Name: "And", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferLogic},
+	{Name: "Or", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferLogic},
+	{Name: "Xor", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferLogic},
+	{Name: "Not", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferNot},
+	{Name: "Where", Since: 9, MinInputs: 3, MaxInputs: 3, ShapeMath: true, Infer: inferWhere},
+	{Name: "IsNaN", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferIsClass},
+	{Name: "IsInf", Since: 10, MinInputs: 1, MaxInputs: 1, Params: []Param{{"detect_positive", 1}, {"detect_negative", 1}}, Infer: inferIsClass},
 }

@@ -1,12 +1,5 @@
 package graph
 
-// convOps are the convolutions.
-var convOps = []OpSpec{
-	{Name: "Conv", MinInputs: 2, MaxInputs: 3, Infer: inferConv},
-	{Name: "ConvTranspose", MinInputs: 2, MaxInputs: 3, Infer: inferConvTranspose},
-	{Name: OpFusedConv, MinInputs: 2, MaxInputs: 4, Infer: inferFusedConv},
-}
-
 // AutoPads returns the begin and end padding (pads[0:k] begin, pads[k:2k]
 // end, ONNX order) that auto_pad SAME_UPPER or SAME_LOWER gives for the
 // spatial sizes in, so output size is ceil(in/stride). For NOTSET it returns
@@ -60,28 +53,14 @@ func readWindow(n *Node, k int, kernel []int64) (windowParams, error) {
 	if len(w.kernel) != k {
 		return w, n.Errorf("kernel_shape %v has %d entries for %d spatial axes", w.kernel, len(w.kernel), k)
 	}
-	list := func(name string, want int, def int64) ([]int64, error) {
-		v := n.Attrs.Ints(name, nil)
-		if v == nil {
-			v = make([]int64, want)
-			for i := range v {
-				v[i] = def
-			}
-			return v, nil
-		}
-		if len(v) != want {
-			return nil, n.Errorf("%s %v has %d entries, want %d", name, v, len(v), want)
-		}
-		return v, nil
-	}
 	var err error
-	if w.strides, err = list("strides", k, 1); err != nil {
+	if w.strides, err = n.IntsAttr("strides", k, 1); err != nil {
 		return w, err
 	}
-	if w.dilations, err = list("dilations", k, 1); err != nil {
+	if w.dilations, err = n.IntsAttr("dilations", k, 1); err != nil {
 		return w, err
 	}
-	if w.pads, err = list("pads", 2*k, 0); err != nil {
+	if w.pads, err = n.IntsAttr("pads", 2*k, 0); err != nil {
 		return w, err
 	}
 	for i := range k {
@@ -348,4 +327,11 @@ func inferFusedConv(n *Node) error {
 		return err
 	}
 	return checkPostOps(n)
+}
+
+// convOps are the convolutions.
+var convOps = []OpSpec{
+	{Name: "Conv", MinInputs: 2, MaxInputs: 3, Infer: inferConv},
+	{Name: "ConvTranspose", MinInputs: 2, MaxInputs: 3, Infer: inferConvTranspose},
+	{Name: OpFusedConv, MinInputs: 2, MaxInputs: 4, Infer: inferFusedConv},
 }

@@ -4,42 +4,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// eltwiseOps are the element-wise arithmetic and math ops.
-var eltwiseOps = []OpSpec{
-	{Name: "Add", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
-	{Name: "Sub", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
-	{Name: "Mul", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
-	{Name: "Div", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
-	{Name: "Pow", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferPow},
-	{Name: "Mod", Since: 10, MinInputs: 2, MaxInputs: 2, Infer: inferMod},
-	{Name: "Max", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
-	{Name: "Min", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
-	{Name: "Sum", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
-	{Name: "Mean", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
-	{Name: "Sqrt", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Exp", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Log", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Erf", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
-	{Name: "Reciprocal", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Neg", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferSignedUnary},
-	{Name: "Abs", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
-	{Name: "Sign", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
-	{Name: "Floor", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Ceil", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Round", Since: 11, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Sin", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Cos", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Tan", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Asin", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Acos", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Atan", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Sinh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Cosh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Asinh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Acosh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-	{Name: "Atanh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
-}
-
 // The unary and binary inference helpers below serve the activation and
 // compare families too.
 
@@ -198,4 +162,40 @@ func inferNumericUnaryOf(n *Node) error {
 	}
 	setOutput(n, 0, x.Type(), x.Shape().Clone())
 	return nil
+}
+
+// eltwiseOps are the element-wise arithmetic and math ops.
+var eltwiseOps = []OpSpec{
+	{Name: "Add", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Sub", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Mul", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Div", Since: 7, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferArith},
+	{Name: "Pow", Since: 7, MinInputs: 2, MaxInputs: 2, Infer: inferPow},
+	{Name: "Mod", Since: 10, MinInputs: 2, MaxInputs: 2, Infer: inferMod},
+	{Name: "Max", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
+	{Name: "Min", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
+	{Name: "Sum", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
+	{Name: "Mean", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
+	{Name: "Sqrt", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Exp", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Log", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Erf", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
+	{Name: "Reciprocal", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Neg", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferSignedUnary},
+	{Name: "Abs", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
+	{Name: "Sign", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferNumericUnary},
+	{Name: "Floor", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Ceil", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Round", Since: 11, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Sin", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Cos", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Tan", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Asin", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Acos", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Atan", Since: 7, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Sinh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Cosh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Asinh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Acosh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
+	{Name: "Atanh", Since: 9, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
 }

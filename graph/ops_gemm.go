@@ -1,12 +1,5 @@
 package graph
 
-// gemmOps are the matrix products.
-var gemmOps = []OpSpec{
-	{Name: "MatMul", Since: 1, MinInputs: 2, MaxInputs: 2, Infer: inferMatMul},
-	{Name: "Gemm", Since: 7, MinInputs: 2, MaxInputs: 3, Infer: inferGemm},
-	{Name: OpFullyConnected, MinInputs: 2, MaxInputs: 4, Infer: inferFullyConnected},
-}
-
 func inferMatMul(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
@@ -135,4 +128,11 @@ func inferFullyConnected(n *Node) error {
 		}
 	}
 	return checkPostOps(n)
+}
+
+// gemmOps are the matrix products.
+var gemmOps = []OpSpec{
+	{Name: "MatMul", Since: 1, MinInputs: 2, MaxInputs: 2, Infer: inferMatMul},
+	{Name: "Gemm", Since: 7, MinInputs: 2, MaxInputs: 3, Infer: inferGemm},
+	{Name: OpFullyConnected, MinInputs: 2, MaxInputs: 4, Infer: inferFullyConnected},
 }

@@ -1,15 +1,5 @@
 package graph
 
-// indexOps gather and scatter by index tensors.
-var indexOps = []OpSpec{
-	{Name: "Gather", Since: 1, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferGather},
-	{Name: "GatherElements", Since: 11, MinInputs: 2, MaxInputs: 2, Infer: inferGatherElements},
-	{Name: "GatherND", Since: 11, MinInputs: 2, MaxInputs: 2, Infer: inferGatherND},
-	{Name: "ScatterElements", MinInputs: 3, MaxInputs: 3, Infer: inferScatter},
-	{Name: "ScatterND", MinInputs: 3, MaxInputs: 3, Infer: inferScatter},
-	{Name: "OneHot", Since: 9, MinInputs: 3, MaxInputs: 3, HostInputs: []int{1}, Infer: inferOneHot},
-}
-
 func inferGather(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
@@ -184,4 +174,14 @@ func inferOneHot(n *Node) error {
 	out.Dims = append(out.Dims, is.Dims[axis:]...)
 	setOutput(n, 0, vals.Type(), out)
 	return nil
+}
+
+// indexOps gather and scatter by index tensors.
+var indexOps = []OpSpec{
+	{Name: "Gather", Since: 1, MinInputs: 2, MaxInputs: 2, ShapeMath: true, Infer: inferGather},
+	{Name: "GatherElements", Since: 11, MinInputs: 2, MaxInputs: 2, Infer: inferGatherElements},
+	{Name: "GatherND", Since: 11, MinInputs: 2, MaxInputs: 2, Infer: inferGatherND},
+	{Name: "ScatterElements", MinInputs: 3, MaxInputs: 3, Infer: inferScatter},
+	{Name: "ScatterND", MinInputs: 3, MaxInputs: 3, Infer: inferScatter},
+	{Name: "OneHot", Since: 9, MinInputs: 3, MaxInputs: 3, HostInputs: []int{1}, Infer: inferOneHot},
 }

@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// kernelFusionOps is the generic fused op.
-var kernelFusionOps = []OpSpec{
-	{Name: OpKernelFusion, MinInputs: 1, MaxInputs: -1, Infer: inferKernelFusion},
-}
-
 // OpKernelFusion is the generic fused op (OpenVINO's Subgraph, ONNX
 // Runtime's compiled node): a subgraph that a fusion declaration
 // (fusion.KernelFusion) matched and replaced, kept as the node's body. The
@@ -147,4 +142,9 @@ func bodySummary(m *Model) string {
 		ops = append(ops, n.OpType)
 	}
 	return fmt.Sprintf("%s(%s){%s}", m.Name, strings.Join(params, ", "), strings.Join(ops, ", "))
+}
+
+// kernelFusionOps is the generic fused op.
+var kernelFusionOps = []OpSpec{
+	{Name: OpKernelFusion, MinInputs: 1, MaxInputs: -1, Infer: inferKernelFusion},
 }

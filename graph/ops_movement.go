@@ -2,26 +2,6 @@ package graph
 
 import "github.com/clinfer/clinfer/tensor"
 
-// movementOps are the data-movement ops.
-var movementOps = []OpSpec{
-	{Name: "Reshape", Since: 5, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferReshape},
-	{Name: "Flatten", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFlatten},
-	{Name: "Transpose", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferTranspose},
-	{Name: "Squeeze", Since: 13, MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferSqueeze},
-	{Name: "Unsqueeze", Since: 13, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferUnsqueeze},
-	{Name: "Concat", Since: 4, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferConcat},
-	{Name: "Split", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferSplit},
-	{Name: "Slice", Since: 10, MinInputs: 3, MaxInputs: 5, HostInputs: []int{1, 2, 3, 4}, ShapeMath: true, Infer: inferSlice},
-	{Name: "Expand", Since: 8, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferExpand},
-	{Name: "Tile", Since: 6, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferTile},
-	{Name: "Pad", MinInputs: 2, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferPad},
-	{Name: "Identity", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferIdentity},
-	{Name: "Dropout", MinInputs: 1, MaxInputs: 3, KeepOutputs: 1, Infer: inferDropout},
-	{Name: "DepthToSpace", MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth},
-	{Name: "SpaceToDepth", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth},
-	{Name: "Trilu", Since: 14, MinInputs: 1, MaxInputs: 2, Infer: inferTrilu},
-}
-
 func inferIdentity(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
@@ -453,4 +433,24 @@ func inferSpaceDepth(n *Node) error {
 	}
 	setOutput(n, 0, x.Type(), out)
 	return nil
+}
+
+// movementOps are the data-movement ops.
+var movementOps = []OpSpec{
+	{Name: "Reshape", Since: 5, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferReshape},
+	{Name: "Flatten", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFlatten},
+	{Name: "Transpose", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferTranspose},
+	{Name: "Squeeze", Since: 13, MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferSqueeze},
+	{Name: "Unsqueeze", Since: 13, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferUnsqueeze},
+	{Name: "Concat", Since: 4, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferConcat},
+	{Name: "Split", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferSplit},
+	{Name: "Slice", Since: 10, MinInputs: 3, MaxInputs: 5, HostInputs: []int{1, 2, 3, 4}, ShapeMath: true, Infer: inferSlice},
+	{Name: "Expand", Since: 8, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferExpand},
+	{Name: "Tile", Since: 6, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferTile},
+	{Name: "Pad", MinInputs: 2, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferPad},
+	{Name: "Identity", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferIdentity},
+	{Name: "Dropout", MinInputs: 1, MaxInputs: 3, KeepOutputs: 1, Infer: inferDropout},
+	{Name: "DepthToSpace", MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth},
+	{Name: "SpaceToDepth", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth},
+	{Name: "Trilu", Since: 14, MinInputs: 1, MaxInputs: 2, Infer: inferTrilu},
 }

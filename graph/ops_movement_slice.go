@@ -8,7 +8,7 @@ import (
 
 // sliceBounds applies ONNX Slice clamping to one axis of size dim and returns
 // the effective start, end and element count.
-func sliceBounds(start, end, step, dim int64) (int64, int64, int64) {
+func SliceBounds(start, end, step, dim int64) (int64, int64, int64) {
 	if start < 0 {
 		start += dim
 	}
@@ -268,7 +268,7 @@ func inferSlice(n *Node) error {
 		}
 		d := s.Dims[a]
 		if d.IsStatic() {
-			_, _, c := sliceBounds(starts[i], ends[i], steps[i], d.Size)
+			_, _, c := SliceBounds(starts[i], ends[i], steps[i], d.Size)
 			out.Dims[a] = StaticDim(c)
 			continue
 		}

@@ -2,13 +2,6 @@ package graph
 
 import "github.com/clinfer/clinfer/tensor"
 
-// normOps are the normalisations.
-var normOps = []OpSpec{
-	{Name: "BatchNormalization", MinInputs: 5, MaxInputs: 5, KeepOutputs: 1, Infer: inferBatchNorm},
-	{Name: "InstanceNormalization", Since: 1, MinInputs: 3, MaxInputs: 3, Infer: inferInstanceNorm},
-	{Name: "LayerNormalization", MinInputs: 2, MaxInputs: 3, KeepOutputs: 1, Infer: inferLayerNorm},
-}
-
 // checkChannelVec checks that inputs idx are 1-D of the channel count c.
 func checkChannelVec(n *Node, c Dim, idx ...int) error {
 	for _, i := range idx {
@@ -127,4 +120,11 @@ func inferLayerNorm(n *Node) error {
 		setOutput(n, i, stash, stat.Clone())
 	}
 	return nil
+}
+
+// normOps are the normalisations.
+var normOps = []OpSpec{
+	{Name: "BatchNormalization", MinInputs: 5, MaxInputs: 5, KeepOutputs: 1, Infer: inferBatchNorm},
+	{Name: "InstanceNormalization", Since: 1, MinInputs: 3, MaxInputs: 3, Infer: inferInstanceNorm},
+	{Name: "LayerNormalization", MinInputs: 2, MaxInputs: 3, KeepOutputs: 1, Infer: inferLayerNorm},
 }

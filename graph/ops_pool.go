@@ -2,14 +2,6 @@ package graph
 
 import "github.com/clinfer/clinfer/tensor"
 
-// poolOps are the poolings.
-var poolOps = []OpSpec{
-	{Name: "MaxPool", MinInputs: 1, MaxInputs: 1, KeepOutputs: 1, Infer: inferPool},
-	{Name: "AveragePool", MinInputs: 1, MaxInputs: 1, Infer: inferPool},
-	{Name: "GlobalAveragePool", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferGlobalPool},
-	{Name: "GlobalMaxPool", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferGlobalPool},
-}
-
 // inferPool is MaxPool and AveragePool.
 func inferPool(n *Node) error {
 	maxOuts := 1
@@ -73,4 +65,12 @@ func inferGlobalPool(n *Node) error {
 	}
 	setOutput(n, 0, x.Type(), out)
 	return nil
+}
+
+// poolOps are the poolings.
+var poolOps = []OpSpec{
+	{Name: "MaxPool", MinInputs: 1, MaxInputs: 1, KeepOutputs: 1, Infer: inferPool},
+	{Name: "AveragePool", MinInputs: 1, MaxInputs: 1, Infer: inferPool},
+	{Name: "GlobalAveragePool", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferGlobalPool},
+	{Name: "GlobalMaxPool", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferGlobalPool},
 }

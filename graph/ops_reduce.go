@@ -2,23 +2,6 @@ package graph
 
 import "github.com/clinfer/clinfer/tensor"
 
-// reduceOps reduce along axes.
-var reduceOps = []OpSpec{
-	{Name: "ReduceMean", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ReduceSum", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ReduceMax", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ReduceMin", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ReduceProd", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferReduce},
-	{Name: "ReduceL1", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ReduceL2", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ReduceSumSquare", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ReduceLogSumExp", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
-	{Name: "ArgMax", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferArg},
-	{Name: "ArgMin", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferArg},
-	{Name: "TopK", MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferTopK},
-	{Name: "CumSum", Since: 11, MinInputs: 2, MaxInputs: 2, Infer: inferCumSum},
-}
-
 // inferReduce is ReduceMean, ReduceSum, ReduceMax and ReduceMin with axes
 // as an optional input.
 func inferReduce(n *Node) error {
@@ -179,4 +162,21 @@ func inferTopK(n *Node) error {
 	setOutput(n, 0, x.Type(), out)
 	setOutput(n, 1, tensor.I64, out.Clone())
 	return nil
+}
+
+// reduceOps reduce along axes.
+var reduceOps = []OpSpec{
+	{Name: "ReduceMean", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ReduceSum", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ReduceMax", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ReduceMin", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ReduceProd", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, ShapeMath: true, Infer: inferReduce},
+	{Name: "ReduceL1", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ReduceL2", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ReduceSumSquare", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ReduceLogSumExp", MinInputs: 1, MaxInputs: 2, HostInputs: []int{1}, Infer: inferReduce},
+	{Name: "ArgMax", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferArg},
+	{Name: "ArgMin", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferArg},
+	{Name: "TopK", MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferTopK},
+	{Name: "CumSum", Since: 11, MinInputs: 2, MaxInputs: 2, Infer: inferCumSum},
 }

@@ -5,11 +5,6 @@ import (
 	"math"
 )
 
-// resizeOps is Resize.
-var resizeOps = []OpSpec{
-	{Name: "Resize", MinInputs: 1, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferResize},
-}
-
 // ResizeSampling is the 1-D resampling of one axis by ONNX Resize: output
 // coordinate j reads input indices Index[j*Taps+t] with weights
 // Weight[j*Taps+t]. Indices are clamped to the input axis. Outside is nil
@@ -293,4 +288,9 @@ func inferResize(n *Node) error {
 	}
 	setOutput(n, 0, x.Type(), out)
 	return nil
+}
+
+// resizeOps is Resize.
+var resizeOps = []OpSpec{
+	{Name: "Resize", MinInputs: 1, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferResize},
 }

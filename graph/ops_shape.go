@@ -6,15 +6,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// shapeOps make values from shapes.
-var shapeOps = []OpSpec{
-	{Name: "Shape", Since: 1, MinInputs: 1, MaxInputs: 1, Fold: FoldShapes, ShapeMath: true, Infer: inferShape},
-	{Name: "Size", Since: 1, MinInputs: 1, MaxInputs: 1, Fold: FoldShapes, ShapeMath: true, Infer: inferSize},
-	{Name: "ConstantOfShape", Since: 9, MinInputs: 1, MaxInputs: 1, HostInputs: []int{0}, ShapeMath: true, Infer: inferConstantOfShape},
-	{Name: "Range", Since: 11, MinInputs: 3, MaxInputs: 3, HostInputs: []int{0, 1, 2}, ShapeMath: true, Infer: inferRange},
-	{Name: "EyeLike", MinInputs: 1, MaxInputs: 1, Infer: inferEyeLike},
-}
-
 // shapeRange returns Shape's [start, end) over a rank, clamped as ONNX does.
 func shapeRange(n *Node, rank int) (int, int) {
 	clamp := func(v int64) int {
@@ -181,4 +172,13 @@ func EvalFromShapes(n *Node, in []tensor.Shape) (*tensor.Tensor, error) {
 		return tensor.FromI64(tensor.Shape{}, []int64{s.NumElements()})
 	}
 	return nil, n.Errorf("has no shape-only evaluation")
+}
+
+// shapeOps make values from shapes.
+var shapeOps = []OpSpec{
+	{Name: "Shape", Since: 1, MinInputs: 1, MaxInputs: 1, Fold: FoldShapes, ShapeMath: true, Infer: inferShape},
+	{Name: "Size", Since: 1, MinInputs: 1, MaxInputs: 1, Fold: FoldShapes, ShapeMath: true, Infer: inferSize},
+	{Name: "ConstantOfShape", Since: 9, MinInputs: 1, MaxInputs: 1, HostInputs: []int{0}, ShapeMath: true, Infer: inferConstantOfShape},
+	{Name: "Range", Since: 11, MinInputs: 3, MaxInputs: 3, HostInputs: []int{0, 1, 2}, ShapeMath: true, Infer: inferRange},
+	{Name: "EyeLike", MinInputs: 1, MaxInputs: 1, Infer: inferEyeLike},
 }

@@ -231,7 +231,7 @@ func (e *symEval) slice(n *Node) *symVal {
 		step = steps[0]
 	}
 	size := int64(len(data.vals))
-	start, _, count := sliceBounds(starts[0], ends[0], step, size)
+	start, _, count := SliceBounds(starts[0], ends[0], step, size)
 	v := &symVal{typ: data.typ, shape: tensor.Shape{count}}
 	for i := range count {
 		v.vals = append(v.vals, data.vals[start+i*step])

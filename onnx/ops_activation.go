@@ -5,16 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// activationImports converts the older forms of PRelu and Clip and checks Gelu's approximation; the softmax family coerced its input to 2-D before opset 13.
-var activationImports = []opEntry{
-	{"PRelu", "", 1, 7, legacyPRelu},
-	{"Gelu", "", 20, 0, same(enum("approximate", "none", "tanh"))},
-	{"Clip", "", 1, 11, clipAttrs},
-	{"Softmax", "", 1, 13, coercedSoftmax},
-	{"LogSoftmax", "", 1, 13, coercedSoftmax},
-	{"Hardmax", "", 1, 13, coercedSoftmax},
-}
-
 // clipAttrs converts Clip before opset 11 (min and max attributes).
 func clipAttrs(c *nodeCtx) ([]graph.Output, error) {
 	inputs := []graph.Output{c.input(0), {}, {}}
@@ -71,4 +61,14 @@ func legacyPRelu(c *nodeCtx) ([]graph.Output, error) {
 		}
 	}
 	return outputsOf(c.node("PRelu", "", []graph.Output{x, slope}, c.attrs, 1)), nil
+}
+
+// activationImports converts the older forms of PRelu and Clip and checks Gelu's approximation; the softmax family coerced its input to 2-D before opset 13.
+var activationImports = []opEntry{
+	{"PRelu", "", 1, 7, legacyPRelu},
+	{"Gelu", "", 20, 0, same(enum("approximate", "none", "tanh"))},
+	{"Clip", "", 1, 11, clipAttrs},
+	{"Softmax", "", 1, 13, coercedSoftmax},
+	{"LogSoftmax", "", 1, 13, coercedSoftmax},
+	{"Hardmax", "", 1, 13, coercedSoftmax},
 }

@@ -6,11 +6,6 @@ import (
 	"github.com/clinfer/clinfer/graph"
 )
 
-// castImports converts Cast's ONNX data types.
-var castImports = []opEntry{
-	{"Cast", "", 1, 0, cast},
-}
-
 // dataTypeAttr converts an attribute holding an ONNX data type (EyeLike's
 // dtype) to int64(tensor.ElementType), like Cast's "to".
 func dataTypeAttr(attr string) check {
@@ -63,4 +58,9 @@ func cast(c *nodeCtx) ([]graph.Output, error) {
 	}
 	attrs := graph.Attrs{"to": int64(et)}
 	return outputsOf(c.node("Cast", "", []graph.Output{c.input(0)}, attrs, 1)), nil
+}
+
+// castImports converts Cast's ONNX data types.
+var castImports = []opEntry{
+	{"Cast", "", 1, 0, cast},
 }

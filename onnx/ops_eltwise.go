@@ -5,15 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// eltwiseImports converts the element-wise ops of opsets before 7, whose legacy broadcast attributes the op set does not have.
-var eltwiseImports = []opEntry{
-	{"Add", "", 1, 7, legacyBroadcast},
-	{"Sub", "", 1, 7, legacyBroadcast},
-	{"Mul", "", 1, 7, legacyBroadcast},
-	{"Div", "", 1, 7, legacyBroadcast},
-	{"Pow", "", 1, 7, legacyBroadcast},
-}
-
 // legacyBroadcast imports element-wise binary ops before opset 7. With
 // broadcast=1, B's shape must match a contiguous run of A's dims: the
 // trailing ones without axis (which numpy broadcasting, the op set's rule,
@@ -82,4 +73,13 @@ func rankOf(o graph.Output) int {
 		return o.Shape().Rank()
 	}
 	return -1
+}
+
+// eltwiseImports converts the element-wise ops of opsets before 7, whose legacy broadcast attributes the op set does not have.
+var eltwiseImports = []opEntry{
+	{"Add", "", 1, 7, legacyBroadcast},
+	{"Sub", "", 1, 7, legacyBroadcast},
+	{"Mul", "", 1, 7, legacyBroadcast},
+	{"Div", "", 1, 7, legacyBroadcast},
+	{"Pow", "", 1, 7, legacyBroadcast},
 }

@@ -5,11 +5,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// modelImports imports Constant nodes as Constants of the graph.
-var modelImports = []opEntry{
-	{"Constant", "", 1, 0, constant},
-}
-
 // constant turns an ONNX Constant node into a graph Constant.
 func constant(c *nodeCtx) ([]graph.Output, error) {
 	if len(c.attrs) != 1 {
@@ -95,4 +90,9 @@ func float64s(t *tensor.Tensor) []float64 {
 		return nil
 	}
 	return out
+}
+
+// modelImports imports Constant nodes as Constants of the graph.
+var modelImports = []opEntry{
+	{"Constant", "", 1, 0, constant},
 }

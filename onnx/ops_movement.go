@@ -2,22 +2,6 @@ package onnx
 
 import "github.com/clinfer/clinfer/graph"
 
-// movementImports converts the attribute-era forms of the data-movement ops (values that became inputs) and checks their modes.
-var movementImports = []opEntry{
-	{"Concat", "", 1, 4, same(defaultInt("axis", 1))},
-	{"Split", "", 1, 0, split},
-	{"Slice", "", 1, 10, sliceAttrs},
-	{"Reshape", "", 1, 5, attrsToInputs(attrInput{name: "shape", required: true})},
-	{"Squeeze", "", 1, 13, attrsToInputs(attrInput{name: "axes"})},
-	{"Unsqueeze", "", 1, 13, attrsToInputs(attrInput{name: "axes", required: true})},
-	{"Pad", "", 1, 2, padAttrs("paddings")},
-	{"Pad", "", 2, 11, padAttrs("pads")},
-	{"Pad", "", 11, 19, same(enum("mode", "constant", "reflect", "edge"))},
-	{"Pad", "", 19, 0, same(enum("mode", "constant", "reflect", "edge", "wrap"))},
-	{"Dropout", "", 1, 0, dropout},
-	{"DepthToSpace", "", 1, 0, same(enum("mode", "DCR", "CRD"))},
-}
-
 // sliceAttrs converts Slice-1 (starts, ends, axes attributes).
 func sliceAttrs(c *nodeCtx) ([]graph.Output, error) {
 	return attrsToInputs(
@@ -84,4 +68,20 @@ func dropout(c *nodeCtx) ([]graph.Output, error) {
 		return nil, c.attrErrorf("", "training_mode input is true; only inference is supported")
 	}
 	return outputsOf(c.node("Dropout", "", []graph.Output{c.input(0)}, nil, min(numOutputs(c), 2))), nil
+}
+
+// movementImports converts the attribute-era forms of the data-movement ops (values that became inputs) and checks their modes.
+var movementImports = []opEntry{
+	{"Concat", "", 1, 4, same(defaultInt("axis", 1))},
+	{"Split", "", 1, 0, split},
+	{"Slice", "", 1, 10, sliceAttrs},
+	{"Reshape", "", 1, 5, attrsToInputs(attrInput{name: "shape", required: true})},
+	{"Squeeze", "", 1, 13, attrsToInputs(attrInput{name: "axes"})},
+	{"Unsqueeze", "", 1, 13, attrsToInputs(attrInput{name: "axes", required: true})},
+	{"Pad", "", 1, 2, padAttrs("paddings")},
+	{"Pad", "", 2, 11, padAttrs("pads")},
+	{"Pad", "", 11, 19, same(enum("mode", "constant", "reflect", "edge"))},
+	{"Pad", "", 19, 0, same(enum("mode", "constant", "reflect", "edge", "wrap"))},
+	{"Dropout", "", 1, 0, dropout},
+	{"DepthToSpace", "", 1, 0, same(enum("mode", "DCR", "CRD"))},
 }

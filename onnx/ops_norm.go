@@ -2,12 +2,6 @@ package onnx
 
 import "github.com/clinfer/clinfer/graph"
 
-// normImports converts BatchNormalization to its inference form and checks LayerNormalization's stash type.
-var normImports = []opEntry{
-	{"BatchNormalization", "", 1, 0, batchNorm},
-	{"LayerNormalization", "", 17, 0, same(stashType)},
-}
-
 // stashType converts LayerNormalization's stash_type from an ONNX data type
 // to int64(tensor.ElementType), like Cast's "to".
 func stashType(c *nodeCtx) error {
@@ -42,4 +36,10 @@ func batchNorm(c *nodeCtx) ([]graph.Output, error) {
 	}
 	attrs := graph.Attrs{"epsilon": c.attrs.Float("epsilon", 1e-5)}
 	return outputsOf(c.node("BatchNormalization", "", c.in, attrs, 1)), nil
+}
+
+// normImports converts BatchNormalization to its inference form and checks LayerNormalization's stash type.
+var normImports = []opEntry{
+	{"BatchNormalization", "", 1, 0, batchNorm},
+	{"LayerNormalization", "", 17, 0, same(stashType)},
 }

@@ -1,11 +1,5 @@
 package onnx
 
-// poolImports checks the windowed poolings' auto_pad and MaxPool's storage order.
-var poolImports = []opEntry{
-	{"MaxPool", "", 1, 0, same(enum("auto_pad", autoPads...), storageOrder)},
-	{"AveragePool", "", 1, 0, same(enum("auto_pad", autoPads...))},
-}
-
 // storageOrder checks MaxPool's storage_order, which sets the layout of the
 // Indices output (0 row-major, 1 column-major within a plane); it is kept
 // only when that output is used.
@@ -21,4 +15,10 @@ func storageOrder(c *nodeCtx) error {
 		return c.attrErrorf("storage_order", "want 0 (row-major) or 1 (column-major)")
 	}
 	return nil
+}
+
+// poolImports checks the windowed poolings' auto_pad and MaxPool's storage order.
+var poolImports = []opEntry{
+	{"MaxPool", "", 1, 0, same(enum("auto_pad", autoPads...), storageOrder)},
+	{"AveragePool", "", 1, 0, same(enum("auto_pad", autoPads...))},
 }

@@ -2,32 +2,6 @@ package onnx
 
 import "github.com/clinfer/clinfer/graph"
 
-// reduceImports converts the reductions whose axes were an attribute (an
-// input since opset 18; ReduceSum: 13) and rejects the attribute after,
-// ReduceLogSum and TopK-1's k.
-var reduceImports = []opEntry{
-	{"ReduceMean", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMean", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceMax", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMax", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceMin", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMin", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceSum", "", 1, 13, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceSum", "", 13, 0, same(inputSince("axes", 13))},
-	{"ReduceProd", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceProd", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceL1", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceL1", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceL2", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceL2", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceSumSquare", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceSumSquare", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceLogSumExp", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceLogSumExp", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceLogSum", "", 1, 0, reduceLogSum},
-	{"TopK", "", 1, 0, topK},
-}
-
 // topK imports TopK, always with both outputs (Values, Indices); TopK-1's
 // integer attribute k becomes the K input.
 func topK(c *nodeCtx) ([]graph.Output, error) {
@@ -78,4 +52,30 @@ func inputSince(name string, v int) check {
 		}
 		return nil
 	}
+}
+
+// reduceImports converts the reductions whose axes were an attribute (an
+// input since opset 18; ReduceSum: 13) and rejects the attribute after,
+// ReduceLogSum and TopK-1's k.
+var reduceImports = []opEntry{
+	{"ReduceMean", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceMean", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceMax", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceMax", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceMin", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceMin", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceSum", "", 1, 13, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceSum", "", 13, 0, same(inputSince("axes", 13))},
+	{"ReduceProd", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceProd", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceL1", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceL1", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceL2", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceL2", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceSumSquare", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceSumSquare", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceLogSumExp", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
+	{"ReduceLogSumExp", "", 18, 0, same(inputSince("axes", 18))},
+	{"ReduceLogSum", "", 1, 0, reduceLogSum},
+	{"TopK", "", 1, 0, topK},
 }

@@ -2,13 +2,6 @@ package onnx
 
 import "github.com/clinfer/clinfer/graph"
 
-// resizeImports converts Upsample and the scales-only Resize-10 to Resize.
-var resizeImports = []opEntry{
-	{"Upsample", "", 7, 10, upsample},
-	{"Resize", "", 10, 11, upsample},
-	{"Resize", "", 11, 0, resize},
-}
-
 var resizeModes = []check{
 	enum("mode", "nearest", "linear", "cubic"),
 	enum("coordinate_transformation_mode", "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
@@ -87,4 +80,11 @@ func resize(c *nodeCtx) ([]graph.Output, error) {
 		inputs = inputs[:len(inputs)-1]
 	}
 	return outputsOf(c.node("Resize", "", inputs, c.attrs, 1)), nil
+}
+
+// resizeImports converts Upsample and the scales-only Resize-10 to Resize.
+var resizeImports = []opEntry{
+	{"Upsample", "", 7, 10, upsample},
+	{"Resize", "", 10, 11, upsample},
+	{"Resize", "", 11, 0, resize},
 }

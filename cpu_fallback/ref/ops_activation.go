@@ -8,71 +8,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// activationKernels are the activation functions and the softmax family.
-// Their float attributes default to graph's op table (graph.ParamValue).
-func activationKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"Relu":      numUnary(uRelu),
-		"Tanh":      pure(math.Tanh),
-		"Sigmoid":   pure(sigmoid),
-		"Softplus":  pure(softplus),
-		"Softsign":  pure(func(x float64) float64 { return x / (1 + math.Abs(x)) }),
-		"Mish":      pure(func(x float64) float64 { return x * math.Tanh(softplus(x)) }),
-		"HardSwish": pure(func(x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) }),
-		"LeakyRelu": floatMath(func(n *graph.Node) func(float64) float64 {
-			alpha := float64(graph.ParamValue(n, "alpha"))
-			return func(x float64) float64 {
-				if x < 0 {
-					return alpha * x
-				}
-				return x
-			}
-		}),
-		"HardSigmoid": floatMath(func(n *graph.Node) func(float64) float64 {
-			alpha, beta := float64(graph.ParamValue(n, "alpha")), float64(graph.ParamValue(n, "beta"))
-			return func(x float64) float64 { return math.Max(0, math.Min(1, alpha*x+beta)) }
-		}),
-		"Elu": floatMath(func(n *graph.Node) func(float64) float64 {
-			alpha := float64(graph.ParamValue(n, "alpha"))
-			return func(x float64) float64 {
-				if x < 0 {
-					return alpha * math.Expm1(x)
-				}
-				return x
-			}
-		}),
-		"Selu": floatMath(func(n *graph.Node) func(float64) float64 {
-			alpha, gamma := float64(graph.ParamValue(n, "alpha")), float64(graph.ParamValue(n, "gamma"))
-			return func(x float64) float64 {
-				if x <= 0 {
-					return gamma * alpha * math.Expm1(x)
-				}
-				return gamma * x
-			}
-		}),
-		"Celu": floatMath(func(n *graph.Node) func(float64) float64 {
-			alpha := float64(graph.ParamValue(n, "alpha"))
-			return func(x float64) float64 { return math.Max(0, x) + math.Min(0, alpha*math.Expm1(x/alpha)) }
-		}),
-		"ThresholdedRelu": floatMath(func(n *graph.Node) func(float64) float64 {
-			alpha := float64(graph.ParamValue(n, "alpha"))
-			return func(x float64) float64 {
-				if x > alpha {
-					return x
-				}
-				return 0
-			}
-		}),
-		"Gelu":       geluKernel,
-		"Clip":       clipKernel,
-		"PRelu":      preluKernel,
-		"Shrink":     shrinkKernel,
-		"Softmax":    nnFloatKernel(softmaxKernel),
-		"LogSoftmax": nnFloatKernel(logSoftmaxKernel),
-		"Hardmax":    nnFloatKernel(hardmaxKernel),
-	}
-}
-
 func sigmoid(x float64) float64 {
 	if x >= 0 {
 		return 1 / (1 + math.Exp(-x))
@@ -340,4 +275,69 @@ func preluKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	return one(y), nil
+}
+
+// activationKernels are the activation functions and the softmax family.
+// Their float attributes default to graph's op table (graph.ParamValue).
+func activationKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"Relu":      numUnary(uRelu),
+		"Tanh":      pure(math.Tanh),
+		"Sigmoid":   pure(sigmoid),
+		"Softplus":  pure(softplus),
+		"Softsign":  pure(func(x float64) float64 { return x / (1 + math.Abs(x)) }),
+		"Mish":      pure(func(x float64) float64 { return x * math.Tanh(softplus(x)) }),
+		"HardSwish": pure(func(x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) }),
+		"LeakyRelu": floatMath(func(n *graph.Node) func(float64) float64 {
+			alpha := float64(graph.ParamValue(n, "alpha"))
+			return func(x float64) float64 {
+				if x < 0 {
+					return alpha * x
+				}
+				return x
+			}
+		}),
+		"HardSigmoid": floatMath(func(n *graph.Node) func(float64) float64 {
+			alpha, beta := float64(graph.ParamValue(n, "alpha")), float64(graph.ParamValue(n, "beta"))
+			return func(x float64) float64 { return math.Max(0, math.Min(1, alpha*x+beta)) }
+		}),
+		"Elu": floatMath(func(n *graph.Node) func(float64) float64 {
+			alpha := float64(graph.ParamValue(n, "alpha"))
+			return func(x float64) float64 {
+				if x < 0 {
+					return alpha * math.Expm1(x)
+				}
+				return x
+			}
+		}),
+		"Selu": floatMath(func(n *graph.Node) func(float64) float64 {
+			alpha, gamma := float64(graph.ParamValue(n, "alpha")), float64(graph.ParamValue(n, "gamma"))
+			return func(x float64) float64 {
+				if x <= 0 {
+					return gamma * alpha * math.Expm1(x)
+				}
+				return gamma * x
+			}
+		}),
+		"Celu": floatMath(func(n *graph.Node) func(float64) float64 {
+			alpha := float64(graph.ParamValue(n, "alpha"))
+			return func(x float64) float64 { return math.Max(0, x) + math.Min(0, alpha*math.Expm1(x/alpha)) }
+		}),
+		"ThresholdedRelu": floatMath(func(n *graph.Node) func(float64) float64 {
+			alpha := float64(graph.ParamValue(n, "alpha"))
+			return func(x float64) float64 {
+				if x > alpha {
+					return x
+				}
+				return 0
+			}
+		}),
+		"Gelu":       geluKernel,
+		"Clip":       clipKernel,
+		"PRelu":      preluKernel,
+		"Shrink":     shrinkKernel,
+		"Softmax":    nnFloatKernel(softmaxKernel),
+		"LogSoftmax": nnFloatKernel(logSoftmaxKernel),
+		"Hardmax":    nnFloatKernel(hardmaxKernel),
+	}
 }

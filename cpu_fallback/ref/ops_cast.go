@@ -6,11 +6,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// castKernels convert element types.
-func castKernels() map[string]Kernel {
-	return map[string]Kernel{"Cast": castKernel, "CastLike": castLikeKernel}
-}
-
 // castKernel is Cast; attribute "to" holds int64(tensor.ElementType).
 func castKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := need(n, in, 0)
@@ -49,4 +44,9 @@ func castLikeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error
 		y = x.Clone()
 	}
 	return one(y), nil
+}
+
+// castKernels convert element types.
+func castKernels() map[string]Kernel {
+	return map[string]Kernel{"Cast": castKernel, "CastLike": castLikeKernel}
 }

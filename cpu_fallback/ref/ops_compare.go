@@ -8,26 +8,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// compareKernels are the comparisons (any numeric type; Equal also on
-// bool), the logic ops on bool, Not, Where and the float classifiers IsNaN
-// and IsInf, with numpy broadcasting where the op has several inputs.
-func compareKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"Equal":          compareKernel(cEqual),
-		"Greater":        compareKernel(cGreater),
-		"Less":           compareKernel(cLess),
-		"GreaterOrEqual": compareKernel(cGreaterEq),
-		"LessOrEqual":    compareKernel(cLessEq),
-		"And":            compareKernel(cAnd),
-		"Or":             compareKernel(cOr),
-		"Xor":            compareKernel(cXor),
-		"Not":            notKernel,
-		"Where":          whereKernel,
-		"IsNaN":          isClassKernel,
-		"IsInf":          isClassKernel,
-	}
-}
-
 // cmpOp is a broadcasting comparison or logical op with a boolean output.
 type cmpOp uint8
 
@@ -245,4 +225,24 @@ func whereRun[T sized](p *bcastPlan, c []bool, x, z, y []T) {
 			}
 		}
 	})
+}
+
+// compareKernels are the comparisons (any numeric type; Equal also on
+// bool), the logic ops on bool, Not, Where and the float classifiers IsNaN
+// and IsInf, with numpy broadcasting where the op has several inputs.
+func compareKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"Equal":          compareKernel(cEqual),
+		"Greater":        compareKernel(cGreater),
+		"Less":           compareKernel(cLess),
+		"GreaterOrEqual": compareKernel(cGreaterEq),
+		"LessOrEqual":    compareKernel(cLessEq),
+		"And":            compareKernel(cAnd),
+		"Or":             compareKernel(cOr),
+		"Xor":            compareKernel(cXor),
+		"Not":            notKernel,
+		"Where":          whereKernel,
+		"IsNaN":          isClassKernel,
+		"IsInf":          isClassKernel,
+	}
 }

@@ -1,56 +1,9 @@
 package ref
 
 import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
-
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
 )
-
-// convKernels are the convolutions, FusedConv with its post-ops included.
-func convKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"Conv":            nnFloatKernel(convKernel),
-		"ConvTranspose":   nnFloatKernel(convTransposeKernel),
-		graph.OpFusedConv: nnFloatKernel(fusedConvKernel),
-	}
-}
-
-// convImpls name the implementations of the convolutions for the runtime
-// model (see Impl).
-var convImpls = map[string]string{
-	"Conv":          "ref_conv_gonum", // depthwise direct, Winograd F(2x2,3x3), 1x1 GEMM or im2col GEMM by shape (convShape.path)
-	"ConvTranspose": "ref_convtranspose_col2im_gonum",
-}
-
-// nnBLAS is gonum's pure-Go BLAS; GEMM-shaped work goes through it.
-var nnBLAS gonum.Implementation
-
-// nnSgemm is C = alpha*op(A)*op(B) + beta*C on row-major matrices, tolerating
-// empty operands (gonum rejects zero leading dimensions).
-func nnSgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			for j := range row {
-				row[j] *= beta
-			}
-		}
-		return
-	}
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if tA {
-		ta = blas.Trans
-	}
-	if tB {
-		tb = blas.Trans
-	}
-	nnBLAS.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-}
 
 // windowGeom is the geometry of a sliding window over the spatial dims of
 // a convolution or pooling: input sizes, window sizes, strides, dilations,
@@ -227,22 +180,29 @@ func convKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return []*tensor.Tensor{y}, nil
 }
 
+// convInputs returns the data and weights of a Conv or ConvTranspose
+// (rank >= 3, the same rank) and its group count.
+func convInputs(n *graph.Node, in []*tensor.Tensor) (x, w *tensor.Tensor, group int64, err error) {
+	if x, err = nnInput(n, in, 0, 3); err != nil {
+		return nil, nil, 0, err
+	}
+	if w, err = nnInput(n, in, 1, 3); err != nil {
+		return nil, nil, 0, err
+	}
+	if w.Rank() != x.Rank() {
+		return nil, nil, 0, n.Errorf("weights %v and input %v differ in rank", w.Shape(), x.Shape())
+	}
+	return x, w, n.Attrs.Int("group", 1), nil
+}
+
 // convTransposeKernel is ONNX ConvTranspose: per (batch, group), the column
 // matrix W_g^T X_g (gonum Sgemm) is scattered into the output (col2im).
 func convTransposeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := nnInput(n, in, 0, 3)
-	if err != nil {
-		return nil, err
-	}
-	w, err := nnInput(n, in, 1, 3)
+	x, w, group, err := convInputs(n, in)
 	if err != nil {
 		return nil, err
 	}
 	xs, ws := x.Shape(), w.Shape()
-	if len(ws) != len(xs) {
-		return nil, n.Errorf("weights %v and input %v differ in rank", ws, xs)
-	}
-	group := n.Attrs.Int("group", 1)
 	N, C := xs[0], xs[1]
 	if group < 1 || C%group != 0 || ws[0] != C {
 		return nil, n.Errorf("input %v, weights %v and group %d do not fit (want W[0] = C, C divisible by group)", xs, ws, group)
@@ -261,33 +221,19 @@ func convTransposeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	if ks := n.Attrs.Ints("kernel_shape", nil); ks != nil && !tensor.Shape(ks).Equal(k) {
 		return nil, n.Errorf("kernel_shape %v differs from weights %v", ks, ws)
 	}
-	attr := func(name string, def int64, want int) ([]int64, error) {
-		v := n.Attrs.Ints(name, nil)
-		if v == nil {
-			v = make([]int64, want)
-			for i := range v {
-				v[i] = def
-			}
-			return v, nil
-		}
-		if len(v) != want {
-			return nil, n.Errorf("%s %v: want %d values", name, v, want)
-		}
-		return v, nil
-	}
-	strides, err := attr("strides", 1, r)
+	strides, err := n.IntsAttr("strides", r, 1)
 	if err != nil {
 		return nil, err
 	}
-	dils, err := attr("dilations", 1, r)
+	dils, err := n.IntsAttr("dilations", r, 1)
 	if err != nil {
 		return nil, err
 	}
-	outPad, err := attr("output_padding", 0, r)
+	outPad, err := n.IntsAttr("output_padding", r, 0)
 	if err != nil {
 		return nil, err
 	}
-	pads, err := attr("pads", 0, 2*r)
+	pads, err := n.IntsAttr("pads", 2*r, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -438,4 +384,20 @@ func fusedConvKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		return nil, err
 	}
 	return one(y), nil
+}
+
+// convKernels are the convolutions, FusedConv with its post-ops included.
+func convKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"Conv":            nnFloatKernel(convKernel),
+		"ConvTranspose":   nnFloatKernel(convTransposeKernel),
+		graph.OpFusedConv: nnFloatKernel(fusedConvKernel),
+	}
+}
+
+// convImpls name the implementations of the convolutions for the runtime
+// model (see Impl).
+var convImpls = map[string]string{
+	"Conv":          "ref_conv_gonum", // depthwise direct, Winograd F(2x2,3x3), 1x1 GEMM or im2col GEMM by shape (convShape.path)
+	"ConvTranspose": "ref_convtranspose_col2im_gonum",
 }

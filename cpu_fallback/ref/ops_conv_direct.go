@@ -27,19 +27,11 @@ type convShape struct {
 // newConvShape checks the inputs of a Conv (X, W, optional B) and allocates
 // the output.
 func newConvShape(n *graph.Node, in []*tensor.Tensor) (*convShape, error) {
-	x, err := nnInput(n, in, 0, 3)
-	if err != nil {
-		return nil, err
-	}
-	w, err := nnInput(n, in, 1, 3)
+	x, w, group, err := convInputs(n, in)
 	if err != nil {
 		return nil, err
 	}
 	xs, ws := x.Shape(), w.Shape()
-	if len(ws) != len(xs) {
-		return nil, n.Errorf("weights %v and input %v differ in rank", ws, xs)
-	}
-	group := n.Attrs.Int("group", 1)
 	N, C, M := xs[0], xs[1], ws[0]
 	if group < 1 || C%group != 0 || M%group != 0 || ws[1] != C/group {
 		return nil, n.Errorf("input %v, weights %v and group %d do not fit (want W[1] = C/group, M divisible by group)", xs, ws, group)

@@ -9,47 +9,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// eltwiseKernels are the element-wise arithmetic and math ops: binary and
-// variadic ops with numpy broadcasting over numeric types, and unary math.
-// Float-only math is computed in float64 and rounded to the input's type;
-// f16/bf16 go through float32.
-func eltwiseKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"Add":        binaryKernel(opAdd),
-		"Sub":        binaryKernel(opSub),
-		"Mul":        binaryKernel(opMul),
-		"Div":        binaryKernel(opDiv),
-		"Max":        variadicKernel(opMax, false),
-		"Min":        variadicKernel(opMin, false),
-		"Sum":        variadicKernel(opAdd, false),
-		"Mean":       variadicKernel(opAdd, true),
-		"Pow":        powKernel,
-		"Mod":        modKernel,
-		"Sqrt":       pure(math.Sqrt),
-		"Exp":        pure(math.Exp),
-		"Log":        pure(math.Log),
-		"Erf":        intsToo(pure(math.Erf)),
-		"Sin":        pure(math.Sin),
-		"Cos":        pure(math.Cos),
-		"Tan":        pure(math.Tan),
-		"Asin":       pure(math.Asin),
-		"Acos":       pure(math.Acos),
-		"Atan":       pure(math.Atan),
-		"Sinh":       pure(math.Sinh),
-		"Cosh":       pure(math.Cosh),
-		"Asinh":      pure(math.Asinh),
-		"Acosh":      pure(math.Acosh),
-		"Atanh":      pure(math.Atanh),
-		"Floor":      pure(math.Floor),
-		"Ceil":       pure(math.Ceil),
-		"Round":      pure(math.RoundToEven),
-		"Reciprocal": pure(func(x float64) float64 { return 1 / x }),
-		"Neg":        numUnary(uNeg),
-		"Abs":        numUnary(uAbs),
-		"Sign":       numUnary(uSign),
-	}
-}
-
 // arithOp is a binary arithmetic operation with numpy broadcasting.
 type arithOp uint8
 
@@ -517,4 +476,45 @@ func modKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	storeI64(y, v)
 	return one(y), nil
+}
+
+// eltwiseKernels are the element-wise arithmetic and math ops: binary and
+// variadic ops with numpy broadcasting over numeric types, and unary math.
+// Float-only math is computed in float64 and rounded to the input's type;
+// f16/bf16 go through float32.
+func eltwiseKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"Add":        binaryKernel(opAdd),
+		"Sub":        binaryKernel(opSub),
+		"Mul":        binaryKernel(opMul),
+		"Div":        binaryKernel(opDiv),
+		"Max":        variadicKernel(opMax, false),
+		"Min":        variadicKernel(opMin, false),
+		"Sum":        variadicKernel(opAdd, false),
+		"Mean":       variadicKernel(opAdd, true),
+		"Pow":        powKernel,
+		"Mod":        modKernel,
+		"Sqrt":       pure(math.Sqrt),
+		"Exp":        pure(math.Exp),
+		"Log":        pure(math.Log),
+		"Erf":        intsToo(pure(math.Erf)),
+		"Sin":        pure(math.Sin),
+		"Cos":        pure(math.Cos),
+		"Tan":        pure(math.Tan),
+		"Asin":       pure(math.Asin),
+		"Acos":       pure(math.Acos),
+		"Atan":       pure(math.Atan),
+		"Sinh":       pure(math.Sinh),
+		"Cosh":       pure(math.Cosh),
+		"Asinh":      pure(math.Asinh),
+		"Acosh":      pure(math.Acosh),
+		"Atanh":      pure(math.Atanh),
+		"Floor":      pure(math.Floor),
+		"Ceil":       pure(math.Ceil),
+		"Round":      pure(math.RoundToEven),
+		"Reciprocal": pure(func(x float64) float64 { return 1 / x }),
+		"Neg":        numUnary(uNeg),
+		"Abs":        numUnary(uAbs),
+		"Sign":       numUnary(uSign),
+	}
 }

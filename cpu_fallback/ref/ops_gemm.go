@@ -2,47 +2,11 @@ package ref
 
 import (
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
 )
-
-// gemmKernels are the matrix products, FullyConnected with its post-ops
-// included.
-func gemmKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"MatMul":               matMulKernel,
-		"Gemm":                 gemmKernel,
-		graph.OpFullyConnected: nnFloatKernel(fullyConnectedKernel),
-	}
-}
-
-// gemmImpls name the implementations of the matrix products (see Impl).
-var gemmImpls = map[string]string{"MatMul": "ref_matmul_gonum", "Gemm": "ref_gemm_gonum"}
-
-// nnDgemm is nnSgemm for float64.
-func nnDgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			for j := range row {
-				row[j] *= beta
-			}
-		}
-		return
-	}
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if tA {
-		ta = blas.Trans
-	}
-	if tB {
-		tb = blas.Trans
-	}
-	nnBLAS.Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-}
 
 // nnGemmFunc is nnSgemm or nnDgemm.
 type nnGemmFunc[T float32 | float64] func(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
@@ -334,3 +298,56 @@ func fullyConnectedKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor,
 	}
 	return one(y), nil
 }
+
+// gemmKernels are the matrix products, FullyConnected with its post-ops
+// included.
+func gemmKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"MatMul":               matMulKernel,
+		"Gemm":                 gemmKernel,
+		graph.OpFullyConnected: nnFloatKernel(fullyConnectedKernel),
+	}
+}
+
+// gemmImpls name the implementations of the matrix products (see Impl).
+var gemmImpls = map[string]string{"MatMul": "ref_matmul_gonum", "Gemm": "ref_gemm_gonum"}
+
+// nnSgemm is C = alpha*op(A)*op(B) + beta*C on row-major matrices, tolerating
+// empty operands (gonum rejects zero leading dimensions).
+func nnSgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	blasGemm(nnBLAS.Sgemm, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// nnDgemm is nnSgemm for float64.
+func nnDgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	blasGemm(nnBLAS.Dgemm, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// blasGemm runs gonum's gemm for one float type on row-major data,
+// handling the empty products gonum rejects (k = 0 scales C by beta).
+func blasGemm[T float32 | float64](gemm func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int),
+	tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		return
+	}
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// nnBLAS is gonum's pure-Go BLAS; GEMM-shaped work goes through it.
+var nnBLAS gonum.Implementation

@@ -8,18 +8,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// indexKernels gather and scatter by index tensors, and OneHot.
-func indexKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"Gather":          gatherKernel,
-		"GatherElements":  gatherElementsKernel,
-		"GatherND":        gatherNDKernel,
-		"ScatterElements": scatterElementsKernel,
-		"ScatterND":       scatterNDKernel,
-		"OneHot":          oneHotKernel,
-	}
-}
-
 // scalarInt reads input i as one integer (a 0-D or one-element tensor);
 // ok is false when it is omitted.
 func scalarInt(n *graph.Node, in []*tensor.Tensor, i int, what string) (int64, bool, error) {
@@ -376,4 +364,16 @@ func gatherKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		}
 	}
 	return one(y), nil
+}
+
+// indexKernels gather and scatter by index tensors, and OneHot.
+func indexKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"Gather":          gatherKernel,
+		"GatherElements":  gatherElementsKernel,
+		"GatherND":        gatherNDKernel,
+		"ScatterElements": scatterElementsKernel,
+		"ScatterND":       scatterNDKernel,
+		"OneHot":          oneHotKernel,
+	}
 }

@@ -6,30 +6,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// movementKernels are the data-movement ops. They work on raw bytes with the
-// element size, so every element type is supported.
-func movementKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"Reshape":      reshapeKernel,
-		"Flatten":      flattenKernel,
-		"Transpose":    transposeKernel,
-		"Squeeze":      squeezeKernel,
-		"Unsqueeze":    unsqueezeKernel,
-		"Identity":     identityKernel,
-		"Dropout":      dropoutKernel,
-		"DepthToSpace": spaceDepthKernel,
-		"SpaceToDepth": spaceDepthKernel,
-		"Trilu":        triluKernel,
-		// ops_movement_slice.go, ops_movement_pad.go
-		"Concat": concatKernel,
-		"Split":  splitKernel,
-		"Slice":  sliceKernel,
-		"Expand": expandKernel,
-		"Tile":   tileKernel,
-		"Pad":    padKernel,
-	}
-}
-
 // identityKernel copies its input.
 func identityKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := need(n, in, 0)
@@ -366,4 +342,28 @@ func spaceDepthKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, err
 		}
 	}
 	return one(y), nil
+}
+
+// movementKernels are the data-movement ops. They work on raw bytes with the
+// element size, so every element type is supported.
+func movementKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"Reshape":      reshapeKernel,
+		"Flatten":      flattenKernel,
+		"Transpose":    transposeKernel,
+		"Squeeze":      squeezeKernel,
+		"Unsqueeze":    unsqueezeKernel,
+		"Identity":     identityKernel,
+		"Dropout":      dropoutKernel,
+		"DepthToSpace": spaceDepthKernel,
+		"SpaceToDepth": spaceDepthKernel,
+		"Trilu":        triluKernel,
+		// ops_movement_slice.go, ops_movement_pad.go
+		"Concat": concatKernel,
+		"Split":  splitKernel,
+		"Slice":  sliceKernel,
+		"Expand": expandKernel,
+		"Tile":   tileKernel,
+		"Pad":    padKernel,
+	}
 }

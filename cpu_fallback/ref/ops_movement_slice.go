@@ -190,7 +190,7 @@ func sliceKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if steps[i] == 0 {
 			return nil, n.Errorf("%w: step 0 on axis %d", plugin.ErrInvalidArgument, ax)
 		}
-		b, cnt := sliceRange(starts[i], ends[i], steps[i], shape[a])
+		b, _, cnt := graph.SliceBounds(starts[i], ends[i], steps[i], shape[a])
 		begin[a], step[a], out[a] = b, steps[i], cnt
 	}
 	y, err := newOut(n, x.Type(), out)
@@ -207,30 +207,6 @@ func sliceKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		stridedCopy(y.Bytes(), x.Bytes(), x.Type().Size(), out, st, base)
 	}
 	return one(y), nil
-}
-
-// sliceRange resolves one axis of Slice to its first index and element count.
-func sliceRange(start, end, step, dim int64) (first, count int64) {
-	if start < 0 {
-		start += dim
-	}
-	if end < 0 {
-		end += dim
-	}
-	if step > 0 {
-		start = min(max(start, 0), dim)
-		end = min(max(end, 0), dim)
-		if end <= start {
-			return start, 0
-		}
-		return start, (end - start + step - 1) / step
-	}
-	start = min(max(start, 0), dim-1)
-	end = min(max(end, -1), dim-1)
-	if end >= start {
-		return 0, 0
-	}
-	return start, (start - end - step - 1) / -step
 }
 
 // expandKernel is Expand: the output shape is the broadcast of the input's

@@ -7,20 +7,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// normKernels are the normalisations.
-func normKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"BatchNormalization":    nnFloatKernel(batchNormKernel),
-		"LayerNormalization":    nnFloatKernel(layerNormKernel, 1, 2),
-		"InstanceNormalization": nnFloatKernel(instanceNormKernel),
-	}
-}
-
-// normImpls name the implementations of the normalisations (see Impl).
-var normImpls = map[string]string{
-	"BatchNormalization": "ref_batchnorm", "LayerNormalization": "ref_layernorm", "InstanceNormalization": "ref_instancenorm",
-}
-
 // nnChannelParams reads per-channel parameter inputs, each of c elements.
 func nnChannelParams(n *graph.Node, in []*tensor.Tensor, c int64, idx ...int) ([][]float32, error) {
 	out := make([][]float32, len(idx))
@@ -218,4 +204,18 @@ func layerNormKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	})
 	outs := []*tensor.Tensor{y, meanT, invT}
 	return outs[:max(1, min(len(n.Outputs), 3))], nil
+}
+
+// normKernels are the normalisations.
+func normKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"BatchNormalization":    nnFloatKernel(batchNormKernel),
+		"LayerNormalization":    nnFloatKernel(layerNormKernel, 1, 2),
+		"InstanceNormalization": nnFloatKernel(instanceNormKernel),
+	}
+}
+
+// normImpls name the implementations of the normalisations (see Impl).
+var normImpls = map[string]string{
+	"BatchNormalization": "ref_batchnorm", "LayerNormalization": "ref_layernorm", "InstanceNormalization": "ref_instancenorm",
 }

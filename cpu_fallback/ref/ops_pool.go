@@ -7,21 +7,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// poolKernels are the windowed and global poolings.
-func poolKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"MaxPool":           maxPoolAnyKernel,
-		"AveragePool":       nnFloatKernel(averagePoolKernel),
-		"GlobalAveragePool": nnFloatKernel(globalAveragePoolKernel),
-		"GlobalMaxPool":     nnFloatKernel(globalMaxPoolKernel),
-	}
-}
-
-// poolImpls name the implementations of the poolings (see Impl).
-var poolImpls = map[string]string{
-	"AveragePool": "ref_avgpool", "GlobalAveragePool": "ref_global_avgpool", "GlobalMaxPool": "ref_global_maxpool",
-}
-
 // poolSetup reads X and the window geometry of a MaxPool/AveragePool node.
 func poolSetup(n *graph.Node, in []*tensor.Tensor) (*tensor.Tensor, *windowGeom, error) {
 	x, err := nnInput(n, in, 0, 3)
@@ -276,4 +261,19 @@ func maxPoolAnyKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, err
 		return nil, n.Errorf("output 0: %w", err)
 	}
 	return outs, nil
+}
+
+// poolKernels are the windowed and global poolings.
+func poolKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"MaxPool":           maxPoolAnyKernel,
+		"AveragePool":       nnFloatKernel(averagePoolKernel),
+		"GlobalAveragePool": nnFloatKernel(globalAveragePoolKernel),
+		"GlobalMaxPool":     nnFloatKernel(globalMaxPoolKernel),
+	}
+}
+
+// poolImpls name the implementations of the poolings (see Impl).
+var poolImpls = map[string]string{
+	"AveragePool": "ref_avgpool", "GlobalAveragePool": "ref_global_avgpool", "GlobalMaxPool": "ref_global_maxpool",
 }

@@ -9,26 +9,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// reduceKernels are the ReduceXxx ops (axes as an optional i64 input,
-// keepdims, noop_with_empty_axes), ArgMax/ArgMin, TopK and CumSum.
-func reduceKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"ReduceSum":       reduceKernel(rSum),
-		"ReduceMean":      reduceKernel(rMean),
-		"ReduceMax":       reduceKernel(rMax),
-		"ReduceMin":       reduceKernel(rMin),
-		"ReduceProd":      reduceKernel(rProd),
-		"ReduceL1":        reduceKernel(rL1),
-		"ReduceL2":        reduceKernel(rL2),
-		"ReduceSumSquare": reduceKernel(rSumSquare),
-		"ReduceLogSumExp": reduceKernel(rLogSumExp),
-		"ArgMax":          argKernel(true),
-		"ArgMin":          argKernel(false),
-		"TopK":            topKKernel,
-		"CumSum":          cumSumKernel,
-	}
-}
-
 // redOp is a reduction.
 type redOp uint8
 
@@ -557,4 +537,24 @@ func topKKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 	}
 	return []*tensor.Tensor{vals, idx}, nil
+}
+
+// reduceKernels are the ReduceXxx ops (axes as an optional i64 input,
+// keepdims, noop_with_empty_axes), ArgMax/ArgMin, TopK and CumSum.
+func reduceKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"ReduceSum":       reduceKernel(rSum),
+		"ReduceMean":      reduceKernel(rMean),
+		"ReduceMax":       reduceKernel(rMax),
+		"ReduceMin":       reduceKernel(rMin),
+		"ReduceProd":      reduceKernel(rProd),
+		"ReduceL1":        reduceKernel(rL1),
+		"ReduceL2":        reduceKernel(rL2),
+		"ReduceSumSquare": reduceKernel(rSumSquare),
+		"ReduceLogSumExp": reduceKernel(rLogSumExp),
+		"ArgMax":          argKernel(true),
+		"ArgMin":          argKernel(false),
+		"TopK":            topKKernel,
+		"CumSum":          cumSumKernel,
+	}
 }

@@ -7,6 +7,45 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
+// applyAxis resamples x along axis with rs into a new tensor.
+func applyAxis(n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampling) (*tensor.Tensor, error) {
+	xs := x.Shape()
+	outLen := int64(len(rs.Index) / rs.Taps)
+	ys := xs.Clone()
+	ys[axis] = outLen
+	y, err := nnNewF32(n, ys)
+	if err != nil {
+		return nil, err
+	}
+	if xs[axis] == 0 && outLen > 0 {
+		return nil, n.Errorf("cannot resize empty axis %d of %v", axis, xs)
+	}
+	outer := int(nnProd(xs[:axis]))
+	inner := int(nnProd(xs[axis+1:]))
+	inL := int(xs[axis])
+	X, Y := x.F32(), y.F32()
+	nnParallel(outer, func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			src := X[o*inL*inner : (o+1)*inL*inner]
+			dst := Y[o*int(outLen)*inner : (o+1)*int(outLen)*inner]
+			for j := 0; j < int(outLen); j++ {
+				row := dst[j*inner : (j+1)*inner]
+				for t := 0; t < rs.Taps; t++ {
+					w := rs.Weight[j*rs.Taps+t]
+					if w == 0 {
+						continue
+					}
+					s := src[int(rs.Index[j*rs.Taps+t])*inner:]
+					for i := range row {
+						row[i] += w * s[i]
+					}
+				}
+			}
+		}
+	})
+	return y, nil
+}
+
 // resizeKernels is Resize, separable along the resized axes.
 func resizeKernels() map[string]Kernel {
 	return map[string]Kernel{"Resize": nnFloatKernel(resizeKernel)}
@@ -175,43 +214,4 @@ func resizeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		}
 	}
 	return []*tensor.Tensor{cur}, nil
-}
-
-// applyAxis resamples x along axis with rs into a new tensor.
-func applyAxis(n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampling) (*tensor.Tensor, error) {
-	xs := x.Shape()
-	outLen := int64(len(rs.Index) / rs.Taps)
-	ys := xs.Clone()
-	ys[axis] = outLen
-	y, err := nnNewF32(n, ys)
-	if err != nil {
-		return nil, err
-	}
-	if xs[axis] == 0 && outLen > 0 {
-		return nil, n.Errorf("cannot resize empty axis %d of %v", axis, xs)
-	}
-	outer := int(nnProd(xs[:axis]))
-	inner := int(nnProd(xs[axis+1:]))
-	inL := int(xs[axis])
-	X, Y := x.F32(), y.F32()
-	nnParallel(outer, func(lo, hi int) {
-		for o := lo; o < hi; o++ {
-			src := X[o*inL*inner : (o+1)*inL*inner]
-			dst := Y[o*int(outLen)*inner : (o+1)*int(outLen)*inner]
-			for j := 0; j < int(outLen); j++ {
-				row := dst[j*inner : (j+1)*inner]
-				for t := 0; t < rs.Taps; t++ {
-					w := rs.Weight[j*rs.Taps+t]
-					if w == 0 {
-						continue
-					}
-					s := src[int(rs.Index[j*rs.Taps+t])*inner:]
-					for i := range row {
-						row[i] += w * s[i]
-					}
-				}
-			}
-		}
-	})
-	return y, nil
 }

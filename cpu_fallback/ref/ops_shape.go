@@ -8,17 +8,6 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// shapeKernels make values from shapes.
-func shapeKernels() map[string]Kernel {
-	return map[string]Kernel{
-		"Shape":           shapeKernel,
-		"Size":            sizeKernel,
-		"ConstantOfShape": constantOfShapeKernel,
-		"Range":           rangeKernel,
-		"EyeLike":         eyeLikeKernel,
-	}
-}
-
 // eyeLikeKernel is EyeLike: ones on the diagonal k of a 2-D tensor of the
 // input's shape, of type dtype (an int64(tensor.ElementType)) or the
 // input's.
@@ -186,4 +175,15 @@ func sign(v int64) int64 {
 		return -1
 	}
 	return 1
+}
+
+// shapeKernels make values from shapes.
+func shapeKernels() map[string]Kernel {
+	return map[string]Kernel{
+		"Shape":           shapeKernel,
+		"Size":            sizeKernel,
+		"ConstantOfShape": constantOfShapeKernel,
+		"Range":           rangeKernel,
+		"EyeLike":         eyeLikeKernel,
+	}
 }
