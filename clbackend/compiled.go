@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -365,13 +364,9 @@ func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
 // inputs, EXECUTION_ORDER and IMPL_TYPE are those of the plan the last
 // inference used ("planned per input shape" before the first).
 func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	rm := c.model.Clone()
-	nodes, err := rm.Nodes()
+	rm, nodes, err := c.core.RuntimeGraph(c.model)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: runtime model: %w", err)
+		return nil, err
 	}
 	orig, err := c.model.Nodes()
 	if err != nil || len(orig) != len(nodes) {
@@ -385,20 +380,10 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 		c.planMu.Unlock()
 	}
 	for i, n := range nodes {
-		if n.RT.Extra == nil {
-			n.RT.Extra = map[string]string{}
-		}
-		n.RT.Extra["LAYER_TYPE"] = n.OpType
 		if pl != nil {
-			n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(pl.order[pl.nodeByName(orig[i].Name)])
-			n.RT.Extra["IMPL_TYPE"] = pl.impl[pl.nodeByName(orig[i].Name)]
+			c.core.Annotate(n, pl.order[pl.nodeByName(orig[i].Name)], pl.impl[pl.nodeByName(orig[i].Name)])
 		} else {
-			n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(i)
-			n.RT.Extra["IMPL_TYPE"] = "planned per input shape"
-		}
-		n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
-		if us, ok := c.core.PerfCounter(n.Name); ok {
-			n.RT.Extra["PERF_COUNTER"] = us
+			c.core.Annotate(n, i, "planned per input shape")
 		}
 	}
 	return rm, nil

@@ -158,29 +158,16 @@ func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
 // RT.Extra LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE, ORIGINAL_NAMES and, once
 // a profiled request has run, PERF_COUNTER (microseconds).
 func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
-	if err := c.check(); err != nil {
+	rm, nodes, err := c.core.RuntimeGraph(c.model)
+	if err != nil {
 		return nil, err
 	}
-	rm := c.model.Clone()
-	nodes, err := rm.Nodes()
-	if err != nil {
-		return nil, fmt.Errorf("cpu: runtime model: %w", err)
-	}
 	for i, n := range nodes {
-		if n.RT.Extra == nil {
-			n.RT.Extra = map[string]string{}
-		}
 		impl := "ref_" + strings.ToLower(n.OpType)
 		if i < len(c.steps) && c.steps[i].impl != "" {
 			impl = c.steps[i].impl
 		}
-		n.RT.Extra["LAYER_TYPE"] = n.OpType
-		n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(i)
-		n.RT.Extra["IMPL_TYPE"] = impl
-		n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
-		if us, ok := c.core.PerfCounter(n.Name); ok {
-			n.RT.Extra["PERF_COUNTER"] = us
-		}
+		c.core.Annotate(n, i, impl)
 	}
 	return rm, nil
 }

@@ -66,9 +66,21 @@ func (m *Model) WriteText(w io.Writer) error {
 }
 
 // WriteDot writes the model as a Graphviz digraph: one box per node labelled
-// with its op, name and output types/shapes, one edge per input labelled
-// with the value's type and shape.
+// with its op, name and affinity, one edge per input labelled with the
+// value's type and shape.
 func (m *Model) WriteDot(w io.Writer) error {
+	return m.WriteDotLabeled(w, func(n *Node) []string {
+		lines := []string{n.OpType, n.Name}
+		if n.RT.Affinity != "" {
+			lines = append(lines, "@"+n.RT.Affinity)
+		}
+		return lines
+	})
+}
+
+// WriteDotLabeled is WriteDot with each node's label lines from label
+// (tools label nodes with their runtime facts).
+func (m *Model) WriteDotLabeled(w io.Writer, label func(n *Node) []string) error {
 	nodes, err := m.Nodes()
 	if err != nil {
 		return err
@@ -78,10 +90,6 @@ func (m *Model) WriteDot(w io.Writer) error {
 	id := make(map[*Node]int, len(nodes))
 	for i, n := range nodes {
 		id[n] = i
-		label := n.OpType + "\n" + n.Name
-		if n.RT.Affinity != "" {
-			label += "\n@" + n.RT.Affinity
-		}
 		style := ""
 		switch n.OpType {
 		case OpParameter:
@@ -91,7 +99,7 @@ func (m *Model) WriteDot(w io.Writer) error {
 		case OpConstant:
 			style = ", style=filled, fillcolor=\"#eeeeee\""
 		}
-		fmt.Fprintf(bw, "  n%d [label=%s%s];\n", i, strconv.Quote(label), style)
+		fmt.Fprintf(bw, "  n%d [label=%s%s];\n", i, strconv.Quote(strings.Join(label(n), "\n")), style)
 		for j, in := range n.Inputs {
 			if !in.Valid() {
 				continue

@@ -121,13 +121,9 @@ func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*pl
 // IMPL_TYPE, EXECUTION_ORDER, PERF_COUNTER, ...), matched through the
 // original names the devices record.
 func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	rm := c.model.Clone()
-	nodes, err := rm.Nodes()
+	rm, nodes, err := c.core.RuntimeGraph(c.model)
 	if err != nil {
-		return nil, fmt.Errorf("hetero: runtime model: %w", err)
+		return nil, err
 	}
 	byName := make(map[string]*graph.Node, len(nodes))
 	for _, n := range nodes {

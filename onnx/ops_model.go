@@ -54,44 +54,6 @@ func constant(c *nodeCtx) ([]graph.Output, error) {
 	return []graph.Output{n.Out(0)}, nil
 }
 
-// float64s returns a constant's elements as float64 (nil for types
-// without a plain numeric reading).
-func float64s(t *tensor.Tensor) []float64 {
-	t = t.Contiguous()
-	out := make([]float64, 0, t.NumElements())
-	switch t.Type() {
-	case tensor.F32:
-		for _, v := range t.F32() {
-			out = append(out, float64(v))
-		}
-	case tensor.F64:
-		out = append(out, t.F64()...)
-	case tensor.I64:
-		for _, v := range t.I64() {
-			out = append(out, float64(v))
-		}
-	case tensor.I32:
-		for _, v := range t.I32() {
-			out = append(out, float64(v))
-		}
-	case tensor.Bool:
-		for _, v := range t.Bool() {
-			if v {
-				out = append(out, 1)
-			} else {
-				out = append(out, 0)
-			}
-		}
-	case tensor.U8:
-		for _, v := range t.U8() {
-			out = append(out, float64(v))
-		}
-	default:
-		return nil
-	}
-	return out
-}
-
 // modelImports imports Constant nodes as Constants of the graph.
 var modelImports = []opEntry{
 	{"Constant", "", 1, 0, constant},

@@ -64,7 +64,7 @@ func padAttrs(padsAttr string) importFunc {
 // dropout emits the inference form: Dropout(data) with the output and the
 // optional mask; ratio, is_test and seed do not matter in inference.
 func dropout(c *nodeCtx) ([]graph.Output, error) {
-	if t, ok := constInput(c, 2); ok && t.NumElements() == 1 && len(float64s(t)) == 1 && float64s(t)[0] != 0 {
+	if t, ok := constInput(c, 2); ok && t.NumElements() == 1 && len(t.Float64s()) == 1 && t.Float64s()[0] != 0 {
 		return nil, c.attrErrorf("", "training_mode input is true; only inference is supported")
 	}
 	return outputsOf(c.node("Dropout", "", []graph.Output{c.input(0)}, nil, min(numOutputs(c), 2))), nil

@@ -33,7 +33,7 @@ func upsample(c *nodeCtx) ([]graph.Output, error) {
 	} else {
 		scales = c.input(1)
 		if t, ok := constInput(c, 1); ok {
-			scaleVals = float64s(t)
+			scaleVals = t.Float64s()
 		}
 	}
 	if scales.Node == nil {

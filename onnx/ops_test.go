@@ -324,7 +324,7 @@ func TestConstantNode(t *testing.T) {
 			assert.Equal(t, "c", n.Outputs[0].Name)
 			assert.Equal(t, tc.typ, n.Value.Type())
 			assert.Equal(t, tc.shape, n.Value.Shape())
-			assert.InDeltaSlice(t, tc.f64, float64s(n.Value), 1e-6)
+			assert.InDeltaSlice(t, tc.f64, n.Value.Float64s(), 1e-6)
 		})
 	}
 }

@@ -46,7 +46,7 @@ func TestReadTensorTypedFields(t *testing.T) {
 			assert.Equal(t, tc.typ, x.Type())
 			assert.Equal(t, tc.shape, x.Shape())
 			if tc.want != nil {
-				assert.InDeltaSlice(t, tc.want, float64s(x), 1e-9)
+				assert.InDeltaSlice(t, tc.want, x.Float64s(), 1e-9)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,3 +129,34 @@ func (c *ModelCore) Props() *Properties { return c.props }
 // SetProps replaces the compiled model's properties (an imported model
 // adds LOADED_FROM_CACHE).
 func (c *ModelCore) SetProps(p *Properties) { c.props = p }
+
+// RuntimeGraph starts a RuntimeModel: it fails with ErrClosed once the
+// model is closed, else returns a clone of m (the executed graph) and its
+// nodes in topological order.
+func (c *ModelCore) RuntimeGraph(m *graph.Model) (*graph.Model, []*graph.Node, error) {
+	if err := c.Check(); err != nil {
+		return nil, nil, err
+	}
+	rm := m.Clone()
+	nodes, err := rm.Nodes()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: runtime model: %w", c.prefix, err)
+	}
+	return rm, nodes, nil
+}
+
+// Annotate records on a node of the runtime model what ran it:
+// LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE, ORIGINAL_NAMES and, once a
+// profiled request has run it, PERF_COUNTER (microseconds).
+func (c *ModelCore) Annotate(n *graph.Node, order int, impl string) {
+	if n.RT.Extra == nil {
+		n.RT.Extra = map[string]string{}
+	}
+	n.RT.Extra["LAYER_TYPE"] = n.OpType
+	n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(order)
+	n.RT.Extra["IMPL_TYPE"] = impl
+	n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
+	if us, ok := c.PerfCounter(n.Name); ok {
+		n.RT.Extra["PERF_COUNTER"] = us
+	}
+}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -38,15 +35,7 @@ func writeExecGraph(path string, cm plugin.CompiledModel) error {
 
 // writeExecDot writes rm as dot (see writeExecGraph).
 func writeExecDot(w io.Writer, rm *graph.Model) error {
-	nodes, err := rm.Nodes()
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "digraph %s {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n", strconv.Quote(rm.Name))
-	id := make(map[*graph.Node]int, len(nodes))
-	for i, n := range nodes {
-		id[n] = i
+	return rm.WriteDotLabeled(w, func(n *graph.Node) []string {
 		lines := []string{n.Name}
 		for _, k := range execGraphKeys {
 			if v, ok := n.RT.Extra[k]; ok {
@@ -56,22 +45,6 @@ func writeExecDot(w io.Writer, rm *graph.Model) error {
 		if n.RT.Affinity != "" {
 			lines = append(lines, "AFFINITY: "+n.RT.Affinity)
 		}
-		style := ""
-		switch n.OpType {
-		case graph.OpParameter, graph.OpResult:
-			style = ", shape=ellipse"
-		case graph.OpConstant:
-			style = ", style=filled, fillcolor=\"#eeeeee\""
-		}
-		fmt.Fprintf(bw, "  n%d [label=%s%s];\n", i, strconv.Quote(strings.Join(lines, "\n")), style)
-		for j, in := range n.Inputs {
-			if !in.Valid() {
-				continue
-			}
-			p := in.Node.Outputs[in.Index]
-			fmt.Fprintf(bw, "  n%d -> n%d [label=%s];\n", id[in.Node], i, strconv.Quote(fmt.Sprintf("%d: %v%v", j, p.Type, p.Shape)))
-		}
-	}
-	bw.WriteString("}\n")
-	return bw.Flush()
+		return lines
+	})
 }
