@@ -395,13 +395,7 @@ func TestModelCache(t *testing.T) {
 const noExportDevice = "HNOEXPORT"
 
 func init() {
-	plugin.Register(noExportDevice, func() (plugin.Plugin, error) {
-		p, err := cpufallback.New()
-		if err != nil {
-			return nil, err
-		}
-		return &noExport{Plugin: p}, nil
-	})
+	registerCPUAs(noExportDevice, func(p *cpufallback.Plugin) plugin.Plugin { return &noExport{Plugin: p} })
 }
 
 type noExport struct{ *cpufallback.Plugin }

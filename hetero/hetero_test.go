@@ -28,12 +28,18 @@ import (
 const testDevice = "HTEST"
 
 func init() {
-	plugin.Register(testDevice, func() (plugin.Plugin, error) {
+	registerCPUAs(testDevice, func(p *cpufallback.Plugin) plugin.Plugin { return &noRelu{Plugin: p} })
+}
+
+// registerCPUAs registers under name a new CPU device wrapped by wrap: the
+// test devices HETERO splits across.
+func registerCPUAs(name string, wrap func(*cpufallback.Plugin) plugin.Plugin) {
+	plugin.Register(name, func() (plugin.Plugin, error) {
 		p, err := cpufallback.New()
 		if err != nil {
 			return nil, err
 		}
-		return &noRelu{Plugin: p}, nil
+		return wrap(p), nil
 	})
 }
 
