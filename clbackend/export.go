@@ -33,12 +33,9 @@ var (
 // ImportModel on a device of the same architecture builds no kernel from
 // source.
 func (c *CompiledModel) Export(w io.Writer) error {
-	if c.core.Closed() {
-		return fmt.Errorf("gpu: export model %q: %w", c.model.Name, plugin.ErrClosed)
-	}
-	enc, err := c.model.MarshalBinary()
+	enc, err := c.core.ExportGraph(c.model)
 	if err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: export model %q: %w", c.model.Name, err)
+		return err
 	}
 	sections := []plugin.BlobSection{{Name: graphSection, Data: enc}}
 	progs, err := c.programSections()
@@ -47,13 +44,7 @@ func (c *CompiledModel) Export(w io.Writer) error {
 	}
 	sections = append(sections, progs...)
 	return plugin.WriteBlob(w, &plugin.Blob{
-		Header: plugin.BlobHeader{
-			Device:       DeviceName,
-			Architecture: c.dev.architecture,
-			Config:       exportConfig(c.core.Props()),
-			Inputs:       c.core.Inputs(),
-			Outputs:      c.core.Outputs(),
-		},
+		Header:   c.core.Header(DeviceName, c.dev.architecture, exportConfig(c.core.Props())),
 		Sections: sections,
 	})
 }

@@ -15,15 +15,7 @@ func lowerSoftmax(b *builder, n *graph.Node) error {
 	if ax < 0 {
 		ax += int64(len(s))
 	}
-	outer, inner := int64(1), int64(1)
-	for d, v := range s {
-		switch {
-		case int64(d) < ax:
-			outer *= v
-		case int64(d) > ax:
-			inner *= v
-		}
-	}
+	outer, inner := prod(s[:ax]), prod(s[ax+1:])
 	name := lowerings()[n.OpType].kernel
 	var axisLen int64 = 1
 	if len(s) > 0 {

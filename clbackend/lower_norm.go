@@ -5,19 +5,24 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
+// channelNorm reads a normalisation over NC... data of rank >= minRank:
+// the half define, the input and output values, the shape and the elements
+// per channel plane.
+func (b *builder) channelNorm(n *graph.Node, minRank int) (half string, x, y int, s tensor.Shape, inner int64, err error) {
+	if half, err = b.uniformFloat(n); err != nil {
+		return "", 0, 0, nil, 0, err
+	}
+	x, y = b.in(n, 0), b.out(n, 0)
+	if s = b.val(x).shape; len(s) < minRank {
+		return "", 0, 0, nil, 0, errUnsupported(n, "input of rank %d", len(s))
+	}
+	return half, x, y, s, prod(s[2:]), nil
+}
+
 func lowerBatchNorm(b *builder, n *graph.Node) error {
-	half, err := b.uniformFloat(n)
+	half, x, y, s, inner, err := b.channelNorm(n, 2)
 	if err != nil {
 		return err
-	}
-	x, y := b.in(n, 0), b.out(n, 0)
-	s := b.val(x).shape
-	if len(s) < 2 {
-		return errUnsupported(n, "input of rank %d", len(s))
-	}
-	inner := int64(1)
-	for _, d := range s[2:] {
-		inner *= d
 	}
 	cnt := s.NumElements()
 	return b.emit(n, "batch_norm", half, cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(b.in(n, 3)), slotArg(b.in(n, 4)),
@@ -25,18 +30,9 @@ func lowerBatchNorm(b *builder, n *graph.Node) error {
 }
 
 func lowerInstanceNorm(b *builder, n *graph.Node) error {
-	half, err := b.uniformFloat(n)
+	half, x, y, s, inner, err := b.channelNorm(n, 3)
 	if err != nil {
 		return err
-	}
-	x, y := b.in(n, 0), b.out(n, 0)
-	s := b.val(x).shape
-	if len(s) < 3 {
-		return errUnsupported(n, "input of rank %d", len(s))
-	}
-	inner := int64(1)
-	for _, d := range s[2:] {
-		inner *= d
 	}
 	cnt := s[0] * s[1]
 	return b.emit(n, "instance_norm", half, cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(y),

@@ -97,15 +97,7 @@ func lowerArgReduce(b *builder, n *graph.Node) error {
 	if is[ax] == 0 {
 		return errUnsupported(n, "an empty axis %d", ax)
 	}
-	outer, inner := int64(1), int64(1)
-	for d, v := range is {
-		switch {
-		case int64(d) < ax:
-			outer *= v
-		case int64(d) > ax:
-			inner *= v
-		}
-	}
+	outer, inner := prod(is[:ax]), prod(is[ax+1:])
 	cnt := outer * inner
 	if cnt == 0 {
 		return nil

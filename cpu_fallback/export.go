@@ -23,21 +23,12 @@ var (
 // its weights, from which ImportModel rebuilds the plan without running the
 // fusion passes again.
 func (c *CompiledModel) Export(w io.Writer) error {
-	if err := c.check(); err != nil {
+	enc, err := c.core.ExportGraph(c.model)
+	if err != nil {
 		return err
 	}
-	enc, err := c.model.MarshalBinary()
-	if err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: export model %q: %w", c.model.Name, err)
-	}
 	return plugin.WriteBlob(w, &plugin.Blob{
-		Header: plugin.BlobHeader{
-			Device:       DeviceName,
-			Architecture: deviceArchitecture(),
-			Config:       plugin.ExportConfig(c.core.Props()),
-			Inputs:       c.core.Inputs(),
-			Outputs:      c.core.Outputs(),
-		},
+		Header:   c.core.Header(DeviceName, deviceArchitecture(), plugin.ExportConfig(c.core.Props())),
 		Sections: []plugin.BlobSection{{Name: graphSection, Data: enc}},
 	})
 }

@@ -34,12 +34,9 @@ var (
 // GPU, the program binaries). A subgraph whose device cannot export is an
 // error wrapping plugin.ErrNotImplemented naming the device.
 func (c *CompiledModel) Export(w io.Writer) error {
-	if err := c.check(); err != nil {
-		return err
-	}
-	enc, err := c.model.MarshalBinary()
+	enc, err := c.core.ExportGraph(c.model)
 	if err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: export model %q: %w", c.model.Name, err)
+		return err
 	}
 	sections := []plugin.BlobSection{
 		{Name: modelSection, Data: enc},
@@ -57,13 +54,7 @@ func (c *CompiledModel) Export(w io.Writer) error {
 		sections = append(sections, plugin.BlobSection{Name: fmt.Sprintf("%s%d", subSectionPrefix, k), Data: buf.Bytes()})
 	}
 	return plugin.WriteBlob(w, &plugin.Blob{
-		Header: plugin.BlobHeader{
-			Device:       DeviceName,
-			Architecture: DeviceName,
-			Config:       plugin.ExportConfig(c.core.Props()),
-			Inputs:       c.core.Inputs(),
-			Outputs:      c.core.Outputs(),
-		},
+		Header:   c.core.Header(DeviceName, DeviceName, plugin.ExportConfig(c.core.Props())),
 		Sections: sections,
 	})
 }

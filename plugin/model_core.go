@@ -160,3 +160,22 @@ func (c *ModelCore) Annotate(n *graph.Node, order int, impl string) {
 		n.RT.Extra["PERF_COUNTER"] = us
 	}
 }
+
+// ExportGraph starts an Export: it fails with ErrClosed once the model is
+// closed, else returns m (the graph the blob carries) marshalled.
+func (c *ModelCore) ExportGraph(m *graph.Model) ([]byte, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	enc, err := m.MarshalBinary()
+	if err != nil {
+		return nil, errorf(ErrInvalidArgument, "%s: export model %q: %w", c.prefix, c.name, err)
+	}
+	return enc, nil
+}
+
+// Header is the blob header of an Export: device, architecture and
+// configuration as given, and the model's ports.
+func (c *ModelCore) Header(device, arch string, config map[string]string) BlobHeader {
+	return BlobHeader{Device: device, Architecture: arch, Config: config, Inputs: c.Inputs(), Outputs: c.Outputs()}
+}
