@@ -18,7 +18,6 @@ type InferRequest struct {
 	c *CompiledModel
 
 	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
-	prof []plugin.ProfilingInfo
 
 	// Device resources, owned by the request (released by release).
 	queue  *cl.CommandQueue
@@ -491,7 +490,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 		return r.fail("releasing events", err)
 	}
 	r.core.IO.Publish(results)
-	r.prof = prof
+	r.core.Prof = prof
 	if c.profiling {
 		c.core.RecordPerf(prof)
 	}
@@ -588,9 +587,7 @@ func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, uploa
 // ProfilingInfo returns per-kernel entries and the upload, execute,
 // download and wait stages of the last Infer when ENABLE_PROFILING is on.
 func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.core.Mu.Lock()
-	defer r.core.Mu.Unlock()
-	return append([]plugin.ProfilingInfo(nil), r.prof...)
+	return r.core.ProfilingInfo()
 }
 
 // Close releases the request's queue, buffers and kernels. It fails with

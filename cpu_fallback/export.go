@@ -57,7 +57,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	if err := m.UnmarshalBinary(data); err != nil {
 		return nil, plugin.Errorf(plugin.ErrCorrupt, "cpu: import: %w", err)
 	}
-	cfg, err := plugin.ImportConfig(p.props, blob.Header, props)
+	cfg, err := plugin.ImportConfig(p.core.Props(), blob.Header, props)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}

@@ -3,7 +3,6 @@ package cpufallback
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
@@ -17,11 +16,8 @@ func init() {
 
 // Plugin is the CPU device. It is safe for concurrent use.
 type Plugin struct {
-	props     *plugin.Properties
+	core      plugin.PluginCore      // properties, closed
 	executors plugin.ExecutorManager // shared by compiled models; see stages.go
-
-	mu     sync.Mutex
-	closed bool
 }
 
 // Interface checks.
@@ -34,7 +30,7 @@ var (
 // error is there for the plugin.Factory contract.
 func New() (*Plugin, error) {
 	p := &Plugin{}
-	p.props = plugin.NewProperties(propertySpecs(p)...)
+	p.core.Init("cpu", DeviceName, plugin.NewProperties(propertySpecs(p)...))
 	return p, nil
 }
 
@@ -42,42 +38,23 @@ func New() (*Plugin, error) {
 func (p *Plugin) Name() string { return DeviceName }
 
 // Property returns a device property.
-func (p *Plugin) Property(key string) (string, error) {
-	if err := p.check(); err != nil {
-		return "", err
-	}
-	return p.props.Get(key)
-}
+func (p *Plugin) Property(key string) (string, error) { return p.core.Property(key) }
 
 // SetProperties sets read-write properties, all or none.
-func (p *Plugin) SetProperties(props map[string]string) error {
-	if err := p.check(); err != nil {
-		return err
-	}
-	return p.props.Set(props)
-}
+func (p *Plugin) SetProperties(props map[string]string) error { return p.core.SetProperties(props) }
 
 // Close marks the device closed; later calls fail with plugin.ErrClosed.
 // Compiled models stay usable (they own what they need).
 func (p *Plugin) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
+	p.core.MarkClosed()
 	return p.executors.Close()
 }
 
-func (p *Plugin) check() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return fmt.Errorf("cpu: device %s: %w", DeviceName, plugin.ErrClosed)
-	}
-	return nil
-}
+func (p *Plugin) check() error { return p.core.Check() }
 
 // config returns a copy of the device configuration overridden by props.
 func (p *Plugin) config(props map[string]string) (*plugin.Properties, error) {
-	cfg := p.props.Clone()
+	cfg := p.core.Props().Clone()
 	if err := cfg.Set(props); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}

@@ -37,7 +37,7 @@ func propertySpecs(p *Plugin) []plugin.PropertySpec {
 		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", procs)),
 		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, fmt.Sprintf("1 %d", procs)),
 		plugin.ComputedSpec(plugin.KeyOptimalNumberOfInferRequests, func() (string, error) {
-			return strconv.Itoa(optimalRequests(p.props)), nil
+			return strconv.Itoa(optimalRequests(p.core.Props())), nil
 		}),
 	)
 }

@@ -15,7 +15,6 @@ type InferRequest struct {
 	c *CompiledModel
 
 	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
-	prof []plugin.ProfilingInfo
 }
 
 var _ plugin.InferRequest = (*InferRequest)(nil)
@@ -57,9 +56,7 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 // ProfilingInfo returns per-op entries and the preprocess, infer and
 // postprocess stages of the last Infer when ENABLE_PROFILING is on.
 func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.core.Mu.Lock()
-	defer r.core.Mu.Unlock()
-	return append([]plugin.ProfilingInfo(nil), r.prof...)
+	return r.core.ProfilingInfo()
 }
 
 // Close releases the request's tensors.

@@ -173,7 +173,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	r.core.IO.Publish(s.results)
-	r.prof = prof
+	r.core.Prof = prof
 	if c.profiling {
 		c.core.RecordPerf(prof)
 	}

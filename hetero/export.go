@@ -78,7 +78,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	if err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}
-	cfg, err := plugin.ImportConfig(p.props, blob.Header, props)
+	cfg, err := plugin.ImportConfig(p.state.Props(), blob.Header, props)
 	if err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
@@ -44,11 +43,8 @@ var passKeys = []string{
 // reaches the devices it splits models across, so those devices are its
 // own instances, closed by its Close. It is safe for concurrent use.
 type Plugin struct {
-	props *plugin.Properties
+	state plugin.PluginCore // properties, closed
 	core  *plugin.Core
-
-	mu     sync.Mutex
-	closed bool
 }
 
 // Interface checks.
@@ -60,7 +56,9 @@ var (
 // New returns the HETERO device. It constructs none of the devices it will
 // use: they are constructed, through the registry, on first use.
 func New() (*Plugin, error) {
-	return &Plugin{props: plugin.NewProperties(propertySpecs()...), core: plugin.NewCore()}, nil
+	p := &Plugin{core: plugin.NewCore()}
+	p.state.Init("hetero", DeviceName, plugin.NewProperties(propertySpecs()...))
+	return p, nil
 }
 
 // propertySpecs are HETERO's properties: the common ones (handed on to the
@@ -95,27 +93,10 @@ func propertySpecs() []plugin.PropertySpec {
 func (p *Plugin) Name() string { return DeviceName }
 
 // Property returns a device property.
-func (p *Plugin) Property(key string) (string, error) {
-	if err := p.check(); err != nil {
-		return "", err
-	}
-	v, err := p.props.Get(key)
-	if err != nil {
-		return "", fmt.Errorf("hetero: %w", err)
-	}
-	return v, nil
-}
+func (p *Plugin) Property(key string) (string, error) { return p.state.Property(key) }
 
 // SetProperties sets read-write properties, all or none.
-func (p *Plugin) SetProperties(props map[string]string) error {
-	if err := p.check(); err != nil {
-		return err
-	}
-	if err := p.props.Set(props); err != nil {
-		return fmt.Errorf("hetero: %w", err)
-	}
-	return nil
-}
+func (p *Plugin) SetProperties(props map[string]string) error { return p.state.SetProperties(props) }
 
 // SetDeviceProperties sets properties of one of the devices HETERO splits
 // across ("GPU", "GPU.1", "CPU"): HETERO owns its devices, so this is how
@@ -142,32 +123,21 @@ func (p *Plugin) SetDeviceProperties(device string, props map[string]string) err
 // as far as those devices allow (CPU and GPU compiled models outlive their
 // plugins).
 func (p *Plugin) Close() error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if !p.state.MarkClosed() {
 		return nil
 	}
-	p.closed = true
-	p.mu.Unlock()
 	if err := p.core.Close(); err != nil {
 		return fmt.Errorf("hetero: %w", err)
 	}
 	return nil
 }
 
-func (p *Plugin) check() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return fmt.Errorf("hetero: device %s: %w", DeviceName, plugin.ErrClosed)
-	}
-	return nil
-}
+func (p *Plugin) check() error { return p.state.Check() }
 
 // config returns a copy of the configuration overridden by props, and the
 // device list.
 func (p *Plugin) config(props map[string]string) (*plugin.Properties, []string, error) {
-	cfg := p.props.Clone()
+	cfg := p.state.Props().Clone()
 	if err := cfg.Set(props); err != nil {
 		return nil, nil, fmt.Errorf("hetero: %w", err)
 	}

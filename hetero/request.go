@@ -31,7 +31,6 @@ type InferRequest struct {
 	static [][]bool
 
 	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
-	prof []plugin.ProfilingInfo
 }
 
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
@@ -239,7 +238,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	r.core.IO.Publish(results)
-	r.prof = prof
+	r.core.Prof = prof
 	return nil
 }
 
@@ -247,9 +246,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 // is on: every sub-request's entries with the node name prefixed by the
 // subgraph ("subgraph0/conv1", "subgraph1/infer").
 func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.core.Mu.Lock()
-	defer r.core.Mu.Unlock()
-	return append([]plugin.ProfilingInfo(nil), r.prof...)
+	return r.core.ProfilingInfo()
 }
 
 // Close releases the sub-requests. It is idempotent.

@@ -21,8 +21,8 @@ type ModelCore struct {
 	props           *Properties
 	inputs, outputs []PortInfo
 
-	mu     sync.Mutex
-	closed bool
+	closed closedFlag
+	mu     sync.Mutex // guards perf
 	perf   map[string]time.Duration
 }
 
@@ -81,21 +81,11 @@ func (c *ModelCore) Check() error {
 }
 
 // Closed reports whether MarkClosed was called.
-func (c *ModelCore) Closed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
+func (c *ModelCore) Closed() bool { return c.closed.get() }
 
 // MarkClosed marks the model closed and reports whether it was open, so
 // that a device's Close releases its resources once.
-func (c *ModelCore) MarkClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	was := !c.closed
-	c.closed = true
-	return was
-}
+func (c *ModelCore) MarkClosed() bool { return c.closed.mark() }
 
 // RecordPerf keeps the latest profiled time of every node of prof (stages
 // aside) for the runtime model's PERF_COUNTER.

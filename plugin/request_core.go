@@ -23,6 +23,8 @@ type RequestCore struct {
 	Busy bool
 	// Closed is set by the device's Close.
 	Closed bool
+	// Prof is the last inference's profile, which ProfilingInfo returns.
+	Prof []ProfilingInfo
 
 	prefix string // "cpu", "gpu": starts every error message
 }
@@ -70,6 +72,13 @@ func (c *RequestCore) Tensor(name string) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("%s: %w", c.prefix, err)
 	}
 	return t, nil
+}
+
+// ProfilingInfo returns a copy of Prof, the last inference's profile.
+func (c *RequestCore) ProfilingInfo() []ProfilingInfo {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	return append([]ProfilingInfo(nil), c.Prof...)
 }
 
 // RunInline is a synchronous Infer: it marks the request busy, runs the

@@ -1,0 +1,84 @@
+package plugin
+
+import (
+	"fmt"
+	"sync"
+)
+
+// PluginCore is the part of a device plugin every device shares: its
+// properties and whether it is closed, with the same checks and messages
+// on every device. A device keeps one in an unexported field, calls Init
+// in its constructor, forwards Property and SetProperties to it and marks
+// it closed in its Close. It is safe for concurrent use.
+type PluginCore struct {
+	prefix, name string
+	props        *Properties
+	closed       closedFlag
+}
+
+// Init sets the device's name ("CPU"), its properties and the prefix of
+// the error messages ("cpu").
+func (c *PluginCore) Init(prefix, name string, props *Properties) {
+	c.prefix, c.name, c.props = prefix, name, props
+}
+
+// Props returns the device's properties.
+func (c *PluginCore) Props() *Properties { return c.props }
+
+// Property returns a device property; it fails with ErrClosed once the
+// device is closed.
+func (c *PluginCore) Property(key string) (string, error) {
+	if err := c.Check(); err != nil {
+		return "", err
+	}
+	v, err := c.props.Get(key)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.prefix, err)
+	}
+	return v, nil
+}
+
+// SetProperties sets read-write properties, all or none; it fails with
+// ErrClosed once the device is closed.
+func (c *PluginCore) SetProperties(props map[string]string) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	if err := c.props.Set(props); err != nil {
+		return fmt.Errorf("%s: %w", c.prefix, err)
+	}
+	return nil
+}
+
+// Check returns an error wrapping ErrClosed once the device is closed.
+func (c *PluginCore) Check() error {
+	if c.closed.get() {
+		return fmt.Errorf("%s: device %s: %w", c.prefix, c.name, ErrClosed)
+	}
+	return nil
+}
+
+// MarkClosed marks the device closed and reports whether it was open, so
+// that a device's Close releases its resources once.
+func (c *PluginCore) MarkClosed() bool { return c.closed.mark() }
+
+// closedFlag is a closed state safe for concurrent use.
+type closedFlag struct {
+	mu     sync.Mutex
+	closed bool
+}
+
+func (f *closedFlag) get() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// mark sets the flag and reports whether it was clear.
+func (f *closedFlag) mark() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	was := !f.closed
+	f.closed = true
+	return was
+}
