@@ -254,11 +254,8 @@ func (p *Plugin) target(props map[string]string) (*device, *plugin.Properties, e
 // by props. An op the engine cannot run is an error wrapping
 // plugin.ErrUnsupported naming the node; a done ctx returns its error.
 func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("gpu: compile: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile: nil model")
+	if err := plugin.CheckModelCall(ctx, "gpu", "compile", m); err != nil {
+		return nil, err
 	}
 	d, cfg, err := p.target(props)
 	if err != nil {

@@ -16,11 +16,8 @@ import (
 // passes as CompileModel and answers in m's node names through the fused
 // names the passes record. Bad props are an error, as in CompileModel.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("gpu: query: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query: nil model")
+	if err := plugin.CheckModelCall(ctx, "gpu", "query", m); err != nil {
+		return nil, err
 	}
 	d, cfg, err := p.target(props)
 	if err != nil {

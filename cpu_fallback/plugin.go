@@ -72,14 +72,8 @@ func (p *Plugin) supports(n *graph.Node) bool {
 
 // CompileModel compiles a clone of m; see the package documentation.
 func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
-	if err := p.check(); err != nil {
+	if err := p.core.Start(ctx, "compile", m); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("cpu: compile: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile: nil model")
 	}
 	cfg, err := p.config(props)
 	if err != nil {

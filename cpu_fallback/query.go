@@ -14,14 +14,8 @@ import (
 // (Parameters, Constants and Results included) to "CPU". Bad props are an
 // error, as in CompileModel.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
-	if err := p.check(); err != nil {
+	if err := p.core.Start(ctx, "query", m); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("cpu: query: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: query: nil model")
 	}
 	cfg, err := p.config(props)
 	if err != nil {

@@ -212,14 +212,8 @@ func (p *Plugin) affinityModel(ctx context.Context, m *graph.Model, cfg *plugin.
 // the user's affinity, or the first device in DEVICE_PRIORITIES whose
 // QueryModel lists it. Nodes no device supports are left out.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
-	if err := p.check(); err != nil {
+	if err := p.state.Start(ctx, "query", m); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("hetero: query: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: query: nil model")
 	}
 	cfg, devs, err := p.config(props)
 	if err != nil {
@@ -270,14 +264,8 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 // (see the package documentation) and compiles each subgraph on its
 // device.
 func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
-	if err := p.check(); err != nil {
+	if err := p.state.Start(ctx, "compile", m); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("hetero: compile: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: compile: nil model")
 	}
 	cfg, devs, err := p.config(props)
 	if err != nil {

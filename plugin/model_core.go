@@ -62,14 +62,7 @@ func clonePorts(ps []PortInfo) []PortInfo {
 // Property returns the compiled model's configuration or a read-only fact
 // of its properties; it fails with ErrClosed once the model is closed.
 func (c *ModelCore) Property(key string) (string, error) {
-	if err := c.Check(); err != nil {
-		return "", err
-	}
-	v, err := c.props.Get(key)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", c.prefix, err)
-	}
-	return v, nil
+	return property(c.prefix, c.Check, c.props, key)
 }
 
 // Check returns an error wrapping ErrClosed once the model is closed.

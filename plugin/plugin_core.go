@@ -1,8 +1,11 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"sync"
+
+	"github.com/clinfer/clinfer/graph"
 )
 
 // PluginCore is the part of a device plugin every device shares: its
@@ -28,12 +31,18 @@ func (c *PluginCore) Props() *Properties { return c.props }
 // Property returns a device property; it fails with ErrClosed once the
 // device is closed.
 func (c *PluginCore) Property(key string) (string, error) {
-	if err := c.Check(); err != nil {
+	return property(c.prefix, c.Check, c.props, key)
+}
+
+// property is the Property of a device or compiled model: check (closed),
+// then the value of key in props, errors prefixed "prefix: ".
+func property(prefix string, check func() error, props *Properties, key string) (string, error) {
+	if err := check(); err != nil {
 		return "", err
 	}
-	v, err := c.props.Get(key)
+	v, err := props.Get(key)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", c.prefix, err)
+		return "", fmt.Errorf("%s: %w", prefix, err)
 	}
 	return v, nil
 }
@@ -81,4 +90,26 @@ func (f *closedFlag) mark() bool {
 	was := !f.closed
 	f.closed = true
 	return was
+}
+
+// Start begins a device call on a model (what: "compile", "query"): it
+// fails once the device is closed, then as CheckModelCall does.
+func (c *PluginCore) Start(ctx context.Context, what string, m *graph.Model) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	return CheckModelCall(ctx, c.prefix, what, m)
+}
+
+// CheckModelCall is how every device's CompileModel and QueryModel start:
+// ctx's error once it is done, and an error wrapping ErrInvalidArgument
+// for a nil model, each prefixed "prefix: what: ".
+func CheckModelCall(ctx context.Context, prefix, what string, m *graph.Model) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %s: %w", prefix, what, err)
+	}
+	if m == nil {
+		return errorf(ErrInvalidArgument, "%s: %s: nil model", prefix, what)
+	}
+	return nil
 }
