@@ -55,6 +55,7 @@
 // Built with CGO_ENABLED=0 or with -tags noopencl, the package keeps its API
 // but every call that would reach OpenCL returns an error wrapping
 // ErrNotBuilt, and Enabled is false. The OpenCL calls live in
-// driver_cgo.go and their stand-ins in driver_stub.go; everything else is
-// plain Go shared by both builds.
+// driver_cgo.go and driver_program_cgo.go (the header constants are
+// checked in constants_cgo.go) and their stand-ins in driver_stub.go;
+// everything else is plain Go shared by both builds.
 package cl

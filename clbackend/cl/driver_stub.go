@@ -1,8 +1,8 @@
 //go:build !cgo || noopencl
 
-// This file stands in for driver_cgo.go in builds without OpenCL. Keep it in
-// sync with driver_cgo.go: the same unexported functions, each failing with
-// an error that wraps ErrNotBuilt.
+// This file stands in for driver_cgo.go and driver_program_cgo.go in builds
+// without OpenCL. Keep it in sync with them: the same unexported functions,
+// each failing with an error that wraps ErrNotBuilt.
 
 package cl
 

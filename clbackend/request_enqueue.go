@@ -1,0 +1,206 @@
+package clbackend
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// The launches of one inference: the enqueue stage (uploads, a window of
+// kernel launches a feeder refills while ctx allows, downloads) and the
+// wait stage.
+
+// launchWindow is how many kernel launches a cancellable inference keeps
+// queued ahead of the device: a feeder goroutine of the run refills the
+// queue by half a window each time the device has run half of it,
+// checking ctx in between, so a deadline or a cancel stops the inference
+// after at most a window of kernels instead of after all of them (OpenCL
+// cannot take commands back off a queue). The feeder runs beside the
+// executors, so other requests' stages go on meanwhile. An inference
+// whose ctx can never be done enqueues everything at once.
+const launchWindow = 32
+
+// enqueue puts the inference on the request's in-order queue without
+// blocking: input writes, the kernels (all of them, or the first window
+// when ctx can be cancelled), and then, when every kernel is queued, the
+// output reads; then a flush so the device starts while the host moves
+// on.
+func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
+	c, pl := r.c, s.pl
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
+	}
+	r.core.Mu.Lock()
+	r.pending = s
+	r.core.Mu.Unlock()
+
+	t0 := time.Now()
+	// Upload: the input bytes stay referenced (pinned by cl) until the wait.
+	s.hostIn = make([]*tensor.Tensor, len(s.inputs))
+	for i, t := range s.inputs {
+		if pl.hostIn[i] {
+			continue // part of the plan
+		}
+		s.hostIn[i] = t.Contiguous()
+		b := s.hostIn[i].Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		ev, err := cl.EnqueueWriteSlice(r.queue, r.buffer(pl, s.st, pl.params[i]), false, 0, b, nil)
+		if err != nil {
+			return r.fail("writing input "+c.core.Input(i).Name, err)
+		}
+		s.keep(&s.evs.upload, ev)
+	}
+	s.upload = time.Since(t0)
+
+	s.cpu = make([]time.Duration, len(pl.launches))
+	end := len(pl.launches)
+	if ctx.Done() != nil && end > launchWindow {
+		end = launchWindow
+	}
+	if err := r.launch(s, end); err != nil {
+		return err
+	}
+	if s.next == len(pl.launches) {
+		if err := r.download(s); err != nil {
+			return err
+		}
+	}
+	if s.enqueued {
+		if err := r.queue.Flush(); err != nil {
+			return r.fail("flushing the queue", err)
+		}
+	}
+	if s.next < len(pl.launches) {
+		s.feeder = make(chan error, 1)
+		go func() { s.feeder <- r.feed(ctx, s) }()
+	}
+	return nil
+}
+
+// feed enqueues the rest of a windowed inference: half a window of kernels
+// each time the device has caught up to half a window behind, then the
+// output reads. It stops when ctx is done. It runs on its own goroutine,
+// which ends with the inference's commands all queued or with ctx; the
+// wait stage (or a drain) receives its result.
+func (r *InferRequest) feed(ctx context.Context, s *runState) error {
+	for s.next < len(s.pl.launches) {
+		if k := len(s.evs.kernels) - launchWindow/2; k >= 0 {
+			if err := s.evs.kernels[k].WaitContext(ctx); err != nil {
+				if ctx.Err() != nil {
+					return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, ctx.Err())
+				}
+				return r.fail("waiting for the device", err)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, err)
+		}
+		if err := r.launch(s, min(s.next+launchWindow/2, len(s.pl.launches))); err != nil {
+			return err
+		}
+		if s.next == len(s.pl.launches) {
+			if err := r.download(s); err != nil {
+				return err
+			}
+		}
+		if err := r.queue.Flush(); err != nil {
+			return r.fail("flushing the queue", err)
+		}
+	}
+	return nil
+}
+
+// joinFeeder waits for the run's feeder, if any, and returns its error.
+func (s *runState) joinFeeder() error {
+	if s.feeder == nil {
+		return nil
+	}
+	err := <-s.feeder
+	s.feeder = nil
+	return err
+}
+
+// keep records ev as one of list's events and as the inference's last.
+func (s *runState) keep(list *[]*cl.Event, ev *cl.Event) {
+	*list = append(*list, ev)
+	s.evs.last = ev
+	s.enqueued = true
+}
+
+// launch enqueues the kernels from s.next up to end: the in-order queue
+// orders them, no wait lists.
+func (r *InferRequest) launch(s *runState, end int) error {
+	t1 := time.Now()
+	pl := s.pl
+	for ; s.next < end; s.next++ {
+		l := pl.launches[s.next]
+		if l.n == 0 {
+			continue
+		}
+		ts := time.Now()
+		ev, err := r.queue.EnqueueNDRangeKernel(s.st.kernels[s.next], nil, l.global, l.local, nil)
+		if err != nil {
+			return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
+		}
+		s.keep(&s.evs.kernels, ev)
+		s.cpu[s.next] = time.Since(ts)
+	}
+	s.execute += time.Since(t1)
+	return nil
+}
+
+// download enqueues the output reads, into fresh tensors or straight into
+// the ones the user bound.
+func (r *InferRequest) download(s *runState) error {
+	c, pl := r.c, s.pl
+	t2 := time.Now()
+	s.staged = make([]*tensor.Tensor, len(s.pl.results))
+	for i, v := range pl.results {
+		sl := pl.values[v]
+		dst := s.outputs[i]
+		switch {
+		case s.userOut[i] && dst.IsContiguous() && dst.Shape().Equal(sl.shape) && dst.Type() == sl.typ:
+			s.staged[i] = dst
+		default:
+			s.staged[i] = tensor.MustNew(sl.typ, sl.shape)
+		}
+		b := s.staged[i].Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		ev, err := cl.EnqueueReadSlice(r.queue, r.buffer(pl, s.st, v), false, 0, b, nil)
+		if err != nil {
+			return r.fail("reading output "+c.core.Output(i).Name, err)
+		}
+		s.keep(&s.evs.download, ev)
+	}
+	s.download = time.Since(t2)
+	return nil
+}
+
+// wait blocks until the last command of the inference is done (the queue
+// is in order, so one event covers all), after the feeder of a windowed
+// inference has queued the rest. Cancelling ctx stops the wait;
+// abortOnError then drains the queue (at most a window of kernels).
+func (r *InferRequest) wait(ctx context.Context, s *runState) error {
+	t0 := time.Now()
+	if err := s.joinFeeder(); err != nil {
+		return err
+	}
+	if s.evs.last != nil {
+		if err := s.evs.last.WaitContext(ctx); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, ctx.Err())
+			}
+			return r.fail("waiting for the device", err)
+		}
+	}
+	s.enqueued = false // everything has completed
+	s.wait = time.Since(t0)
+	return nil
+}
