@@ -8,12 +8,7 @@
 // indices count from the end of the axis; indices still out of range are
 // clamped so that no work item reads outside data.
 
-#ifndef T
-#define T uint
-#endif
-#ifndef IDX
-#define IDX long
-#endif
+#include "index.clh"
 
 __kernel void gather(__global const T* data, __global const IDX* idx, __global T* out,
                      const ulong n, const ulong inner, const ulong axis_dim, const ulong nidx)
@@ -24,8 +19,6 @@ __kernel void gather(__global const T* data, __global const IDX* idx, __global T
     const ulong t = gid / inner;
     const ulong j = t % nidx;
     const ulong outer = t / nidx;
-    long k = (long)idx[j];
-    if (k < 0) k += (long)axis_dim;
-    k = clamp(k, (long)0, (long)axis_dim - 1);
+    const long k = index_at((long)idx[j], (long)axis_dim);
     out[gid] = data[(outer * axis_dim + (ulong)k) * inner + i];
 }

@@ -10,12 +10,7 @@
 // and the data's size along it. Negative indices count from the end;
 // indices still out of range are clamped so that no access leaves data.
 
-#ifndef T
-#define T uint
-#endif
-#ifndef IDX
-#define IDX long
-#endif
+#include "index.clh"
 
 __kernel void gather_elements(__global const T* data, __global const IDX* idx, __global T* out,
                               const ulong n, __global const int* m)
@@ -25,9 +20,7 @@ __kernel void gather_elements(__global const T* data, __global const IDX* idx, _
     const int r = m[0];
     const int axis = m[1 + 2 * r];
     const long adim = m[2 + 2 * r];
-    long k = (long)idx[gid];
-    if (k < 0) k += adim;
-    k = clamp(k, (long)0, adim - 1);
+    const long k = index_at((long)idx[gid], adim);
     long off = 0;
     ulong q = gid;
     for (int d = r - 1; d >= 0; --d) {

@@ -12,12 +12,7 @@
 // negative index counts from the end of its dim; an index still outside
 // the dim is clamped to it.
 
-#ifndef T
-#define T uint
-#endif
-#ifndef IDX
-#define IDX long
-#endif
+#include "index.clh"
 
 __kernel void gather_nd(__global const T* data, __global const IDX* indices, __global T* out, const ulong n,
                         __global const int* m)
@@ -30,10 +25,7 @@ __kernel void gather_nd(__global const T* data, __global const IDX* indices, __g
     long off = (long)(t / (ulong)m[2]) * m[3];
     for (int j = 0; j < k; ++j) {
         const long dim = m[4 + j];
-        long c = (long)indices[t * (ulong)k + (ulong)j];
-        if (c < 0) c += dim;
-        c = clamp(c, (long)0, dim - 1);
-        off += c * m[4 + k + j];
+        off += index_at((long)indices[t * (ulong)k + (ulong)j], dim) * m[4 + k + j];
     }
     out[gid] = data[off + (long)(gid % slice)];
 }

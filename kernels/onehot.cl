@@ -11,12 +11,7 @@
 // Work item i writes output element i, reading index (i / (depth * inner))
 // * inner + i % inner; values holds the off and on values.
 
-#ifndef T
-#define T uint
-#endif
-#ifndef IDX
-#define IDX long
-#endif
+#include "index.clh"
 
 __kernel void onehot(__global const IDX* indices, __global const T* values, __global T* out, const ulong n,
                      const ulong depth, const ulong inner)

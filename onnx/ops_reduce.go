@@ -57,25 +57,18 @@ func inputSince(name string, v int) check {
 // reduceImports converts the reductions whose axes were an attribute (an
 // input since opset 18; ReduceSum: 13) and rejects the attribute after,
 // ReduceLogSum and TopK-1's k.
-var reduceImports = []opEntry{
-	{"ReduceMean", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMean", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceMax", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMax", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceMin", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceMin", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceSum", "", 1, 13, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceSum", "", 13, 0, same(inputSince("axes", 13))},
-	{"ReduceProd", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceProd", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceL1", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceL1", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceL2", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceL2", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceSumSquare", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceSumSquare", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceLogSumExp", "", 1, 18, attrsToInputs(attrInput{name: "axes"})},
-	{"ReduceLogSumExp", "", 18, 0, same(inputSince("axes", 18))},
-	{"ReduceLogSum", "", 1, 0, reduceLogSum},
-	{"TopK", "", 1, 0, topK},
+var reduceImports = append(axesBecameInput([]string{"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+	"ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"}, 18, axesBecameInput([]string{"ReduceSum"}, 13, nil)),
+	opEntry{"ReduceLogSum", "", 1, 0, reduceLogSum},
+	opEntry{"TopK", "", 1, 0, topK},
+)
+
+// axesBecameInput appends to rows two rows per op: before opset v its axes
+// attribute becomes input 1, from v on the attribute is refused.
+func axesBecameInput(ops []string, v int64, rows []opEntry) []opEntry {
+	for _, op := range ops {
+		rows = append(rows, opEntry{op, "", 1, v, attrsToInputs(attrInput{name: "axes"})},
+			opEntry{op, "", v, 0, same(inputSince("axes", int(v)))})
+	}
+	return rows
 }
