@@ -323,6 +323,18 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 	return err
 }
 
+// Abort implements plugin.Aborter: it drains an inference that stopped
+// between stages (its later stages skipped because ctx was done), so that
+// no command of it is left on the device when the run's error is reported.
+func (r *InferRequest) Abort() error {
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	if err := r.drainPendingLocked(); err != nil {
+		return r.fail("draining a stopped inference", err)
+	}
+	return nil
+}
+
 // drainPendingLocked drains an inference abandoned between stages; r.core.Mu
 // is held.
 func (r *InferRequest) drainPendingLocked() error {

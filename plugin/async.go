@@ -46,6 +46,16 @@ type Stager interface {
 	Stages() []Stage
 }
 
+// Aborter is implemented by Stagers whose runs can leave work behind when
+// they stop before their last stage (a stage failed, or ctx was done
+// between stages and the rest were skipped): the asynchronous request
+// calls Abort once such a run has stopped and before it reports the run's
+// result, so that nothing of the run is still going on by then (a GPU
+// request drains its queue).
+type Aborter interface {
+	Abort() error
+}
+
 // AsyncCompiledModel is implemented by compiled models that hand out
 // asynchronous requests running on the model's executors; closing such a
 // model waits for its running requests. Options given here override the
@@ -319,7 +329,7 @@ func (r *AsyncInferRequest) runCallback(cb func(error), runErr error) error {
 func (r *AsyncInferRequest) runStages(ctx context.Context, n int64, stages []Stage, inline bool) error {
 	for _, st := range stages {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("plugin: request %d: stage %q not started: %w", r.id, st.Name, err)
+			return r.abort(fmt.Errorf("plugin: request %d: stage %q not started: %w", r.id, st.Name, err))
 		}
 		var e *Executor
 		if !inline {
@@ -345,12 +355,23 @@ func (r *AsyncInferRequest) runStages(ctx context.Context, n int64, stages []Sta
 		}
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-				return fmt.Errorf("plugin: request %d: stage %q: %w (%w)", r.id, st.Name, err, cerr)
+				return r.abort(fmt.Errorf("plugin: request %d: stage %q: %w (%w)", r.id, st.Name, err, cerr))
 			}
-			return fmt.Errorf("plugin: request %d: stage %q: %w", r.id, st.Name, err)
+			return r.abort(fmt.Errorf("plugin: request %d: stage %q: %w", r.id, st.Name, err))
 		}
 	}
 	return nil
+}
+
+// abort lets the wrapped request clean up after a run that stopped early
+// (Aborter) and returns err with what that cleanup reported.
+func (r *AsyncInferRequest) abort(err error) error {
+	if a, ok := r.sync.(Aborter); ok {
+		if aerr := a.Abort(); aerr != nil {
+			return errors.Join(err, fmt.Errorf("plugin: request %d: cleaning up after the run: %w", r.id, aerr))
+		}
+	}
+	return err
 }
 
 // Cancel stops the run StartAsync started: stages not yet started are

@@ -224,3 +224,53 @@ func TestRequestCloseCancelsRun(t *testing.T) {
 	_, err = p.NewRequest(&gpuLike{name: "S", mu: &mu, log: &log})
 	assert.ErrorIs(t, err, plugin.ErrClosed)
 }
+
+// abortable is a Stager whose first stage cancels the run's context (as a
+// deadline expiring between stages would) and that counts Abort calls.
+type abortable struct {
+	gpuLike
+	cancel func()
+	aborts int
+}
+
+func (a *abortable) Stages() []plugin.Stage {
+	st := a.gpuLike.Stages()
+	up := st[0].Run
+	st[0].Run = func(ctx context.Context) error {
+		err := up(ctx)
+		a.cancel()
+		return err
+	}
+	return st
+}
+
+func (a *abortable) Abort() error {
+	a.aborts++
+	return nil
+}
+
+// TestAbortAfterSkippedStages: a run whose ctx is done between stages skips
+// the rest, and the request's Abort runs once before the run's error is
+// reported, so a device can drain what the run left (a GPU queue); a run
+// that completes does not call it.
+func TestAbortAfterSkippedStages(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var mu sync.Mutex
+	var log []string
+	a := &abortable{gpuLike: gpuLike{name: "a", mu: &mu, log: &log}}
+	r := plugin.NewAsyncInferRequest(a)
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	require.NoError(t, r.StartAsync(ctx))
+	err := r.Wait(context.Background())
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), `stage "wait" not started`)
+	assert.Equal(t, 1, a.aborts, "Abort ran once, before Wait returned")
+	assert.Equal(t, []string{"a.upload"}, log)
+
+	a.cancel = func() {}
+	require.NoError(t, r.StartAsync(context.Background()))
+	require.NoError(t, r.Wait(context.Background()))
+	assert.Equal(t, 1, a.aborts, "a complete run does not abort")
+}
