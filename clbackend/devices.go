@@ -40,7 +40,9 @@ type device struct {
 	// lowerings are refused without it.
 	fp64    bool
 	memSize int64
-	uuid    string // "" when the device reports none
+	// maxAlloc is CL_DEVICE_MAX_MEM_ALLOC_SIZE, the largest buffer.
+	maxAlloc int64
+	uuid     string // "" when the device reports none
 
 	props *plugin.Properties
 
@@ -110,6 +112,8 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 	dev.typ, err = d.Type()
 	keep(err)
 	dev.memSize, err = d.GlobalMemSize()
+	keep(err)
+	dev.maxAlloc, err = d.MaxMemAllocSize()
 	keep(err)
 	dev.fp16, err = d.HasFP16()
 	keep(err)

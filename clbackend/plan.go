@@ -286,6 +286,9 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 		}
 		for oi, o := range n.Outputs {
 			s, _ := o.Shape.ToShape()
+			if err := b.checkOutput(n, o, s); err != nil {
+				return nil, err
+			}
 			b.of[n.Out(oi)] = b.newValue(o.Type, s, nil)
 		}
 		first := len(b.pl.launches)
@@ -308,6 +311,9 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 		b.pl.results = append(b.pl.results, b.of[r.Inputs[0]])
 	}
 	b.planBuffers()
+	if err := b.checkTotal(); err != nil {
+		return nil, err
+	}
 	if err := b.uploadConsts(); err != nil {
 		return nil, err
 	}
@@ -316,7 +322,8 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 
 // newValue adds a value and returns its index.
 func (b *builder) newValue(t tensor.ElementType, s tensor.Shape, host *tensor.Tensor) int {
-	v := value{typ: t, shape: s.Clone(), bytes: int(s.NumElements()) * t.Size(), host: host, buf: -1, first: unset, last: unset}
+	bytes, _ := s.Bytes(t) // checkOutput and foldSize refuse what overflows
+	v := value{typ: t, shape: s.Clone(), bytes: int(bytes), host: host, buf: -1, first: unset, last: unset}
 	v.root = len(b.pl.values)
 	b.pl.values = append(b.pl.values, v)
 	return v.root
@@ -353,7 +360,13 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 		}
 		in[i] = v.host
 	}
+	if fold, err := b.foldSize(n); err != nil || !fold {
+		return false, err
+	}
 	out, err := ref.Evaluate(n, in)
+	if errors.Is(err, tensor.ErrTooLarge) {
+		return false, plugin.Errorf(plugin.ErrResourceExhausted, "gpu: folding node %q (%s) on the host: %w", n.Name, n.OpType, err)
+	}
 	if err != nil {
 		return false, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: folding constant node %q (%s) on the host: %w", n.Name, n.OpType, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -167,7 +168,11 @@ func (r *InferRequest) download(s *runState) error {
 		case s.userOut[i] && dst.IsContiguous() && dst.Shape().Equal(sl.shape) && dst.Type() == sl.typ:
 			s.staged[i] = dst
 		default:
-			s.staged[i] = tensor.MustNew(sl.typ, sl.shape)
+			t, err := tensor.New(sl.typ, sl.shape)
+			if err != nil {
+				return plugin.Errorf(plugin.ErrResourceExhausted, "gpu: infer %q: output %q: %w", c.model.Name, c.Outputs()[i].Name, err)
+			}
+			s.staged[i] = t
 		}
 		b := s.staged[i].Bytes()
 		if len(b) == 0 {

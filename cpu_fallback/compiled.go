@@ -36,6 +36,9 @@ type CompiledModel struct {
 	paramSlot []int                  // per model input
 	resultIn  []int                  // per model output: the slot it reads
 
+	maxHost    int64 // MAX_HOST_MEMORY
+	constBytes int64 // the constants' bytes, held by every inference
+
 	async plugin.AsyncSupport // executors and running requests; see stages.go
 }
 
@@ -76,6 +79,7 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 		return nil, fmt.Errorf("cpu: compile: %w", err)
 	}
 	cm.profiling = conf.EnableProfiling
+	cm.maxHost = conf.MaxHostMemory
 	cm.initAsync(p, conf)
 
 	// Assign a slot to every output port.
@@ -131,6 +135,12 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: result %q has no input", m.Name, n.Name)
 		}
 		cm.resultIn = append(cm.resultIn, slots[n.Inputs[0]])
+	}
+	for _, v := range cm.consts {
+		cm.constBytes += v.ByteSize()
+	}
+	if err := cm.checkStaticPeak(cm.maxHost); err != nil {
+		return nil, err
 	}
 	return cm, nil
 }

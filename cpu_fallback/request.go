@@ -75,6 +75,10 @@ func (r *InferRequest) Close() error {
 func runStep(st *step, vals []*tensor.Tensor) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if e, ok := p.(error); ok {
+				err = st.node.Errorf("cpu kernel %s panicked: %w", st.impl, e)
+				return
+			}
 			err = st.node.Errorf("cpu kernel %s panicked: %v", st.impl, p)
 		}
 	}()

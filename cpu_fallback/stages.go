@@ -106,6 +106,12 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 func (r *InferRequest) execute(ctx context.Context, s *runState) error {
 	c := r.c
 	t0 := time.Now()
+	// The live bytes against MAX_HOST_MEMORY: constants and inputs first,
+	// then each kernel's outputs, minus the values the plan frees.
+	live := c.constBytes
+	for _, t := range s.inputs {
+		live += t.ByteSize()
+	}
 	for si := range c.steps {
 		st := &c.steps[si]
 		if st.k != nil {
@@ -114,7 +120,18 @@ func (r *InferRequest) execute(ctx context.Context, s *runState) error {
 			}
 			ts := time.Now()
 			if err := runStep(st, s.vals); err != nil {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: %w", c.model.Name, err)
+				return stepError(c.model.Name, st, err)
+			}
+			for _, slot := range st.out {
+				if v := s.vals[slot]; v != nil {
+					live += v.ByteSize()
+					if live > c.maxHost {
+						for _, o := range st.out {
+							s.vals[o] = nil
+						}
+						return exhausted(c.model.Name, st.node, v.Shape(), v.Type(), v.ByteSize(), live, c.maxHost)
+					}
+				}
 			}
 			if c.profiling {
 				d := time.Since(ts)
@@ -126,6 +143,9 @@ func (r *InferRequest) execute(ctx context.Context, s *runState) error {
 		}
 		for _, slot := range st.free {
 			if !isResultInput(c, slot) {
+				if v := s.vals[slot]; v != nil && c.consts[slot] == nil {
+					live -= v.ByteSize()
+				}
 				s.vals[slot] = nil
 			}
 		}

@@ -99,9 +99,18 @@ func RemoveIdentity() Pass {
 	})
 }
 
-// maxFoldElements bounds the size of a folded value, so folding never
-// materialises a huge ConstantOfShape or Expand.
+// maxFoldElements bounds the size of a folded value (16 MiB of f32), so
+// folding never materialises a huge ConstantOfShape or Expand: such a node
+// stays in the graph and runs at inference, where the device's memory
+// budget (MAX_HOST_MEMORY, the device's own) judges it.
 const maxFoldElements = 1 << 22
+
+// tooLargeToFold reports whether a value of shape s is over maxFoldElements
+// (or so large its element count overflows).
+func tooLargeToFold(s tensor.Shape) bool {
+	n, ok := s.Bytes(tensor.U8) // one byte per element: the element count
+	return !ok || n > maxFoldElements
+}
 
 // errNoEval means the built-in evaluator cannot compute a node.
 var errNoEval = errors.New("fusion: no built-in evaluator")
@@ -178,7 +187,7 @@ func foldConstants(ctx context.Context, m *graph.Model, opts *Options) (int, err
 // evalConst computes n's outputs when they are known before inference.
 func evalConst(n *graph.Node, opts *Options) ([]*tensor.Tensor, bool, error) {
 	if len(n.Outputs) == 1 {
-		if s, ok := n.Outputs[0].Shape.ToShape(); ok && s.NumElements() > maxFoldElements {
+		if s, ok := n.Outputs[0].Shape.ToShape(); ok && tooLargeToFold(s) {
 			return nil, false, nil
 		}
 		if n.OpType != graph.OpConstant {
@@ -205,8 +214,8 @@ func evalConst(n *graph.Node, opts *Options) ([]*tensor.Tensor, bool, error) {
 		eval = builtinEval
 	}
 	outs, err := eval(n, in)
-	if errors.Is(err, errNoEval) {
-		return nil, false, nil
+	if errors.Is(err, errNoEval) || errors.Is(err, tensor.ErrTooLarge) {
+		return nil, false, nil // left to run at inference, under its budget
 	}
 	if err != nil {
 		return nil, false, err

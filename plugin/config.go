@@ -170,11 +170,13 @@ type Config struct {
 	LogLevel               LogLevel
 	DisableTransformations bool
 	ExclusiveAsyncRequests bool
+	// MaxHostMemory is MAX_HOST_MEMORY in bytes.
+	MaxHostMemory int64
 }
 
 // DefaultConfig returns the configuration CommonSpecs starts from.
 func DefaultConfig() Config {
-	return Config{InferencePrecision: tensor.F32, ModelPriority: PriorityMedium}
+	return Config{InferencePrecision: tensor.F32, ModelPriority: PriorityMedium, MaxHostMemory: tensor.DefaultAllocLimit()}
 }
 
 // ParseConfig reads the common properties of p into a Config. Keys p does
@@ -230,6 +232,11 @@ func ParseConfig(p *Properties) (Config, error) {
 		{KeyLogLevel, func(s string) error { return c.LogLevel.UnmarshalText([]byte(s)) }},
 		{KeyDisableTransformations, boolean(&c.DisableTransformations)},
 		{KeyExclusiveAsyncRequests, boolean(&c.ExclusiveAsyncRequests)},
+		{KeyMaxHostMemory, func(s string) error {
+			n, err := ParseBytes(s)
+			c.MaxHostMemory = n
+			return err
+		}},
 	}
 	for _, s := range steps {
 		if err := get(s.key, s.f); err != nil {
@@ -254,6 +261,7 @@ func (c Config) Props() map[string]string {
 		KeyLogLevel:               c.LogLevel.String(),
 		KeyDisableTransformations: FormatBool(c.DisableTransformations),
 		KeyExclusiveAsyncRequests: FormatBool(c.ExclusiveAsyncRequests),
+		KeyMaxHostMemory:          strconv.FormatInt(c.MaxHostMemory, 10),
 	}
 }
 

@@ -88,9 +88,9 @@ func TestConfigRoundTrip(t *testing.T) {
 			PerformanceHint: plugin.HintCumulativeThroughput, NumStreams: 3, NumRequests: 8,
 			EnableProfiling: true, InferencePrecision: tensor.BF16, ExecutionMode: plugin.ModeAccuracy,
 			CacheDir: "/var/cache/clinfer", ModelPriority: plugin.PriorityHigh, LogLevel: plugin.LogTrace,
-			DisableTransformations: true, ExclusiveAsyncRequests: true,
+			DisableTransformations: true, ExclusiveAsyncRequests: true, MaxHostMemory: 3 << 30,
 		}},
-		{"auto streams", plugin.Config{PerformanceHint: plugin.HintThroughput, InferencePrecision: tensor.F16, ModelPriority: plugin.PriorityLow}},
+		{"auto streams", plugin.Config{PerformanceHint: plugin.HintThroughput, InferencePrecision: tensor.F16, ModelPriority: plugin.PriorityLow, MaxHostMemory: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

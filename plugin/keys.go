@@ -23,6 +23,13 @@ const (
 	KeyInferencePrecisionHint = "INFERENCE_PRECISION_HINT"
 	// KeyExecutionModeHint is PERFORMANCE or ACCURACY (RW).
 	KeyExecutionModeHint = "EXECUTION_MODE_HINT"
+	// KeyMaxHostMemory is the host memory, in bytes, one inference of a
+	// compiled model may hold (its tensors at their peak); exceeding it is
+	// an error wrapping ErrResourceExhausted that names the node, the
+	// shape and the bytes, at compile time when the shapes are static and
+	// at inference when they come from the inputs. The default is half
+	// the machine's physical memory (tensor.DefaultAllocLimit).
+	KeyMaxHostMemory = "MAX_HOST_MEMORY"
 	// KeyCacheDir is the directory compiled models are cached in; "" turns
 	// caching off (RW).
 	KeyCacheDir = "CACHE_DIR"

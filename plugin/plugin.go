@@ -26,6 +26,11 @@ var (
 	ErrBusy = errors.New("plugin: request busy")
 	// ErrClosed: the object was used after Close.
 	ErrClosed = errors.New("plugin: closed")
+	// ErrResourceExhausted: a tensor or buffer would exceed a memory
+	// budget (the host's MAX_HOST_MEMORY, a device's global memory or
+	// largest allocation). The error names the node, the shape and the
+	// bytes asked for; nothing was allocated.
+	ErrResourceExhausted = errors.New("plugin: resource exhausted")
 )
 
 // Plugin is one device (or a family of devices, "GPU.0", "GPU.1") as the

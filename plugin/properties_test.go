@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,7 @@ func TestCommonDefaults(t *testing.T) {
 		plugin.KeyLogLevel:               "LOG_NONE",
 		plugin.KeyDisableTransformations: "NO",
 		plugin.KeyExclusiveAsyncRequests: "NO",
+		plugin.KeyMaxHostMemory:          strconv.FormatInt(tensor.DefaultAllocLimit(), 10),
 	}
 	for k, v := range want {
 		got, err := p.Get(k)
@@ -138,7 +140,7 @@ func TestSupportedProperties(t *testing.T) {
 	keys, rw, err := plugin.ParseSupportedProperties(s)
 	require.NoError(t, err)
 	assert.Equal(t, p.Keys(), keys)
-	assert.Len(t, keys, 13)
+	assert.Len(t, keys, 14)
 	assert.True(t, rw[plugin.KeyCacheDir])
 	assert.False(t, rw[plugin.KeyFullDeviceName])
 
@@ -154,7 +156,7 @@ func TestSpecOverride(t *testing.T) {
 	require.ErrorIs(t, err, plugin.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "(accepted: f32)")
 	require.NoError(t, p.Set(map[string]string{plugin.KeyInferencePrecisionHint: "FP32"}))
-	assert.Len(t, p.Keys(), 12, "a replaced spec keeps one key")
+	assert.Len(t, p.Keys(), 13, "a replaced spec keeps one key")
 	assert.Equal(t, plugin.KeyInferencePrecisionHint, p.Keys()[4], "a replaced spec keeps its place")
 }
 
@@ -238,4 +240,24 @@ func TestPropertiesConcurrent(t *testing.T) {
 	v, err := p.Get(plugin.KeyPerformanceHint)
 	require.NoError(t, err)
 	assert.Contains(t, []string{"LATENCY", "THROUGHPUT"}, v)
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"1": 1, "8589934592": 8 << 30, "8GiB": 8 << 30, "8 gb": 8 << 30, "512M": 512 << 20, "3KiB": 3 << 10, "2T": 2 << 40, "100B": 100} {
+		got, err := plugin.ParseBytes(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "0", "-5", "1.5G", "lots", "9999999999T"} {
+		_, err := plugin.ParseBytes(bad)
+		assert.Error(t, err, bad)
+	}
+	p := newCommon()
+	require.NoError(t, p.Set(map[string]string{plugin.KeyMaxHostMemory: "2GiB"}))
+	v, err := p.Get(plugin.KeyMaxHostMemory)
+	require.NoError(t, err)
+	assert.Equal(t, "2147483648", v)
+	err = p.Set(map[string]string{plugin.KeyMaxHostMemory: "0"})
+	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorContains(t, err, plugin.KeyMaxHostMemory)
 }

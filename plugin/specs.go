@@ -61,6 +61,47 @@ func IntSpec(key string, def, min int) PropertySpec {
 	}
 }
 
+// BytesSpec is a read-write size in bytes: a positive integer, optionally
+// with a unit (K, M, G, T for powers of 1024; KiB, MiB, GiB, TiB, KB, MB,
+// GB, TB likewise), stored as the number of bytes.
+func BytesSpec(key string, def int64) PropertySpec {
+	return PropertySpec{
+		Key: key, Mutable: true, Default: strconv.FormatInt(def, 10),
+		Accepted: "a positive number of bytes, e.g. 8589934592 or 8GiB",
+		Parse: func(s string) (string, error) {
+			n, err := ParseBytes(s)
+			if err != nil {
+				return "", err
+			}
+			return strconv.FormatInt(n, 10), nil
+		},
+	}
+}
+
+// ParseBytes parses a positive byte count with an optional unit (see
+// BytesSpec).
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"TIB", 40}, {"GIB", 30}, {"MIB", 20}, {"KIB", 10}, {"TB", 40}, {"GB", 30}, {"MB", 20}, {"KB", 10}, {"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}, {"B", 0}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), int64(1)<<u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errors.New("not a positive number of bytes")
+	}
+	if n > (1<<63-1)/mult {
+		return 0, errors.New("too large")
+	}
+	return n * mult, nil
+}
+
 // StringSpec is a read-write key that takes any string without NUL bytes.
 func StringSpec(key, def string) PropertySpec {
 	return PropertySpec{
@@ -158,6 +199,7 @@ func CommonSpecs() []PropertySpec {
 		EnumSpec(KeyLogLevel, LogNone.String(), LogNone.String(), LogError.String(), LogWarning.String(), LogInfo.String(), LogDebug.String(), LogTrace.String()),
 		BoolSpec(KeyDisableTransformations, false),
 		BoolSpec(KeyExclusiveAsyncRequests, false),
+		BytesSpec(KeyMaxHostMemory, tensor.DefaultAllocLimit()),
 	}
 }
 

@@ -85,3 +85,37 @@ func TestDataErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, d)
 }
+
+func TestAllocLimit(t *testing.T) {
+	old := SetAllocLimit(1 << 20)
+	defer SetAllocLimit(old)
+	_, err := New(F32, Shape{512, 512})
+	assert.NoError(t, err, "1 MiB is the limit")
+	_, err = New(F32, Shape{512, 513})
+	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorContains(t, err, "f32[512,513] needs 1.0 MiB")
+	_, err = New(F32, Shape{131072, 131072, 131072, 131072})
+	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorContains(t, err, "overflows")
+	_, err = From(Shape{1 << 20}, make([]float32, 1<<20))
+	assert.ErrorIs(t, err, ErrTooLarge, "4 MiB")
+
+	SetAllocLimit(0)
+	assert.Equal(t, DefaultAllocLimit(), AllocLimit())
+	assert.Positive(t, AllocLimit())
+}
+
+func TestShapeBytes(t *testing.T) {
+	n, ok := Shape{2, 3}.Bytes(F32)
+	assert.True(t, ok)
+	assert.Equal(t, int64(24), n)
+	_, ok = Shape{1 << 40, 1 << 40}.Bytes(F32)
+	assert.False(t, ok)
+	_, ok = Shape{-1}.Bytes(F32)
+	assert.False(t, ok)
+	n, ok = Shape{}.Bytes(I64)
+	assert.True(t, ok)
+	assert.Equal(t, int64(8), n)
+	assert.Equal(t, "64.0 GiB", FormatBytes(64<<30))
+	assert.Equal(t, "512 B", FormatBytes(512))
+}

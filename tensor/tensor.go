@@ -37,6 +37,8 @@ func alloc(n int64) []byte {
 }
 
 // New returns a zeroed contiguous tensor of the given type and static shape.
+// A size that overflows or is over AllocLimit is an error wrapping
+// ErrTooLarge, and nothing is allocated.
 func New(t ElementType, shape Shape) (*Tensor, error) {
 	if !t.Valid() {
 		return nil, fmt.Errorf("%w: %v", ErrType, t)
@@ -44,8 +46,11 @@ func New(t ElementType, shape Shape) (*Tensor, error) {
 	if err := shape.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrShape, err)
 	}
-	n := shape.NumElements()
-	return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), data: alloc(n * int64(t.Size()))}, nil
+	n, err := checkSize(t, shape)
+	if err != nil {
+		return nil, err
+	}
+	return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), data: alloc(n)}, nil
 }
 
 // MustNew is New for shapes the caller has already validated; it panics on a

@@ -1,0 +1,11 @@
+package sysmem
+
+import "syscall"
+
+func physical() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
