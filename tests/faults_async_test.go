@@ -88,17 +88,25 @@ func TestAsyncRequestsWithRandomDeviceFailures(t *testing.T) {
 		mu                             sync.Mutex
 		badErrs                        []error
 	)
+	reqs := make([]*plugin.AsyncInferRequest, nreq)
+	for i := range reqs {
+		r, err := plugin.CreateAsyncInferRequest(f.cm)
+		require.NoError(t, err)
+		reqs[i] = r
+	}
+	// Closed once the failures are disarmed: a failed release on Close is
+	// not what this test is about (TestFaultInjectionEveryOpenCLCall is).
+	defer func() {
+		for _, r := range reqs {
+			assert.NoError(t, r.Close())
+		}
+	}()
 	faultinject.ArmRandom(7, 1.0/400, int32(cl.ErrOutOfResources))
 	var wg sync.WaitGroup
-	for ri := range nreq {
+	for ri, r := range reqs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := plugin.CreateAsyncInferRequest(f.cm)
-			if !assert.NoError(t, err) {
-				return
-			}
-			defer func() { assert.NoError(t, r.Close()) }()
 			seen := map[int64]int{}
 			var runID atomic.Int64
 			r.SetCallback(func(err error) {
