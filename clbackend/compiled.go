@@ -157,6 +157,9 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
+	if err := cm.warmUp(ctx); err != nil {
+		return nil, err
+	}
 	return cm, nil
 }
 

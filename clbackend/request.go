@@ -26,6 +26,10 @@ type InferRequest struct {
 	// pending is the inference whose commands are on the queue and not yet
 	// known to be done; drained by the next run, an error or release.
 	pending *runState
+
+	// warmUp marks the compile-time warm-up request (warmup.go), whose
+	// profile does not count in the runtime model.
+	warmUp bool
 }
 
 // planState is what a request holds for one plan: its activation buffers
@@ -299,7 +303,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 	}
 	r.core.IO.Publish(results)
 	r.core.Prof = prof
-	if c.profiling {
+	if c.profiling && !r.warmUp {
 		c.core.RecordPerf(prof)
 	}
 	return nil
