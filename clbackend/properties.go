@@ -83,6 +83,9 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 	specs = append(specs,
 		precisionSpec(d),
 		disabledOpsSpec(),
+		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
+		// device (OpenVINO's automatic batching, on by default for GPUs).
+		plugin.BoolSpec(plugin.KeyAllowAutoBatching, true),
 		plugin.PropertySpec{
 			Key: plugin.KeyDeviceID, Mutable: true, Default: d.id(),
 			Accepted: p.idList(", ") + " (or " + DeviceName + ".ID)",

@@ -185,6 +185,11 @@ func (c *Core) target(device string, props map[string]string) (Plugin, deviceRef
 // the plugin's configuration overridden by props; props is not modified.
 // It returns ctx.Err() if ctx is done before compilation starts.
 //
+// With PERFORMANCE_HINT=THROUGHPUT on a device that lists
+// ALLOW_AUTO_BATCHING (YES there or in props) and the BATCH device
+// registered, the model is compiled on BATCH over the device (automatic
+// batching); a model BATCH cannot batch is compiled on the device as asked.
+//
 // With CACHE_DIR set (in props or on the plugin) and a device that
 // implements Importer, the compiled model is cached in CACHE_DIR/<hash>.blob,
 // one blob per model, device and configuration: a later call imports it
@@ -203,6 +208,13 @@ func (c *Core) CompileModel(ctx context.Context, m *graph.Model, device string, 
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if c.autoBatch(ref, props) {
+		// Implicit batching (ALLOW_AUTO_BATCHING with THROUGHPUT): a model
+		// BATCH cannot batch runs on the device itself, unbatched.
+		if cm, err := c.compileAutoBatch(ctx, m, ref, props); err == nil || ctx.Err() != nil {
+			return cm, err
+		}
 	}
 	if dir := cacheDir(p, props); dir != "" {
 		return c.compileCached(ctx, p, ref, m, props, dir)

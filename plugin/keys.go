@@ -4,10 +4,12 @@ package plugin
 // can name them. Where OpenVINO's wire name differs from the name this
 // project's DESIGN.md uses (ENABLE_PROFILING is OpenVINO's "PERF_COUNT",
 // NUM_REQUESTS is "PERFORMANCE_HINT_NUM_REQUESTS", DEVICE_PRIORITIES is
-// "MULTI_DEVICE_PRIORITIES") the constant is the DESIGN.md name and
-// Properties accepts the OpenVINO name as an alias (see CanonicalKey). Lists (AVAILABLE_DEVICES, SUPPORTED_PROPERTIES,
-// EXECUTION_DEVICES) are rendered space-separated; DEVICE_PRIORITIES is
-// comma-separated as in device names; ranges are "MIN MAX" or "MIN MAX STEP".
+// "MULTI_DEVICE_PRIORITIES" and, for BATCH, "AUTO_BATCH_DEVICE_CONFIG")
+// the constant is the DESIGN.md name and Properties accepts the OpenVINO
+// name as an alias (see CanonicalKey). Lists (AVAILABLE_DEVICES,
+// SUPPORTED_PROPERTIES, EXECUTION_DEVICES) are rendered space-separated;
+// DEVICE_PRIORITIES is comma-separated as in device names; ranges are
+// "MIN MAX" or "MIN MAX STEP".
 const (
 	// KeyPerformanceHint is LATENCY, THROUGHPUT or CUMULATIVE_THROUGHPUT (RW).
 	KeyPerformanceHint = "PERFORMANCE_HINT"
@@ -79,6 +81,10 @@ const (
 	KeyDevicePriorities = "DEVICE_PRIORITIES"
 	// KeyNetworkName is the compiled model's name (RO, compiled model).
 	KeyNetworkName = "NETWORK_NAME"
+	// KeyAllowAutoBatching is YES or NO: with the THROUGHPUT hint,
+	// Core.CompileModel runs the model through the BATCH device on devices
+	// that list this key (RW).
+	KeyAllowAutoBatching = "ALLOW_AUTO_BATCHING"
 )
 
 // aliases maps OpenVINO's wire names to the keys above where they differ.
@@ -86,6 +92,7 @@ var aliases = map[string]string{
 	"PERF_COUNT":                    KeyEnableProfiling,
 	"PERFORMANCE_HINT_NUM_REQUESTS": KeyNumRequests,
 	"MULTI_DEVICE_PRIORITIES":       KeyDevicePriorities,
+	"AUTO_BATCH_DEVICE_CONFIG":      KeyDevicePriorities,
 }
 
 // CanonicalKey returns the key Properties stores key under: the key itself,

@@ -74,6 +74,8 @@ var packageOf = map[string]string{
 	"CPU":    "github.com/clinfer/clinfer/cpu_fallback",
 	"GPU":    "github.com/clinfer/clinfer/clbackend",
 	"HETERO": "github.com/clinfer/clinfer/hetero",
+	"AUTO":   "github.com/clinfer/clinfer/auto",
+	"BATCH":  "github.com/clinfer/clinfer/batch",
 }
 
 // unknownDevice is the error for a plugin name nobody registered.

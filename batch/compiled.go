@@ -1,0 +1,519 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/virtual"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// Interface checks.
+var (
+	_ plugin.CompiledModel      = (*CompiledModel)(nil)
+	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+)
+
+// CompiledModel is a model compiled at batch N and at batch 1 on one
+// device; its requests' inferences are gathered into batches (see the
+// package documentation). It is safe for concurrent use.
+type CompiledModel struct {
+	name      string
+	device    string
+	n         int
+	timeout   time.Duration
+	single    plugin.CompiledModel // batch 1: lone requests
+	batched   plugin.CompiledModel // batch n; nil when n is 1
+	inputs    []plugin.PortInfo
+	outputs   []plugin.PortInfo
+	props     *plugin.Properties
+	profiling bool
+
+	// Batched requests ("workers"): at most cap(slots) exist; idle ones
+	// wait in idle.
+	slots chan struct{}
+	idle  chan *worker
+
+	// life is cancelled by Close: it ends batched inferences and waits of
+	// inferences that Close overtook.
+	life context.Context
+	stop context.CancelFunc
+	runs sync.WaitGroup // inferences in progress, for Close
+
+	mu      sync.Mutex
+	closed  bool
+	open    *group    // the batch requests join, nil when none is open
+	live    int       // requests created and not closed
+	workers []*worker // every worker made, for Close
+
+	batches, alone atomic.Int64
+
+	async plugin.AsyncSupport
+}
+
+// Stats are a BATCH compiled model's counters, like sql.DBStats.
+type Stats struct {
+	// Batches is the number of batched inferences run (each served
+	// OPTIMAL_BATCH_SIZE requests).
+	Batches int64
+	// Alone is the number of inferences that ran on their own: after
+	// AUTO_BATCH_TIMEOUT, or with fewer live requests than the batch size.
+	Alone int64
+	// Gathering is the number of inferences waiting in the open batch now.
+	Gathering int
+}
+
+// Stats returns the model's counters.
+func (c *CompiledModel) Stats() Stats {
+	c.mu.Lock()
+	gathering := 0
+	if c.open != nil {
+		gathering = len(c.open.members)
+	}
+	c.mu.Unlock()
+	return Stats{Batches: c.batches.Load(), Alone: c.alone.Load(), Gathering: gathering}
+}
+
+// worker is one batched request of the device with its batch-N input
+// tensors bound.
+type worker struct {
+	req plugin.InferRequest
+	in  []*tensor.Tensor
+}
+
+// group states.
+const (
+	groupOpen      = iota // requests may join
+	groupFull             // n members: runs batched
+	groupDissolved        // timed out (or can no longer fill): members run alone
+)
+
+// group is one batch being gathered.
+type group struct {
+	members  []*member
+	deadline time.Time
+	state    int
+	gone     chan struct{} // closed when the group is dissolved
+}
+
+// member is one inference in a group: where its inputs are and where its
+// outputs go, and how it ended.
+type member struct {
+	in, out []*tensor.Tensor
+	done    chan struct{} // closed once a batched run wrote out and set err
+	err     error
+	prof    []plugin.ProfilingInfo
+}
+
+func newCompiledModel(name string, s *setup, single, batched plugin.CompiledModel) (*CompiledModel, error) {
+	c := &CompiledModel{name: name, device: s.device, n: s.n, single: single, batched: batched,
+		inputs: single.Inputs(), outputs: single.Outputs()}
+	ms, err := s.cfg.Get(KeyTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
+	}
+	msec, err := strconv.Atoi(ms)
+	if err != nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: %s=%q: %w", KeyTimeout, ms, err)
+	}
+	c.timeout = time.Duration(msec) * time.Millisecond
+	workers := 1
+	if batched != nil {
+		workers = optimalRequests(batched)
+	}
+	if batched == nil {
+		c.n = 1
+	}
+	c.slots = make(chan struct{}, workers)
+	c.idle = make(chan *worker, workers)
+	c.life, c.stop = context.WithCancel(context.Background())
+	execDevs, err := single.Property(plugin.KeyExecutionDevices)
+	if err != nil {
+		execDevs = s.device
+	}
+	loaded, err := single.Property(plugin.KeyLoadedFromCache)
+	if err != nil {
+		loaded = "NO"
+	}
+	c.props = s.cfg.Extend(
+		plugin.ReadOnlySpec(plugin.KeyNetworkName, name),
+		plugin.ReadOnlySpec(KeyOptimalBatchSize, strconv.Itoa(c.n)),
+		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(c.n*workers)),
+		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, execDevs),
+		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, loaded),
+	)
+	conf, err := plugin.ParseConfig(c.props)
+	if err != nil {
+		return nil, fmt.Errorf("batch: compile: %w", err)
+	}
+	c.profiling = conf.EnableProfiling
+	// The "batch" stage of a request waits for its batch on the wait
+	// executor: one stream per request that may be waiting, n for the
+	// batch gathering and n for each running one.
+	c.async.Init(nil, plugin.PipelineConfig{Device: DeviceName, Streams: 2, WaitStreams: c.n * (workers + 1)},
+		fmt.Sprintf("batch: compiled model %q", name))
+	return c, nil
+}
+
+// optimalRequests is cm's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 when it
+// does not say).
+func optimalRequests(cm plugin.CompiledModel) int {
+	v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
+	if err != nil {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// Inputs describes the model inputs (at batch 1).
+func (c *CompiledModel) Inputs() []plugin.PortInfo { return virtual.ClonePorts(c.inputs) }
+
+// Outputs describes the model outputs (at batch 1).
+func (c *CompiledModel) Outputs() []plugin.PortInfo { return virtual.ClonePorts(c.outputs) }
+
+// Property returns the compiled model's configuration or a read-only fact:
+// NETWORK_NAME, OPTIMAL_BATCH_SIZE, OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+// EXECUTION_DEVICES, LOADED_FROM_CACHE.
+func (c *CompiledModel) Property(key string) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	v, err := c.props.Get(key)
+	if err != nil {
+		return "", fmt.Errorf("batch: %w", err)
+	}
+	return v, nil
+}
+
+// CreateInferRequest returns a new request with zero tensors bound to its
+// inputs.
+func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+	return c.newRequest()
+}
+
+// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: the
+// request's stages run on the model's executors, its wait for the batch on
+// a wait executor with a stream per request that may be waiting.
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+	r, err := c.newRequest()
+	if err != nil {
+		return nil, err
+	}
+	ar, err := c.async.NewRequest(r, opts...)
+	if err != nil {
+		return nil, errors.Join(err, r.Close())
+	}
+	return ar, nil
+}
+
+// RuntimeModel returns the device's runtime model of the batch-N model
+// (batch 1 when the batch size is 1).
+func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	cm := c.batched
+	if cm == nil {
+		cm = c.single
+	}
+	rm, err := cm.RuntimeModel()
+	if err != nil {
+		return nil, fmt.Errorf("batch: runtime model: %w", err)
+	}
+	return rm, nil
+}
+
+// Close waits for running requests, ends the batches still gathering
+// (their requests fail with plugin.ErrClosed), and closes the batched
+// requests and both compiled models. It is idempotent.
+func (c *CompiledModel) Close() error {
+	aerr := c.async.Close()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return aerr
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.stop()
+	c.runs.Wait()
+	var errs []error
+	errs = append(errs, aerr)
+	c.mu.Lock()
+	workers := c.workers
+	c.workers = nil
+	c.mu.Unlock()
+	for _, w := range workers {
+		errs = append(errs, w.req.Close())
+	}
+	errs = append(errs, closeIf(c.batched), c.single.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("batch: close compiled model %q: %w", c.name, err)
+	}
+	return nil
+}
+
+func (c *CompiledModel) check() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.closedErr()
+	}
+	return nil
+}
+
+func (c *CompiledModel) closedErr() error {
+	return fmt.Errorf("batch: compiled model %q: %w", c.name, plugin.ErrClosed)
+}
+
+// enter counts an inference that starts, so that Close waits for it; it
+// fails with plugin.ErrClosed after Close.
+func (c *CompiledModel) enter() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.closedErr()
+	}
+	c.runs.Add(1)
+	return nil
+}
+
+// submit runs m: in a batch when one can fill, alone otherwise (see the
+// package documentation). It returns once m's outputs are written.
+func (c *CompiledModel) submit(ctx context.Context, m *member, alone func(context.Context, *member) error) error {
+	c.mu.Lock()
+	if c.batched == nil || c.live < c.n {
+		c.mu.Unlock()
+		c.alone.Add(1)
+		return alone(ctx, m)
+	}
+	g := c.open
+	if g == nil {
+		g = &group{deadline: time.Now().Add(c.timeout), gone: make(chan struct{})}
+		c.open = g
+	}
+	g.members = append(g.members, m)
+	if len(g.members) == c.n {
+		g.state = groupFull
+		c.open = nil
+		c.mu.Unlock()
+		c.execute(g)
+		return m.err
+	}
+	c.mu.Unlock()
+
+	timer := time.NewTimer(time.Until(g.deadline))
+	defer timer.Stop()
+	select {
+	case <-m.done:
+		return m.err
+	case <-g.gone:
+	case <-timer.C:
+	case <-ctx.Done():
+		if c.withdraw(g, m) {
+			return fmt.Errorf("batch: infer %q: %w", c.name, ctx.Err())
+		}
+		<-m.done // already running in a batch: its outputs are being written
+		return errors.Join(fmt.Errorf("batch: infer %q: %w", c.name, ctx.Err()), m.err)
+	case <-c.life.Done():
+		if c.withdraw(g, m) {
+			return c.closedErr()
+		}
+		<-m.done
+		return m.err
+	}
+	c.mu.Lock()
+	if g.state == groupOpen {
+		c.dissolve(g)
+	}
+	full := g.state == groupFull
+	c.mu.Unlock()
+	if full {
+		<-m.done
+		return m.err
+	}
+	c.alone.Add(1)
+	return alone(ctx, m)
+}
+
+// withdraw takes m out of g if g is still gathering and reports whether it
+// did; otherwise g is running (or dissolved) and m is part of it.
+func (c *CompiledModel) withdraw(g *group, m *member) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g.state == groupDissolved {
+		return true // m was going to run alone; it will not
+	}
+	if g.state != groupOpen {
+		return false
+	}
+	for i, x := range g.members {
+		if x == m {
+			g.members = append(g.members[:i], g.members[i+1:]...)
+			break
+		}
+	}
+	if len(g.members) == 0 && c.open == g {
+		c.open = nil
+	}
+	return true
+}
+
+// dissolve ends a gathering group: its members run alone. c.mu is held.
+func (c *CompiledModel) dissolve(g *group) {
+	g.state = groupDissolved
+	close(g.gone)
+	if c.open == g {
+		c.open = nil
+	}
+}
+
+// requestCreated and requestClosed count the live requests; a batch can
+// fill only while there are at least n of them, so when the count drops
+// below n the gathering batch is dissolved at once instead of timing out.
+func (c *CompiledModel) requestCreated() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.closedErr()
+	}
+	c.live++
+	return nil
+}
+
+func (c *CompiledModel) requestClosed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.live--
+	if c.live < c.n && c.open != nil {
+		c.dissolve(c.open)
+	}
+}
+
+// execute runs a full group as one batched inference and hands every
+// member its slice of the outputs.
+func (c *CompiledModel) execute(g *group) {
+	c.batches.Add(1)
+	prof, err := c.runBatch(g)
+	for _, m := range g.members {
+		m.err, m.prof = err, prof
+		close(m.done)
+	}
+}
+
+func (c *CompiledModel) runBatch(g *group) ([]plugin.ProfilingInfo, error) {
+	w, err := c.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { c.idle <- w }()
+	for i, m := range g.members {
+		for j, in := range c.inputs {
+			dst, err := sample(w.in[j], i)
+			if err == nil {
+				err = dst.CopyFrom(m.in[j])
+			}
+			if err != nil {
+				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: infer %q: input %q of request %d in the batch: %w", c.name, in.Name, i, err)
+			}
+		}
+	}
+	if err := w.req.Infer(c.life); err != nil {
+		if c.life.Err() != nil {
+			return nil, errors.Join(c.closedErr(), err)
+		}
+		return nil, fmt.Errorf("batch: infer %q: batch of %d on %s: %w", c.name, c.n, c.device, err)
+	}
+	for j, out := range c.outputs {
+		t, err := w.req.Tensor(out.Name)
+		if err != nil {
+			return nil, fmt.Errorf("batch: infer %q: batched output %q: %w", c.name, out.Name, err)
+		}
+		for i, m := range g.members {
+			src, err := sample(t, i)
+			if err == nil {
+				err = m.out[j].CopyFrom(src)
+			}
+			if err != nil {
+				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: infer %q: output %q of request %d in the batch: %w", c.name, out.Name, i, err)
+			}
+		}
+	}
+	var prof []plugin.ProfilingInfo
+	if c.profiling {
+		prof = w.req.ProfilingInfo()
+	}
+	return prof, nil
+}
+
+// sample is sample i (axis 0) of a batched tensor, as a view.
+func sample(t *tensor.Tensor, i int) (*tensor.Tensor, error) {
+	s := t.Shape()
+	begin, end := make([]int64, len(s)), s.Clone()
+	begin[0], end[0] = int64(i), int64(i+1)
+	return t.View(begin, end)
+}
+
+// acquire returns an idle batched request, making one while fewer than
+// the device's optimal number exist, and waiting for one otherwise; Close
+// ends the wait with plugin.ErrClosed.
+func (c *CompiledModel) acquire() (*worker, error) {
+	select {
+	case w := <-c.idle:
+		return w, nil
+	default:
+	}
+	select {
+	case w := <-c.idle:
+		return w, nil
+	case c.slots <- struct{}{}:
+		w, err := c.newWorker()
+		if err != nil {
+			<-c.slots
+			return nil, err
+		}
+		return w, nil
+	case <-c.life.Done():
+		return nil, c.closedErr()
+	}
+}
+
+// newWorker makes a batched request with batch-N input tensors bound.
+func (c *CompiledModel) newWorker() (_ *worker, err error) {
+	r, err := c.batched.CreateInferRequest()
+	if err != nil {
+		return nil, fmt.Errorf("batch: batched request of %q on %s: %w", c.name, c.device, err)
+	}
+	w := &worker{req: r}
+	for _, in := range c.inputs {
+		s, _ := in.Shape.ToShape() // static: batchModels checked
+		s = s.Clone()
+		s[0] = int64(c.n)
+		t, err := tensor.New(in.Type, s)
+		if err == nil {
+			err = r.SetTensor(in.Name, t)
+		}
+		if err != nil {
+			return nil, errors.Join(plugin.Errorf(plugin.ErrInvalidArgument, "batch: batched input %q of %q: %w", in.Name, c.name, err), r.Close())
+		}
+		w.in = append(w.in, t)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.Join(c.closedErr(), r.Close())
+	}
+	c.workers = append(c.workers, w)
+	return w, nil
+}

@@ -1,0 +1,202 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// Interface checks.
+var (
+	_ plugin.InferRequest = (*InferRequest)(nil)
+	_ plugin.Stager       = (*InferRequest)(nil)
+)
+
+// InferRequest is one request of a BATCH compiled model: its inferences
+// join batches, or run alone on its own batch-1 request of the device
+// (made on first need). Methods are safe for concurrent use; while Infer
+// runs, SetTensor fails with plugin.ErrBusy.
+type InferRequest struct {
+	c    *CompiledModel
+	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+
+	single plugin.InferRequest // batch-1 request of the device, nil until a lone run
+	prof   []plugin.ProfilingInfo
+}
+
+func (c *CompiledModel) newRequest() (*InferRequest, error) {
+	if err := c.requestCreated(); err != nil {
+		return nil, err
+	}
+	r := &InferRequest{c: c}
+	r.core.Init("batch", c.inputs, c.outputs)
+	for i, in := range c.inputs {
+		s, _ := in.Shape.ToShape() // static: batchModels checked
+		t, err := tensor.New(in.Type, s)
+		if err != nil {
+			c.requestClosed()
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: input %q: %w", in.Name, err)
+		}
+		r.core.IO.In[i] = t
+	}
+	return r, nil
+}
+
+// SetTensor binds t to the input or output called name. An input tensor is
+// never modified; an output tensor receives the result in place.
+func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
+	return r.core.SetTensor(name, t)
+}
+
+// Tensor returns the tensor bound to an input, or an output's tensor
+// (valid after Infer).
+func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
+	return r.core.Tensor(name)
+}
+
+// Infer runs the stages of Stages in order on the calling goroutine.
+func (r *InferRequest) Infer(ctx context.Context) error {
+	return r.core.RunInline(ctx, r.Stages())
+}
+
+// runState is what the stages of one inference share.
+type runState struct {
+	m       *member
+	userOut []bool
+}
+
+// Stages implements plugin.Stager: "preprocess" (snapshot the bindings,
+// allocate the outputs the user did not bind), "batch" on the wait
+// executor (join a batch and wait for it, or run alone) and "postprocess"
+// (publish the outputs and the profile).
+func (r *InferRequest) Stages() []plugin.Stage {
+	s := &runState{}
+	return []plugin.Stage{
+		{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
+		{Name: "batch", Executor: plugin.ExecutorWait, Run: func(ctx context.Context) error { return r.batch(ctx, s) }},
+		{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
+	}
+}
+
+func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
+	c := r.c
+	r.core.Mu.Lock()
+	if r.core.Closed {
+		r.core.Mu.Unlock()
+		return fmt.Errorf("batch: infer request: %w", plugin.ErrClosed)
+	}
+	in, out, userOut := r.core.IO.Snapshot()
+	r.core.Mu.Unlock()
+	if err := c.check(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("batch: infer %q: %w", c.name, err)
+	}
+	for j, o := range c.outputs {
+		if userOut[j] {
+			continue
+		}
+		shape, _ := o.Shape.ToShape() // static: batchModels checked
+		t, err := tensor.New(o.Type, shape)
+		if err != nil {
+			return plugin.Errorf(plugin.ErrInvalidArgument, "batch: output %q: %w", o.Name, err)
+		}
+		out[j] = t
+	}
+	s.m = &member{in: in, out: out, done: make(chan struct{})}
+	s.userOut = userOut
+	return nil
+}
+
+func (r *InferRequest) batch(ctx context.Context, s *runState) error {
+	if err := r.c.enter(); err != nil {
+		return err
+	}
+	defer r.c.runs.Done()
+	return r.c.submit(ctx, s.m, r.alone)
+}
+
+// alone runs m on the request's own batch-1 request, with m's tensors
+// bound to it (outputs are written in place).
+func (r *InferRequest) alone(ctx context.Context, m *member) error {
+	c := r.c
+	r.core.Mu.Lock()
+	sr := r.single
+	r.core.Mu.Unlock()
+	if sr == nil {
+		var err error
+		if sr, err = c.single.CreateInferRequest(); err != nil {
+			return fmt.Errorf("batch: request of %q on %s: %w", c.name, c.device, err)
+		}
+		r.core.Mu.Lock()
+		r.single = sr
+		r.core.Mu.Unlock()
+	}
+	for i, in := range c.inputs {
+		if err := sr.SetTensor(in.Name, m.in[i]); err != nil {
+			return fmt.Errorf("batch: infer %q: input %q: %w", c.name, in.Name, err)
+		}
+	}
+	for j, out := range c.outputs {
+		if err := sr.SetTensor(out.Name, m.out[j]); err != nil {
+			return fmt.Errorf("batch: infer %q: output %q: %w", c.name, out.Name, err)
+		}
+	}
+	if err := sr.Infer(ctx); err != nil {
+		return fmt.Errorf("batch: infer %q on %s: %w", c.name, c.device, err)
+	}
+	if c.profiling {
+		m.prof = sr.ProfilingInfo()
+	}
+	return nil
+}
+
+func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("batch: infer %q: %w", r.c.name, err)
+	}
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	r.core.IO.Publish(s.m.out)
+	r.prof = s.m.prof
+	return nil
+}
+
+// ProfilingInfo returns the last inference's profile when ENABLE_PROFILING
+// is on: the device's entries for the batched inference the request was
+// part of (shared by its whole batch), or for its lone run.
+func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	return append([]plugin.ProfilingInfo(nil), r.prof...)
+}
+
+// Close releases the request's batch-1 request; a running one is an error
+// wrapping plugin.ErrBusy. It is idempotent.
+func (r *InferRequest) Close() error {
+	r.core.Mu.Lock()
+	if r.core.Closed {
+		r.core.Mu.Unlock()
+		return nil
+	}
+	if r.core.Busy {
+		r.core.Mu.Unlock()
+		return fmt.Errorf("batch: close infer request: %w", plugin.ErrBusy)
+	}
+	r.core.Closed = true
+	sr := r.single
+	r.single = nil
+	r.core.Mu.Unlock()
+	r.c.requestClosed()
+	if sr == nil {
+		return nil
+	}
+	if err := sr.Close(); err != nil {
+		return errors.Join(fmt.Errorf("batch: close infer request: %w", err))
+	}
+	return nil
+}

@@ -1,0 +1,182 @@
+package virtual
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// Device is the plugin part of a virtual device: its name, its
+// properties and the Core through which it reaches real devices, so those
+// are its own instances, constructed on first use and closed by its
+// Close. Embed it to get Name, Property, SetProperties, Close and Check.
+// It is safe for concurrent use.
+type Device struct {
+	name   string
+	prefix string // starts error messages: "auto"
+	// Props is the device's configuration.
+	Props *plugin.Properties
+	// Core reaches the devices this one runs on.
+	Core *plugin.Core
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewDevice returns a device called name whose errors start with prefix,
+// with properties made of specs.
+func NewDevice(name, prefix string, specs []plugin.PropertySpec) *Device {
+	return &Device{name: name, prefix: prefix, Props: plugin.NewProperties(specs...), Core: plugin.NewCore()}
+}
+
+// Name returns the name the device is registered under.
+func (d *Device) Name() string { return d.name }
+
+// Property returns a device property.
+func (d *Device) Property(key string) (string, error) {
+	if err := d.Check(); err != nil {
+		return "", err
+	}
+	v, err := d.Props.Get(key)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", d.prefix, err)
+	}
+	return v, nil
+}
+
+// SetProperties sets read-write properties, all or none.
+func (d *Device) SetProperties(props map[string]string) error {
+	if err := d.Check(); err != nil {
+		return err
+	}
+	if err := d.Props.Set(props); err != nil {
+		return fmt.Errorf("%s: %w", d.prefix, err)
+	}
+	return nil
+}
+
+// Close closes the devices this one constructed; their compiled models
+// stay usable as far as those devices allow. Later calls return nil and
+// other methods fail with plugin.ErrClosed.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	if err := d.Core.Close(); err != nil {
+		return fmt.Errorf("%s: %w", d.prefix, err)
+	}
+	return nil
+}
+
+// Check returns an error wrapping plugin.ErrClosed after Close.
+func (d *Device) Check() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("%s: device %s: %w", d.prefix, d.name, plugin.ErrClosed)
+	}
+	return nil
+}
+
+// Supports reports whether device lists key among its properties.
+func (d *Device) Supports(device, key string) bool {
+	_, err := d.Core.Property(device, key)
+	return !errors.Is(err, plugin.ErrNotFound)
+}
+
+// PassKeys are the common properties a virtual device hands on to the real
+// devices it runs on, when they support the key. NUM_STREAMS and
+// INFERENCE_PRECISION_HINT go too when they are not at their defaults.
+var PassKeys = []string{
+	plugin.KeyPerformanceHint,
+	plugin.KeyNumRequests,
+	plugin.KeyEnableProfiling,
+	plugin.KeyExecutionModeHint,
+	plugin.KeyModelPriority,
+	plugin.KeyDisableTransformations,
+	plugin.KeyCacheDir,
+	plugin.KeyLogLevel,
+}
+
+// DeviceProps returns what device gets of cfg: the values of PassKeys (and
+// of NUM_STREAMS and INFERENCE_PRECISION_HINT when not at their defaults)
+// that device supports, then extra (keys the virtual device does not know,
+// meant for device), each of which device must support: one it does not is
+// an error wrapping plugin.ErrNotFound naming the key.
+func (d *Device) DeviceProps(cfg *plugin.Properties, device string, extra map[string]string) (map[string]string, error) {
+	keys := PassKeys
+	for _, k := range []struct{ key, def string }{
+		{plugin.KeyNumStreams, plugin.FormatNumStreams(0)},
+		{plugin.KeyInferencePrecisionHint, tensor.F32.String()},
+	} {
+		if v, err := cfg.Get(k.key); err == nil && v != k.def {
+			keys = append(keys[:len(keys):len(keys)], k.key)
+		}
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		if !cfg.Has(k) || !d.Supports(device, k) {
+			continue
+		}
+		v, err := cfg.Get(k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.prefix, err)
+		}
+		out[k] = v
+	}
+	for _, k := range SortedKeys(extra) {
+		if !d.Supports(device, k) {
+			return nil, plugin.Errorf(plugin.ErrNotFound, "%s: unknown property %s: neither %s nor device %s has it (%s has: %s)",
+				d.prefix, k, d.name, device, d.name, joinSorted(cfg.Keys()))
+		}
+		out[k] = extra[k]
+	}
+	return out, nil
+}
+
+// Split separates props into the keys cfg has and the others.
+func Split(cfg *plugin.Properties, props map[string]string) (own, extra map[string]string) {
+	own, extra = map[string]string{}, map[string]string{}
+	for k, v := range props {
+		if cfg.Has(k) {
+			own[k] = v
+		} else {
+			extra[k] = v
+		}
+	}
+	return own, extra
+}
+
+// SortedKeys returns m's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func joinSorted(s []string) string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// ClonePorts returns a deep copy of ports.
+func ClonePorts(ps []plugin.PortInfo) []plugin.PortInfo {
+	out := make([]plugin.PortInfo, len(ps))
+	for i, p := range ps {
+		out[i] = plugin.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+	}
+	return out
+}
