@@ -1,0 +1,374 @@
+package auto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/virtual"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+func init() {
+	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+}
+
+// DeviceName is the name the AUTO device is registered under.
+const DeviceName = "AUTO"
+
+// AUTO's own property keys (RW).
+const (
+	// KeyEnableStartupFallback is YES or NO: serve the first requests on
+	// the CPU while the selected device compiles (default YES).
+	KeyEnableStartupFallback = "ENABLE_STARTUP_FALLBACK"
+	// KeyEnableRuntimeFallback is YES or NO: re-run an inference that
+	// failed with a device error on the next device (default YES).
+	KeyEnableRuntimeFallback = "ENABLE_RUNTIME_FALLBACK"
+	// KeySchedulePolicy is how CUMULATIVE_THROUGHPUT picks a device for an
+	// inference: DEVICE_PRIORITY (default) or ROUND_ROBIN.
+	KeySchedulePolicy = "SCHEDULE_POLICY"
+)
+
+// SCHEDULE_POLICY values.
+const (
+	PolicyDevicePriority = "DEVICE_PRIORITY"
+	PolicyRoundRobin     = "ROUND_ROBIN"
+)
+
+// cpuPlugin is the plugin whose device serves while others compile.
+const cpuPlugin = "CPU"
+
+// Plugin is the AUTO device. It reaches the devices it selects from
+// through a plugin.Core of its own (virtual.Device), so they are its own
+// instances, closed by its Close. It is safe for concurrent use.
+type Plugin struct {
+	*virtual.Device
+}
+
+// Interface checks.
+var (
+	_ plugin.Plugin  = (*Plugin)(nil)
+	_ plugin.Querier = (*Plugin)(nil)
+)
+
+// New returns the AUTO device. The devices it selects from are
+// constructed, through the registry, on first use.
+func New() (*Plugin, error) {
+	return &Plugin{virtual.NewDevice(DeviceName, "auto", propertySpecs())}, nil
+}
+
+func propertySpecs() []plugin.PropertySpec {
+	return append(plugin.CommonSpecs(),
+		plugin.PropertySpec{
+			Key: plugin.KeyDevicePriorities, Mutable: true,
+			Accepted: "a comma-separated list of devices in priority order, e.g. GPU,CPU (-DEV leaves DEV out; empty: every device)",
+			Parse: func(s string) (string, error) {
+				if strings.TrimSpace(s) == "" {
+					return "", nil
+				}
+				entries, err := parseList(s)
+				if err != nil {
+					return "", err
+				}
+				return strings.Join(entries, ","), nil
+			},
+		},
+		plugin.BoolSpec(KeyEnableStartupFallback, true),
+		plugin.BoolSpec(KeyEnableRuntimeFallback, true),
+		plugin.EnumSpec(KeySchedulePolicy, PolicyDevicePriority, PolicyDevicePriority, PolicyRoundRobin),
+		plugin.BoolSpec(plugin.KeyAllowAutoBatching, true),
+		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, "AUTO (automatic device selection)"),
+		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, DeviceName),
+		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, ""),
+		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, "1 64 1"),
+		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, "1 64"),
+	)
+}
+
+// parseList checks a DEVICE_PRIORITIES value: device names, each at most
+// once, "-NAME" to leave a device out, and not AUTO itself.
+func parseList(s string) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		name := strings.TrimPrefix(e, "-")
+		plug, _, prio, err := plugin.ParseDeviceName(name)
+		if err != nil || prio != "" {
+			return nil, fmt.Errorf("bad entry %q: want a device name such as GPU, GPU.1 or -CPU", e)
+		}
+		if plug == DeviceName {
+			return nil, fmt.Errorf("%s cannot select itself", DeviceName)
+		}
+		if slices.Contains(out, e) {
+			return nil, fmt.Errorf("device %s listed twice", e)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// setup is one compilation's configuration.
+type setup struct {
+	cfg        *plugin.Properties
+	devices    []string // capable candidates, in priority order
+	rejected   []string // "DEV: why" for candidates without the capability
+	extra      map[string]string
+	cumulative bool
+}
+
+// config resolves props (on top of AUTO's configuration) into a setup.
+func (p *Plugin) config(props map[string]string) (*setup, error) {
+	own, extra := virtual.Split(p.Props, props)
+	cfg := p.Props.Clone()
+	if err := cfg.Set(own); err != nil {
+		return nil, fmt.Errorf("auto: %w", err)
+	}
+	list, err := cfg.Get(plugin.KeyDevicePriorities)
+	if err != nil {
+		return nil, fmt.Errorf("auto: %w", err)
+	}
+	devs, err := p.candidates(list)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range virtual.SortedKeys(extra) {
+		if !slices.ContainsFunc(devs, func(d string) bool { return p.Supports(d, k) }) {
+			return nil, plugin.Errorf(plugin.ErrNotFound, "auto: unknown property %s: neither %s nor any of %s has it",
+				k, DeviceName, strings.Join(devs, ", "))
+		}
+	}
+	s := &setup{cfg: cfg, extra: extra}
+	hint, _ := cfg.Get(plugin.KeyPerformanceHint)
+	s.cumulative = hint == plugin.HintCumulativeThroughput.String()
+	need := capabilityNeeded(cfg)
+	for _, d := range devs {
+		if why := p.lacks(d, need); why != "" {
+			s.rejected = append(s.rejected, d+": "+why)
+			continue
+		}
+		s.devices = append(s.devices, d)
+	}
+	if len(s.devices) == 0 {
+		return nil, plugin.Errorf(plugin.ErrUnsupported, "auto: no device has the capability the configuration needs (%s)", strings.Join(s.rejected, "; "))
+	}
+	return s, nil
+}
+
+// candidates returns the devices of a DEVICE_PRIORITIES value, or every
+// real device when it lists none (only exclusions or nothing).
+func (p *Plugin) candidates(list string) ([]string, error) {
+	var include, exclude []string
+	if list != "" {
+		entries, err := parseList(list)
+		if err != nil {
+			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "auto: %s=%q: %w", plugin.KeyDevicePriorities, list, err)
+		}
+		for _, e := range entries {
+			if name, ok := strings.CutPrefix(e, "-"); ok {
+				exclude = append(exclude, name)
+			} else {
+				include = append(include, e)
+			}
+		}
+	}
+	if len(include) == 0 {
+		include = p.realDevices()
+	}
+	var out []string
+	for _, d := range include {
+		plug, _, _, _ := plugin.ParseDeviceName(d)
+		if slices.Contains(exclude, d) || slices.Contains(exclude, plug) {
+			continue
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, plugin.Errorf(plugin.ErrNotFound, "auto: no device to select from (%s=%q; available: %s)",
+			plugin.KeyDevicePriorities, list, strings.Join(p.realDevices(), ", "))
+	}
+	return out, nil
+}
+
+// realDevices lists the devices that work, without the virtual ones (those
+// with DEVICE_PRIORITIES), discrete devices first, then integrated ones,
+// then others, then the CPU.
+func (p *Plugin) realDevices() []string {
+	var devs []string
+	for _, d := range p.Core.AvailableDevices() {
+		if !p.Supports(d, plugin.KeyDevicePriorities) {
+			devs = append(devs, d)
+		}
+	}
+	rank := func(d string) int {
+		if plug, _, _, _ := plugin.ParseDeviceName(d); plug == cpuPlugin {
+			return 3
+		}
+		switch t, _ := p.Core.Property(d, plugin.KeyDeviceType); t {
+		case "discrete":
+			return 0
+		case "integrated":
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(devs, func(i, j int) bool { return rank(devs[i]) < rank(devs[j]) })
+	return devs
+}
+
+// capabilityNeeded is the OPTIMIZATION_CAPABILITIES entry a device needs
+// for cfg's INFERENCE_PRECISION_HINT ("" for f32, which every device has).
+func capabilityNeeded(cfg *plugin.Properties) string {
+	v, err := cfg.Get(plugin.KeyInferencePrecisionHint)
+	if err != nil {
+		return ""
+	}
+	switch t, _ := tensor.ParseElementType(v); t {
+	case tensor.F16:
+		return "FP16"
+	case tensor.BF16:
+		return "BF16"
+	}
+	return ""
+}
+
+// lacks says why device cannot serve the configuration, or "".
+func (p *Plugin) lacks(device, capability string) string {
+	if _, err := p.Core.Plugin(device); err != nil {
+		return err.Error()
+	}
+	if capability == "" {
+		return ""
+	}
+	caps, err := p.Core.Property(device, plugin.KeyOptimizationCapabilities)
+	if err != nil || slices.Contains(strings.Fields(caps), capability) {
+		return ""
+	}
+	return fmt.Sprintf("no %s in %s (%s)", capability, plugin.KeyOptimizationCapabilities, caps)
+}
+
+// deviceProps are the properties device gets: AUTO's common keys it
+// supports (THROUGHPUT for CUMULATIVE_THROUGHPUT), ALLOW_AUTO_BATCHING,
+// and the keys AUTO does not know that device has.
+func (p *Plugin) deviceProps(s *setup, device string) (map[string]string, error) {
+	extra := map[string]string{}
+	for k, v := range s.extra {
+		if p.Supports(device, k) {
+			extra[k] = v
+		}
+	}
+	out, err := p.DeviceProps(s.cfg, device, extra)
+	if err != nil {
+		return nil, err
+	}
+	if s.cumulative && out[plugin.KeyPerformanceHint] != "" {
+		out[plugin.KeyPerformanceHint] = plugin.HintThroughput.String()
+	}
+	if p.Supports(device, plugin.KeyAllowAutoBatching) {
+		v, err := s.cfg.Get(plugin.KeyAllowAutoBatching)
+		if err != nil {
+			return nil, fmt.Errorf("auto: %w", err)
+		}
+		out[plugin.KeyAllowAutoBatching] = v
+	}
+	return out, nil
+}
+
+// supports asks device's QueryModel whether it runs every op node of m,
+// and says why not. A device without QueryModel is assumed to (its
+// compilation decides).
+func (p *Plugin) supports(ctx context.Context, m *graph.Model, device string, props map[string]string) (string, error) {
+	answer, err := p.Core.QueryModel(ctx, m.Clone(), device, props)
+	if errors.Is(err, plugin.ErrNotImplemented) {
+		return "", nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("auto: query model %q on %s: %w", m.Name, device, ctx.Err())
+		}
+		return "QueryModel failed: " + err.Error(), nil
+	}
+	nodes, err := m.Nodes()
+	if err != nil {
+		return "", plugin.Errorf(plugin.ErrInvalidArgument, "auto: model %q: %w", m.Name, err)
+	}
+	for _, n := range nodes {
+		switch n.OpType {
+		case graph.OpParameter, graph.OpConstant, graph.OpResult:
+			continue
+		}
+		if _, ok := answer[n.Name]; !ok {
+			return fmt.Sprintf("does not support node %q (%s)", n.Name, n.OpType), nil
+		}
+	}
+	return "", nil
+}
+
+// QueryModel maps every node of m to the first candidate device (in
+// priority order) whose QueryModel lists it; nodes none lists are left out.
+func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "auto: query: nil model")
+	}
+	s, err := p.config(props)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i := len(s.devices) - 1; i >= 0; i-- {
+		d := s.devices[i]
+		dprops, err := p.deviceProps(s, d)
+		if err != nil {
+			return nil, err
+		}
+		answer, err := p.Core.QueryModel(ctx, m.Clone(), d, dprops)
+		if errors.Is(err, plugin.ErrNotImplemented) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("auto: query model %q on %s: %w", m.Name, d, err)
+		}
+		for name := range answer {
+			out[name] = d
+		}
+	}
+	return out, nil
+}
+
+// CompileModel selects the device (or, with CUMULATIVE_THROUGHPUT, the
+// devices) m runs on and compiles it there; see the package documentation.
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("auto: compile: %w", err)
+	}
+	if m == nil {
+		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "auto: compile: nil model")
+	}
+	s, err := p.config(props)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCompiledModel(p, m.Clone(), s)
+	if err != nil {
+		return nil, err
+	}
+	if s.cumulative {
+		err = c.compileAll(ctx)
+	} else {
+		err = c.compileSelected(ctx)
+	}
+	if err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return c, nil
+}
