@@ -363,7 +363,7 @@ func (c *CompiledModel) ready(t *target, cm plugin.CompiledModel) error {
 	t.cm, t.name, t.state = cm, name, targetReady
 	t.limit = 0
 	if c.s.cumulative {
-		t.limit = optimalOf(cm)
+		t.limit = virtual.OptimalRequests(cm)
 	}
 	finish(t)
 	var retire []plugin.InferRequest
@@ -519,20 +519,6 @@ func (c *CompiledModel) compileAll(ctx context.Context) error {
 	return nil
 }
 
-// optimalOf is cm's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 when it does not
-// say).
-func optimalOf(cm plugin.CompiledModel) int {
-	v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
-	if err != nil {
-		return 1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
-}
-
 // executionDevices names the devices serving now.
 func (c *CompiledModel) executionDevices() string {
 	c.mu.Lock()
@@ -580,7 +566,7 @@ func (c *CompiledModel) serve() []*target {
 func (c *CompiledModel) optimalRequests() int {
 	n := 0
 	for _, t := range c.serve() {
-		n += optimalOf(t.cm)
+		n += virtual.OptimalRequests(t.cm)
 	}
 	return max(n, 1)
 }

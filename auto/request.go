@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/clinfer/clinfer/internal/virtual"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -33,14 +34,8 @@ func (c *CompiledModel) newRequest() (*InferRequest, error) {
 	}
 	r := &InferRequest{c: c}
 	r.core.Init("auto", c.inputs, c.outputs)
-	for i, in := range c.inputs {
-		if s, ok := in.Shape.ToShape(); ok {
-			t, err := tensor.New(in.Type, s)
-			if err != nil {
-				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "auto: input %q: %w", in.Name, err)
-			}
-			r.core.IO.In[i] = t
-		}
+	if err := virtual.ZeroInputs("auto", c.inputs, r.core.IO.In); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

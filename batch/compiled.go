@@ -126,7 +126,7 @@ func newCompiledModel(name string, s *setup, single, batched plugin.CompiledMode
 	c.timeout = time.Duration(msec) * time.Millisecond
 	workers := 1
 	if batched != nil {
-		workers = optimalRequests(batched)
+		workers = virtual.OptimalRequests(batched)
 	}
 	if batched == nil {
 		c.n = 1
@@ -160,20 +160,6 @@ func newCompiledModel(name string, s *setup, single, batched plugin.CompiledMode
 	c.async.Init(nil, plugin.PipelineConfig{Device: DeviceName, Streams: 2, WaitStreams: c.n * (workers + 1)},
 		fmt.Sprintf("batch: compiled model %q", name))
 	return c, nil
-}
-
-// optimalRequests is cm's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 when it
-// does not say).
-func optimalRequests(cm plugin.CompiledModel) int {
-	v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
-	if err != nil {
-		return 1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
 }
 
 // Inputs describes the model inputs (at batch 1).

@@ -2,9 +2,9 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/clinfer/clinfer/internal/virtual"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -33,14 +33,9 @@ func (c *CompiledModel) newRequest() (*InferRequest, error) {
 	}
 	r := &InferRequest{c: c}
 	r.core.Init("batch", c.inputs, c.outputs)
-	for i, in := range c.inputs {
-		s, _ := in.Shape.ToShape() // static: batchModels checked
-		t, err := tensor.New(in.Type, s)
-		if err != nil {
-			c.requestClosed()
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: input %q: %w", in.Name, err)
-		}
-		r.core.IO.In[i] = t
+	if err := virtual.ZeroInputs("batch", c.inputs, r.core.IO.In); err != nil {
+		c.requestClosed()
+		return nil, err
 	}
 	return r, nil
 }
@@ -196,7 +191,7 @@ func (r *InferRequest) Close() error {
 		return nil
 	}
 	if err := sr.Close(); err != nil {
-		return errors.Join(fmt.Errorf("batch: close infer request: %w", err))
+		return fmt.Errorf("batch: close infer request: %w", err)
 	}
 	return nil
 }

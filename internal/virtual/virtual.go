@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -179,4 +180,36 @@ func ClonePorts(ps []plugin.PortInfo) []plugin.PortInfo {
 		out[i] = plugin.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
 	}
 	return out
+}
+
+// OptimalRequests is cm's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 when it does
+// not say).
+func OptimalRequests(cm plugin.CompiledModel) int {
+	v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
+	if err != nil {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// ZeroInputs binds a zero tensor to every input of static shape in in (a
+// request's input bindings, in port order), as devices do for new
+// requests.
+func ZeroInputs(prefix string, ports []plugin.PortInfo, in []*tensor.Tensor) error {
+	for i, p := range ports {
+		s, ok := p.Shape.ToShape()
+		if !ok {
+			continue
+		}
+		t, err := tensor.New(p.Type, s)
+		if err != nil {
+			return plugin.Errorf(plugin.ErrInvalidArgument, "%s: input %q: %w", prefix, p.Name, err)
+		}
+		in[i] = t
+	}
+	return nil
 }
