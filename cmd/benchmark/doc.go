@@ -1,7 +1,7 @@
 // Command benchmark measures the throughput and latency of a model on a
 // clinfer device, as OpenVINO's benchmark_app does.
 //
-//	benchmark [-m MODEL.onnx] [-d CPU] [-hint throughput|latency|none] [-nireq N] [-nstreams N]
+//	benchmark [-m MODEL.onnx] [-d CPU] [-hint throughput|latency|cumulative_throughput|none] [-nireq N] [-nstreams N]
 //	          [-t SECONDS | -niter N] [-api async|sync] [-shape NAME=[1,3,64,64]]
 //	          [-infer_precision f32] [-cache_dir DIR] [-p KEY=VALUE ...] [-pc]
 //	          [-json FILE] [-trace FILE.json]
@@ -16,4 +16,13 @@
 // chrome://tracing or https://ui.perfetto.dev show. On a terminal it draws a
 // progress bar, otherwise it prints a line per second. Bad flags, files and
 // values give a one-line error and exit status 1.
+//
+// -d takes every device name the Core does: CPU, GPU, GPU.1,
+// HETERO:GPU,CPU, AUTO, AUTO:GPU,CPU, BATCH:GPU(4). On AUTO it prints which
+// devices served over time ("CPU until 1.20 s, then GPU.0") and how many
+// timed inferences each ran; on BATCH (or GPU with -hint throughput, which
+// batches implicitly) how many batched inferences ran and how many requests
+// ran alone. -hint cumulative_throughput (or ctput) sets
+// PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT, as benchmark_app does, which makes
+// AUTO spread requests over all its devices.
 package main

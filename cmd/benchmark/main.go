@@ -73,8 +73,8 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("benchmark", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.model, "m", "", "ONNX model file (default: the embedded default model)")
-	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU")
-	fs.StringVar(&o.hint, "hint", "throughput", "performance hint: throughput, latency or none (leave PERFORMANCE_HINT alone)")
+	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU, AUTO, AUTO:GPU,CPU, BATCH:GPU(4)")
+	fs.StringVar(&o.hint, "hint", "throughput", "performance hint: throughput, latency, cumulative_throughput (ctput, for AUTO) or none (leave PERFORMANCE_HINT alone)")
 	fs.StringVar(&o.api, "api", "async", "async (nireq requests in flight) or sync (one request in a loop)")
 	fs.IntVar(&o.nireq, "nireq", 0, "number of requests (async); 0: the device's OPTIMAL_NUMBER_OF_INFER_REQUESTS")
 	fs.StringVar(&o.nstreams, "nstreams", "", "NUM_STREAMS: a number or AUTO (default: what the hint picks)")
@@ -100,9 +100,11 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("unexpected argument %q (flags go before arguments; see -h)", fs.Arg(0))
 	}
 	switch o.hint {
-	case "throughput", "latency", "none":
+	case "throughput", "latency", "cumulative_throughput", "none":
+	case "ctput":
+		o.hint = "cumulative_throughput"
 	default:
-		return nil, fmt.Errorf("-hint %q: want throughput, latency or none", o.hint)
+		return nil, fmt.Errorf("-hint %q: want throughput, latency, cumulative_throughput or none", o.hint)
 	}
 	switch o.api {
 	case "async", "sync":
@@ -148,6 +150,10 @@ type Report struct {
 	LatencyMS        Latency `json:"latency_ms"`
 	FirstInferenceMS float64 `json:"first_inference_ms"`
 	CompileMS        float64 `json:"compile_ms"`
+	// DeviceTimeline is when each device started serving (AUTO).
+	DeviceTimeline []TimelineEntry `json:"device_timeline,omitempty"`
+	// DeviceInferences counts the timed inferences per device (AUTO).
+	DeviceInferences map[string]int `json:"device_inferences,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
@@ -241,6 +247,8 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		props[plugin.KeyPerformanceHint] = plugin.HintThroughput.String()
 	case "latency":
 		props[plugin.KeyPerformanceHint] = plugin.HintLatency.String()
+	case "cumulative_throughput":
+		props[plugin.KeyPerformanceHint] = plugin.HintCumulativeThroughput.String()
 	}
 	if o.nstreams != "" {
 		props[plugin.KeyNumStreams] = o.nstreams
@@ -295,20 +303,30 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		tracer = plugin.NewTracer(0)
 		opts = append(opts, plugin.WithTracer(tracer))
 	}
-	reqs := make([]*plugin.AsyncInferRequest, nireq)
-	for i := range reqs {
+	newRequest := func() (*plugin.AsyncInferRequest, error) {
 		r, err := plugin.CreateAsyncInferRequest(cm, opts...)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer r.Close()
 		for name, t := range inputs {
 			if err := r.SetTensor(name, t); err != nil {
-				return err
+				return nil, errors.Join(err, r.Close())
 			}
 		}
-		reqs[i] = r
+		return r, nil
 	}
+	// The other requests are made after the warm-up, so that a BATCH
+	// device does not hold the lone warm-up inference for company that
+	// could come (AUTO_BATCH_TIMEOUT).
+	reqs := make([]*plugin.AsyncInferRequest, 1, nireq)
+	if reqs[0], err = newRequest(); err != nil {
+		return err
+	}
+	defer func() {
+		for _, r := range reqs {
+			r.Close()
+		}
+	}()
 	nstreams := reqs[0].Streams()
 	if v, err := cm.Property(plugin.KeyNumStreams); err == nil {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 && nstreams == 0 {
@@ -330,6 +348,15 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		return err
 	}
 	first := time.Since(t1)
+	firstLog := &deviceLog{}
+	firstLog.add(reqs[0])
+	for len(reqs) < nireq {
+		r, err := newRequest()
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
 	if tracer != nil {
 		tracer.Reset()
 	}
@@ -338,10 +365,11 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	prog := newProgress(out, terminal, o.niter, budget)
 	var lat []time.Duration
 	var elapsed time.Duration
+	devLog := &deviceLog{}
 	if o.api == "sync" {
-		lat, elapsed, err = runSync(ctx, reqs[0], o.niter, budget, prog)
+		lat, elapsed, err = runSync(ctx, reqs[0], o.niter, budget, prog, devLog)
 	} else {
-		lat, elapsed, err = runAsync(ctx, reqs, o.niter, budget, prog)
+		lat, elapsed, err = runAsync(ctx, reqs, o.niter, budget, prog, devLog)
 	}
 	prog.finish()
 	if err != nil {
@@ -350,15 +378,26 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 
 	rep := Report{Device: o.device, Model: modelName, API: o.api, Hint: o.hint, NIReq: nireq, NStreams: nstreams,
 		Count: len(lat), DurationMS: ms(elapsed), LatencyMS: summarize(lat),
-		FirstInferenceMS: ms(first), CompileMS: ms(compileTime)}
+		FirstInferenceMS: ms(first), CompileMS: ms(compileTime),
+		DeviceTimeline: timeline(cm), DeviceInferences: devLog.snapshot()}
 	if elapsed > 0 {
 		rep.ThroughputFPS = float64(len(lat)) / elapsed.Seconds()
 	}
 	fmt.Fprintf(out, "count      %d inferences in %.2f ms\n", rep.Count, rep.DurationMS)
 	fmt.Fprintf(out, "latency    median %.3f ms, avg %.3f, min %.3f, max %.3f, p90 %.3f, p99 %.3f\n",
 		rep.LatencyMS.Median, rep.LatencyMS.Avg, rep.LatencyMS.Min, rep.LatencyMS.Max, rep.LatencyMS.P90, rep.LatencyMS.P99)
-	fmt.Fprintf(out, "first      %.3f ms\n", rep.FirstInferenceMS)
+	fmt.Fprintf(out, "first      %.3f ms", rep.FirstInferenceMS)
+	if on := firstLog.snapshot(); on != nil {
+		fmt.Fprintf(out, " (on %s)", describeCounts(on))
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "throughput %.2f FPS\n", rep.ThroughputFPS)
+	if len(rep.DeviceTimeline) > 0 {
+		fmt.Fprintf(out, "devices    %s (since compile start); inferences: %s\n", describeTimeline(rep.DeviceTimeline), describeCounts(rep.DeviceInferences))
+	}
+	if line := batchLine(cm); line != "" {
+		fmt.Fprintf(out, "batching   %s\n", line)
+	}
 
 	if o.pc {
 		printCounters(out, reqs[0].ProfilingInfo())
@@ -411,7 +450,7 @@ func done(n, niter int, start time.Time, budget time.Duration) bool {
 	return time.Since(start) >= budget
 }
 
-func runSync(ctx context.Context, r *plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress) ([]time.Duration, time.Duration, error) {
+func runSync(ctx context.Context, r *plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress, devs *deviceLog) ([]time.Duration, time.Duration, error) {
 	var lat []time.Duration
 	start := time.Now()
 	for !done(len(lat), niter, start, budget) {
@@ -420,6 +459,7 @@ func runSync(ctx context.Context, r *plugin.AsyncInferRequest, niter int, budget
 			return nil, 0, err
 		}
 		lat = append(lat, time.Since(t))
+		devs.add(r)
 		prog.add()
 	}
 	return lat, time.Since(start), nil
@@ -427,7 +467,7 @@ func runSync(ctx context.Context, r *plugin.AsyncInferRequest, niter int, budget
 
 // runAsync keeps every request busy: each callback records the latency and
 // restarts its request until the budget is spent.
-func runAsync(ctx context.Context, reqs []*plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress) ([]time.Duration, time.Duration, error) {
+func runAsync(ctx context.Context, reqs []*plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress, devs *deviceLog) ([]time.Duration, time.Duration, error) {
 	var (
 		mu      sync.Mutex
 		lat     []time.Duration
@@ -475,6 +515,7 @@ func runAsync(ctx context.Context, reqs []*plugin.AsyncInferRequest, niter int, 
 			failed := len(errs) > 0
 			mu.Unlock()
 			if err == nil {
+				devs.add(r)
 				prog.add()
 			}
 			if failed || !launch() {

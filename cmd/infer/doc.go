@@ -11,4 +11,9 @@
 // It prints what ran where (the runtime model: each executed node, its layer
 // type and implementation), the outputs and the timing of each step. Bad
 // files, names and values give a one-line error and exit status 1.
+//
+// -d takes every device name the Core does (CPU, GPU, GPU.1,
+// HETERO:GPU,CPU, AUTO, AUTO:GPU,CPU, BATCH:GPU(4)); on AUTO it also prints
+// which device ran each inference ("ran on CPU, CPU, GPU.0" while the GPU
+// compiles in the background).
 package main

@@ -20,6 +20,8 @@ import (
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 
+	"github.com/clinfer/clinfer/auto"           // registers "AUTO"
+	_ "github.com/clinfer/clinfer/batch"        // registers "BATCH"
 	_ "github.com/clinfer/clinfer/clbackend"    // registers "GPU"
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
 	_ "github.com/clinfer/clinfer/hetero"       // registers "HETERO"
@@ -52,7 +54,7 @@ func parseFlags(args []string) (*options, error) {
 	var o options
 	fs := flag.NewFlagSet("infer", flag.ContinueOnError)
 	fs.StringVar(&o.model, "m", "", "ONNX model file (default: the embedded "+defaultmodel.Name+")")
-	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU")
+	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU, AUTO, AUTO:GPU,CPU, BATCH:GPU(4)")
 	fs.Var(&o.inputs, "i", "input NAME=FILE.npy (repeatable); inputs without one get seeded random data")
 	fs.StringVar(&o.outDir, "o", "", "directory for OUTDIR/<output name>.npy (default: print a summary only)")
 	fs.Var(&o.props, "p", "device property KEY=VALUE (repeatable), e.g. -p ENABLE_PROFILING=YES")
@@ -155,17 +157,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	var times []time.Duration
+	var ranOn []string // AUTO: the device of each inference
 	for r := 0; r < o.warmRuns; r++ {
 		t2 := time.Now()
 		if err := req.Infer(ctx); err != nil {
 			return err
 		}
 		times = append(times, time.Since(t2))
+		if ar, ok := req.(*auto.InferRequest); ok {
+			ranOn = append(ranOn, ar.Device())
+		}
 	}
 
 	execDevices, _ := cm.Property(plugin.KeyExecutionDevices)
 	fmt.Fprintf(out, "model      %s (%s)\n", modelName, m.Name)
 	fmt.Fprintf(out, "device     %s (execution devices: %s)\n", o.device, execDevices)
+	if len(ranOn) > 0 {
+		fmt.Fprintf(out, "ran on     %s\n", strings.Join(ranOn, ", "))
+	}
 	for _, p := range m.Parameters {
 		fmt.Fprintf(out, "input      %-20s %v <- %s\n", p.Name, inputs[p.Name], sources[p.Name])
 	}
