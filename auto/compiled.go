@@ -87,9 +87,11 @@ type CompiledModel struct {
 	bg   sync.WaitGroup // the background compilation
 	runs sync.WaitGroup // inferences in progress
 
+	targets []*target // in priority order; the slice never changes
+	why     []string  // per target: why it cannot run the model (queryAll)
+
 	mu       sync.Mutex
 	closed   bool
-	targets  []*target // in priority order
 	serving  int       // index of the target serving (single device); -1 before one is ready
 	helper   int       // index of the CPU serving while the selected device compiles; -1 if none
 	rr       int       // ROUND_ROBIN: where the next search starts
@@ -148,9 +150,68 @@ func (c *CompiledModel) compile(ctx context.Context, t *target) (plugin.Compiled
 	return cm, nil
 }
 
-// query reports why t cannot run the model ("" if it can).
-func (c *CompiledModel) query(ctx context.Context, t *target) (string, error) {
-	return c.p.supports(ctx, c.model, t.dev, t.props)
+// queryAll asks every target's QueryModel and records in c.why, per
+// target, why it cannot run the model ("" if it can, or if it has no
+// QueryModel: its compilation decides). A target cannot run the model when
+// its answer leaves out an op node another target's answer lists. Nodes no
+// answer lists are not held against anyone: the devices' passes fold them
+// away (a Shape of a static shape) and no device names them.
+func (c *CompiledModel) queryAll(ctx context.Context) error {
+	nodes, err := c.model.Nodes()
+	if err != nil {
+		return plugin.Errorf(plugin.ErrInvalidArgument, "auto: model %q: %w", c.model.Name, err)
+	}
+	answers := make([]map[string]string, len(c.targets))
+	c.why = make([]string, len(c.targets))
+	listed := map[string]bool{}
+	for i, t := range c.targets {
+		a, err := c.p.Core.QueryModel(ctx, c.model.Clone(), t.dev, t.props)
+		switch {
+		case errors.Is(err, plugin.ErrNotImplemented):
+		case err != nil:
+			if ctx.Err() != nil {
+				return fmt.Errorf("auto: query model %q on %s: %w", c.model.Name, t.dev, ctx.Err())
+			}
+			c.why[i] = "QueryModel failed: " + err.Error()
+		default:
+			answers[i] = a
+			for name := range a {
+				listed[name] = true
+			}
+		}
+	}
+	for i, a := range answers {
+		if a == nil {
+			continue
+		}
+		for _, n := range nodes {
+			switch n.OpType {
+			case graph.OpParameter, graph.OpConstant, graph.OpResult:
+				continue
+			}
+			if _, ok := a[n.Name]; listed[n.Name] && !ok {
+				c.why[i] = fmt.Sprintf("does not support node %q (%s)", n.Name, n.OpType)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// query reports why t cannot run the model ("" if it can), as queryAll
+// found.
+func (c *CompiledModel) query(t *target) string {
+	return c.why[c.indexOf(t)]
+}
+
+// indexOf returns t's position in c.targets (which never changes).
+func (c *CompiledModel) indexOf(t *target) int {
+	for i, x := range c.targets {
+		if x == t {
+			return i
+		}
+	}
+	return -1
 }
 
 // cached reports whether the model cache already holds t's compiled
@@ -178,19 +239,18 @@ func isCPU(t *target) bool {
 // compiles it, with the CPU serving meanwhile when startup fallback
 // applies (see the package documentation).
 func (c *CompiledModel) compileSelected(ctx context.Context) error {
+	if err := c.queryAll(ctx); err != nil {
+		return err
+	}
 	var reasons []string
 	sel := -1
 	for i, t := range c.targets {
-		why, err := c.query(ctx, t)
-		if err != nil {
-			return err
-		}
-		if why == "" {
+		if why := c.query(t); why == "" {
 			sel = i
 			break
 		}
-		c.fail(t, errors.New(why))
-		reasons = append(reasons, t.dev+": "+why)
+		c.fail(t, errors.New(c.query(t)))
+		reasons = append(reasons, t.dev+": "+c.query(t))
 	}
 	if sel < 0 {
 		return c.noDevice(reasons)
@@ -205,11 +265,7 @@ func (c *CompiledModel) compileSelected(ctx context.Context) error {
 		}
 	}
 	if helper >= 0 {
-		why, err := c.query(ctx, c.targets[helper])
-		if err != nil {
-			return err
-		}
-		if why != "" {
+		if why := c.query(c.targets[helper]); why != "" {
 			c.fail(c.targets[helper], errors.New(why))
 			helper = -1
 		}
@@ -256,11 +312,7 @@ func (c *CompiledModel) compileInOrder(ctx context.Context, sel int, reasons []s
 	for i := sel; i < len(c.targets); i++ {
 		t := c.targets[i]
 		if i > sel {
-			why, err := c.query(ctx, t)
-			if err != nil {
-				return err
-			}
-			if why != "" {
+			if why := c.query(t); why != "" {
 				c.fail(t, errors.New(why))
 				reasons = append(reasons, t.dev+": "+why)
 				continue
@@ -311,16 +363,10 @@ func (c *CompiledModel) background(sel int) {
 			t.state, t.done = targetCompiling, make(chan struct{})
 		}
 		c.mu.Unlock()
-		if i > sel {
-			why, err := c.query(c.life, t)
-			if err == nil && why != "" {
-				err = errors.New(why)
-			}
-			if err != nil {
-				c.fail(t, err)
-				errs = append(errs, fmt.Errorf("%s: %w", t.dev, err))
-				continue
-			}
+		if why := c.query(t); i > sel && why != "" {
+			c.fail(t, errors.New(why))
+			errs = append(errs, fmt.Errorf("%s: %s", t.dev, why))
+			continue
 		}
 		cm, err := c.compile(c.life, t)
 		if err == nil {
@@ -368,7 +414,7 @@ func (c *CompiledModel) ready(t *target, cm plugin.CompiledModel) error {
 	finish(t)
 	var retire []plugin.InferRequest
 	var retireCM plugin.CompiledModel
-	i := c.index(t)
+	i := c.indexOf(t)
 	switch {
 	case c.s.cumulative:
 	case c.serving < 0:
@@ -446,16 +492,6 @@ func finish(t *target) {
 	}
 }
 
-// index returns t's position in c.targets. c.mu is held.
-func (c *CompiledModel) index(t *target) int {
-	for i, x := range c.targets {
-		if x == t {
-			return i
-		}
-	}
-	return -1
-}
-
 // record appends the devices serving now to the timeline. c.mu is held.
 func (c *CompiledModel) record() {
 	c.timeline = append(c.timeline, Switch{At: time.Since(c.start), Devices: c.executionDevicesLocked()})
@@ -470,14 +506,17 @@ func (c *CompiledModel) signal() {
 // compileAll compiles the model on every target that supports it,
 // concurrently, for CUMULATIVE_THROUGHPUT; it fails only when none does.
 func (c *CompiledModel) compileAll(ctx context.Context) error {
+	if err := c.queryAll(ctx); err != nil {
+		return err
+	}
 	errs := make([]error, len(c.targets))
 	var wg sync.WaitGroup
 	for i, t := range c.targets {
 		wg.Add(1)
 		go func() { // ends with its compilation; waited for below
 			defer wg.Done()
-			why, err := c.query(ctx, t)
-			if err == nil && why != "" {
+			var err error
+			if why := c.query(t); why != "" {
 				err = fmt.Errorf("%s: %s", t.dev, why)
 			}
 			var cm plugin.CompiledModel

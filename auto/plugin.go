@@ -278,36 +278,6 @@ func (p *Plugin) deviceProps(s *setup, device string) (map[string]string, error)
 	return out, nil
 }
 
-// supports asks device's QueryModel whether it runs every op node of m,
-// and says why not. A device without QueryModel is assumed to (its
-// compilation decides).
-func (p *Plugin) supports(ctx context.Context, m *graph.Model, device string, props map[string]string) (string, error) {
-	answer, err := p.Core.QueryModel(ctx, m.Clone(), device, props)
-	if errors.Is(err, plugin.ErrNotImplemented) {
-		return "", nil
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("auto: query model %q on %s: %w", m.Name, device, ctx.Err())
-		}
-		return "QueryModel failed: " + err.Error(), nil
-	}
-	nodes, err := m.Nodes()
-	if err != nil {
-		return "", plugin.Errorf(plugin.ErrInvalidArgument, "auto: model %q: %w", m.Name, err)
-	}
-	for _, n := range nodes {
-		switch n.OpType {
-		case graph.OpParameter, graph.OpConstant, graph.OpResult:
-			continue
-		}
-		if _, ok := answer[n.Name]; !ok {
-			return fmt.Sprintf("does not support node %q (%s)", n.Name, n.OpType), nil
-		}
-	}
-	return "", nil
-}
-
 // QueryModel maps every node of m to the first candidate device (in
 // priority order) whose QueryModel lists it; nodes none lists are left out.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {

@@ -2,7 +2,6 @@ package auto
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/clinfer/clinfer/plugin"
@@ -164,9 +163,9 @@ func (c *CompiledModel) ensure(ctx context.Context, t *target) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.life, cancel)()
-	why, err := c.query(cctx, t)
-	if err == nil && why != "" {
-		err = errors.New(why)
+	var err error
+	if why := c.query(t); why != "" {
+		err = fmt.Errorf("%s: %s", t.dev, why)
 	}
 	var cm plugin.CompiledModel
 	if err == nil {
