@@ -24,13 +24,13 @@ APT_PKGS := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo \
 	libonnx-testdata oclgrind libclblast-dev pkg-config debootstrap
 
 # Packages whose tests exercise concurrency; `test` also runs them with -race.
-RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/...
+RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/... ./auto/... ./batch/...
 TEST_TIMEOUT ?= 15m
 FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
+.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -118,6 +118,15 @@ bench-models bench-cpu: models
 	GOMAXPROCS=2 $(GO) test -run '^$$' -bench PPOCR -count $(BENCH_COUNT) ./bench/ | tee $(OUT)/bench-go.txt
 	NODE_PATH=.cache/node_modules node scripts/ortref/bench.js --threads 2 | tee $(OUT)/bench-ort.txt
 	$(GO) run ./bench/sidebyside -go $(OUT)/bench-go.txt -ort $(OUT)/bench-ort.txt
+
+## bench-auto: AUTO and BATCH next to the devices they run on, each
+## measurement cmd/benchmark in a fresh process with cold kernel caches,
+## medians of 3: PP-OCR det 640 time to first result (GPU vs AUTO:GPU,CPU),
+## det 640 throughput (GPU, CPU, AUTO with CUMULATIVE_THROUGHPUT) and PP-OCR
+## cls with 8 requests in flight (GPU vs BATCH:GPU(8)).
+bench-auto: models
+	mkdir -p $(OUT)
+	$(GO) run ./bench/autobench -runs 3 -json $(OUT)/bench-auto.json | tee $(OUT)/bench-auto.txt
 
 ## bench-conv: the GPU device's Conv kernels (regular, 1x1, depthwise,
 ## deconvolution) in GFLOPS on PP-OCR shapes.

@@ -92,9 +92,9 @@ type CompiledModel struct {
 
 	mu       sync.Mutex
 	closed   bool
-	serving  int       // index of the target serving (single device); -1 before one is ready
-	helper   int       // index of the CPU serving while the selected device compiles; -1 if none
-	rr       int       // ROUND_ROBIN: where the next search starts
+	serving  int // index of the target serving (single device); -1 before one is ready
+	helper   int // index of the CPU serving while the selected device compiles; -1 if none
+	rr       int // ROUND_ROBIN: where the next search starts
 	changed  chan struct{}
 	timeline []Switch
 	startErr error // why the background compilation failed, if it did

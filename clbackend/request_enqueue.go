@@ -60,8 +60,8 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 
 	s.cpu = make([]time.Duration, len(pl.launches))
 	end := len(pl.launches)
-	if ctx.Done() != nil && end > launchWindow {
-		end = launchWindow
+	if ctx.Done() != nil && end > r.window() {
+		end = r.window()
 	}
 	if err := r.launch(s, end); err != nil {
 		return err
@@ -90,7 +90,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 // wait stage (or a drain) receives its result.
 func (r *InferRequest) feed(ctx context.Context, s *runState) error {
 	for s.next < len(s.pl.launches) {
-		if k := len(s.evs.kernels) - launchWindow/2; k >= 0 {
+		if k := len(s.evs.kernels) - r.window()/2; k >= 0 {
 			if err := s.evs.kernels[k].WaitContext(ctx); err != nil {
 				if ctx.Err() != nil {
 					return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, ctx.Err())
@@ -101,7 +101,7 @@ func (r *InferRequest) feed(ctx context.Context, s *runState) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, err)
 		}
-		if err := r.launch(s, min(s.next+launchWindow/2, len(s.pl.launches))); err != nil {
+		if err := r.launch(s, min(s.next+r.window()/2, len(s.pl.launches))); err != nil {
 			return err
 		}
 		if s.next == len(s.pl.launches) {

@@ -51,3 +51,18 @@ func (c *CompiledModel) warmUp(ctx context.Context) error {
 	}
 	return nil
 }
+
+// warmUpWindow is the launch window (see launchWindow) of the warm-up
+// run: the driver's first-launch work happens as the queue runs (on POCL
+// it is most of the time), so with a cancellable ctx (AUTO compiling in
+// the background) the warm-up keeps one kernel queued ahead, and a Close
+// stops it after the kernel in progress.
+const warmUpWindow = 2
+
+// window is the request's launch window.
+func (r *InferRequest) window() int {
+	if r.warmUp {
+		return warmUpWindow
+	}
+	return launchWindow
+}

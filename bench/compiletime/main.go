@@ -10,11 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/clinfer/clinfer/bench"
 	"github.com/clinfer/clinfer/clbackend" // registers the "GPU" device
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/onnx"
@@ -160,7 +160,7 @@ func run(args []string, out io.Writer) error {
 			os.RemoveAll(dir)
 		}
 		for _, state := range states {
-			fmt.Fprintf(out, "%s\t%-13s\tmedian\t%9.1f ms\n", formatShape(sh), state, median(times[state]))
+			fmt.Fprintf(out, "%s\t%-13s\tmedian\t%9.1f ms\n", formatShape(sh), state, bench.Median(times[state]))
 		}
 	}
 	return nil
@@ -187,15 +187,10 @@ func check(state string, r result) error {
 	return nil
 }
 
-// driverCachesOff turns off the drivers' own caches of compiled kernels in
-// the child processes (POCL's kernel cache, NVIDIA's compute cache of JIT
-// code), so the states measure clinfer's caches alone.
-var driverCachesOff = []string{"POCL_KERNEL_CACHE=0", "CUDA_CACHE_DISABLE=1"}
-
 // spawn runs one compilation in a fresh process.
 func spawn(self, model string, sh tensor.Shape, device, dir string) (result, error) {
 	cmd := exec.Command(self, "-child", dir, "-model", model, "-device", device, "-shape", formatShape(sh))
-	cmd.Env = append(os.Environ(), driverCachesOff...)
+	cmd.Env = append(os.Environ(), bench.DriverCachesOff...)
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {
@@ -240,16 +235,4 @@ func compileOnce(model string, sh tensor.Shape, device, dir string) (result, err
 		}
 	}
 	return r, nil
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

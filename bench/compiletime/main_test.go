@@ -37,15 +37,6 @@ func TestParseShape(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	assert.InDelta(t, 0.0, median(nil), 0)
-	assert.InDelta(t, 2.0, median([]float64{3, 1, 2}), 1e-12)
-	assert.InDelta(t, 2.5, median([]float64{4, 1, 3, 2}), 1e-12)
-	v := []float64{3, 1, 2}
-	median(v)
-	assert.Equal(t, []float64{3, 1, 2}, v, "median must not reorder its argument")
-}
-
 // TestCheck: a run that did not measure its state is an error.
 func TestCheck(t *testing.T) {
 	cases := []struct {

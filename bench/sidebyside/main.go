@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/clinfer/clinfer/bench"
 )
 
 func main() {
@@ -101,7 +102,7 @@ func parseGoBench(r io.Reader) ([]result, error) {
 	}
 	res := make([]result, len(order))
 	for i, k := range order {
-		res[i] = result{key: k[0], device: k[1], ms: median(samples[k]), runs: len(samples[k])}
+		res[i] = result{key: k[0], device: k[1], ms: bench.Median(samples[k]), runs: len(samples[k])}
 	}
 	return res, nil
 }
@@ -163,16 +164,6 @@ func match(key string, recs []ortRecord) (ortRecord, bool) {
 		}
 	}
 	return ortRecord{}, false
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func writeTable(w io.Writer, res []result, ort []ortRecord) error {

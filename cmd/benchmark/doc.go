@@ -2,7 +2,7 @@
 // clinfer device, as OpenVINO's benchmark_app does.
 //
 //	benchmark [-m MODEL.onnx] [-d CPU] [-hint throughput|latency|cumulative_throughput|none] [-nireq N] [-nstreams N]
-//	          [-t SECONDS | -niter N] [-api async|sync] [-shape NAME=[1,3,64,64]]
+//	          [-t SECONDS | -niter N] [-api async|sync] [-shape NAME=[1,3,64,64]] [-reshape NAME=[1,3,64,64]]
 //	          [-infer_precision f32] [-cache_dir DIR] [-p KEY=VALUE ...] [-pc]
 //	          [-json FILE] [-trace FILE.json]
 //
@@ -16,6 +16,13 @@
 // chrome://tracing or https://ui.perfetto.dev show. On a terminal it draws a
 // progress bar, otherwise it prints a line per second. Bad flags, files and
 // values give a one-line error and exit status 1.
+//
+// -shape only fixes the shape of the random input data; -reshape also fixes
+// the model's input to it before compiling, as benchmark_app's -shape does,
+// so that a device plans (and warms up) that shape in CompileModel and BATCH
+// can batch a model whose image size is dynamic. The report's
+// first_result_ms is the time from the start of CompileModel to the end of
+// the first inference.
 //
 // -d takes every device name the Core does: CPU, GPU, GPU.1,
 // HETERO:GPU,CPU, AUTO, AUTO:GPU,CPU, BATCH:GPU(4). On AUTO it prints which

@@ -18,6 +18,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/cliutil"
 	"github.com/clinfer/clinfer/plugin"
 
@@ -59,7 +60,7 @@ type options struct {
 	nireq, niter             int
 	nstreams                 string
 	seconds                  float64
-	shapes, props            cliutil.ListFlag
+	shapes, reshapes, props  cliutil.ListFlag
 	precision, cacheDir      string
 	pc                       bool
 	jsonPath, tracePath      string
@@ -81,6 +82,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.Float64Var(&o.seconds, "t", 0, "run for this many seconds (default 10 when -niter is not given)")
 	fs.IntVar(&o.niter, "niter", 0, "run this many inferences (after the first)")
 	fs.Var(&o.shapes, "shape", "fix an input's dynamic dimensions: NAME=[1,3,48,192] (repeatable)")
+	fs.Var(&o.reshapes, "reshape", "like -shape, and also fix the model's input to that shape before compiling, so devices plan it (and BATCH can batch it) at compile time: NAME=[1,3,48,192] (repeatable)")
 	fs.StringVar(&o.precision, "infer_precision", "", "INFERENCE_PRECISION_HINT: f32, f16 or bf16")
 	fs.StringVar(&o.cacheDir, "cache_dir", "", "CACHE_DIR: directory compiled models are cached in")
 	fs.Var(&o.props, "p", "device property KEY=VALUE (repeatable), e.g. -p ENABLE_PROFILING=YES")
@@ -150,6 +152,9 @@ type Report struct {
 	LatencyMS        Latency `json:"latency_ms"`
 	FirstInferenceMS float64 `json:"first_inference_ms"`
 	CompileMS        float64 `json:"compile_ms"`
+	// FirstResultMS is the time from the start of CompileModel to the end
+	// of the first inference.
+	FirstResultMS float64 `json:"first_result_ms"`
 	// DeviceTimeline is when each device started serving (AUTO).
 	DeviceTimeline []TimelineEntry `json:"device_timeline,omitempty"`
 	// DeviceInferences counts the timed inferences per device (AUTO).
@@ -267,9 +272,16 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if err != nil {
 		return err
 	}
-	shapes, err := cliutil.ParseShapes(m, o.shapes)
+	shapes, err := cliutil.ParseShapes(m, append(append(cliutil.ListFlag(nil), o.shapes...), o.reshapes...))
 	if err != nil {
 		return err
+	}
+	fixed, err := cliutil.ParseShapes(m, o.reshapes)
+	if err != nil {
+		return err
+	}
+	for name, sh := range fixed {
+		m.Parameter(name).Outputs[0].Shape = graph.StaticShape(sh)
 	}
 	inputs, err := cliutil.RandomInputs(m, shapes, uint32(o.seed))
 	if err != nil {
@@ -348,6 +360,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		return err
 	}
 	first := time.Since(t1)
+	firstResult := time.Since(t0)
 	firstLog := &deviceLog{}
 	firstLog.add(reqs[0])
 	for len(reqs) < nireq {
@@ -378,7 +391,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 
 	rep := Report{Device: o.device, Model: modelName, API: o.api, Hint: o.hint, NIReq: nireq, NStreams: nstreams,
 		Count: len(lat), DurationMS: ms(elapsed), LatencyMS: summarize(lat),
-		FirstInferenceMS: ms(first), CompileMS: ms(compileTime),
+		FirstInferenceMS: ms(first), CompileMS: ms(compileTime), FirstResultMS: ms(firstResult),
 		DeviceTimeline: timeline(cm), DeviceInferences: devLog.snapshot()}
 	if elapsed > 0 {
 		rep.ThroughputFPS = float64(len(lat)) / elapsed.Seconds()
@@ -390,6 +403,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if on := firstLog.snapshot(); on != nil {
 		fmt.Fprintf(out, " (on %s)", describeCounts(on))
 	}
+	fmt.Fprintf(out, ", first result %.3f ms after CompileModel started", rep.FirstResultMS)
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "throughput %.2f FPS\n", rep.ThroughputFPS)
 	if len(rep.DeviceTimeline) > 0 {
