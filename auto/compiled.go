@@ -581,21 +581,22 @@ func (c *CompiledModel) executionDevicesLocked() string {
 	return strings.Join(names, " ")
 }
 
-// serve returns the targets serving now.
-func (c *CompiledModel) serve() []*target {
+// served is a device serving a compiled model, as seen at one moment.
+type served struct {
+	name string
+	cm   plugin.CompiledModel
+}
+
+// serve returns the devices serving now (none after Close).
+func (c *CompiledModel) serve() []served {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.s.cumulative {
-		if c.serving < 0 {
-			return nil
+	var out []served
+	for i, t := range c.targets {
+		if t.cm == nil || (!c.s.cumulative && i != c.serving) || (c.s.cumulative && t.state != targetReady) {
+			continue
 		}
-		return []*target{c.targets[c.serving]}
-	}
-	var out []*target
-	for _, t := range c.targets {
-		if t.state == targetReady {
-			out = append(out, t)
-		}
+		out = append(out, served{name: t.name, cm: t.cm})
 	}
 	return out
 }

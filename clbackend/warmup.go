@@ -23,7 +23,12 @@ func (c *CompiledModel) warmUp(ctx context.Context) error {
 	var shapes []tensor.Shape
 	switch {
 	case c.static != nil:
-		// newInferRequest binds zero tensors of the static shapes.
+		// The planned shapes themselves: newInferRequest's defaults turn
+		// a 0 dimension into 1.
+		for _, in := range c.core.Inputs() {
+			s, _ := in.Shape.ToShape()
+			shapes = append(shapes, s)
+		}
 	case len(c.plans) == 1:
 		shapes = probeShapes(c.core.Inputs())
 	default:

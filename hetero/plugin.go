@@ -156,8 +156,8 @@ func (p *Plugin) config(props map[string]string) (*plugin.Properties, []string, 
 }
 
 // deviceProps are the properties HETERO hands on to device: the values of
-// passKeys the device supports, and INFERENCE_PRECISION_HINT when it is
-// not the default f32.
+// passKeys the device supports, INFERENCE_PRECISION_HINT when it is not
+// the default f32, and ALLOW_AUTO_BATCHING=NO.
 func (p *Plugin) deviceProps(cfg *plugin.Properties, device string) (map[string]string, error) {
 	dp, err := p.core.Plugin(device)
 	if err != nil {
@@ -180,6 +180,11 @@ func (p *Plugin) deviceProps(cfg *plugin.Properties, device string) (map[string]
 			return nil, err
 		}
 		out[k] = v
+	}
+	// A subgraph runs as one stage of a chain: automatic batching would
+	// hold it for requests the chain's executors never let arrive.
+	if _, err := dp.Property(plugin.KeyAllowAutoBatching); err == nil {
+		out[plugin.KeyAllowAutoBatching] = "NO"
 	}
 	return out, nil
 }
