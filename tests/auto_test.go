@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/clinfer/clinfer/auto"
 	"github.com/clinfer/clinfer/batch"
+	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
@@ -175,17 +177,14 @@ func TestAutoSkipsStartupFallbackWhenCached(t *testing.T) {
 
 // TestAutoCloseDuringGPUCompile: closing AUTO's compiled model while the
 // GPU compiles PP-OCR det in the background cancels the compilation and
-// leaves no goroutine behind.
+// leaves no goroutine and, once the Core is closed too, no OpenCL object
+// behind.
 func TestAutoCloseDuringGPUCompile(t *testing.T) {
 	m := detModel(t, tensor.Shape{1, 3, 320, 320})
-	core := plugin.NewCore()
-	defer func() { assert.NoError(t, core.Close()) }()
-	// Construct the devices first: their plugins live as long as core.
-	for _, d := range []string{"GPU", "CPU", "AUTO"} {
-		_, err := core.Plugin(d)
-		require.NoError(t, err)
-	}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	runtime.GC()
+	base := cl.LiveObjects()
+	core := plugin.NewCore()
 	cm, err := core.CompileModel(context.Background(), m, "AUTO:GPU,CPU", nil)
 	require.NoError(t, err)
 	v, err := cm.Property(plugin.KeyExecutionDevices)
@@ -195,6 +194,10 @@ func TestAutoCloseDuringGPUCompile(t *testing.T) {
 	err = cm.(*auto.CompiledModel).StartupError()
 	require.Error(t, err, "the background compilation cannot have finished")
 	assert.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, core.Close())
+	// Released objects' cleanups run on their own goroutines.
+	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(base, cl.LiveObjects()) }, patience, 10*time.Millisecond,
+		"OpenCL objects left: %v (before: %v)", cl.LiveObjects(), base)
 }
 
 // cumulativeEnv makes TestAutoCumulativeTwoGPUs's subprocess run
