@@ -478,3 +478,21 @@ func TestBadProperties(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaults: OpenVINO's defaults.
+func TestDefaults(t *testing.T) {
+	p, err := auto.New()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, p.Close()) }()
+	for key, want := range map[string]string{
+		auto.KeyEnableStartupFallback: "YES",
+		auto.KeyEnableRuntimeFallback: "YES",
+		auto.KeySchedulePolicy:        auto.PolicyDevicePriority,
+		plugin.KeyPerformanceHint:     plugin.HintLatency.String(),
+		plugin.KeyDevicePriorities:    "",
+	} {
+		got, err := p.Property(key)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, key)
+	}
+}

@@ -389,3 +389,15 @@ func mustTensor(x *tensor.Tensor, err error) *tensor.Tensor {
 	}
 	return x
 }
+
+// TestDefaults: OpenVINO's defaults.
+func TestDefaults(t *testing.T) {
+	p, err := batch.New()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, p.Close()) }()
+	for key, want := range map[string]string{batch.KeyTimeout: "1000", plugin.KeyDevicePriorities: ""} {
+		got, err := p.Property(key)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, key)
+	}
+}

@@ -274,7 +274,11 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if tm, err = lowerPrecision(m, tm, cfg); err != nil {
 		return nil, err
 	}
-	return compile(ctx, p, d, tm, cfg)
+	cm, err := compile(ctx, p, d, tm, cfg)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return cm, nil
 }
 
 // lowerPrecision applies INFERENCE_PRECISION_HINT to the transformed model

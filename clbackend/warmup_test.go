@@ -1,0 +1,69 @@
+package clbackend
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/faultinject"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// dynamicReluModel is x f32[N,3] -> Relu -> y: the GPU plans its probe
+// shape at compile time.
+func dynamicReluModel() *graph.Model {
+	x := graph.NewParameter("x", tensor.F32, graph.PartialShape{RankKnown: true, Dims: []graph.Dim{graph.DynamicDim("N"), graph.StaticDim(3)}})
+	relu := graph.NewNode("Relu", "relu", []graph.Output{x.Out(0)}, nil, 1)
+	return graph.NewModel("dynamic_relu", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", relu.Out(0))})
+}
+
+// TestCompileWarmsUp: compiling launches the planned kernels once (the
+// warm-up that puts the driver's first-launch work in CompileModel), for
+// static input shapes and for the probe shape of a dynamic one; the
+// warm-up's times stay out of the runtime model's PERF_COUNTER; and a
+// launch that fails in the warm-up fails the compilation with
+// plugin.ErrDevice naming the call.
+func TestCompileWarmsUp(t *testing.T) {
+	p := newGPU(t)
+	cases := []struct {
+		name  string
+		model func() *graph.Model
+	}{
+		{"Static", func() *graph.Model { return chainModel(t) }},
+		{"DynamicDim", dynamicReluModel},
+	}
+	props := map[string]string{plugin.KeyEnableProfiling: "YES"}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			faultinject.ArmMatching("clEnqueueNDRangeKernel", 0, 0)
+			cm, err := p.CompileModel(context.Background(), tc.model(), props)
+			launches, _ := faultinject.Disarm()
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, cm.Close()) }()
+			assert.Positive(t, launches, "kernel launches while compiling")
+			rm, err := cm.RuntimeModel()
+			require.NoError(t, err)
+			nodes, err := rm.Nodes()
+			require.NoError(t, err)
+			for _, n := range nodes {
+				assert.NotContains(t, n.RT.Extra, "PERF_COUNTER", "node %q has a time before any inference", n.Name)
+			}
+		})
+	}
+	t.Run("LaunchFails", func(t *testing.T) {
+		faultinject.ArmMatching("clEnqueueNDRangeKernel", 1, -5) // CL_OUT_OF_RESOURCES
+		cm, err := p.CompileModel(context.Background(), chainModel(t), nil)
+		faultinject.Disarm()
+		if cm != nil {
+			assert.NoError(t, cm.Close())
+		}
+		require.Error(t, err)
+		assert.ErrorIs(t, err, plugin.ErrDevice)
+		assert.Contains(t, err.Error(), "warm-up")
+		assert.Contains(t, err.Error(), "clEnqueueNDRangeKernel")
+	})
+}
