@@ -28,8 +28,11 @@
 //     lost or run twice. EXECUTION_DEVICES names the device serving now and
 //     CompiledModel.Timeline when each took over. If the background compile
 //     fails, the next candidates are tried; if all fail the CPU keeps
-//     serving (StartupError says why). Closing the compiled model cancels a
-//     background compile and waits for it.
+//     serving (StartupError says why). Once the selected device serves, the
+//     CPU's compiled model and requests are released after its last
+//     inference, unless ENABLE_RUNTIME_FALLBACK keeps them as the fallback.
+//     Closing the compiled model cancels a background compile and waits
+//     for it.
 //   - Otherwise the selected device compiles in CompileModel; if that
 //     fails, the next candidate that supports the model is compiled.
 //   - ENABLE_RUNTIME_FALLBACK (YES by default): an inference that fails

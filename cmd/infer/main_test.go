@@ -148,3 +148,25 @@ func TestExecGraph(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-exec_graph")
 }
+
+// TestVirtualDevices: AUTO and BATCH device names run, and AUTO says which
+// device ran each inference.
+func TestVirtualDevices(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		mention []string
+	}{
+		{"Auto", []string{"-d", "AUTO:CPU", "-runs", "2"}, []string{"execution devices: CPU", "ran on     CPU, CPU"}},
+		{"Batch", []string{"-d", "BATCH:CPU(2)", "-v=false"}, []string{"device     BATCH:CPU(2) (execution devices: CPU)", "output     probs"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, run(context.Background(), tc.args, &out))
+			for _, s := range tc.mention {
+				assert.Contains(t, out.String(), s)
+			}
+		})
+	}
+}
