@@ -84,8 +84,8 @@ type CompiledModel struct {
 	// compilations and waits for a device's request.
 	life context.Context
 	stop context.CancelFunc
-	bg   sync.WaitGroup // the background compilation
-	runs sync.WaitGroup // inferences in progress
+	bg   sync.WaitGroup        // the background compilation
+	runs plugin.RequestTracker // inferences in progress, for Close
 
 	targets []*target // in priority order; the slice never changes
 	why     []string  // per target: why it cannot run the model (queryAll)
@@ -723,7 +723,7 @@ func (c *CompiledModel) Close() error {
 	c.mu.Unlock()
 	c.stop()
 	c.bg.Wait()
-	c.runs.Wait()
+	c.runs.Close()
 	errs := []error{aerr}
 	c.mu.Lock()
 	var reqs []plugin.InferRequest

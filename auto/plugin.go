@@ -123,8 +123,8 @@ type setup struct {
 
 // config resolves props (on top of AUTO's configuration) into a setup.
 func (p *Plugin) config(props map[string]string) (*setup, error) {
-	own, extra := virtual.Split(p.Props, props)
-	cfg := p.Props.Clone()
+	own, extra := virtual.Split(p.Props(), props)
+	cfg := p.Props().Clone()
 	if err := cfg.Set(own); err != nil {
 		return nil, fmt.Errorf("auto: %w", err)
 	}
@@ -281,11 +281,8 @@ func (p *Plugin) deviceProps(s *setup, device string) (map[string]string, error)
 // QueryModel maps every node of m to the first candidate device (in
 // priority order) whose QueryModel lists it; nodes none lists are left out.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
-	if err := p.Check(); err != nil {
+	if err := p.Start(ctx, "query", m); err != nil {
 		return nil, err
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "auto: query: nil model")
 	}
 	s, err := p.config(props)
 	if err != nil {
@@ -315,14 +312,8 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 // CompileModel selects the device (or, with CUMULATIVE_THROUGHPUT, the
 // devices) m runs on and compiles it there; see the package documentation.
 func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
-	if err := p.Check(); err != nil {
+	if err := p.Start(ctx, "compile", m); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("auto: compile: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "auto: compile: nil model")
 	}
 	s, err := p.config(props)
 	if err != nil {

@@ -24,7 +24,6 @@ type InferRequest struct {
 	c    *CompiledModel
 	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 
-	prof   []plugin.ProfilingInfo
 	device string // the device of the last inference
 }
 
@@ -85,20 +84,11 @@ func (r *InferRequest) Stages() []plugin.Stage {
 
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
-	r.core.Mu.Lock()
-	if r.core.Closed {
-		r.core.Mu.Unlock()
-		return fmt.Errorf("auto: infer request: %w", plugin.ErrClosed)
-	}
-	var out []*tensor.Tensor
-	s.inputs, out, s.userOut = r.core.IO.Snapshot()
-	r.core.Mu.Unlock()
-	if err := c.check(); err != nil {
+	in, out, userOut, err := r.core.Begin(ctx, c.model.Name, c.check, nil)
+	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("auto: infer %q: %w", c.model.Name, err)
-	}
+	s.inputs, s.userOut = in, userOut
 	for i, t := range s.inputs {
 		if t == nil {
 			return plugin.Errorf(plugin.ErrInvalidArgument, "auto: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.inputs[i].Name, c.inputs[i].Shape)
@@ -126,8 +116,8 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 // it fails with a device error and ENABLE_RUNTIME_FALLBACK is on.
 func (r *InferRequest) infer(ctx context.Context, s *runState) error {
 	c := r.c
-	if err := c.enter(); err != nil {
-		return err
+	if err := c.runs.Add(); err != nil {
+		return fmt.Errorf("auto: infer %q: %w", c.model.Name, err)
 	}
 	defer c.runs.Done()
 	t, dr, err := c.acquire(ctx, nil)
@@ -163,18 +153,6 @@ func (r *InferRequest) infer(ctx context.Context, s *runState) error {
 		}
 	}
 	return err
-}
-
-// enter counts an inference that starts, so that Close waits for it; it
-// fails with plugin.ErrClosed after Close.
-func (c *CompiledModel) enter() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return c.closedErr()
-	}
-	c.runs.Add(1)
-	return nil
 }
 
 // runOn runs the inference on dr, a request of t's device, and gives dr
@@ -231,17 +209,13 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	r.core.IO.Publish(s.results)
-	r.prof, r.device = s.prof, s.device
+	r.core.Prof, r.device = s.prof, s.device
 	return nil
 }
 
 // ProfilingInfo returns the last inference's profile when ENABLE_PROFILING
 // is on: the entries of the device that ran it.
-func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.core.Mu.Lock()
-	defer r.core.Mu.Unlock()
-	return append([]plugin.ProfilingInfo(nil), r.prof...)
-}
+func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo { return r.core.ProfilingInfo() }
 
 // Device returns the device that ran the request's last inference ("" before
 // one), e.g. "CPU" while the selected device was compiling, "GPU.0" after.

@@ -45,7 +45,7 @@ type CompiledModel struct {
 	// inferences that Close overtook.
 	life context.Context
 	stop context.CancelFunc
-	runs sync.WaitGroup // inferences in progress, for Close
+	runs plugin.RequestTracker // inferences in progress, for Close
 
 	mu      sync.Mutex
 	closed  bool
@@ -233,7 +233,7 @@ func (c *CompiledModel) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	c.stop()
-	c.runs.Wait()
+	c.runs.Close()
 	var errs []error
 	errs = append(errs, aerr)
 	c.mu.Lock()
@@ -261,18 +261,6 @@ func (c *CompiledModel) check() error {
 
 func (c *CompiledModel) closedErr() error {
 	return fmt.Errorf("batch: compiled model %q: %w", c.name, plugin.ErrClosed)
-}
-
-// enter counts an inference that starts, so that Close waits for it; it
-// fails with plugin.ErrClosed after Close.
-func (c *CompiledModel) enter() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return c.closedErr()
-	}
-	c.runs.Add(1)
-	return nil
 }
 
 // submit runs m: in a batch when one can fill, alone otherwise (see the

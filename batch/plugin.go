@@ -124,8 +124,8 @@ type setup struct {
 // does not know goes to the device when the device supports it, and is an
 // error wrapping plugin.ErrNotFound otherwise.
 func (p *Plugin) config(props map[string]string) (*setup, error) {
-	own, extra := virtual.Split(p.Props, props)
-	cfg := p.Props.Clone()
+	own, extra := virtual.Split(p.Props(), props)
+	cfg := p.Props().Clone()
 	if err := cfg.Set(own); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
 	}
@@ -158,11 +158,8 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 
 // QueryModel answers as the device BATCH batches on does.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
-	if err := p.Check(); err != nil {
+	if err := p.Start(ctx, "query", m); err != nil {
 		return nil, err
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: query: nil model")
 	}
 	s, err := p.config(props)
 	if err != nil {
@@ -179,14 +176,8 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 // at batch 1 on the device (see the package documentation) and returns the
 // compiled model that gathers requests into batches.
 func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
-	if err := p.Check(); err != nil {
+	if err := p.Start(ctx, "compile", m); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("batch: compile: %w", err)
-	}
-	if m == nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: compile: nil model")
 	}
 	s, err := p.config(props)
 	if err != nil {

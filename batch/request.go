@@ -24,7 +24,6 @@ type InferRequest struct {
 	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 
 	single plugin.InferRequest // batch-1 request of the device, nil until a lone run
-	prof   []plugin.ProfilingInfo
 }
 
 func (c *CompiledModel) newRequest() (*InferRequest, error) {
@@ -78,18 +77,9 @@ func (r *InferRequest) Stages() []plugin.Stage {
 
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	c := r.c
-	r.core.Mu.Lock()
-	if r.core.Closed {
-		r.core.Mu.Unlock()
-		return fmt.Errorf("batch: infer request: %w", plugin.ErrClosed)
-	}
-	in, out, userOut := r.core.IO.Snapshot()
-	r.core.Mu.Unlock()
-	if err := c.check(); err != nil {
+	in, out, userOut, err := r.core.Begin(ctx, c.name, c.check, nil)
+	if err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("batch: infer %q: %w", c.name, err)
 	}
 	for j, o := range c.outputs {
 		if userOut[j] {
@@ -108,8 +98,8 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 }
 
 func (r *InferRequest) batch(ctx context.Context, s *runState) error {
-	if err := r.c.enter(); err != nil {
-		return err
+	if err := r.c.runs.Add(); err != nil {
+		return fmt.Errorf("batch: infer %q: %w", r.c.name, err)
 	}
 	defer r.c.runs.Done()
 	return r.c.submit(ctx, s.m, r.alone)
@@ -157,18 +147,14 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	r.core.IO.Publish(s.m.out)
-	r.prof = s.m.prof
+	r.core.Prof = s.m.prof
 	return nil
 }
 
 // ProfilingInfo returns the last inference's profile when ENABLE_PROFILING
 // is on: the device's entries for the batched inference the request was
 // part of (shared by its whole batch), or for its lone run.
-func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
-	r.core.Mu.Lock()
-	defer r.core.Mu.Unlock()
-	return append([]plugin.ProfilingInfo(nil), r.prof...)
-}
+func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo { return r.core.ProfilingInfo() }
 
 // Close releases the request's batch-1 request; a running one is an error
 // wrapping plugin.ErrBusy. It is idempotent.

@@ -1,89 +1,70 @@
 package virtual
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // Device is the plugin part of a virtual device: its name, its
-// properties and the Core through which it reaches real devices, so those
-// are its own instances, constructed on first use and closed by its
-// Close. Embed it to get Name, Property, SetProperties, Close and Check.
-// It is safe for concurrent use.
+// properties and closed state (a plugin.PluginCore) and the Core through
+// which it reaches real devices, so those are its own instances,
+// constructed on first use and closed by its Close. Embed it to get Name,
+// Property, SetProperties, Close, Check and Start. It is safe for
+// concurrent use.
 type Device struct {
+	state  plugin.PluginCore
 	name   string
 	prefix string // starts error messages: "auto"
-	// Props is the device's configuration.
-	Props *plugin.Properties
 	// Core reaches the devices this one runs on.
 	Core *plugin.Core
-
-	mu     sync.Mutex
-	closed bool
 }
 
 // NewDevice returns a device called name whose errors start with prefix,
 // with properties made of specs.
 func NewDevice(name, prefix string, specs []plugin.PropertySpec) *Device {
-	return &Device{name: name, prefix: prefix, Props: plugin.NewProperties(specs...), Core: plugin.NewCore()}
+	d := &Device{name: name, prefix: prefix, Core: plugin.NewCore()}
+	d.state.Init(prefix, name, plugin.NewProperties(specs...))
+	return d
 }
 
 // Name returns the name the device is registered under.
 func (d *Device) Name() string { return d.name }
 
+// Props returns the device's configuration.
+func (d *Device) Props() *plugin.Properties { return d.state.Props() }
+
 // Property returns a device property.
-func (d *Device) Property(key string) (string, error) {
-	if err := d.Check(); err != nil {
-		return "", err
-	}
-	v, err := d.Props.Get(key)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", d.prefix, err)
-	}
-	return v, nil
-}
+func (d *Device) Property(key string) (string, error) { return d.state.Property(key) }
 
 // SetProperties sets read-write properties, all or none.
-func (d *Device) SetProperties(props map[string]string) error {
-	if err := d.Check(); err != nil {
-		return err
-	}
-	if err := d.Props.Set(props); err != nil {
-		return fmt.Errorf("%s: %w", d.prefix, err)
-	}
-	return nil
+func (d *Device) SetProperties(props map[string]string) error { return d.state.SetProperties(props) }
+
+// Check returns an error wrapping plugin.ErrClosed after Close.
+func (d *Device) Check() error { return d.state.Check() }
+
+// Start begins a CompileModel or QueryModel (what: "compile", "query"):
+// see plugin.PluginCore.Start.
+func (d *Device) Start(ctx context.Context, what string, m *graph.Model) error {
+	return d.state.Start(ctx, what, m)
 }
 
 // Close closes the devices this one constructed; their compiled models
 // stay usable as far as those devices allow. Later calls return nil and
 // other methods fail with plugin.ErrClosed.
 func (d *Device) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	if !d.state.MarkClosed() {
 		return nil
 	}
-	d.closed = true
-	d.mu.Unlock()
 	if err := d.Core.Close(); err != nil {
 		return fmt.Errorf("%s: %w", d.prefix, err)
-	}
-	return nil
-}
-
-// Check returns an error wrapping plugin.ErrClosed after Close.
-func (d *Device) Check() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return fmt.Errorf("%s: device %s: %w", d.prefix, d.name, plugin.ErrClosed)
 	}
 	return nil
 }
