@@ -163,20 +163,5 @@ func (c *CompiledModel) ensure(ctx context.Context, t *target) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.life, cancel)()
-	var err error
-	if why := c.query(t); why != "" {
-		err = fmt.Errorf("%s: %s", t.dev, why)
-	}
-	var cm plugin.CompiledModel
-	if err == nil {
-		cm, err = c.compile(cctx, t)
-	}
-	if err == nil {
-		err = c.ready(t, cm)
-	}
-	if err != nil {
-		c.fail(t, err)
-		return err
-	}
-	return nil
+	return c.bring(cctx, t)
 }

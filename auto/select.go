@@ -76,6 +76,27 @@ func (c *CompiledModel) queryAll(ctx context.Context) error {
 	return nil
 }
 
+// bring compiles the model on t and makes t ready (see ready), if queryAll
+// found t can run it; on failure t is marked failed and the error
+// returned.
+func (c *CompiledModel) bring(ctx context.Context, t *target) error {
+	var err error
+	if why := c.query(t); why != "" {
+		err = fmt.Errorf("%s: %s", t.dev, why)
+	}
+	var cm plugin.CompiledModel
+	if err == nil {
+		cm, err = c.compile(ctx, t)
+	}
+	if err == nil {
+		err = c.ready(t, cm)
+	}
+	if err != nil {
+		c.fail(t, err)
+	}
+	return err
+}
+
 // query reports why t cannot run the model ("" if it can), as queryAll
 // found.
 func (c *CompiledModel) query(t *target) string {
@@ -187,29 +208,16 @@ func (c *CompiledModel) compileSelected(ctx context.Context) error {
 // compileInOrder compiles on the targets from sel on, in order, until one
 // succeeds; each after sel must support the model.
 func (c *CompiledModel) compileInOrder(ctx context.Context, sel int, reasons []string) error {
-	for i := sel; i < len(c.targets); i++ {
-		t := c.targets[i]
-		if i > sel {
-			if why := c.query(t); why != "" {
-				c.fail(t, errors.New(why))
-				reasons = append(reasons, t.dev+": "+why)
-				continue
-			}
-		}
-		cm, err := c.compile(ctx, t)
+	for _, t := range c.targets[sel:] {
+		err := c.bring(ctx, t)
 		if err == nil {
-			err = c.ready(t, cm)
+			c.initAsync()
+			return nil
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("auto: compile: %w", ctx.Err())
-			}
-			c.fail(t, err)
-			reasons = append(reasons, err.Error())
-			continue
+		if ctx.Err() != nil {
+			return fmt.Errorf("auto: compile: %w", ctx.Err())
 		}
-		c.initAsync()
-		return nil
+		reasons = append(reasons, err.Error())
 	}
 	return c.noDevice(reasons)
 }
@@ -241,19 +249,10 @@ func (c *CompiledModel) background(sel int) {
 			t.state, t.done = targetCompiling, make(chan struct{})
 		}
 		c.mu.Unlock()
-		if why := c.query(t); i > sel && why != "" {
-			c.fail(t, errors.New(why))
-			errs = append(errs, fmt.Errorf("%s: %s", t.dev, why))
-			continue
-		}
-		cm, err := c.compile(c.life, t)
-		if err == nil {
-			err = c.ready(t, cm)
-		}
+		err := c.bring(c.life, t)
 		if err == nil {
 			return
 		}
-		c.fail(t, err)
 		errs = append(errs, err)
 		if c.life.Err() != nil {
 			break
@@ -393,21 +392,7 @@ func (c *CompiledModel) compileAll(ctx context.Context) error {
 		wg.Add(1)
 		go func() { // ends with its compilation; waited for below
 			defer wg.Done()
-			var err error
-			if why := c.query(t); why != "" {
-				err = fmt.Errorf("%s: %s", t.dev, why)
-			}
-			var cm plugin.CompiledModel
-			if err == nil {
-				cm, err = c.compile(ctx, t)
-			}
-			if err == nil {
-				err = c.ready(t, cm)
-			}
-			if err != nil {
-				c.fail(t, err)
-				errs[i] = err
-			}
+			errs[i] = c.bring(ctx, t)
 		}()
 	}
 	wg.Wait()
