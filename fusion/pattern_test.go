@@ -184,3 +184,31 @@ func TestForDevice(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got["Conv_3"] && got["BatchNormalization_8"] && got["Relu_9"] && got["x"] && got["out0"], "answers in the original names: %v", got)
 }
+
+// TestQueryEliminatedShapeNode: x -> Shape -> Reshape(x, shape) -> Relu.
+// With a static x the Shape folds into a constant and the Reshape to x's
+// own shape goes away with it, so no transformed node carries the Shape's
+// name; it must still be supported when what it fed is (HETERO failed on
+// a static-shape PP-OCR cls because its "p2o.Softmax.0/shape" was not).
+func TestQueryEliminatedShapeNode(t *testing.T) {
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3))
+	shape := graph.NewNode("Shape", "x/shape", []graph.Output{x.Out(0)}, nil, 1)
+	reshape := graph.NewNode("Reshape", "reshape", []graph.Output{x.Out(0), shape.Out(0)}, nil, 1)
+	relu := graph.NewNode("Relu", "relu", []graph.Output{reshape.Out(0)}, nil, 1)
+	m := graph.NewModel("m", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", relu.Out(0))})
+	props := plugin.NewProperties(append(plugin.CommonSpecs(), fusion.PropertySpecs()...)...)
+	got, err := fusion.QueryForDevice(context.Background(), m, props, ref.Evaluate, func(*graph.Node) bool { return true })
+	require.NoError(t, err)
+	for _, name := range []string{"x", "x/shape", "reshape", "relu", "y"} {
+		assert.True(t, got[name], "%s supported: %v", name, got)
+	}
+	// The eliminated node follows what it fed: the no-op Reshape (merged
+	// into x) when Relu is not supported, nothing when nothing is.
+	got, err = fusion.QueryForDevice(context.Background(), m, props, ref.Evaluate, func(n *graph.Node) bool { return n.OpType != "Relu" })
+	require.NoError(t, err)
+	assert.Equal(t, got["reshape"], got["x/shape"], "%v", got)
+	assert.False(t, got["relu"])
+	got, err = fusion.QueryForDevice(context.Background(), m, props, ref.Evaluate, func(n *graph.Node) bool { return n.OpType == graph.OpResult })
+	require.NoError(t, err)
+	assert.False(t, got["x/shape"], "%v", got)
+}

@@ -52,16 +52,22 @@ func QuerySupported(orig, transformed *graph.Model, supported func(*graph.Node) 
 		switch {
 		case n.OpType == graph.OpResult:
 			// Decided below, once producers are known.
-		case n.OpType == graph.OpConstant || n.OpType == graph.OpParameter:
+		case n.OpType == graph.OpConstant || n.OpType == graph.OpParameter || !covered[n.Name]:
+			// Inputs, constants, and nodes the passes eliminated without a
+			// trace (a Shape folded into a constant that went away with
+			// the no-op Reshape it fed): supported when everything they
+			// feed is, since the device never runs them itself.
 			if covered[n.Name] && !ok[n.Name] {
 				continue
 			}
 			all := true
-			for _, c := range cons[n.Out(0)] {
-				if c.Node.OpType == graph.OpResult {
-					continue
+			for i := range n.Outputs {
+				for _, c := range cons[n.Out(i)] {
+					if c.Node.OpType == graph.OpResult {
+						continue
+					}
+					all = all && out[c.Node.Name]
 				}
-				all = all && out[c.Node.Name]
 			}
 			if all {
 				out[n.Name] = true
