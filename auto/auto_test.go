@@ -16,7 +16,7 @@ import (
 	"github.com/clinfer/clinfer/auto"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/devicetest"
 
@@ -34,10 +34,10 @@ const patience = 20 * time.Second
 // in the background, then the accelerator.
 func TestDeviceBehaviour(t *testing.T) {
 	accel.reset()
-	devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+	devicetest.Run(t, func(t *testing.T) driver.Plugin {
 		p, err := auto.New()
 		require.NoError(t, err)
-		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDevicePriorities: accelName + ",CPU"}))
+		require.NoError(t, p.SetProperties(map[string]string{driver.KeyDevicePriorities: accelName + ",CPU"}))
 		return p
 	})
 }
@@ -46,12 +46,12 @@ func TestDeviceBehaviour(t *testing.T) {
 // and ROUND_ROBIN: every inference may land on either device.
 func TestDeviceBehaviourCumulative(t *testing.T) {
 	accel.reset()
-	devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+	devicetest.Run(t, func(t *testing.T) driver.Plugin {
 		p, err := auto.New()
 		require.NoError(t, err)
 		require.NoError(t, p.SetProperties(map[string]string{
-			plugin.KeyDevicePriorities: accelName + ",CPU",
-			plugin.KeyPerformanceHint:  plugin.HintCumulativeThroughput.String(),
+			driver.KeyDevicePriorities: accelName + ",CPU",
+			driver.KeyPerformanceHint:  driver.HintCumulativeThroughput.String(),
 			auto.KeySchedulePolicy:     auto.PolicyRoundRobin,
 		}))
 		return p
@@ -95,7 +95,7 @@ func relu(x *tensor.Tensor) []float32 {
 // are closed when the test ends.
 func compileAuto(t *testing.T, m *graph.Model, device string, props map[string]string) *auto.CompiledModel {
 	t.Helper()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })
 	cm, err := core.CompileModel(context.Background(), m, device, props)
 	require.NoError(t, err)
@@ -121,9 +121,9 @@ func inferOn(t *testing.T, cm *auto.CompiledModel, i int) string {
 	return r.(*auto.InferRequest).Device()
 }
 
-func execDevices(t *testing.T, cm plugin.CompiledModel) string {
+func execDevices(t *testing.T, cm driver.CompiledModel) string {
 	t.Helper()
-	v, err := cm.Property(plugin.KeyExecutionDevices)
+	v, err := cm.Property(driver.KeyExecutionDevices)
 	require.NoError(t, err)
 	return v
 }
@@ -165,7 +165,7 @@ func TestStartupFallbackUnderLoad(t *testing.T) {
 			release := accel.hold()
 			defer release()
 			cm := compileAuto(t, reluModel(), accelCPU, map[string]string{
-				plugin.KeyPerformanceHint: plugin.HintThroughput.String(), auto.KeyEnableRuntimeFallback: rfb})
+				driver.KeyPerformanceHint: driver.HintThroughput.String(), auto.KeyEnableRuntimeFallback: rfb})
 			const total, inflight = 2000, 6
 			var next atomic.Int64
 			counts := make([]atomic.Int32, total)
@@ -273,7 +273,7 @@ func TestCloseCancelsBackgroundCompile(t *testing.T) {
 	release := accel.hold()
 	defer release()
 	_, started, cancelled, _ := accel.state()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	cm, err := core.CompileModel(context.Background(), reluModel(), accelCPU, nil)
 	require.NoError(t, err)
@@ -291,15 +291,15 @@ func TestCloseCancelsBackgroundCompile(t *testing.T) {
 		assert.Fail(t, "Close returned before the background compilation gave up")
 	}
 	_, err = cm.CreateInferRequest()
-	assert.ErrorIs(t, err, plugin.ErrClosed)
+	assert.ErrorIs(t, err, driver.ErrClosed)
 }
 
 // TestRuntimeFallback: an inference that fails on the accelerator with a
 // device error runs again on the CPU when ENABLE_RUNTIME_FALLBACK is on;
 // other errors, and device errors with it off, come back as they are.
 func TestRuntimeFallback(t *testing.T) {
-	deviceErr := plugin.Errorf(plugin.ErrDevice, "testaccel: injected device failure")
-	otherErr := plugin.Errorf(plugin.ErrInvalidArgument, "testaccel: injected bad argument")
+	deviceErr := driver.Errorf(driver.ErrDevice, "testaccel: injected device failure")
+	otherErr := driver.Errorf(driver.ErrInvalidArgument, "testaccel: injected bad argument")
 	cases := []struct {
 		name    string
 		fail    error
@@ -307,8 +307,8 @@ func TestRuntimeFallback(t *testing.T) {
 		wantErr error // nil: the CPU serves the re-run
 	}{
 		{"DeviceErrorFallsBack", deviceErr, "YES", nil},
-		{"DeviceErrorWithoutFallback", deviceErr, "NO", plugin.ErrDevice},
-		{"OtherErrorIsReturned", otherErr, "YES", plugin.ErrInvalidArgument},
+		{"DeviceErrorWithoutFallback", deviceErr, "NO", driver.ErrDevice},
+		{"OtherErrorIsReturned", otherErr, "YES", driver.ErrInvalidArgument},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -356,7 +356,7 @@ func TestSelection(t *testing.T) {
 		{"FirstInList", reluModel, accelCPU, nil, accelName},
 		{"ListOrderWins", reluModel, "AUTO:CPU," + accelName, nil, "CPU"},
 		{"UnsupportedOpSkipsDevice", sigmoidModel, accelCPU, nil, "CPU"},
-		{"PrecisionNeedsCapability", reluModel, "AUTO:CPU," + accelName, map[string]string{plugin.KeyInferencePrecisionHint: "f16"}, accelName},
+		{"PrecisionNeedsCapability", reluModel, "AUTO:CPU," + accelName, map[string]string{driver.KeyInferencePrecisionHint: "f16"}, accelName},
 		{"DefaultListAcceleratorFirst", reluModel, "AUTO", nil, accelName},
 		{"ExcludedDevice", reluModel, "AUTO:-" + accelName, nil, "CPU"},
 	}
@@ -375,38 +375,38 @@ func TestSelection(t *testing.T) {
 }
 
 // TestNoDevice: when no candidate can run the model the error wraps
-// plugin.ErrUnsupported and says why for each device.
+// driver.ErrUnsupported and says why for each device.
 func TestNoDevice(t *testing.T) {
 	accel.reset()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
-	_, err := core.CompileModel(context.Background(), reluModel(), accelCPU, map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+	_, err := core.CompileModel(context.Background(), reluModel(), accelCPU, map[string]string{driver.KeyInferencePrecisionHint: "f16"})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	for _, s := range []string{accelName, "no FP16", "CPU", "f16"} {
 		assert.Contains(t, err.Error(), s)
 	}
 	_, err = core.CompileModel(context.Background(), sigmoidModel(), "AUTO:"+accelName, nil)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), `"sigmoid"`)
 }
 
 // TestHintReachesDevice: LATENCY and THROUGHPUT go to the selected device,
 // whose OPTIMAL_NUMBER_OF_INFER_REQUESTS AUTO reports.
 func TestHintReachesDevice(t *testing.T) {
-	for _, hint := range []plugin.PerformanceHint{plugin.HintLatency, plugin.HintThroughput} {
+	for _, hint := range []driver.PerformanceHint{driver.HintLatency, driver.HintThroughput} {
 		t.Run(hint.String(), func(t *testing.T) {
-			props := map[string]string{plugin.KeyPerformanceHint: hint.String()}
-			core := plugin.NewCore()
+			props := map[string]string{driver.KeyPerformanceHint: hint.String()}
+			core := driver.NewCore()
 			defer func() { assert.NoError(t, core.Close()) }()
 			direct, err := core.CompileModel(context.Background(), reluModel(), "CPU", props)
 			require.NoError(t, err)
-			want, err := direct.Property(plugin.KeyOptimalNumberOfInferRequests)
+			want, err := direct.Property(driver.KeyOptimalNumberOfInferRequests)
 			require.NoError(t, err)
 			require.NoError(t, direct.Close())
 			cm := compileAuto(t, reluModel(), "AUTO:CPU", props)
-			got, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
+			got, err := cm.Property(driver.KeyOptimalNumberOfInferRequests)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
 		})
@@ -428,14 +428,14 @@ func TestCumulativeThroughput(t *testing.T) {
 		t.Run(tc.policy, func(t *testing.T) {
 			accel.reset()
 			cm := compileAuto(t, reluModel(), accelCPU, map[string]string{
-				plugin.KeyPerformanceHint: plugin.HintCumulativeThroughput.String(), auto.KeySchedulePolicy: tc.policy})
+				driver.KeyPerformanceHint: driver.HintCumulativeThroughput.String(), auto.KeySchedulePolicy: tc.policy})
 			assert.Equal(t, accelName+" CPU", execDevices(t, cm))
 			sum := 0
 			for _, dev := range []string{accelName, "CPU"} {
-				core := plugin.NewCore()
-				d, err := core.CompileModel(context.Background(), reluModel(), dev, map[string]string{plugin.KeyPerformanceHint: plugin.HintThroughput.String()})
+				core := driver.NewCore()
+				d, err := core.CompileModel(context.Background(), reluModel(), dev, map[string]string{driver.KeyPerformanceHint: driver.HintThroughput.String()})
 				require.NoError(t, err)
-				v, err := d.Property(plugin.KeyOptimalNumberOfInferRequests)
+				v, err := d.Property(driver.KeyOptimalNumberOfInferRequests)
 				require.NoError(t, err)
 				n, err := strconv.Atoi(v)
 				require.NoError(t, err)
@@ -443,7 +443,7 @@ func TestCumulativeThroughput(t *testing.T) {
 				require.NoError(t, d.Close())
 				require.NoError(t, core.Close())
 			}
-			got, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
+			got, err := cm.Property(driver.KeyOptimalNumberOfInferRequests)
 			require.NoError(t, err)
 			assert.Equal(t, strconv.Itoa(sum), got)
 			var devs []string
@@ -460,9 +460,9 @@ func TestBadProperties(t *testing.T) {
 	cases := []struct {
 		key, value string
 	}{
-		{plugin.KeyDevicePriorities, "GPU,,CPU"},
-		{plugin.KeyDevicePriorities, "AUTO,CPU"},
-		{plugin.KeyDevicePriorities, "CPU,CPU"},
+		{driver.KeyDevicePriorities, "GPU,,CPU"},
+		{driver.KeyDevicePriorities, "AUTO,CPU"},
+		{driver.KeyDevicePriorities, "CPU,CPU"},
 		{auto.KeySchedulePolicy, "RANDOM"},
 		{auto.KeyEnableStartupFallback, "maybe"},
 	}
@@ -473,7 +473,7 @@ func TestBadProperties(t *testing.T) {
 			defer func() { assert.NoError(t, p.Close()) }()
 			err = p.SetProperties(map[string]string{tc.key: tc.value})
 			require.Error(t, err)
-			assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+			assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.key)
 		})
 	}
@@ -488,8 +488,8 @@ func TestDefaults(t *testing.T) {
 		auto.KeyEnableStartupFallback: "YES",
 		auto.KeyEnableRuntimeFallback: "YES",
 		auto.KeySchedulePolicy:        auto.PolicyDevicePriority,
-		plugin.KeyPerformanceHint:     plugin.HintLatency.String(),
-		plugin.KeyDevicePriorities:    "",
+		driver.KeyPerformanceHint:     driver.HintLatency.String(),
+		driver.KeyDevicePriorities:    "",
 	} {
 		got, err := p.Property(key)
 		require.NoError(t, err)

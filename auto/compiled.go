@@ -11,13 +11,13 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/virtual"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // Interface checks.
 var (
-	_ plugin.CompiledModel      = (*CompiledModel)(nil)
-	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+	_ driver.CompiledModel      = (*CompiledModel)(nil)
+	_ driver.AsyncCompiledModel = (*CompiledModel)(nil)
 )
 
 // target states.
@@ -36,7 +36,7 @@ type target struct {
 	props map[string]string // what it compiles with
 	name  string            // its EXECUTION_DEVICES once compiled ("GPU.0")
 	state int
-	cm    plugin.CompiledModel
+	cm    driver.CompiledModel
 	err   error
 	done  chan struct{} // closed when a compilation ends (nil before one)
 
@@ -48,7 +48,7 @@ type target struct {
 	// made counts them, idle are free.
 	limit int
 	made  int
-	idle  []plugin.InferRequest
+	idle  []driver.InferRequest
 }
 
 // free reports whether an inference could start on t now.
@@ -71,9 +71,9 @@ type CompiledModel struct {
 	p         *Plugin
 	model     *graph.Model
 	s         *setup
-	props     *plugin.Properties
-	inputs    []plugin.PortInfo
-	outputs   []plugin.PortInfo
+	props     *driver.Properties
+	inputs    []driver.PortInfo
+	outputs   []driver.PortInfo
 	profiling bool
 	runtimeFB bool
 	policy    string
@@ -84,7 +84,7 @@ type CompiledModel struct {
 	life context.Context
 	stop context.CancelFunc
 	bg   sync.WaitGroup        // the background compilation
-	runs plugin.RequestTracker // inferences in progress, for Close
+	runs driver.RequestTracker // inferences in progress, for Close
 
 	targets []*target // in priority order; the slice never changes
 	why     []string  // per target: why it cannot run the model (queryAll)
@@ -99,7 +99,7 @@ type CompiledModel struct {
 	startErr error // why the background compilation failed, if it did
 	reruns   int64 // inferences re-run on another device after a device error
 
-	async plugin.AsyncSupport
+	async driver.AsyncSupport
 }
 
 func newCompiledModel(p *Plugin, m *graph.Model, s *setup) (*CompiledModel, error) {
@@ -113,7 +113,7 @@ func newCompiledModel(p *Plugin, m *graph.Model, s *setup) (*CompiledModel, erro
 		}
 		c.targets = append(c.targets, &target{dev: d, name: d, props: props})
 	}
-	conf, err := plugin.ParseConfig(s.cfg)
+	conf, err := driver.ParseConfig(s.cfg)
 	if err != nil {
 		c.stop()
 		return nil, fmt.Errorf("auto: compile: %w", err)
@@ -123,10 +123,10 @@ func newCompiledModel(p *Plugin, m *graph.Model, s *setup) (*CompiledModel, erro
 	c.runtimeFB = rfb == "YES"
 	c.policy, _ = s.cfg.Get(KeySchedulePolicy)
 	c.props = s.cfg.Extend(
-		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
-		plugin.ComputedSpec(plugin.KeyExecutionDevices, func() (string, error) { return c.executionDevices(), nil }),
-		plugin.ComputedSpec(plugin.KeyOptimalNumberOfInferRequests, func() (string, error) { return strconv.Itoa(c.optimalRequests()), nil }),
-		plugin.ComputedSpec(plugin.KeyLoadedFromCache, c.loadedFromCache),
+		driver.ReadOnlySpec(driver.KeyNetworkName, m.Name),
+		driver.ComputedSpec(driver.KeyExecutionDevices, func() (string, error) { return c.executionDevices(), nil }),
+		driver.ComputedSpec(driver.KeyOptimalNumberOfInferRequests, func() (string, error) { return strconv.Itoa(c.optimalRequests()), nil }),
+		driver.ComputedSpec(driver.KeyLoadedFromCache, c.loadedFromCache),
 	)
 	return c, nil
 }
@@ -136,7 +136,7 @@ func newCompiledModel(p *Plugin, m *graph.Model, s *setup) (*CompiledModel, erro
 // wait executor, so it gets a stream for every request the devices take
 // at once, and some for requests waiting for a device.
 func (c *CompiledModel) initAsync() {
-	c.async.Init(nil, plugin.PipelineConfig{Device: DeviceName, Streams: 2, WaitStreams: max(16, 2*c.optimalRequests())},
+	c.async.Init(nil, driver.PipelineConfig{Device: DeviceName, Streams: 2, WaitStreams: max(16, 2*c.optimalRequests())},
 		fmt.Sprintf("auto: compiled model %q", c.model.Name))
 }
 
@@ -166,7 +166,7 @@ func (c *CompiledModel) executionDevicesLocked() string {
 // served is a device serving a compiled model, as seen at one moment.
 type served struct {
 	name string
-	cm   plugin.CompiledModel
+	cm   driver.CompiledModel
 }
 
 // serve returns the devices serving now (none after Close).
@@ -201,7 +201,7 @@ func (c *CompiledModel) loadedFromCache() (string, error) {
 		return "NO", nil
 	}
 	for _, t := range ts {
-		if v, err := t.cm.Property(plugin.KeyLoadedFromCache); err != nil || v != "YES" {
+		if v, err := t.cm.Property(driver.KeyLoadedFromCache); err != nil || v != "YES" {
 			return "NO", nil
 		}
 	}
@@ -234,10 +234,10 @@ func (c *CompiledModel) Reruns() int64 {
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return virtual.ClonePorts(c.inputs) }
+func (c *CompiledModel) Inputs() []driver.PortInfo { return virtual.ClonePorts(c.inputs) }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return virtual.ClonePorts(c.outputs) }
+func (c *CompiledModel) Outputs() []driver.PortInfo { return virtual.ClonePorts(c.outputs) }
 
 // Property returns the compiled model's configuration or a read-only fact:
 // NETWORK_NAME, EXECUTION_DEVICES (the device serving now; every device
@@ -256,12 +256,12 @@ func (c *CompiledModel) Property(key string) (string, error) {
 
 // CreateInferRequest returns a new request with zero tensors bound to its
 // inputs of static shape.
-func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
 	return c.newRequest()
 }
 
-// CreateAsyncInferRequest implements plugin.AsyncCompiledModel.
-func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+// CreateAsyncInferRequest implements driver.AsyncCompiledModel.
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...driver.AsyncOption) (*driver.AsyncInferRequest, error) {
 	r, err := c.newRequest()
 	if err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 	}
 	ts := c.serve()
 	if len(ts) == 0 {
-		return nil, plugin.Errorf(plugin.ErrNotFound, "auto: compiled model %q: no device serves yet", c.model.Name)
+		return nil, driver.Errorf(driver.ErrNotFound, "auto: compiled model %q: no device serves yet", c.model.Name)
 	}
 	rm, err := ts[0].cm.RuntimeModel()
 	if err != nil {
@@ -308,8 +308,8 @@ func (c *CompiledModel) Close() error {
 	c.runs.Close()
 	errs := []error{aerr}
 	c.mu.Lock()
-	var reqs []plugin.InferRequest
-	var cms []plugin.CompiledModel
+	var reqs []driver.InferRequest
+	var cms []driver.CompiledModel
 	for _, t := range c.targets {
 		reqs = append(reqs, t.idle...)
 		t.idle = nil
@@ -341,5 +341,5 @@ func (c *CompiledModel) check() error {
 }
 
 func (c *CompiledModel) closedErr() error {
-	return fmt.Errorf("auto: compiled model %q: %w", c.model.Name, plugin.ErrClosed)
+	return fmt.Errorf("auto: compiled model %q: %w", c.model.Name, driver.ErrClosed)
 }

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
-	"github.com/clinfer/clinfer/plugin/plugintest"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/plugin/driver/drivertest"
 )
 
 // accelName is the test accelerator: the plugintest fake (Relu and
@@ -20,8 +20,8 @@ const accelName = "TESTACCEL"
 var accel = &control{}
 
 func init() {
-	plugin.Register(accelName, func() (plugin.Plugin, error) {
-		return &testDevice{Plugin: plugintest.New(accelName, plugintest.Faults{}), ctl: accel}, nil
+	driver.Register(accelName, func() (driver.Plugin, error) {
+		return &testDevice{Plugin: drivertest.New(accelName, drivertest.Faults{}), ctl: accel}, nil
 	})
 }
 
@@ -73,7 +73,7 @@ func (c *control) state() (gate, started chan struct{}, cancelled chan error, fa
 }
 
 type testDevice struct {
-	*plugintest.Plugin
+	*drivertest.Plugin
 	ctl *control
 }
 
@@ -81,13 +81,13 @@ func (d *testDevice) Property(key string) (string, error) {
 	d.ctl.mu.Lock()
 	caps := d.ctl.caps
 	d.ctl.mu.Unlock()
-	if key == plugin.KeyOptimizationCapabilities && caps != "" {
+	if key == driver.KeyOptimizationCapabilities && caps != "" {
 		return caps, nil
 	}
 	return d.Plugin.Property(key)
 }
 
-func (d *testDevice) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+func (d *testDevice) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
 	gate, started, cancelled, _ := d.ctl.state()
 	if started != nil {
 		started <- struct{}{}
@@ -107,7 +107,7 @@ func (d *testDevice) CompileModel(ctx context.Context, m *graph.Model, props map
 		// The fake computes in f32 only; with FP16 in its capabilities it
 		// plays a device that takes INFERENCE_PRECISION_HINT=f16.
 		props = maps.Clone(props)
-		delete(props, plugin.KeyInferencePrecisionHint)
+		delete(props, driver.KeyInferencePrecisionHint)
 	}
 	cm, err := d.Plugin.CompileModel(ctx, m, props)
 	if err != nil {
@@ -117,11 +117,11 @@ func (d *testDevice) CompileModel(ctx context.Context, m *graph.Model, props map
 }
 
 type testCompiled struct {
-	plugin.CompiledModel
+	driver.CompiledModel
 	ctl *control
 }
 
-func (c *testCompiled) CreateInferRequest() (plugin.InferRequest, error) {
+func (c *testCompiled) CreateInferRequest() (driver.InferRequest, error) {
 	r, err := c.CompiledModel.CreateInferRequest()
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (c *testCompiled) CreateInferRequest() (plugin.InferRequest, error) {
 }
 
 type testRequest struct {
-	plugin.InferRequest
+	driver.InferRequest
 	ctl *control
 }
 

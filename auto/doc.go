@@ -4,8 +4,8 @@
 // a device failed on, and with PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT
 // spreads requests over every device at once (OpenVINO's MULTI).
 //
-// In the data flow of DESIGN.md it is a plugin.Plugin over other plugins,
-// reached through a plugin.Core of its own. Core.CompileModel(ctx, m,
+// In the data flow of DESIGN.md it is a driver.Plugin over other plugins,
+// reached through a driver.Core of its own. Core.CompileModel(ctx, m,
 // "AUTO:GPU,CPU", props) reaches Plugin.CompileModel with
 // DEVICE_PRIORITIES=GPU,CPU. The candidates are those devices in that
 // order; without a list, every device the registry can construct except
@@ -36,7 +36,7 @@
 //   - Otherwise the selected device compiles in CompileModel; if that
 //     fails, the next candidate that supports the model is compiled.
 //   - ENABLE_RUNTIME_FALLBACK (YES by default): an inference that fails
-//     with an error wrapping plugin.ErrDevice runs again on the next
+//     with an error wrapping driver.ErrDevice runs again on the next
 //     candidate after the failed device (compiled on first need); errors of
 //     other kinds, such as a bad input, are returned as they are.
 //

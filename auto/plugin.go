@@ -10,12 +10,12 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/virtual"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 func init() {
-	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+	driver.Register(DeviceName, func() (driver.Plugin, error) { return New() })
 }
 
 // DeviceName is the name the AUTO device is registered under.
@@ -44,7 +44,7 @@ const (
 const cpuPlugin = "CPU"
 
 // Plugin is the AUTO device. It reaches the devices it selects from
-// through a plugin.Core of its own (virtual.Device), so they are its own
+// through a driver.Core of its own (virtual.Device), so they are its own
 // instances, closed by its Close. It is safe for concurrent use.
 type Plugin struct {
 	*virtual.Device
@@ -52,8 +52,8 @@ type Plugin struct {
 
 // Interface checks.
 var (
-	_ plugin.Plugin  = (*Plugin)(nil)
-	_ plugin.Querier = (*Plugin)(nil)
+	_ driver.Plugin  = (*Plugin)(nil)
+	_ driver.Querier = (*Plugin)(nil)
 )
 
 // New returns the AUTO device. The devices it selects from are
@@ -62,10 +62,10 @@ func New() (*Plugin, error) {
 	return &Plugin{virtual.NewDevice(DeviceName, "auto", propertySpecs())}, nil
 }
 
-func propertySpecs() []plugin.PropertySpec {
-	return append(plugin.CommonSpecs(),
-		plugin.PropertySpec{
-			Key: plugin.KeyDevicePriorities, Mutable: true,
+func propertySpecs() []driver.PropertySpec {
+	return append(driver.CommonSpecs(),
+		driver.PropertySpec{
+			Key: driver.KeyDevicePriorities, Mutable: true,
 			Accepted: "a comma-separated list of devices in priority order, e.g. GPU,CPU (-DEV leaves DEV out; empty: every device)",
 			Parse: func(s string) (string, error) {
 				if strings.TrimSpace(s) == "" {
@@ -78,15 +78,15 @@ func propertySpecs() []plugin.PropertySpec {
 				return strings.Join(entries, ","), nil
 			},
 		},
-		plugin.BoolSpec(KeyEnableStartupFallback, true),
-		plugin.BoolSpec(KeyEnableRuntimeFallback, true),
-		plugin.EnumSpec(KeySchedulePolicy, PolicyDevicePriority, PolicyDevicePriority, PolicyRoundRobin),
-		plugin.BoolSpec(plugin.KeyAllowAutoBatching, true),
-		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, "AUTO (automatic device selection)"),
-		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, DeviceName),
-		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, ""),
-		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, "1 64 1"),
-		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, "1 64"),
+		driver.BoolSpec(KeyEnableStartupFallback, true),
+		driver.BoolSpec(KeyEnableRuntimeFallback, true),
+		driver.EnumSpec(KeySchedulePolicy, PolicyDevicePriority, PolicyDevicePriority, PolicyRoundRobin),
+		driver.BoolSpec(driver.KeyAllowAutoBatching, true),
+		driver.ReadOnlySpec(driver.KeyFullDeviceName, "AUTO (automatic device selection)"),
+		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, DeviceName),
+		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, ""),
+		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, "1 64 1"),
+		driver.ReadOnlySpec(driver.KeyRangeForStreams, "1 64"),
 	)
 }
 
@@ -97,7 +97,7 @@ func parseList(s string) ([]string, error) {
 	for _, e := range strings.Split(s, ",") {
 		e = strings.TrimSpace(e)
 		name := strings.TrimPrefix(e, "-")
-		plug, _, prio, err := plugin.ParseDeviceName(name)
+		plug, _, prio, err := driver.ParseDeviceName(name)
 		if err != nil || prio != "" {
 			return nil, fmt.Errorf("bad entry %q: want a device name such as GPU, GPU.1 or -CPU", e)
 		}
@@ -114,7 +114,7 @@ func parseList(s string) ([]string, error) {
 
 // setup is one compilation's configuration.
 type setup struct {
-	cfg        *plugin.Properties
+	cfg        *driver.Properties
 	devices    []string // capable candidates, in priority order
 	rejected   []string // "DEV: why" for candidates without the capability
 	extra      map[string]string
@@ -128,7 +128,7 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 	if err := cfg.Set(own); err != nil {
 		return nil, fmt.Errorf("auto: %w", err)
 	}
-	list, err := cfg.Get(plugin.KeyDevicePriorities)
+	list, err := cfg.Get(driver.KeyDevicePriorities)
 	if err != nil {
 		return nil, fmt.Errorf("auto: %w", err)
 	}
@@ -138,13 +138,13 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 	}
 	for _, k := range virtual.SortedKeys(extra) {
 		if !slices.ContainsFunc(devs, func(d string) bool { return p.Supports(d, k) }) {
-			return nil, plugin.Errorf(plugin.ErrNotFound, "auto: unknown property %s: neither %s nor any of %s has it",
+			return nil, driver.Errorf(driver.ErrNotFound, "auto: unknown property %s: neither %s nor any of %s has it",
 				k, DeviceName, strings.Join(devs, ", "))
 		}
 	}
 	s := &setup{cfg: cfg, extra: extra}
-	hint, _ := cfg.Get(plugin.KeyPerformanceHint)
-	s.cumulative = hint == plugin.HintCumulativeThroughput.String()
+	hint, _ := cfg.Get(driver.KeyPerformanceHint)
+	s.cumulative = hint == driver.HintCumulativeThroughput.String()
 	need := capabilityNeeded(cfg)
 	for _, d := range devs {
 		if why := p.lacks(d, need); why != "" {
@@ -154,7 +154,7 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 		s.devices = append(s.devices, d)
 	}
 	if len(s.devices) == 0 {
-		return nil, plugin.Errorf(plugin.ErrUnsupported, "auto: no device has the capability the configuration needs (%s)", strings.Join(s.rejected, "; "))
+		return nil, driver.Errorf(driver.ErrUnsupported, "auto: no device has the capability the configuration needs (%s)", strings.Join(s.rejected, "; "))
 	}
 	return s, nil
 }
@@ -166,7 +166,7 @@ func (p *Plugin) candidates(list string) ([]string, error) {
 	if list != "" {
 		entries, err := parseList(list)
 		if err != nil {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "auto: %s=%q: %w", plugin.KeyDevicePriorities, list, err)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "auto: %s=%q: %w", driver.KeyDevicePriorities, list, err)
 		}
 		for _, e := range entries {
 			if name, ok := strings.CutPrefix(e, "-"); ok {
@@ -181,15 +181,15 @@ func (p *Plugin) candidates(list string) ([]string, error) {
 	}
 	var out []string
 	for _, d := range include {
-		plug, _, _, _ := plugin.ParseDeviceName(d)
+		plug, _, _, _ := driver.ParseDeviceName(d)
 		if slices.Contains(exclude, d) || slices.Contains(exclude, plug) {
 			continue
 		}
 		out = append(out, d)
 	}
 	if len(out) == 0 {
-		return nil, plugin.Errorf(plugin.ErrNotFound, "auto: no device to select from (%s=%q; available: %s)",
-			plugin.KeyDevicePriorities, list, strings.Join(p.realDevices(), ", "))
+		return nil, driver.Errorf(driver.ErrNotFound, "auto: no device to select from (%s=%q; available: %s)",
+			driver.KeyDevicePriorities, list, strings.Join(p.realDevices(), ", "))
 	}
 	return out, nil
 }
@@ -200,15 +200,15 @@ func (p *Plugin) candidates(list string) ([]string, error) {
 func (p *Plugin) realDevices() []string {
 	var devs []string
 	for _, d := range p.Core.AvailableDevices() {
-		if !p.Supports(d, plugin.KeyDevicePriorities) {
+		if !p.Supports(d, driver.KeyDevicePriorities) {
 			devs = append(devs, d)
 		}
 	}
 	rank := func(d string) int {
-		if plug, _, _, _ := plugin.ParseDeviceName(d); plug == cpuPlugin {
+		if plug, _, _, _ := driver.ParseDeviceName(d); plug == cpuPlugin {
 			return 3
 		}
-		switch t, _ := p.Core.Property(d, plugin.KeyDeviceType); t {
+		switch t, _ := p.Core.Property(d, driver.KeyDeviceType); t {
 		case "discrete":
 			return 0
 		case "integrated":
@@ -222,8 +222,8 @@ func (p *Plugin) realDevices() []string {
 
 // capabilityNeeded is the OPTIMIZATION_CAPABILITIES entry a device needs
 // for cfg's INFERENCE_PRECISION_HINT ("" for f32, which every device has).
-func capabilityNeeded(cfg *plugin.Properties) string {
-	v, err := cfg.Get(plugin.KeyInferencePrecisionHint)
+func capabilityNeeded(cfg *driver.Properties) string {
+	v, err := cfg.Get(driver.KeyInferencePrecisionHint)
 	if err != nil {
 		return ""
 	}
@@ -244,11 +244,11 @@ func (p *Plugin) lacks(device, capability string) string {
 	if capability == "" {
 		return ""
 	}
-	caps, err := p.Core.Property(device, plugin.KeyOptimizationCapabilities)
+	caps, err := p.Core.Property(device, driver.KeyOptimizationCapabilities)
 	if err != nil || slices.Contains(strings.Fields(caps), capability) {
 		return ""
 	}
-	return fmt.Sprintf("no %s in %s (%s)", capability, plugin.KeyOptimizationCapabilities, caps)
+	return fmt.Sprintf("no %s in %s (%s)", capability, driver.KeyOptimizationCapabilities, caps)
 }
 
 // deviceProps are the properties device gets: AUTO's common keys it
@@ -265,15 +265,15 @@ func (p *Plugin) deviceProps(s *setup, device string) (map[string]string, error)
 	if err != nil {
 		return nil, err
 	}
-	if s.cumulative && out[plugin.KeyPerformanceHint] != "" {
-		out[plugin.KeyPerformanceHint] = plugin.HintThroughput.String()
+	if s.cumulative && out[driver.KeyPerformanceHint] != "" {
+		out[driver.KeyPerformanceHint] = driver.HintThroughput.String()
 	}
-	if p.Supports(device, plugin.KeyAllowAutoBatching) {
-		v, err := s.cfg.Get(plugin.KeyAllowAutoBatching)
+	if p.Supports(device, driver.KeyAllowAutoBatching) {
+		v, err := s.cfg.Get(driver.KeyAllowAutoBatching)
 		if err != nil {
 			return nil, fmt.Errorf("auto: %w", err)
 		}
-		out[plugin.KeyAllowAutoBatching] = v
+		out[driver.KeyAllowAutoBatching] = v
 	}
 	return out, nil
 }
@@ -296,7 +296,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 			return nil, err
 		}
 		answer, err := p.Core.QueryModel(ctx, m.Clone(), d, dprops)
-		if errors.Is(err, plugin.ErrNotImplemented) {
+		if errors.Is(err, driver.ErrNotImplemented) {
 			continue
 		}
 		if err != nil {
@@ -311,7 +311,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 
 // CompileModel selects the device (or, with CUMULATIVE_THROUGHPUT, the
 // devices) m runs on and compiles it there; see the package documentation.
-func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
 	if err := p.Start(ctx, "compile", m); err != nil {
 		return nil, err
 	}

@@ -6,23 +6,23 @@ import (
 	"fmt"
 
 	"github.com/clinfer/clinfer/internal/virtual"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // Interface checks.
 var (
-	_ plugin.InferRequest = (*InferRequest)(nil)
-	_ plugin.Stager       = (*InferRequest)(nil)
+	_ driver.InferRequest = (*InferRequest)(nil)
+	_ driver.Stager       = (*InferRequest)(nil)
 )
 
 // InferRequest is one request of an AUTO compiled model: each inference
 // borrows a request of the device chosen for it (see the package
 // documentation). Methods are safe for concurrent use; while Infer runs,
-// SetTensor fails with plugin.ErrBusy.
+// SetTensor fails with driver.ErrBusy.
 type InferRequest struct {
 	c    *CompiledModel
-	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 
 	device string // the device of the last inference
 }
@@ -65,20 +65,20 @@ type runState struct {
 	// taint: a user tensor is bound to a dynamic-shape output of the
 	// device request, which must then not serve another AUTO request.
 	taint  bool
-	prof   []plugin.ProfilingInfo
+	prof   []driver.ProfilingInfo
 	device string
 }
 
-// Stages implements plugin.Stager: "preprocess" (snapshot the bindings and
+// Stages implements driver.Stager: "preprocess" (snapshot the bindings and
 // allocate the outputs), "infer" on the wait executor (borrow a device
 // request, run it, re-run on the next device after a device error) and
 // "postprocess" (publish the outputs and the profile).
-func (r *InferRequest) Stages() []plugin.Stage {
+func (r *InferRequest) Stages() []driver.Stage {
 	s := &runState{}
-	return []plugin.Stage{
-		{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
-		{Name: "infer", Executor: plugin.ExecutorWait, Run: func(ctx context.Context) error { return r.infer(ctx, s) }},
-		{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
+	return []driver.Stage{
+		{Name: "preprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
+		{Name: "infer", Executor: driver.ExecutorWait, Run: func(ctx context.Context) error { return r.infer(ctx, s) }},
+		{Name: "postprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
 	}
 }
 
@@ -91,7 +91,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	s.inputs, s.userOut = in, userOut
 	for i, t := range s.inputs {
 		if t == nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "auto: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.inputs[i].Name, c.inputs[i].Shape)
+			return driver.Errorf(driver.ErrInvalidArgument, "auto: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.inputs[i].Name, c.inputs[i].Shape)
 		}
 	}
 	s.dst = make([]*tensor.Tensor, len(c.outputs))
@@ -104,7 +104,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 		case static:
 			t, err := tensor.New(o.Type, shape)
 			if err != nil {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "auto: output %q: %w", o.Name, err)
+				return driver.Errorf(driver.ErrInvalidArgument, "auto: output %q: %w", o.Name, err)
 			}
 			s.dst[j] = t
 		}
@@ -125,7 +125,7 @@ func (r *InferRequest) infer(ctx context.Context, s *runState) error {
 		return err
 	}
 	err = r.runOn(ctx, s, t, dr)
-	if err == nil || !c.runtimeFB || !errors.Is(err, plugin.ErrDevice) || ctx.Err() != nil {
+	if err == nil || !c.runtimeFB || !errors.Is(err, driver.ErrDevice) || ctx.Err() != nil {
 		return err
 	}
 	for _, next := range c.fallbacks(t) {
@@ -148,7 +148,7 @@ func (r *InferRequest) infer(ctx context.Context, s *runState) error {
 			return nil
 		}
 		err = errors.Join(err, rerr)
-		if !errors.Is(rerr, plugin.ErrDevice) || ctx.Err() != nil {
+		if !errors.Is(rerr, driver.ErrDevice) || ctx.Err() != nil {
 			return err
 		}
 	}
@@ -157,7 +157,7 @@ func (r *InferRequest) infer(ctx context.Context, s *runState) error {
 
 // runOn runs the inference on dr, a request of t's device, and gives dr
 // back.
-func (r *InferRequest) runOn(ctx context.Context, s *runState, t *target, dr plugin.InferRequest) (err error) {
+func (r *InferRequest) runOn(ctx context.Context, s *runState, t *target, dr driver.InferRequest) (err error) {
 	c := r.c
 	broken := s.taint
 	defer func() {
@@ -179,7 +179,7 @@ func (r *InferRequest) runOn(ctx context.Context, s *runState, t *target, dr plu
 		}
 	}
 	if err := dr.Infer(ctx); err != nil {
-		broken = broken || errors.Is(err, plugin.ErrDevice)
+		broken = broken || errors.Is(err, driver.ErrDevice)
 		return fmt.Errorf("auto: infer %q on %s: %w", c.model.Name, t.name, err)
 	}
 	s.results = make([]*tensor.Tensor, len(c.outputs))
@@ -215,7 +215,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 
 // ProfilingInfo returns the last inference's profile when ENABLE_PROFILING
 // is on: the entries of the device that ran it.
-func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo { return r.core.ProfilingInfo() }
+func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo { return r.core.ProfilingInfo() }
 
 // Device returns the device that ran the request's last inference ("" before
 // one), e.g. "CPU" while the selected device was compiling, "GPU.0" after.
@@ -226,13 +226,13 @@ func (r *InferRequest) Device() string {
 }
 
 // Close marks the request closed; a running one is an error wrapping
-// plugin.ErrBusy. It holds no device request between inferences, so there
+// driver.ErrBusy. It holds no device request between inferences, so there
 // is nothing else to release. It is idempotent.
 func (r *InferRequest) Close() error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	if r.core.Busy {
-		return fmt.Errorf("auto: close infer request: %w", plugin.ErrBusy)
+		return fmt.Errorf("auto: close infer request: %w", driver.ErrBusy)
 	}
 	r.core.Closed = true
 	return nil

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // acquire returns a device request for one inference: from only when it
@@ -12,7 +12,7 @@ import (
 // device with room, picked by SCHEDULE_POLICY). It waits while no device
 // has room (or, before the first device is ready, for one), until ctx is
 // done or the compiled model closes.
-func (c *CompiledModel) acquire(ctx context.Context, only *target) (*target, plugin.InferRequest, error) {
+func (c *CompiledModel) acquire(ctx context.Context, only *target) (*target, driver.InferRequest, error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -26,7 +26,7 @@ func (c *CompiledModel) acquire(ctx context.Context, only *target) (*target, plu
 		if t != nil && t.state != targetReady && t.state != targetCompiling && t.state != targetIdle {
 			err := t.err
 			c.mu.Unlock()
-			return nil, nil, plugin.Errorf(plugin.ErrDevice, "auto: device %s cannot serve: %v", t.dev, err)
+			return nil, nil, driver.Errorf(driver.ErrDevice, "auto: device %s cannot serve: %v", t.dev, err)
 		}
 		if t != nil && t.free() {
 			if n := len(t.idle); n > 0 {
@@ -87,10 +87,10 @@ func (c *CompiledModel) pick() *target {
 // release gives a device request back after an inference. A request that
 // failed with a device error (broken) is closed rather than reused, as are
 // requests of a retired device, whose compiled model the last one closes.
-func (c *CompiledModel) release(t *target, r plugin.InferRequest, broken bool) error {
+func (c *CompiledModel) release(t *target, r driver.InferRequest, broken bool) error {
 	c.mu.Lock()
 	keep := !broken && !c.closed && t.state == targetReady
-	var cm plugin.CompiledModel
+	var cm driver.CompiledModel
 	if keep {
 		t.idle = append(t.idle, r)
 	} else {
@@ -104,7 +104,7 @@ func (c *CompiledModel) release(t *target, r plugin.InferRequest, broken bool) e
 	if keep {
 		return nil
 	}
-	return closeAll([]plugin.InferRequest{r}, cm)
+	return closeAll([]driver.InferRequest{r}, cm)
 }
 
 // fallbacks are the targets an inference that failed on t may run on
@@ -148,7 +148,7 @@ func (c *CompiledModel) ensure(ctx context.Context, t *target) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if t.state != targetReady {
-			return plugin.Errorf(plugin.ErrDevice, "auto: device %s: %v", t.dev, t.err)
+			return driver.Errorf(driver.ErrDevice, "auto: device %s: %v", t.dev, t.err)
 		}
 		return nil
 	case targetIdle:
@@ -157,7 +157,7 @@ func (c *CompiledModel) ensure(ctx context.Context, t *target) error {
 	default:
 		err := t.err
 		c.mu.Unlock()
-		return plugin.Errorf(plugin.ErrDevice, "auto: device %s cannot serve: %v", t.dev, err)
+		return driver.Errorf(driver.ErrDevice, "auto: device %s cannot serve: %v", t.dev, err)
 	}
 	// Compile with ctx, and stop when Close cancels c.life too.
 	cctx, cancel := context.WithCancel(ctx)

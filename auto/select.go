@@ -11,7 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/virtual"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // This file selects the device and compiles: the queries of every
@@ -20,7 +20,7 @@ import (
 // on every device.
 
 // compile compiles the model on t's device with ctx.
-func (c *CompiledModel) compile(ctx context.Context, t *target) (plugin.CompiledModel, error) {
+func (c *CompiledModel) compile(ctx context.Context, t *target) (driver.CompiledModel, error) {
 	cm, err := c.p.Core.CompileModel(ctx, c.model, t.dev, t.props)
 	if err != nil {
 		return nil, fmt.Errorf("auto: compile model %q on %s: %w", c.model.Name, t.dev, err)
@@ -37,7 +37,7 @@ func (c *CompiledModel) compile(ctx context.Context, t *target) (plugin.Compiled
 func (c *CompiledModel) queryAll(ctx context.Context) error {
 	nodes, err := c.model.Nodes()
 	if err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "auto: model %q: %w", c.model.Name, err)
+		return driver.Errorf(driver.ErrInvalidArgument, "auto: model %q: %w", c.model.Name, err)
 	}
 	answers := make([]map[string]string, len(c.targets))
 	c.why = make([]string, len(c.targets))
@@ -45,7 +45,7 @@ func (c *CompiledModel) queryAll(ctx context.Context) error {
 	for i, t := range c.targets {
 		a, err := c.p.Core.QueryModel(ctx, c.model.Clone(), t.dev, t.props)
 		switch {
-		case errors.Is(err, plugin.ErrNotImplemented):
+		case errors.Is(err, driver.ErrNotImplemented):
 		case err != nil:
 			if ctx.Err() != nil {
 				return fmt.Errorf("auto: query model %q on %s: %w", c.model.Name, t.dev, ctx.Err())
@@ -84,7 +84,7 @@ func (c *CompiledModel) bring(ctx context.Context, t *target) error {
 	if why := c.query(t); why != "" {
 		err = fmt.Errorf("%s: %s", t.dev, why)
 	}
-	var cm plugin.CompiledModel
+	var cm driver.CompiledModel
 	if err == nil {
 		cm, err = c.compile(ctx, t)
 	}
@@ -116,7 +116,7 @@ func (c *CompiledModel) indexOf(t *target) int {
 // cached reports whether the model cache already holds t's compiled
 // model, so compiling on t is an import.
 func (c *CompiledModel) cached(t *target) bool {
-	dir := t.props[plugin.KeyCacheDir]
+	dir := t.props[driver.KeyCacheDir]
 	if dir == "" {
 		return false
 	}
@@ -130,7 +130,7 @@ func (c *CompiledModel) cached(t *target) bool {
 
 // isCPU reports whether t's device is the CPU plugin's.
 func isCPU(t *target) bool {
-	plug, _, _, _ := plugin.ParseDeviceName(t.dev)
+	plug, _, _, _ := driver.ParseDeviceName(t.dev)
 	return plug == cpuPlugin
 }
 
@@ -198,7 +198,7 @@ func (c *CompiledModel) compileSelected(ctx context.Context) error {
 		serving, startErr := c.serving, c.startErr
 		c.mu.Unlock()
 		if serving < 0 {
-			return errors.Join(plugin.Errorf(plugin.ErrDevice, "auto: compile model %q: no device compiled it", c.model.Name), err, startErr)
+			return errors.Join(driver.Errorf(driver.ErrDevice, "auto: compile model %q: no device compiled it", c.model.Name), err, startErr)
 		}
 	}
 	c.initAsync()
@@ -225,7 +225,7 @@ func (c *CompiledModel) compileInOrder(ctx context.Context, sel int, reasons []s
 // noDevice is the error when no candidate runs the model.
 func (c *CompiledModel) noDevice(reasons []string) error {
 	all := append(append([]string(nil), c.s.rejected...), reasons...)
-	return plugin.Errorf(plugin.ErrUnsupported, "auto: no device can run model %q (%s)", c.model.Name, strings.Join(all, "; "))
+	return driver.Errorf(driver.ErrUnsupported, "auto: no device can run model %q (%s)", c.model.Name, strings.Join(all, "; "))
 }
 
 // background compiles the selected target, and if that fails the later
@@ -267,15 +267,15 @@ func (c *CompiledModel) background(sel int) {
 // after the selected device already took over, stand by). A cm whose ports
 // differ from those of the devices already serving is refused. After Close
 // cm is closed instead.
-func (c *CompiledModel) ready(t *target, cm plugin.CompiledModel) error {
-	name, err := cm.Property(plugin.KeyExecutionDevices)
+func (c *CompiledModel) ready(t *target, cm driver.CompiledModel) error {
+	name, err := cm.Property(driver.KeyExecutionDevices)
 	if err != nil || name == "" {
 		name = t.dev
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return errors.Join(fmt.Errorf("auto: compiled model %q: %w", c.model.Name, plugin.ErrClosed), cm.Close())
+		return errors.Join(fmt.Errorf("auto: compiled model %q: %w", c.model.Name, driver.ErrClosed), cm.Close())
 	}
 	if c.inputs == nil {
 		c.inputs, c.outputs = cm.Inputs(), cm.Outputs()
@@ -289,8 +289,8 @@ func (c *CompiledModel) ready(t *target, cm plugin.CompiledModel) error {
 		t.limit = virtual.OptimalRequests(cm)
 	}
 	finish(t)
-	var retire []plugin.InferRequest
-	var retireCM plugin.CompiledModel
+	var retire []driver.InferRequest
+	var retireCM driver.CompiledModel
 	i := c.indexOf(t)
 	switch {
 	case c.s.cumulative:
@@ -314,22 +314,22 @@ func (c *CompiledModel) ready(t *target, cm plugin.CompiledModel) error {
 }
 
 // checkPorts compares cm's ports with the model's.
-func checkPorts(inputs, outputs []plugin.PortInfo, cm plugin.CompiledModel) error {
-	if err := plugin.CheckPorts("input", inputs, cm.Inputs()); err != nil {
+func checkPorts(inputs, outputs []driver.PortInfo, cm driver.CompiledModel) error {
+	if err := driver.CheckPorts("input", inputs, cm.Inputs()); err != nil {
 		return err
 	}
-	return plugin.CheckPorts("output", outputs, cm.Outputs())
+	return driver.CheckPorts("output", outputs, cm.Outputs())
 }
 
 // retire takes the CPU helper out of service: its idle requests, and its
 // compiled model when none is busy, are returned for closing (the last
 // busy one closes it in release). c.mu is held.
-func (c *CompiledModel) retire(t *target) ([]plugin.InferRequest, plugin.CompiledModel) {
+func (c *CompiledModel) retire(t *target) ([]driver.InferRequest, driver.CompiledModel) {
 	t.state = targetRetired
 	idle := t.idle
 	t.idle = nil
 	t.made -= len(idle)
-	var cm plugin.CompiledModel
+	var cm driver.CompiledModel
 	if t.made == 0 {
 		cm, t.cm = t.cm, nil
 	}
@@ -337,7 +337,7 @@ func (c *CompiledModel) retire(t *target) ([]plugin.InferRequest, plugin.Compile
 }
 
 // closeAll closes requests and then a compiled model (nil is skipped).
-func closeAll(reqs []plugin.InferRequest, cm plugin.CompiledModel) error {
+func closeAll(reqs []driver.InferRequest, cm driver.CompiledModel) error {
 	var errs []error
 	for _, r := range reqs {
 		errs = append(errs, r.Close())

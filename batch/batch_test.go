@@ -14,7 +14,7 @@ import (
 	"github.com/clinfer/clinfer/batch"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/devicetest"
 
@@ -24,10 +24,10 @@ import (
 // TestDeviceBehaviour runs the shared device suite on BATCH over the CPU
 // with batches of 4.
 func TestDeviceBehaviour(t *testing.T) {
-	devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+	devicetest.Run(t, func(t *testing.T) driver.Plugin {
 		p, err := batch.New()
 		require.NoError(t, err)
-		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDevicePriorities: "CPU(4)"}))
+		require.NoError(t, p.SetProperties(map[string]string{driver.KeyDevicePriorities: "CPU(4)"}))
 		return p
 	})
 }
@@ -55,7 +55,7 @@ func input(i int) *tensor.Tensor {
 }
 
 // reference computes denseModel on the CPU device, one request per input.
-func reference(t *testing.T, core *plugin.Core, n int) [][]float32 {
+func reference(t *testing.T, core *driver.Core, n int) [][]float32 {
 	t.Helper()
 	cm, err := core.CompileModel(context.Background(), denseModel(1), "CPU", nil)
 	require.NoError(t, err)
@@ -76,7 +76,7 @@ func reference(t *testing.T, core *plugin.Core, n int) [][]float32 {
 
 // compileBatch compiles denseModel on BATCH with props and returns its
 // compiled model, closed when the test ends.
-func compileBatch(t *testing.T, core *plugin.Core, device string, props map[string]string) *batch.CompiledModel {
+func compileBatch(t *testing.T, core *driver.Core, device string, props map[string]string) *batch.CompiledModel {
 	t.Helper()
 	cm, err := core.CompileModel(context.Background(), denseModel(-1), device, props)
 	require.NoError(t, err)
@@ -87,9 +87,9 @@ func compileBatch(t *testing.T, core *plugin.Core, device string, props map[stri
 }
 
 // requests creates n requests, closed when the test ends.
-func requests(t *testing.T, cm plugin.CompiledModel, n int) []plugin.InferRequest {
+func requests(t *testing.T, cm driver.CompiledModel, n int) []driver.InferRequest {
 	t.Helper()
-	rs := make([]plugin.InferRequest, n)
+	rs := make([]driver.InferRequest, n)
 	for i := range rs {
 		r, err := cm.CreateInferRequest()
 		require.NoError(t, err)
@@ -115,7 +115,7 @@ func TestBatchedEqualsUnbatched(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			core := plugin.NewCore()
+			core := driver.NewCore()
 			defer func() { assert.NoError(t, core.Close()) }()
 			want := reference(t, core, tc.req*tc.rounds)
 			// A timeout long enough that only full batches run.
@@ -157,7 +157,7 @@ func TestBatchedEqualsUnbatched(t *testing.T) {
 // only one inferring, the batch never fills; the request runs alone once
 // AUTO_BATCH_TIMEOUT has passed.
 func TestLoneRequestRunsAfterTimeout(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	want := reference(t, core, 1)
 	cm := compileBatch(t, core, "BATCH:CPU(4)", map[string]string{batch.KeyTimeout: "20"})
@@ -174,7 +174,7 @@ func TestLoneRequestRunsAfterTimeout(t *testing.T) {
 // batch size a batch can never fill, so even an hour's timeout does not
 // hold the inference.
 func TestFewerRequestsThanBatchRunAtOnce(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	cm := compileBatch(t, core, "BATCH:CPU(4)", map[string]string{batch.KeyTimeout: "3600000"})
 	rs := requests(t, cm, 3)
@@ -193,7 +193,7 @@ func waitGathering(t *testing.T, cm *batch.CompiledModel, n int) {
 // TestCancelWhileGathering: an inference cancelled while it waits for
 // company leaves the batch; the next full batch runs without it.
 func TestCancelWhileGathering(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	want := reference(t, core, 2)
 	cm := compileBatch(t, core, "BATCH:CPU(2)", map[string]string{batch.KeyTimeout: "3600000"})
@@ -227,7 +227,7 @@ func TestCancelWhileGathering(t *testing.T) {
 // requests than the batch size remain, the gathering batch cannot fill; its
 // members run alone at once instead of waiting for the timeout.
 func TestClosingRequestDissolvesBatch(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	cm := compileBatch(t, core, "BATCH:CPU(2)", map[string]string{batch.KeyTimeout: "3600000"})
 	a, err := cm.CreateInferRequest()
@@ -244,14 +244,14 @@ func TestClosingRequestDissolvesBatch(t *testing.T) {
 }
 
 // TestCloseEndsGathering: closing the compiled model while an inference
-// waits for company ends the wait with plugin.ErrClosed.
+// waits for company ends the wait with driver.ErrClosed.
 func TestCloseEndsGathering(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	cm, err := core.CompileModel(context.Background(), denseModel(1), "BATCH:CPU(2)", map[string]string{batch.KeyTimeout: "3600000"})
 	require.NoError(t, err)
 	bc := cm.(*batch.CompiledModel)
-	rs := make([]plugin.InferRequest, 2)
+	rs := make([]driver.InferRequest, 2)
 	for i := range rs {
 		rs[i], err = cm.CreateInferRequest()
 		require.NoError(t, err)
@@ -260,15 +260,15 @@ func TestCloseEndsGathering(t *testing.T) {
 	go func() { done <- rs[0].Infer(context.Background()) }() // exits when Infer returns
 	waitGathering(t, bc, 1)
 	require.NoError(t, cm.Close())
-	assert.ErrorIs(t, <-done, plugin.ErrClosed)
+	assert.ErrorIs(t, <-done, driver.ErrClosed)
 	for _, r := range rs {
 		assert.NoError(t, r.Close())
 	}
-	assert.ErrorIs(t, rs[1].Infer(context.Background()), plugin.ErrClosed)
+	assert.ErrorIs(t, rs[1].Infer(context.Background()), driver.ErrClosed)
 }
 
 // TestUnbatchableModels: a model whose batch axis cannot be found is an
-// error wrapping plugin.ErrUnsupported that names the input or output and
+// error wrapping driver.ErrUnsupported that names the input or output and
 // why.
 func TestUnbatchableModels(t *testing.T) {
 	param := func(name string, shape graph.PartialShape) *graph.Node {
@@ -307,7 +307,7 @@ func TestUnbatchableModels(t *testing.T) {
 			return graph.NewModel("m", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", r.Out(0))})
 		}, []string{`output "y"`, "at batch 4"}},
 	}
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,7 +316,7 @@ func TestUnbatchableModels(t *testing.T) {
 				assert.NoError(t, cm.Close())
 			}
 			require.Error(t, err)
-			assert.ErrorIs(t, err, plugin.ErrUnsupported)
+			assert.ErrorIs(t, err, driver.ErrUnsupported)
 			assert.Contains(t, err.Error(), "cannot be batched")
 			for _, s := range tc.mention {
 				assert.Contains(t, err.Error(), s)
@@ -342,7 +342,7 @@ func TestDeviceConfig(t *testing.T) {
 		{"BATCH(2)", ""},
 	}
 	for _, tc := range cases {
-		for _, key := range []string{plugin.KeyDevicePriorities, "AUTO_BATCH_DEVICE_CONFIG"} {
+		for _, key := range []string{driver.KeyDevicePriorities, "AUTO_BATCH_DEVICE_CONFIG"} {
 			t.Run(key+"="+tc.value, func(t *testing.T) {
 				p, err := batch.New()
 				require.NoError(t, err)
@@ -350,12 +350,12 @@ func TestDeviceConfig(t *testing.T) {
 				err = p.SetProperties(map[string]string{key: tc.value})
 				if tc.want == "" {
 					require.Error(t, err)
-					assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+					assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 					assert.Contains(t, err.Error(), key)
 					return
 				}
 				require.NoError(t, err)
-				got, err := p.Property(plugin.KeyDevicePriorities)
+				got, err := p.Property(driver.KeyDevicePriorities)
 				require.NoError(t, err)
 				assert.Equal(t, tc.want, got)
 			})
@@ -366,20 +366,20 @@ func TestDeviceConfig(t *testing.T) {
 // TestDeviceKeysPassThrough: a key BATCH does not know goes to the device
 // when the device has it, and is an error naming it otherwise.
 func TestDeviceKeysPassThrough(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
-	cm, err := core.CompileModel(context.Background(), denseModel(1), "BATCH:CPU(2)", map[string]string{"PERF_COUNT": "YES", plugin.KeyNumStreams: "1"})
+	cm, err := core.CompileModel(context.Background(), denseModel(1), "BATCH:CPU(2)", map[string]string{"PERF_COUNT": "YES", driver.KeyNumStreams: "1"})
 	require.NoError(t, err)
-	got, err := cm.Property(plugin.KeyEnableProfiling)
+	got, err := cm.Property(driver.KeyEnableProfiling)
 	assert.NoError(t, err)
 	assert.Equal(t, "YES", got)
 	require.NoError(t, cm.Close())
 
 	_, err = core.CompileModel(context.Background(), denseModel(1), "BATCH:CPU(2)", map[string]string{"BATCH_NO_SUCH_KEY": "1"})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrNotFound)
+	assert.ErrorIs(t, err, driver.ErrNotFound)
 	assert.Contains(t, err.Error(), "BATCH_NO_SUCH_KEY")
-	assert.False(t, errors.Is(err, plugin.ErrUnsupported))
+	assert.False(t, errors.Is(err, driver.ErrUnsupported))
 }
 
 // mustTensor unwraps a tensor constructor on fixed, valid shapes.
@@ -395,7 +395,7 @@ func TestDefaults(t *testing.T) {
 	p, err := batch.New()
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, p.Close()) }()
-	for key, want := range map[string]string{batch.KeyTimeout: "1000", plugin.KeyDevicePriorities: ""} {
+	for key, want := range map[string]string{batch.KeyTimeout: "1000", driver.KeyDevicePriorities: ""} {
 		got, err := p.Property(key)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, key)

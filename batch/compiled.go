@@ -11,14 +11,14 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/virtual"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // Interface checks.
 var (
-	_ plugin.CompiledModel      = (*CompiledModel)(nil)
-	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+	_ driver.CompiledModel      = (*CompiledModel)(nil)
+	_ driver.AsyncCompiledModel = (*CompiledModel)(nil)
 )
 
 // CompiledModel is a model compiled at batch N and at batch 1 on one
@@ -29,11 +29,11 @@ type CompiledModel struct {
 	device    string
 	n         int
 	timeout   time.Duration
-	single    plugin.CompiledModel // batch 1: lone requests
-	batched   plugin.CompiledModel // batch n; nil when n is 1
-	inputs    []plugin.PortInfo
-	outputs   []plugin.PortInfo
-	props     *plugin.Properties
+	single    driver.CompiledModel // batch 1: lone requests
+	batched   driver.CompiledModel // batch n; nil when n is 1
+	inputs    []driver.PortInfo
+	outputs   []driver.PortInfo
+	props     *driver.Properties
 	profiling bool
 
 	// Batched requests ("workers"): at most cap(slots) exist; idle ones
@@ -45,7 +45,7 @@ type CompiledModel struct {
 	// inferences that Close overtook.
 	life context.Context
 	stop context.CancelFunc
-	runs plugin.RequestTracker // inferences in progress, for Close
+	runs driver.RequestTracker // inferences in progress, for Close
 
 	mu      sync.Mutex
 	closed  bool
@@ -55,7 +55,7 @@ type CompiledModel struct {
 
 	batches, alone atomic.Int64
 
-	async plugin.AsyncSupport
+	async driver.AsyncSupport
 }
 
 // Stats are a BATCH compiled model's counters, like sql.DBStats.
@@ -84,7 +84,7 @@ func (c *CompiledModel) Stats() Stats {
 // worker is one batched request of the device with its batch-N input
 // tensors bound.
 type worker struct {
-	req plugin.InferRequest
+	req driver.InferRequest
 	in  []*tensor.Tensor
 }
 
@@ -109,10 +109,10 @@ type member struct {
 	in, out []*tensor.Tensor
 	done    chan struct{} // closed once a batched run wrote out and set err
 	err     error
-	prof    []plugin.ProfilingInfo
+	prof    []driver.ProfilingInfo
 }
 
-func newCompiledModel(name string, s *setup, single, batched plugin.CompiledModel) (*CompiledModel, error) {
+func newCompiledModel(name string, s *setup, single, batched driver.CompiledModel) (*CompiledModel, error) {
 	c := &CompiledModel{name: name, device: s.device, n: s.n, single: single, batched: batched,
 		inputs: single.Inputs(), outputs: single.Outputs()}
 	ms, err := s.cfg.Get(KeyTimeout)
@@ -121,7 +121,7 @@ func newCompiledModel(name string, s *setup, single, batched plugin.CompiledMode
 	}
 	msec, err := strconv.Atoi(ms)
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: %s=%q: %w", KeyTimeout, ms, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "batch: %s=%q: %w", KeyTimeout, ms, err)
 	}
 	c.timeout = time.Duration(msec) * time.Millisecond
 	workers := 1
@@ -134,22 +134,22 @@ func newCompiledModel(name string, s *setup, single, batched plugin.CompiledMode
 	c.slots = make(chan struct{}, workers)
 	c.idle = make(chan *worker, workers)
 	c.life, c.stop = context.WithCancel(context.Background())
-	execDevs, err := single.Property(plugin.KeyExecutionDevices)
+	execDevs, err := single.Property(driver.KeyExecutionDevices)
 	if err != nil {
 		execDevs = s.device
 	}
-	loaded, err := single.Property(plugin.KeyLoadedFromCache)
+	loaded, err := single.Property(driver.KeyLoadedFromCache)
 	if err != nil {
 		loaded = "NO"
 	}
 	c.props = s.cfg.Extend(
-		plugin.ReadOnlySpec(plugin.KeyNetworkName, name),
-		plugin.ReadOnlySpec(KeyOptimalBatchSize, strconv.Itoa(c.n)),
-		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(c.n*workers)),
-		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, execDevs),
-		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, loaded),
+		driver.ReadOnlySpec(driver.KeyNetworkName, name),
+		driver.ReadOnlySpec(KeyOptimalBatchSize, strconv.Itoa(c.n)),
+		driver.ReadOnlySpec(driver.KeyOptimalNumberOfInferRequests, strconv.Itoa(c.n*workers)),
+		driver.ReadOnlySpec(driver.KeyExecutionDevices, execDevs),
+		driver.ReadOnlySpec(driver.KeyLoadedFromCache, loaded),
 	)
-	conf, err := plugin.ParseConfig(c.props)
+	conf, err := driver.ParseConfig(c.props)
 	if err != nil {
 		return nil, fmt.Errorf("batch: compile: %w", err)
 	}
@@ -157,16 +157,16 @@ func newCompiledModel(name string, s *setup, single, batched plugin.CompiledMode
 	// The "batch" stage of a request waits for its batch on the wait
 	// executor: one stream per request that may be waiting, n for the
 	// batch gathering and n for each running one.
-	c.async.Init(nil, plugin.PipelineConfig{Device: DeviceName, Streams: 2, WaitStreams: c.n * (workers + 1)},
+	c.async.Init(nil, driver.PipelineConfig{Device: DeviceName, Streams: 2, WaitStreams: c.n * (workers + 1)},
 		fmt.Sprintf("batch: compiled model %q", name))
 	return c, nil
 }
 
 // Inputs describes the model inputs (at batch 1).
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return virtual.ClonePorts(c.inputs) }
+func (c *CompiledModel) Inputs() []driver.PortInfo { return virtual.ClonePorts(c.inputs) }
 
 // Outputs describes the model outputs (at batch 1).
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return virtual.ClonePorts(c.outputs) }
+func (c *CompiledModel) Outputs() []driver.PortInfo { return virtual.ClonePorts(c.outputs) }
 
 // Property returns the compiled model's configuration or a read-only fact:
 // NETWORK_NAME, OPTIMAL_BATCH_SIZE, OPTIMAL_NUMBER_OF_INFER_REQUESTS,
@@ -184,14 +184,14 @@ func (c *CompiledModel) Property(key string) (string, error) {
 
 // CreateInferRequest returns a new request with zero tensors bound to its
 // inputs.
-func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
 	return c.newRequest()
 }
 
-// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: the
+// CreateAsyncInferRequest implements driver.AsyncCompiledModel: the
 // request's stages run on the model's executors, its wait for the batch on
 // a wait executor with a stream per request that may be waiting.
-func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...driver.AsyncOption) (*driver.AsyncInferRequest, error) {
 	r, err := c.newRequest()
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 }
 
 // Close waits for running requests, ends the batches still gathering
-// (their requests fail with plugin.ErrClosed), and closes the batched
+// (their requests fail with driver.ErrClosed), and closes the batched
 // requests and both compiled models. It is idempotent.
 func (c *CompiledModel) Close() error {
 	aerr := c.async.Close()
@@ -260,7 +260,7 @@ func (c *CompiledModel) check() error {
 }
 
 func (c *CompiledModel) closedErr() error {
-	return fmt.Errorf("batch: compiled model %q: %w", c.name, plugin.ErrClosed)
+	return fmt.Errorf("batch: compiled model %q: %w", c.name, driver.ErrClosed)
 }
 
 // submit runs m: in a batch when one can fill, alone otherwise (see the
@@ -386,7 +386,7 @@ func (c *CompiledModel) execute(g *group) {
 	}
 }
 
-func (c *CompiledModel) runBatch(g *group) ([]plugin.ProfilingInfo, error) {
+func (c *CompiledModel) runBatch(g *group) ([]driver.ProfilingInfo, error) {
 	w, err := c.acquire()
 	if err != nil {
 		return nil, err
@@ -399,7 +399,7 @@ func (c *CompiledModel) runBatch(g *group) ([]plugin.ProfilingInfo, error) {
 				err = dst.CopyFrom(m.in[j])
 			}
 			if err != nil {
-				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: infer %q: input %q of request %d in the batch: %w", c.name, in.Name, i, err)
+				return nil, driver.Errorf(driver.ErrInvalidArgument, "batch: infer %q: input %q of request %d in the batch: %w", c.name, in.Name, i, err)
 			}
 		}
 	}
@@ -420,11 +420,11 @@ func (c *CompiledModel) runBatch(g *group) ([]plugin.ProfilingInfo, error) {
 				err = m.out[j].CopyFrom(src)
 			}
 			if err != nil {
-				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: infer %q: output %q of request %d in the batch: %w", c.name, out.Name, i, err)
+				return nil, driver.Errorf(driver.ErrInvalidArgument, "batch: infer %q: output %q of request %d in the batch: %w", c.name, out.Name, i, err)
 			}
 		}
 	}
-	var prof []plugin.ProfilingInfo
+	var prof []driver.ProfilingInfo
 	if c.profiling {
 		prof = w.req.ProfilingInfo()
 	}
@@ -441,7 +441,7 @@ func sample(t *tensor.Tensor, i int) (*tensor.Tensor, error) {
 
 // acquire returns an idle batched request, making one while fewer than
 // the device's optimal number exist, and waiting for one otherwise; Close
-// ends the wait with plugin.ErrClosed.
+// ends the wait with driver.ErrClosed.
 func (c *CompiledModel) acquire() (*worker, error) {
 	select {
 	case w := <-c.idle:
@@ -479,7 +479,7 @@ func (c *CompiledModel) newWorker() (_ *worker, err error) {
 			err = r.SetTensor(in.Name, t)
 		}
 		if err != nil {
-			return nil, errors.Join(plugin.Errorf(plugin.ErrInvalidArgument, "batch: batched input %q of %q: %w", in.Name, c.name, err), r.Close())
+			return nil, errors.Join(driver.Errorf(driver.ErrInvalidArgument, "batch: batched input %q of %q: %w", in.Name, c.name, err), r.Close())
 		}
 		w.in = append(w.in, t)
 	}

@@ -5,7 +5,7 @@
 // than N single inferences (a GPU) serves many small requests at its
 // batched throughput without the application batching anything.
 //
-// In the data flow of DESIGN.md it is a plugin.Plugin that wraps one other
+// In the data flow of DESIGN.md it is a driver.Plugin that wraps one other
 // device. Core.CompileModel(ctx, m, "BATCH:GPU(4)", props) reaches
 // Plugin.CompileModel with DEVICE_PRIORITIES=GPU(4) (OpenVINO's alias
 // AUTO_BATCH_DEVICE_CONFIG works too), which
@@ -15,10 +15,10 @@
 //     batch 1 and at batch N must infer the same output shapes except for
 //     axis 0, which must be 1 and N. A model that fails this (no batch
 //     axis, a Reshape that folds the batch away, dynamic image sizes) is
-//     an error wrapping plugin.ErrUnsupported that says which input or
+//     an error wrapping driver.ErrUnsupported that says which input or
 //     output and why;
 //  2. compiles the model at batch N and at batch 1 on the device, through
-//     a plugin.Core the BATCH plugin owns (so CACHE_DIR and the device's
+//     a driver.Core the BATCH plugin owns (so CACHE_DIR and the device's
 //     own configuration apply), with ALLOW_AUTO_BATCHING=NO so the device
 //     does not batch again.
 //

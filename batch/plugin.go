@@ -9,15 +9,15 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/virtual"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 func init() {
-	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+	driver.Register(DeviceName, func() (driver.Plugin, error) { return New() })
 }
 
 // DeviceName is the name the BATCH device is registered under.
-const DeviceName = plugin.BatchDeviceName
+const DeviceName = driver.BatchDeviceName
 
 // KeyTimeout is how many milliseconds a batch that is not full waits for
 // more requests before its members run alone (RW, default 1000; 0 never
@@ -36,7 +36,7 @@ const DefaultBatchSize = 4
 const defaultTimeoutMS = 1000
 
 // Plugin is the BATCH device. It reaches the device it batches on through
-// a plugin.Core of its own (virtual.Device), so that device is its own
+// a driver.Core of its own (virtual.Device), so that device is its own
 // instance, closed by its Close. It is safe for concurrent use.
 type Plugin struct {
 	*virtual.Device
@@ -44,8 +44,8 @@ type Plugin struct {
 
 // Interface checks.
 var (
-	_ plugin.Plugin  = (*Plugin)(nil)
-	_ plugin.Querier = (*Plugin)(nil)
+	_ driver.Plugin  = (*Plugin)(nil)
+	_ driver.Querier = (*Plugin)(nil)
 )
 
 // New returns the BATCH device. The device it batches on is constructed,
@@ -54,10 +54,10 @@ func New() (*Plugin, error) {
 	return &Plugin{virtual.NewDevice(DeviceName, "batch", propertySpecs())}, nil
 }
 
-func propertySpecs() []plugin.PropertySpec {
-	return append(plugin.CommonSpecs(),
-		plugin.PropertySpec{
-			Key: plugin.KeyDevicePriorities, Mutable: true,
+func propertySpecs() []driver.PropertySpec {
+	return append(driver.CommonSpecs(),
+		driver.PropertySpec{
+			Key: driver.KeyDevicePriorities, Mutable: true,
 			Accepted: "one device with an optional batch size, e.g. GPU(4) or GPU.1",
 			Parse: func(s string) (string, error) {
 				if strings.TrimSpace(s) == "" {
@@ -70,12 +70,12 @@ func propertySpecs() []plugin.PropertySpec {
 				return formatTarget(dev, n), nil
 			},
 		},
-		plugin.IntSpec(KeyTimeout, defaultTimeoutMS, 0),
-		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, "BATCH (automatic batching of concurrent requests)"),
-		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, DeviceName),
-		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, ""),
-		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, "1 64 1"),
-		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, "1 1"),
+		driver.IntSpec(KeyTimeout, defaultTimeoutMS, 0),
+		driver.ReadOnlySpec(driver.KeyFullDeviceName, "BATCH (automatic batching of concurrent requests)"),
+		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, DeviceName),
+		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, ""),
+		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, "1 64 1"),
+		driver.ReadOnlySpec(driver.KeyRangeForStreams, "1 1"),
 	)
 }
 
@@ -94,7 +94,7 @@ func parseTarget(s string) (string, int, error) {
 		}
 		dev, n = s[:open], v
 	}
-	name, _, prio, err := plugin.ParseDeviceName(dev)
+	name, _, prio, err := driver.ParseDeviceName(dev)
 	if err != nil || prio != "" || strings.ContainsAny(dev, "()") {
 		return "", 0, fmt.Errorf("%q: want one device, e.g. GPU(4) (BATCH batches on one device)", s)
 	}
@@ -114,7 +114,7 @@ func formatTarget(dev string, n int) string {
 // setup is one compilation's configuration: BATCH's own properties, the
 // device, the batch size and the properties the device gets.
 type setup struct {
-	cfg    *plugin.Properties
+	cfg    *driver.Properties
 	device string
 	n      int
 	dprops map[string]string
@@ -122,23 +122,23 @@ type setup struct {
 
 // config splits props into BATCH's keys and the device's: a key BATCH
 // does not know goes to the device when the device supports it, and is an
-// error wrapping plugin.ErrNotFound otherwise.
+// error wrapping driver.ErrNotFound otherwise.
 func (p *Plugin) config(props map[string]string) (*setup, error) {
 	own, extra := virtual.Split(p.Props(), props)
 	cfg := p.Props().Clone()
 	if err := cfg.Set(own); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
 	}
-	target, err := cfg.Get(plugin.KeyDevicePriorities)
+	target, err := cfg.Get(driver.KeyDevicePriorities)
 	if err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
 	}
 	if target == "" {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: no device to batch on: use the device name %s:GPU(4) or set %s=GPU(4)", DeviceName, plugin.KeyDevicePriorities)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "batch: no device to batch on: use the device name %s:GPU(4) or set %s=GPU(4)", DeviceName, driver.KeyDevicePriorities)
 	}
 	dev, n, err := parseTarget(target)
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "batch: %s=%q: %w", plugin.KeyDevicePriorities, target, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "batch: %s=%q: %w", driver.KeyDevicePriorities, target, err)
 	}
 	if n == 0 {
 		n = DefaultBatchSize
@@ -150,8 +150,8 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Supports(dev, plugin.KeyAllowAutoBatching) {
-		dprops[plugin.KeyAllowAutoBatching] = "NO" // this is the batching
+	if p.Supports(dev, driver.KeyAllowAutoBatching) {
+		dprops[driver.KeyAllowAutoBatching] = "NO" // this is the batching
 	}
 	return &setup{cfg: cfg, device: dev, n: n, dprops: dprops}, nil
 }
@@ -175,7 +175,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 // CompileModel finds the batch dimension of m, compiles it at batch N and
 // at batch 1 on the device (see the package documentation) and returns the
 // compiled model that gathers requests into batches.
-func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
 	if err := p.Start(ctx, "compile", m); err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if err != nil {
 		return nil, fmt.Errorf("batch: compile model %q at batch 1 on %s: %w", m.Name, s.device, err)
 	}
-	var many plugin.CompiledModel
+	var many driver.CompiledModel
 	if batched != nil {
 		if many, err = p.Core.CompileModel(ctx, batched, s.device, s.dprops); err != nil {
 			return nil, errors.Join(fmt.Errorf("batch: compile model %q at batch %d on %s: %w", m.Name, s.n, s.device, err), one.Close())
@@ -204,7 +204,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	return cm, nil
 }
 
-func closeIf(cm plugin.CompiledModel) error {
+func closeIf(cm driver.CompiledModel) error {
 	if cm == nil {
 		return nil
 	}

@@ -5,25 +5,25 @@ import (
 	"fmt"
 
 	"github.com/clinfer/clinfer/internal/virtual"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // Interface checks.
 var (
-	_ plugin.InferRequest = (*InferRequest)(nil)
-	_ plugin.Stager       = (*InferRequest)(nil)
+	_ driver.InferRequest = (*InferRequest)(nil)
+	_ driver.Stager       = (*InferRequest)(nil)
 )
 
 // InferRequest is one request of a BATCH compiled model: its inferences
 // join batches, or run alone on its own batch-1 request of the device
 // (made on first need). Methods are safe for concurrent use; while Infer
-// runs, SetTensor fails with plugin.ErrBusy.
+// runs, SetTensor fails with driver.ErrBusy.
 type InferRequest struct {
 	c    *CompiledModel
-	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 
-	single plugin.InferRequest // batch-1 request of the device, nil until a lone run
+	single driver.InferRequest // batch-1 request of the device, nil until a lone run
 }
 
 func (c *CompiledModel) newRequest() (*InferRequest, error) {
@@ -62,16 +62,16 @@ type runState struct {
 	userOut []bool
 }
 
-// Stages implements plugin.Stager: "preprocess" (snapshot the bindings,
+// Stages implements driver.Stager: "preprocess" (snapshot the bindings,
 // allocate the outputs the user did not bind), "batch" on the wait
 // executor (join a batch and wait for it, or run alone) and "postprocess"
 // (publish the outputs and the profile).
-func (r *InferRequest) Stages() []plugin.Stage {
+func (r *InferRequest) Stages() []driver.Stage {
 	s := &runState{}
-	return []plugin.Stage{
-		{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
-		{Name: "batch", Executor: plugin.ExecutorWait, Run: func(ctx context.Context) error { return r.batch(ctx, s) }},
-		{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
+	return []driver.Stage{
+		{Name: "preprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
+		{Name: "batch", Executor: driver.ExecutorWait, Run: func(ctx context.Context) error { return r.batch(ctx, s) }},
+		{Name: "postprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
 	}
 }
 
@@ -88,7 +88,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 		shape, _ := o.Shape.ToShape() // static: batchModels checked
 		t, err := tensor.New(o.Type, shape)
 		if err != nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "batch: output %q: %w", o.Name, err)
+			return driver.Errorf(driver.ErrInvalidArgument, "batch: output %q: %w", o.Name, err)
 		}
 		out[j] = t
 	}
@@ -154,10 +154,10 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 // ProfilingInfo returns the last inference's profile when ENABLE_PROFILING
 // is on: the device's entries for the batched inference the request was
 // part of (shared by its whole batch), or for its lone run.
-func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo { return r.core.ProfilingInfo() }
+func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo { return r.core.ProfilingInfo() }
 
 // Close releases the request's batch-1 request; a running one is an error
-// wrapping plugin.ErrBusy. It is idempotent.
+// wrapping driver.ErrBusy. It is idempotent.
 func (r *InferRequest) Close() error {
 	r.core.Mu.Lock()
 	if r.core.Closed {
@@ -166,7 +166,7 @@ func (r *InferRequest) Close() error {
 	}
 	if r.core.Busy {
 		r.core.Mu.Unlock()
-		return fmt.Errorf("batch: close infer request: %w", plugin.ErrBusy)
+		return fmt.Errorf("batch: close infer request: %w", driver.ErrBusy)
 	}
 	r.core.Closed = true
 	sr := r.single

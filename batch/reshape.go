@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // batchModels returns copies of m with axis 0 of every input set to 1
@@ -15,7 +15,7 @@ import (
 // samples, but it catches what breaks batching in practice: an input
 // without a batch axis, a Reshape or reduction that folds the batch into
 // another axis, dynamic image sizes a batch of one shape cannot hold. The
-// error wraps plugin.ErrUnsupported and names the input or output.
+// error wraps driver.ErrUnsupported and names the input or output.
 func batchModels(m *graph.Model, n int) (single, batched *graph.Model, err error) {
 	if len(m.Parameters) == 0 {
 		return nil, nil, unbatchable(m, "it has no inputs")
@@ -78,5 +78,5 @@ func withBatch(m *graph.Model, n int) (*graph.Model, error) {
 }
 
 func unbatchable(m *graph.Model, why string) error {
-	return plugin.Errorf(plugin.ErrUnsupported, "batch: model %q cannot be batched: %s", m.Name, why)
+	return driver.Errorf(driver.ErrUnsupported, "batch: model %q cannot be batched: %s", m.Name, why)
 }

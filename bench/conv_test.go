@@ -11,7 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -112,10 +112,10 @@ func benchConv(b *testing.B, c convCase) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	ctx := context.Background()
-	cm, err := core.CompileModel(ctx, m, "GPU", map[string]string{plugin.KeyEnableProfiling: "YES"})
+	cm, err := core.CompileModel(ctx, m, "GPU", map[string]string{driver.KeyEnableProfiling: "YES"})
 	if err != nil {
 		b.Fatalf("compiling %s on GPU: %v", c.name, err)
 	}
@@ -144,7 +144,7 @@ func benchConv(b *testing.B, c convCase) {
 		var t time.Duration
 		kernels = kernels[:0]
 		for _, p := range req.ProfilingInfo() {
-			if p.Status == plugin.Executed && p.NodeType != "Stage" {
+			if p.Status == driver.Executed && p.NodeType != "Stage" {
 				t += p.RealTime
 				kernels = append(kernels, p.ExecType)
 			}

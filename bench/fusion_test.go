@@ -10,7 +10,7 @@ import (
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
@@ -34,7 +34,7 @@ func BenchmarkFusion(b *testing.B) {
 // compileGPU reads a cached model and compiles it on the GPU with props
 // (plus extra), returning a request with its only input bound to seeded
 // values in [-1, 1).
-func compileGPU(b *testing.B, core *plugin.Core, model string, shape tensor.Shape, props map[string]string, extra ...string) (plugin.CompiledModel, plugin.InferRequest) {
+func compileGPU(b *testing.B, core *driver.Core, model string, shape tensor.Shape, props map[string]string, extra ...string) (driver.CompiledModel, driver.InferRequest) {
 	b.Helper()
 	m := readModel(b, model)
 	all := map[string]string{}
@@ -84,14 +84,14 @@ func readModel(b *testing.B, model string) *graph.Model {
 // profiled compiled models (each has run one inference, so a model with
 // dynamic input dims is planned for shape), the launch counts and the
 // timing requests, in the order of variants.
-func compileVariants(b *testing.B, core *plugin.Core, model string, shape tensor.Shape, variants []map[string]string) ([]plugin.CompiledModel, []int, []plugin.InferRequest) {
+func compileVariants(b *testing.B, core *driver.Core, model string, shape tensor.Shape, variants []map[string]string) ([]driver.CompiledModel, []int, []driver.InferRequest) {
 	b.Helper()
 	ctx := context.Background()
-	profiled := make([]plugin.CompiledModel, len(variants))
+	profiled := make([]driver.CompiledModel, len(variants))
 	launches := make([]int, len(variants))
-	reqs := make([]plugin.InferRequest, len(variants))
+	reqs := make([]driver.InferRequest, len(variants))
 	for i, props := range variants {
-		cm, preq := compileGPU(b, core, model, shape, props, plugin.KeyEnableProfiling, "YES")
+		cm, preq := compileGPU(b, core, model, shape, props, driver.KeyEnableProfiling, "YES")
 		if err := preq.Infer(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func compileVariants(b *testing.B, core *plugin.Core, model string, shape tensor
 // inferAlternating runs, per b.Loop iteration, one synchronous inference
 // of each request in turn, so that load from other processes affects all
 // alike, and returns each request's ms/infer.
-func inferAlternating(b *testing.B, reqs []plugin.InferRequest) []float64 {
+func inferAlternating(b *testing.B, reqs []driver.InferRequest) []float64 {
 	b.Helper()
 	ctx := context.Background()
 	spent := make([]time.Duration, len(reqs))
@@ -133,9 +133,9 @@ func inferAlternating(b *testing.B, reqs []plugin.InferRequest) []float64 {
 
 // kernelLaunches counts the kernels one inference of a profiled request
 // enqueued: the Executed entries that are not pipeline stages.
-func kernelLaunches(prof []plugin.ProfilingInfo) (launches int, device time.Duration) {
+func kernelLaunches(prof []driver.ProfilingInfo) (launches int, device time.Duration) {
 	for _, p := range prof {
-		if p.Status == plugin.Executed && p.NodeType != "Stage" {
+		if p.Status == driver.Executed && p.NodeType != "Stage" {
 			launches++
 			device += p.RealTime
 		}
@@ -149,11 +149,11 @@ var fusionVariants = []struct {
 	props map[string]string
 }{
 	{"fused", nil},
-	{"unfused", map[string]string{plugin.KeyDisableTransformations: "YES"}},
+	{"unfused", map[string]string{driver.KeyDisableTransformations: "YES"}},
 }
 
 func benchFusion(b *testing.B, model string, shape tensor.Shape) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	props := make([]map[string]string, len(fusionVariants))
 	for i, v := range fusionVariants {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -62,7 +62,7 @@ func staticInput(b *testing.B, model string) tensor.Shape {
 // in the fused runtime model; it skips, saying so, a model the fusion
 // does not fire on.
 func benchVariants(b *testing.B, model string, shape tensor.Shape, kernel string, variants []map[string]string) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	profiled, launches, reqs := compileVariants(b, core, model, shape, variants)
 	fused := fusedNodes(b, profiled[0], kernel)
@@ -80,7 +80,7 @@ func benchVariants(b *testing.B, model string, shape tensor.Shape, kernel string
 
 // fusedNodes counts the runtime model's KernelFusion nodes that launch
 // kernel.
-func fusedNodes(b *testing.B, cm plugin.CompiledModel, kernel string) int {
+func fusedNodes(b *testing.B, cm driver.CompiledModel, kernel string) int {
 	b.Helper()
 	rm, err := cm.RuntimeModel()
 	if err != nil {

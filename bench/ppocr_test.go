@@ -9,7 +9,7 @@ import (
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers the "CPU" device
 
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -48,7 +48,7 @@ func BenchmarkPPOCR(b *testing.B) {
 // seeded values in [-1, 1) and times Infer.
 func benchModel(b *testing.B, model string, shape tensor.Shape, device string) {
 	m := readModel(b, model)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	ctx := context.Background()
 	cm, err := core.CompileModel(ctx, m, device, nil)

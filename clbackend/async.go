@@ -3,44 +3,44 @@ package clbackend
 import (
 	"fmt"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // Interface checks for the asynchronous machinery.
 var (
-	_ plugin.Stager             = (*InferRequest)(nil)
-	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+	_ driver.Stager             = (*InferRequest)(nil)
+	_ driver.AsyncCompiledModel = (*CompiledModel)(nil)
 )
 
-// deviceFacts is what a GPU device tells plugin.PlanStreams: up to
+// deviceFacts is what a GPU device tells driver.PlanStreams: up to
 // maxStreams streams (in-order queues working at once), two requests per
 // stream so one request's transfers overlap another's kernels.
-func deviceFacts(d *device) plugin.DeviceFacts {
+func deviceFacts(d *device) driver.DeviceFacts {
 	cu := 1
 	if d != nil && d.cl != nil {
 		if n, err := d.cl.MaxComputeUnits(); err == nil && n > 0 {
 			cu = n
 		}
 	}
-	return plugin.DeviceFacts{ComputeUnits: cu, MaxStreams: maxStreams, RequestsPerStream: 2}
+	return driver.DeviceFacts{ComputeUnits: cu, MaxStreams: maxStreams, RequestsPerStream: 2}
 }
 
 // initAsync sets up the compiled model's asynchronous machinery on the
 // plugin's executors (shared by name with its other compiled models, and
 // stopped by Plugin.Close); compile calls it. Executors start on the first
 // asynchronous request.
-func (c *CompiledModel) initAsync(conf plugin.Config) {
-	plan := plugin.PlanStreams(conf, deviceFacts(c.dev))
-	c.async.Init(&c.plugin.executors, plugin.PipelineConfig{Device: c.dev.name(), Streams: plan.Streams, WaitStreams: plan.Requests},
+func (c *CompiledModel) initAsync(conf driver.Config) {
+	plan := driver.PlanStreams(conf, deviceFacts(c.dev))
+	c.async.Init(&c.plugin.executors, driver.PipelineConfig{Device: c.dev.name(), Streams: plan.Streams, WaitStreams: plan.Requests},
 		fmt.Sprintf("gpu: compiled model %q", c.model.Name))
 }
 
-// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: a new
+// CreateAsyncInferRequest implements driver.AsyncCompiledModel: a new
 // request whose stages (see InferRequest.Stages) run on the task and wait
 // executors, so that with several requests in flight request N+1 uploads
 // and enqueues while request N computes; callbacks run on the callback
 // executor.
-func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...driver.AsyncOption) (*driver.AsyncInferRequest, error) {
 	// The executors are the plugin's: none after it closed.
 	if err := c.plugin.check(); err != nil {
 		return nil, fmt.Errorf("gpu: compiled model %q: asynchronous request: %w", c.model.Name, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/devicetest"
 )
@@ -25,7 +25,7 @@ func TestAsyncExecutorsBelongToPlugin(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
 	ctx := context.Background()
-	var cms []plugin.CompiledModel
+	var cms []driver.CompiledModel
 	for range 2 {
 		cm, err := p.CompileModel(ctx, devicetest.ReluModel(), nil)
 		require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestAsyncExecutorsBelongToPlugin(t *testing.T) {
 	require.NoError(t, p.Close())
 	assert.Empty(t, p.executors.Stats(), "Close stops the executors")
 	_, err = cms[0].(*CompiledModel).CreateAsyncInferRequest()
-	assert.True(t, errors.Is(err, plugin.ErrClosed), "async after the plugin closed: %v", err)
+	assert.True(t, errors.Is(err, driver.ErrClosed), "async after the plugin closed: %v", err)
 	req, err := cms[0].CreateInferRequest()
 	require.NoError(t, err, "sync requests outlive the plugin")
 	require.NoError(t, req.SetTensor(devicetest.InputName, tensor.MustNew(tensor.F32, tensor.Shape{1, 4})))

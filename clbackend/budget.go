@@ -2,7 +2,7 @@ package clbackend
 
 import (
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -12,7 +12,7 @@ import (
 // CL_DEVICE_MAX_MEM_ALLOC_SIZE, the plan's buffers and uploads together
 // fit CL_DEVICE_GLOBAL_MEM_SIZE, and nothing over tensor.AllocLimit is
 // computed on the host. Exceeding one is an error wrapping
-// plugin.ErrResourceExhausted naming the node, the shape and the bytes.
+// driver.ErrResourceExhausted naming the node, the shape and the bytes.
 
 // foldLimit is the largest value the planner computes on the host and
 // uploads when the op also has a GPU kernel: larger ones run on the device
@@ -25,10 +25,10 @@ func (b *builder) checkOutput(n *graph.Node, o graph.Port, s tensor.Shape) error
 	d := b.c.dev
 	bytes, ok := s.Bytes(o.Type)
 	if !ok {
-		return plugin.Errorf(plugin.ErrResourceExhausted, "gpu: node %q (%s): its output %v%v has more bytes than int64 counts", n.Name, n.OpType, o.Type, s)
+		return driver.Errorf(driver.ErrResourceExhausted, "gpu: node %q (%s): its output %v%v has more bytes than int64 counts", n.Name, n.OpType, o.Type, s)
 	}
 	if d.maxAlloc > 0 && bytes > d.maxAlloc {
-		return plugin.Errorf(plugin.ErrResourceExhausted,
+		return driver.Errorf(driver.ErrResourceExhausted,
 			"gpu: node %q (%s): its output %v%v takes %s, more than the largest buffer %s allows (%s, CL_DEVICE_MAX_MEM_ALLOC_SIZE); feed smaller inputs",
 			n.Name, n.OpType, o.Type, s, tensor.FormatBytes(bytes), d.name(), tensor.FormatBytes(d.maxAlloc))
 	}
@@ -47,7 +47,7 @@ func (b *builder) foldSize(n *graph.Node) (fold bool, err error) {
 		}
 		bytes, ok := s.Bytes(o.Type)
 		if !ok || bytes > tensor.AllocLimit() {
-			return false, plugin.Errorf(plugin.ErrResourceExhausted,
+			return false, driver.Errorf(driver.ErrResourceExhausted,
 				"gpu: node %q (%s): its output %v%v takes %s on the host, over the %s a tensor may take (half the memory, tensor.AllocLimit)",
 				n.Name, n.OpType, o.Type, s, bytesOrOverflow(bytes, ok), tensor.FormatBytes(tensor.AllocLimit()))
 		}
@@ -85,7 +85,7 @@ func (b *builder) checkTotal() error {
 		}
 	}
 	if acts+uploads > d.memSize {
-		return plugin.Errorf(plugin.ErrResourceExhausted,
+		return driver.Errorf(driver.ErrResourceExhausted,
 			"gpu: model %q: the plan for these input shapes needs %s of device memory (activations %s, weights and constants %s), more than %s has (%s, CL_DEVICE_GLOBAL_MEM_SIZE); feed smaller inputs",
 			b.c.model.Name, tensor.FormatBytes(acts+uploads), tensor.FormatBytes(acts), tensor.FormatBytes(uploads), d.name(), tensor.FormatBytes(d.memSize))
 	}

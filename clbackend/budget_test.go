@@ -10,7 +10,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -37,7 +37,7 @@ func TestDeviceMemoryBudget(t *testing.T) {
 	m := graph.NewModel("wide", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", sum.Out(0))})
 	before := cl.LiveObjects()["MemObject"]
 	_, err := p.CompileModel(context.Background(), m, nil)
-	require.ErrorIs(t, err, plugin.ErrResourceExhausted)
+	require.ErrorIs(t, err, driver.ErrResourceExhausted)
 	assert.ErrorContains(t, err, "CL_DEVICE_GLOBAL_MEM_SIZE")
 	assert.ErrorContains(t, err, tensor.FormatBytes(d.memSize))
 	assert.Equal(t, before, cl.LiveObjects()["MemObject"], "no buffer was made")
@@ -46,7 +46,7 @@ func TestDeviceMemoryBudget(t *testing.T) {
 	e := graph.NewNode("Expand", "huge", []graph.Output{x.Out(0), big.Out(0)}, nil, 1)
 	m = graph.NewModel("tall", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", e.Out(0))})
 	_, err = p.CompileModel(context.Background(), m, nil)
-	require.ErrorIs(t, err, plugin.ErrResourceExhausted)
+	require.ErrorIs(t, err, driver.ErrResourceExhausted)
 	assert.ErrorContains(t, err, `node "huge" (Expand)`)
 	assert.ErrorContains(t, err, fmt.Sprintf("f32[%d]", d.maxAlloc/4+1))
 	assert.ErrorContains(t, err, "CL_DEVICE_MAX_MEM_ALLOC_SIZE")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -143,7 +143,7 @@ func (c *CompiledModel) upload(t *tensor.Tensor) (*cl.MemObject, error) {
 	}
 	buf, err := c.ctx.val.CreateBuffer(cl.MemReadOnly, data)
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: model %q: uploading %s (%d bytes) to %s: %w", c.model.Name, t, len(data), c.dev.name(), err)
+		return nil, driver.Errorf(driver.ErrDevice, "gpu: model %q: uploading %s (%d bytes) to %s: %w", c.model.Name, t, len(data), c.dev.name(), err)
 	}
 	return buf, nil
 }

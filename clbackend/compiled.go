@@ -10,7 +10,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -27,7 +27,7 @@ type CompiledModel struct {
 	dev       *device
 	ctx       *shared[*cl.Context]
 	model     *graph.Model
-	core      plugin.ModelCore // ports, properties, closed, profiled times
+	core      driver.ModelCore // ports, properties, closed, profiled times
 	profiling bool
 	cacheDir  string
 	hostParam []bool
@@ -51,10 +51,10 @@ type CompiledModel struct {
 	mu       sync.Mutex
 	requests map[*InferRequest]struct{}
 
-	async plugin.AsyncSupport // executors and running async requests; see async.go
+	async driver.AsyncSupport // executors and running async requests; see async.go
 }
 
-var _ plugin.CompiledModel = (*CompiledModel)(nil)
+var _ driver.CompiledModel = (*CompiledModel)(nil)
 
 // Compiled-model properties reporting the activation memory plan of the
 // static input shapes: the bytes of the activation buffers after reuse by
@@ -65,17 +65,17 @@ const (
 )
 
 // compile plans a clone of m for device d under configuration cfg.
-func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plugin.Properties) (_ *CompiledModel, err error) {
+func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *driver.Properties) (_ *CompiledModel, err error) {
 	model := m.Clone()
 	if _, err := model.Nodes(); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
 	}
 	if err := model.InferShapes(); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
 	}
 	nodes, err := model.Nodes()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
@@ -83,12 +83,12 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 	cm := &CompiledModel{dev: d, model: model, plugin: p, plans: map[string]*plan{}, weights: map[string]*cl.MemObject{},
 		requests: map[*InferRequest]struct{}{}}
 	cm.core.Init("gpu", model, cfg)
-	conf, err := plugin.ParseConfig(cfg)
+	conf, err := driver.ParseConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	cm.profiling = conf.EnableProfiling
-	if cm.cacheDir, err = cfg.Get(plugin.KeyCacheDir); err != nil {
+	if cm.cacheDir, err = cfg.Get(driver.KeyCacheDir); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	for _, n := range model.Parameters {
@@ -96,11 +96,11 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 	}
 	for _, n := range model.Results {
 		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", m.Name, n.Name)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", m.Name, n.Name)
 		}
 	}
 	if err := checkSupport(model, nodes, cm.hostParam); err != nil {
-		return nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: %w", m.Name, d.name(), err)
+		return nil, driver.Errorf(driver.ErrUnsupported, "gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 	}
 	if err := checkDisabled(model, d, cfg); err != nil {
 		return nil, err
@@ -141,15 +141,15 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 		}
 	}
 	props := cfg.Extend(
-		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
-		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg, d))),
-		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, d.name()),
-		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
-		plugin.ReadOnlySpec(KeyActivationBytesPlanned, planned),
-		plugin.ReadOnlySpec(KeyActivationBytesNaive, naive),
+		driver.ReadOnlySpec(driver.KeyNetworkName, m.Name),
+		driver.ReadOnlySpec(driver.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg, d))),
+		driver.ReadOnlySpec(driver.KeyExecutionDevices, d.name()),
+		driver.ReadOnlySpec(driver.KeyLoadedFromCache, "NO"),
+		driver.ReadOnlySpec(KeyActivationBytesPlanned, planned),
+		driver.ReadOnlySpec(KeyActivationBytesNaive, naive),
 	)
 	cm.core.SetProps(props)
-	conf, err = plugin.ParseConfig(props)
+	conf, err = driver.ParseConfig(props)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile model %q: %w", m.Name, err)
 	}
@@ -165,18 +165,18 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *plu
 
 // checkDisabled refuses a model with a node whose op type GPU_DISABLED_OPS
 // lists in cfg.
-func checkDisabled(m *graph.Model, d *device, cfg *plugin.Properties) error {
+func checkDisabled(m *graph.Model, d *device, cfg *driver.Properties) error {
 	off := disabledIn(cfg)
 	if len(off) == 0 {
 		return nil
 	}
 	nodes, err := m.Nodes()
 	if err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
+		return driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
 	}
 	for _, n := range nodes {
 		if off[n.OpType] {
-			return plugin.Errorf(plugin.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s is disabled by %s", m.Name, d.name(), n.Name, n.OpType, KeyDisabledOps)
+			return driver.Errorf(driver.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s is disabled by %s", m.Name, d.name(), n.Name, n.OpType, KeyDisabledOps)
 		}
 	}
 	return nil
@@ -256,7 +256,7 @@ const probeDim = 64
 // probeShapes returns the representative input shapes of a model with
 // dynamic input dims: 1 for a leading dim, probeDim for any other, and the
 // same size wherever a named dim recurs.
-func probeShapes(ins []plugin.PortInfo) []tensor.Shape {
+func probeShapes(ins []driver.PortInfo) []tensor.Shape {
 	named := map[string]int64{}
 	shapes := make([]tensor.Shape, len(ins))
 	for i, in := range ins {
@@ -290,7 +290,7 @@ func probeShapes(ins []plugin.PortInfo) []tensor.Shape {
 // there, naming the shape.
 func (c *CompiledModel) probePlan(ctx context.Context, p *Plugin) error {
 	ins := c.core.Inputs()
-	if slices.ContainsFunc(ins, func(in plugin.PortInfo) bool { return !in.Shape.RankKnown }) {
+	if slices.ContainsFunc(ins, func(in driver.PortInfo) bool { return !in.Shape.RankKnown }) {
 		return nil
 	}
 	shapes := probeShapes(ins)
@@ -334,10 +334,10 @@ func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor) (*pla
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return c.core.Inputs() }
+func (c *CompiledModel) Inputs() []driver.PortInfo { return c.core.Inputs() }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return c.core.Outputs() }
+func (c *CompiledModel) Outputs() []driver.PortInfo { return c.core.Outputs() }
 
 // Property returns the compiled model's configuration or a read-only fact
 // (NETWORK_NAME, OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES,
@@ -346,7 +346,7 @@ func (c *CompiledModel) Property(key string) (string, error) { return c.core.Pro
 
 // CreateInferRequest returns a new request with its own command queue,
 // activation buffers and kernels; inputs start bound to zero tensors.
-func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.core.Check(); err != nil {
@@ -414,7 +414,7 @@ func (c *CompiledModel) Close() error {
 	}
 	errs = append(errs, c.release())
 	if err := errors.Join(errs...); err != nil {
-		return plugin.Errorf(plugin.ErrDevice, "gpu: close compiled model %q: %w", c.model.Name, err)
+		return driver.Errorf(driver.ErrDevice, "gpu: close compiled model %q: %w", c.model.Name, err)
 	}
 	return nil
 }

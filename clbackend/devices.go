@@ -10,12 +10,12 @@ import (
 	"sync"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // Device is one OpenCL device as the GPU plugin numbers it.
 type Device struct {
-	// Name is the device name users pass to plugin.Core ("GPU.1").
+	// Name is the device name users pass to driver.Core ("GPU.1").
 	Name string
 	// ID is the DEVICE_ID ("1").
 	ID string
@@ -44,7 +44,7 @@ type device struct {
 	maxAlloc int64
 	uuid     string // "" when the device reports none
 
-	props *plugin.Properties
+	props *driver.Properties
 
 	mu     sync.Mutex
 	ctx    *shared[*cl.Context] // nil until the first compile
@@ -63,12 +63,12 @@ func (d *device) context() (*shared[*cl.Context], error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return nil, fmt.Errorf("gpu: device %s: %w", d.name(), plugin.ErrClosed)
+		return nil, fmt.Errorf("gpu: device %s: %w", d.name(), driver.ErrClosed)
 	}
 	if d.ctx == nil {
 		c, err := cl.CreateContext([]*cl.Device{d.cl})
 		if err != nil {
-			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: device %s (%s): %w", d.name(), d.fullName, err)
+			return nil, driver.Errorf(driver.ErrDevice, "gpu: device %s (%s): %w", d.name(), d.fullName, err)
 		}
 		d.ctx = newShared(c)
 	}
@@ -139,9 +139,9 @@ func enumerate() ([]*cl.Device, error) {
 	ps, err := cl.GetPlatforms()
 	if err != nil {
 		if errors.Is(err, cl.ErrNotBuilt) {
-			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: %w", err)
+			return nil, driver.Errorf(driver.ErrDevice, "gpu: %w", err)
 		}
-		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: no OpenCL platform found (%s): %s: %w", vendorsHint(), cl.InstallHint, err)
+		return nil, driver.Errorf(driver.ErrDevice, "gpu: no OpenCL platform found (%s): %s: %w", vendorsHint(), cl.InstallHint, err)
 	}
 	var gpus, others []*cl.Device
 	var skipped []string
@@ -167,7 +167,7 @@ func enumerate() ([]*cl.Device, error) {
 	}
 	all := append(gpus, others...)
 	if len(all) == 0 {
-		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: %d OpenCL platform(s) found but no usable device (%s): %s",
+		return nil, driver.Errorf(driver.ErrDevice, "gpu: %d OpenCL platform(s) found but no usable device (%s): %s",
 			len(ps), strings.Join(skipped, "; "), cl.InstallHint)
 	}
 	return all, nil
@@ -226,15 +226,15 @@ func vendorsHint() string {
 }
 
 // parseDeviceID resolves a DEVICE_ID value ("1", "GPU.1") to a device
-// index; an unknown or malformed id is an error wrapping plugin.ErrNotFound
+// index; an unknown or malformed id is an error wrapping driver.ErrNotFound
 // that lists the ids.
 func (p *Plugin) parseDeviceID(s string) (int, error) {
 	t := strings.TrimSpace(s)
 	t = strings.TrimPrefix(t, DeviceName+".")
 	n, err := strconv.Atoi(t)
 	if err != nil || n < 0 || n >= len(p.devices) || strconv.Itoa(n) != t {
-		return 0, plugin.Errorf(plugin.ErrNotFound, "gpu: bad value %q for property %s: no such device (available: %s)",
-			s, plugin.KeyDeviceID, p.idList(", "))
+		return 0, driver.Errorf(driver.ErrNotFound, "gpu: bad value %q for property %s: no such device (available: %s)",
+			s, driver.KeyDeviceID, p.idList(", "))
 	}
 	return n, nil
 }

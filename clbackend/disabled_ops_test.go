@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // TestDisabledOps: GPU_DISABLED_OPS takes op types out of QueryModel and
@@ -29,14 +29,14 @@ func TestDisabledOps(t *testing.T) {
 		assert.Equal(t, DeviceName, q[n], "node %q", n)
 	}
 	// Without transformations every node keeps its own answer.
-	q, err = p.QueryModel(ctx, chainModel(t), map[string]string{KeyDisabledOps: "Relu,Mul", plugin.KeyDisableTransformations: "YES"})
+	q, err = p.QueryModel(ctx, chainModel(t), map[string]string{KeyDisabledOps: "Relu,Mul", driver.KeyDisableTransformations: "YES"})
 	require.NoError(t, err)
 	assert.Equal(t, DeviceName, q["identity"])
 	assert.NotContains(t, q, "mul")
 
 	_, err = p.CompileModel(ctx, chainModel(t), props)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), KeyDisabledOps)
 
 	// Set on the device: normalised, and compiling follows it.
@@ -45,7 +45,7 @@ func TestDisabledOps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Relu,Mul", v)
 	_, err = p.CompileModel(ctx, chainModel(t), nil)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	cm, err := p.CompileModel(ctx, chainModel(t), map[string]string{KeyDisabledOps: ""})
 	require.NoError(t, err, "a compile-time empty list enables every op again")
 	assert.NoError(t, cm.Close())

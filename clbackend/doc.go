@@ -17,7 +17,7 @@
 // devices first, then CPU, accelerator and custom ones, each group in
 // platform order then device order. DEVICE_ID ("1" or "GPU.1") selects one.
 // Every device has its own configuration: SetProperties with DEVICE_ID
-// changes that device's only (as plugin.Core does for "GPU.1"), without it
+// changes that device's only (as driver.Core does for "GPU.1"), without it
 // every device's; Property reads the default device, which a SetProperties
 // holding DEVICE_ID alone switches. DeviceProperty reads any device.
 //
@@ -62,8 +62,8 @@
 // storage type converted on load and store (Cast, binary eltwise ops), as
 // is bf16 for Cast; f64 runs on a device with cl_khr_fp64 (Cast, binary
 // eltwise ops, reductions, CumSum, Pow, TopK) and is refused with
-// plugin.ErrUnsupported naming the extension on one without. Op forms
-// without a kernel fail CompileModel with plugin.ErrUnsupported naming the node;
+// driver.ErrUnsupported naming the extension on one without. Op forms
+// without a kernel fail CompileModel with driver.ErrUnsupported naming the node;
 // QueryModel answers exactly the nodes whose op has a lowering or folds.
 // TestLoweringsMatchCPU runs every op of the lowering table against the CPU
 // reference on seeded random shapes and fails for an op without a case.

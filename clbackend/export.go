@@ -11,7 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // Blob sections of an exported GPU model: the transformed graph, and one
@@ -23,8 +23,8 @@ const (
 
 // Interface checks.
 var (
-	_ plugin.Exporter = (*CompiledModel)(nil)
-	_ plugin.Importer = (*Plugin)(nil)
+	_ driver.Exporter = (*CompiledModel)(nil)
+	_ driver.Importer = (*Plugin)(nil)
 )
 
 // Export writes the compiled model: the shared blob header (device,
@@ -37,13 +37,13 @@ func (c *CompiledModel) Export(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sections := []plugin.BlobSection{{Name: graphSection, Data: enc}}
+	sections := []driver.BlobSection{{Name: graphSection, Data: enc}}
 	progs, err := c.programSections()
 	if err != nil {
 		return err
 	}
 	sections = append(sections, progs...)
-	return plugin.WriteBlob(w, &plugin.Blob{
+	return driver.WriteBlob(w, &driver.Blob{
 		Header:   c.core.Header(DeviceName, c.dev.architecture, exportConfig(c.core.Props())),
 		Sections: sections,
 	})
@@ -51,15 +51,15 @@ func (c *CompiledModel) Export(w io.Writer) error {
 
 // exportConfig is the configuration recorded in a blob, without DEVICE_ID:
 // the importer chooses the device.
-func exportConfig(p *plugin.Properties) map[string]string {
-	cfg := plugin.ExportConfig(p)
-	delete(cfg, plugin.KeyDeviceID)
+func exportConfig(p *driver.Properties) map[string]string {
+	cfg := driver.ExportConfig(p)
+	delete(cfg, driver.KeyDeviceID)
 	return cfg
 }
 
 // programSections returns one section per distinct program of the
 // compiled model's plans: the build options and the device binary.
-func (c *CompiledModel) programSections() ([]plugin.BlobSection, error) {
+func (c *CompiledModel) programSections() ([]driver.BlobSection, error) {
 	c.planMu.Lock()
 	plans := make([]*plan, 0, len(c.plans))
 	for _, k := range exportSortedKeys(c.plans) {
@@ -67,7 +67,7 @@ func (c *CompiledModel) programSections() ([]plugin.BlobSection, error) {
 	}
 	c.planMu.Unlock()
 	seen := map[string]bool{}
-	var out []plugin.BlobSection
+	var out []driver.BlobSection
 	for _, pl := range plans {
 		for _, l := range pl.launches {
 			if l.prog == nil {
@@ -84,7 +84,7 @@ func (c *CompiledModel) programSections() ([]plugin.BlobSection, error) {
 			seen[key] = true
 			bins, err := l.prog.Binaries()
 			if err != nil {
-				return nil, plugin.Errorf(plugin.ErrDevice, "gpu: export model %q: program %s: %w", c.model.Name, l.kernel.File, err)
+				return nil, driver.Errorf(driver.ErrDevice, "gpu: export model %q: program %s: %w", c.model.Name, l.kernel.File, err)
 			}
 			if len(bins) != 1 || len(bins[0]) == 0 {
 				// The driver keeps no binary (some do not): the importer
@@ -94,7 +94,7 @@ func (c *CompiledModel) programSections() ([]plugin.BlobSection, error) {
 			data := binary.AppendUvarint(nil, uint64(len(l.options)))
 			data = append(data, l.options...)
 			data = append(data, bins[0]...)
-			out = append(out, plugin.BlobSection{Name: programSectionPrefix + key, Data: data})
+			out = append(out, driver.BlobSection{Name: programSectionPrefix + key, Data: data})
 		}
 	}
 	return out, nil
@@ -112,34 +112,34 @@ func exportSortedKeys[V any](m map[string]V) []string {
 // ImportModel rebuilds a compiled model that CompiledModel.Export wrote, on
 // the device DEVICE_ID in props names (the default device without it). A
 // blob of another format version or device architecture is an error
-// wrapping plugin.ErrIncompatible that names both values; a truncated or
-// damaged one wraps plugin.ErrCorrupt. The blob's program binaries go into
+// wrapping driver.ErrIncompatible that names both values; a truncated or
+// damaged one wraps driver.ErrCorrupt. The blob's program binaries go into
 // the plugin's program cache first, so rebuilding the launch plans builds
 // no program from source; a binary the driver refuses is rebuilt from
 // source instead. The imported model reports LOADED_FROM_CACHE=YES.
-func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (_ plugin.CompiledModel, err error) {
+func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (_ driver.CompiledModel, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: import: %w", err)
 	}
-	d, base, err := p.target(map[string]string{plugin.KeyDeviceID: deviceIDOf(props, p)})
+	d, base, err := p.target(map[string]string{driver.KeyDeviceID: deviceIDOf(props, p)})
 	if err != nil {
 		return nil, err
 	}
-	blob, err := plugin.ReadBlob(r, DeviceName, d.architecture)
+	blob, err := driver.ReadBlob(r, DeviceName, d.architecture)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	data, ok := blob.Section(graphSection)
 	if !ok {
-		return nil, plugin.Errorf(plugin.ErrCorrupt, "gpu: import: the compiled model has no %q section", graphSection)
+		return nil, driver.Errorf(driver.ErrCorrupt, "gpu: import: the compiled model has no %q section", graphSection)
 	}
 	m := &graph.Model{}
 	if err := m.UnmarshalBinary(data); err != nil {
-		return nil, plugin.Errorf(plugin.ErrCorrupt, "gpu: import: %w", err)
+		return nil, driver.Errorf(driver.ErrCorrupt, "gpu: import: %w", err)
 	}
 	rest := maps.Clone(props)
-	delete(rest, plugin.KeyDeviceID)
-	cfg, err := plugin.ImportConfig(base, blob.Header, rest)
+	delete(rest, driver.KeyDeviceID)
+	cfg, err := driver.ImportConfig(base, blob.Header, rest)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
@@ -159,7 +159,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	_ = devCtx.release()
 	defer func() {
 		if r := recover(); r != nil {
-			err = plugin.Errorf(plugin.ErrCorrupt, "gpu: import model %q: bad graph: %v", m.Name, r)
+			err = driver.Errorf(driver.ErrCorrupt, "gpu: import model %q: bad graph: %v", m.Name, r)
 		}
 	}()
 	c, err := compile(ctx, p, d, m, cfg)
@@ -167,20 +167,20 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("gpu: import: %w", ctx.Err())
 		}
-		return nil, plugin.Errorf(plugin.ErrCorrupt, "gpu: import: %w", err)
+		return nil, driver.Errorf(driver.ErrCorrupt, "gpu: import: %w", err)
 	}
 	for _, chk := range []struct {
 		kind            string
-		header, rebuilt []plugin.PortInfo
+		header, rebuilt []driver.PortInfo
 	}{{"input", blob.Header.Inputs, c.core.Inputs()}, {"output", blob.Header.Outputs, c.core.Outputs()}} {
-		if err := plugin.CheckPorts(chk.kind, chk.header, chk.rebuilt); err != nil {
+		if err := driver.CheckPorts(chk.kind, chk.header, chk.rebuilt); err != nil {
 			if cerr := c.Close(); cerr != nil {
 				err = fmt.Errorf("%w (closing: %v)", err, cerr)
 			}
 			return nil, fmt.Errorf("gpu: %w", err)
 		}
 	}
-	c.core.SetProps(c.core.Props().Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES")))
+	c.core.SetProps(c.core.Props().Extend(driver.ReadOnlySpec(driver.KeyLoadedFromCache, "YES")))
 	return c, nil
 }
 
@@ -188,7 +188,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 // plugin's default device.
 func deviceIDOf(props map[string]string, p *Plugin) string {
 	for k, v := range props {
-		if plugin.CanonicalKey(k) == plugin.KeyDeviceID {
+		if driver.CanonicalKey(k) == driver.KeyDeviceID {
 			return v
 		}
 	}

@@ -12,19 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
-func gpuExport(t *testing.T, cm plugin.CompiledModel) []byte {
+func gpuExport(t *testing.T, cm driver.CompiledModel) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, cm.(plugin.Exporter).Export(&buf))
+	require.NoError(t, cm.(driver.Exporter).Export(&buf))
 	return buf.Bytes()
 }
 
 // gpuRun infers once with seeded inputs and returns each output's bytes.
-func gpuRun(t *testing.T, cm plugin.CompiledModel) map[string][]byte {
+func gpuRun(t *testing.T, cm driver.CompiledModel) map[string][]byte {
 	t.Helper()
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -51,7 +51,7 @@ func gpuRun(t *testing.T, cm plugin.CompiledModel) map[string][]byte {
 	return out
 }
 
-func gpuProp(t *testing.T, cm plugin.CompiledModel, key string) string {
+func gpuProp(t *testing.T, cm driver.CompiledModel, key string) string {
 	t.Helper()
 	v, err := cm.Property(key)
 	require.NoError(t, err, key)
@@ -96,8 +96,8 @@ func TestGPUExportImport(t *testing.T) {
 
 			assert.Equal(t, cm.Inputs(), im.Inputs())
 			assert.Equal(t, cm.Outputs(), im.Outputs())
-			assert.Equal(t, "NO", gpuProp(t, cm, plugin.KeyLoadedFromCache))
-			assert.Equal(t, "YES", gpuProp(t, im, plugin.KeyLoadedFromCache))
+			assert.Equal(t, "NO", gpuProp(t, cm, driver.KeyLoadedFromCache))
+			assert.Equal(t, "YES", gpuProp(t, im, driver.KeyLoadedFromCache))
 			assert.Equal(t, gpuRun(t, cm), gpuRun(t, im), "outputs must be identical")
 		})
 	}
@@ -111,19 +111,19 @@ func TestGPUImportRejects(t *testing.T) {
 	blob := gpuExport(t, cm)
 	d := p.devices[p.def]
 
-	b, err := plugin.ReadBlob(bytes.NewReader(blob), DeviceName, d.architecture)
+	b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, d.architecture)
 	require.NoError(t, err)
 	b.Header.Architecture = "gfx0000"
 	var other bytes.Buffer
-	require.NoError(t, plugin.WriteBlob(&other, b))
+	require.NoError(t, driver.WriteBlob(&other, b))
 	_, err = p.ImportModel(context.Background(), bytes.NewReader(other.Bytes()), nil)
-	require.ErrorIs(t, err, plugin.ErrIncompatible)
+	require.ErrorIs(t, err, driver.ErrIncompatible)
 	assert.Contains(t, err.Error(), `"gfx0000"`)
 	assert.Contains(t, err.Error(), `"`+d.architecture+`"`)
 
 	for n := 0; n < len(blob); n += 1 + len(blob)/200 {
 		_, err := p.ImportModel(context.Background(), bytes.NewReader(blob[:n]), nil)
-		require.ErrorIs(t, err, plugin.ErrCorrupt, "prefix %d of %d", n, len(blob))
+		require.ErrorIs(t, err, driver.ErrCorrupt, "prefix %d of %d", n, len(blob))
 	}
 
 	// A program binary the driver refuses is rebuilt from source.
@@ -134,7 +134,7 @@ func TestGPUImportRejects(t *testing.T) {
 		}
 	}
 	var bad bytes.Buffer
-	require.NoError(t, plugin.WriteBlob(&bad, b))
+	require.NoError(t, driver.WriteBlob(&bad, b))
 	fresh := newGPU(t)
 	im, err := fresh.ImportModel(context.Background(), bytes.NewReader(bad.Bytes()), nil)
 	require.NoError(t, err)
@@ -146,15 +146,15 @@ func TestGPUImportRejects(t *testing.T) {
 func TestGPUModelCache(t *testing.T) {
 	needOpenCL(t)
 	dir := t.TempDir()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
-	props := plugin.Props(plugin.WithCacheDir(dir))
+	props := driver.Props(driver.WithCacheDir(dir))
 	m := chainModel(t)
 	var outs []map[string][]byte
 	for _, want := range []string{"NO", "YES"} {
 		cm, err := core.CompileModel(context.Background(), m, DeviceName, props)
 		require.NoError(t, err, "the GPU plugin needs an OpenCL device; for a CPU one run `apt-get install pocl-opencl-icd`")
-		assert.Equal(t, want, gpuProp(t, cm, plugin.KeyLoadedFromCache))
+		assert.Equal(t, want, gpuProp(t, cm, driver.KeyLoadedFromCache))
 		outs = append(outs, gpuRun(t, cm))
 		require.NoError(t, cm.Close())
 	}
@@ -166,10 +166,10 @@ func TestGPUModelCache(t *testing.T) {
 	require.NoError(t, os.WriteFile(blobs[0], []byte("garbage"), 0o644))
 	cm, err := core.CompileModel(context.Background(), m, DeviceName, props)
 	require.NoError(t, err)
-	assert.Equal(t, "NO", gpuProp(t, cm, plugin.KeyLoadedFromCache), "a corrupt blob is recompiled")
+	assert.Equal(t, "NO", gpuProp(t, cm, driver.KeyLoadedFromCache), "a corrupt blob is recompiled")
 	require.NoError(t, cm.Close())
 	cm, err = core.CompileModel(context.Background(), m, DeviceName, props)
 	require.NoError(t, err)
-	assert.Equal(t, "YES", gpuProp(t, cm, plugin.KeyLoadedFromCache), "and replaced")
+	assert.Equal(t, "YES", gpuProp(t, cm, driver.KeyLoadedFromCache), "and replaced")
 	require.NoError(t, cm.Close())
 }

@@ -11,7 +11,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -142,7 +142,7 @@ func TestRegisterBlockedKernels(t *testing.T) {
 			impl := rm.Node("node").RT.Extra["IMPL_TYPE"]
 			assert.True(t, strings.HasPrefix(impl, c.kernel+":"), "node ran %q, want kernel %s", impl, c.kernel)
 			t.Run("f16", func(t *testing.T) {
-				got, cm := inferAllWith(t, gpu, m, f.values, map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+				got, cm := inferAllWith(t, gpu, m, f.values, map[string]string{driver.KeyInferencePrecisionHint: "f16"})
 				assertOutputsClose(t, want, got, 1e-2, 1e-2)
 				rm, err := cm.RuntimeModel()
 				require.NoError(t, err)

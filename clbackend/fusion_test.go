@@ -10,12 +10,12 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // opCounts counts the runtime model's nodes by LAYER_TYPE.
-func opCounts(t *testing.T, cm plugin.CompiledModel) (map[string]int, *graph.Model) {
+func opCounts(t *testing.T, cm driver.CompiledModel) (map[string]int, *graph.Model) {
 	t.Helper()
 	rm, err := cm.RuntimeModel()
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestCompileRunsFusion(t *testing.T) {
 		fused, conv, relu int
 	}{
 		{"default", nil, 3, 0, 0},
-		{"disable_all", map[string]string{plugin.KeyDisableTransformations: "YES"}, 0, 3, 3},
+		{"disable_all", map[string]string{driver.KeyDisableTransformations: "YES"}, 0, 3, 3},
 		{"disable_fuse_conv", map[string]string{fusion.KeyDisabledTransformations: fusion.PassFuseConv}, 0, 3, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCompileRunsFusion(t *testing.T) {
 		})
 	}
 	_, err = gpu.CompileModel(context.Background(), convChain(t, 1, graph.StaticDim(1)), map[string]string{fusion.KeyDisabledTransformations: "NoSuchPass"})
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument, "an unknown pass name is a bad property")
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument, "an unknown pass name is a bad property")
 }
 
 // TestQueryAfterFusion: QueryModel answers in the user's names after the
@@ -103,5 +103,5 @@ func TestQueryAfterFusion(t *testing.T) {
 		assert.Equal(t, DeviceName, q[n], "node %q", n)
 	}
 	_, err = gpu.CompileModel(context.Background(), m, map[string]string{KeyDisabledOps: "Relu"})
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 }

@@ -9,7 +9,7 @@ import (
 
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -46,7 +46,7 @@ func TestHalfLoweringsMatchCPU(t *testing.T) {
 		for ci, c := range all[op] {
 			t.Run(op+"/"+c.name, func(t *testing.T) {
 				m, ins := c.instance(t, op, ci)
-				got, cm := inferAllWith(t, gpu, m, ins, map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+				got, cm := inferAllWith(t, gpu, m, ins, map[string]string{driver.KeyInferencePrecisionHint: "f16"})
 				want, _ := inferAll(t, cpu, m, ins)
 				assertOutputsClose(t, want, got, 1e-2, 1e-2) // the model's outputs keep their types
 				rm, err := cm.RuntimeModel()

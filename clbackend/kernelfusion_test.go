@@ -14,7 +14,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -119,7 +119,7 @@ func TestKernelFusionsOnGPU(t *testing.T) {
 
 			// Export and import carry the body (a *graph.Model attribute).
 			var blob bytes.Buffer
-			require.NoError(t, cm.(plugin.Exporter).Export(&blob))
+			require.NoError(t, cm.(driver.Exporter).Export(&blob))
 			im, err := newGPU(t).ImportModel(ctx, &blob, nil)
 			require.NoError(t, err)
 			defer im.Close()
@@ -143,7 +143,7 @@ func TestKernelFusionsOnGPU(t *testing.T) {
 }
 
 // runBound infers once on cm with ins bound and returns every output.
-func runBound(t *testing.T, cm plugin.CompiledModel, ins map[string]*tensor.Tensor) []*tensor.Tensor {
+func runBound(t *testing.T, cm driver.CompiledModel, ins map[string]*tensor.Tensor) []*tensor.Tensor {
 	t.Helper()
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)

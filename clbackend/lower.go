@@ -317,7 +317,7 @@ type OpSupport struct {
 }
 
 // Ops returns how the GPU device runs each op type it knows; CompileModel
-// refuses a node of any other op type with plugin.ErrUnsupported.
+// refuses a node of any other op type with driver.ErrUnsupported.
 func Ops() map[string]OpSupport {
 	out := map[string]OpSupport{}
 	for op, l := range lowerings() {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -230,7 +230,7 @@ func parityCases() map[string][]lowerCase {
 }
 
 // TestFP64NeedsExtension: on a device without cl_khr_fp64 an f64 node is
-// refused at compile time with plugin.ErrUnsupported naming the extension,
+// refused at compile time with driver.ErrUnsupported naming the extension,
 // and the f32 form of the same model still compiles.
 func TestFP64NeedsExtension(t *testing.T) {
 	p := newGPU(t)
@@ -245,7 +245,7 @@ func TestFP64NeedsExtension(t *testing.T) {
 	}
 	_, err := p.CompileModel(context.Background(), build(tensor.F64), nil)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), fp64Extension)
 	assert.Contains(t, err.Error(), `"add"`)
 	cm, err := p.CompileModel(context.Background(), build(tensor.F32), nil)

@@ -16,7 +16,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -451,15 +451,15 @@ func randomFill(t *testing.T, r *rand.Rand, p *graph.Node) *tensor.Tensor {
 
 // inferAll compiles m on p without transformations (so that the op under
 // test is the one lowered), binds ins and returns every output.
-func inferAll(t *testing.T, p plugin.Plugin, m *graph.Model, ins map[string]*tensor.Tensor) ([]*tensor.Tensor, plugin.CompiledModel) {
+func inferAll(t *testing.T, p driver.Plugin, m *graph.Model, ins map[string]*tensor.Tensor) ([]*tensor.Tensor, driver.CompiledModel) {
 	t.Helper()
 	return inferAllWith(t, p, m, ins, nil)
 }
 
 // inferAllWith is inferAll with more compile properties.
-func inferAllWith(t *testing.T, p plugin.Plugin, m *graph.Model, ins map[string]*tensor.Tensor, props map[string]string) ([]*tensor.Tensor, plugin.CompiledModel) {
+func inferAllWith(t *testing.T, p driver.Plugin, m *graph.Model, ins map[string]*tensor.Tensor, props map[string]string) ([]*tensor.Tensor, driver.CompiledModel) {
 	t.Helper()
-	all := map[string]string{plugin.KeyDisableTransformations: "YES"}
+	all := map[string]string{driver.KeyDisableTransformations: "YES"}
 	maps.Copy(all, props)
 	cm, err := p.CompileModel(context.Background(), m, all)
 	require.NoError(t, err, p.Name())

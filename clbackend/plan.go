@@ -11,7 +11,7 @@ import (
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -115,9 +115,9 @@ type builder struct {
 	of    map[graph.Output]int
 }
 
-// errUnsupported is an error wrapping plugin.ErrUnsupported about node n.
+// errUnsupported is an error wrapping driver.ErrUnsupported about node n.
 func errUnsupported(n *graph.Node, format string, args ...any) error {
-	return plugin.Errorf(plugin.ErrUnsupported, "gpu: node %q: op %s: %s", n.Name, n.OpType, fmt.Sprintf(format, args...))
+	return driver.Errorf(driver.ErrUnsupported, "gpu: node %q: op %s: %s", n.Name, n.OpType, fmt.Sprintf(format, args...))
 }
 
 // isHostParam reports whether model input prm is small integer data used
@@ -205,11 +205,11 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 		}
 	}
 	if err := model.InferShapes(); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: plan model %q for inputs %s: %w", c.model.Name, key, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q for inputs %s: %w", c.model.Name, key, err)
 	}
 	nodes, err := model.Nodes()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: plan model %q: %w", c.model.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q: %w", c.model.Name, err)
 	}
 	b := &builder{ctx: ctx, p: p, c: c, model: model, of: map[graph.Output]int{},
 		pl: &plan{key: key, impl: map[*graph.Node]string{}, order: map[*graph.Node]int{}, consts: map[int]*cl.MemObject{}}}
@@ -254,7 +254,7 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 				continue
 			}
 			if n.Value == nil {
-				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: constant has no value", n.Name)
+				return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: constant has no value", n.Name)
 			}
 			v := b.newValue(n.Value.Type(), n.Value.Shape(), n.Value.Contiguous())
 			b.pl.values[v].weight = n.Name
@@ -306,7 +306,7 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 	}
 	for _, r := range model.Results {
 		if len(r.Inputs) != 1 || !r.Inputs[0].Valid() {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", c.model.Name, r.Name)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", c.model.Name, r.Name)
 		}
 		b.pl.results = append(b.pl.results, b.of[r.Inputs[0]])
 	}
@@ -343,7 +343,7 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 		}
 		t, err := graph.EvalFromShapes(n, shapes)
 		if err != nil {
-			return false, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: folding node %q (%s) on the host: %w", n.Name, n.OpType, err)
+			return false, driver.Errorf(driver.ErrInvalidArgument, "gpu: folding node %q (%s) on the host: %w", n.Name, n.OpType, err)
 		}
 		b.of[n.Out(0)] = b.newValue(t.Type(), t.Shape(), t)
 		b.pl.impl[n] = "folded"
@@ -365,10 +365,10 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 	}
 	out, err := ref.Evaluate(n, in)
 	if errors.Is(err, tensor.ErrTooLarge) {
-		return false, plugin.Errorf(plugin.ErrResourceExhausted, "gpu: folding node %q (%s) on the host: %w", n.Name, n.OpType, err)
+		return false, driver.Errorf(driver.ErrResourceExhausted, "gpu: folding node %q (%s) on the host: %w", n.Name, n.OpType, err)
 	}
 	if err != nil {
-		return false, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: folding constant node %q (%s) on the host: %w", n.Name, n.OpType, err)
+		return false, driver.Errorf(driver.ErrInvalidArgument, "gpu: folding constant node %q (%s) on the host: %w", n.Name, n.OpType, err)
 	}
 	for i := range n.Outputs {
 		b.of[n.Out(i)] = b.newValue(out[i].Type(), out[i].Shape(), out[i].Contiguous())
@@ -468,18 +468,18 @@ func (b *builder) emit(node *graph.Node, name, defines string, n int64, args ...
 // dimension) records a launch that is skipped.
 func (b *builder) emitND(node *graph.Node, name, defines string, global, local []int, args ...any) error {
 	if len(global) < 1 || len(global) > 3 || (local != nil && len(local) != len(global)) {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v with work-group size %v (want 1 to 3 dimensions, the same number for both)", node.Name, name, global, local)
+		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v with work-group size %v (want 1 to 3 dimensions, the same number for both)", node.Name, name, global, local)
 	}
 	n := int64(1)
 	for i, g := range global {
 		if g < 0 || (local != nil && (local[i] <= 0 || g%local[i] != 0)) {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v is not a multiple of the work-group size %v", node.Name, name, global, local)
+			return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v is not a multiple of the work-group size %v", node.Name, name, global, local)
 		}
 		n *= int64(g)
 	}
 	k, err := kernels.Lookup(name)
 	if err != nil {
-		return plugin.Errorf(plugin.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
+		return driver.Errorf(driver.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
 	}
 	// The arguments against the kernel's signature, declared once in its
 	// .cl file.
@@ -491,7 +491,7 @@ func (b *builder) emitND(node *graph.Node, name, defines string, global, local [
 		}
 	}
 	if err := kernels.CheckArgs(k, defines, check); err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: node %q: %w", node.Name, err)
+		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: %w", node.Name, err)
 	}
 	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines), " ")
 	prog, err := b.c.programWith(b.p, k, opts)

@@ -12,7 +12,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -64,7 +64,7 @@ func randInput(t testing.TB, s tensor.Shape, seed uint64) *tensor.Tensor {
 }
 
 // run compiles m on p, infers with x bound to "x" and returns output "y".
-func runModel(t testing.TB, p plugin.Plugin, m *graph.Model, xs ...*tensor.Tensor) ([]*tensor.Tensor, plugin.CompiledModel) {
+func runModel(t testing.TB, p driver.Plugin, m *graph.Model, xs ...*tensor.Tensor) ([]*tensor.Tensor, driver.CompiledModel) {
 	t.Helper()
 	cm, err := p.CompileModel(context.Background(), m, nil)
 	require.NoError(t, err, p.Name())
@@ -177,7 +177,7 @@ func TestDynamicShapesBuildAtCompile(t *testing.T) {
 }
 
 // inferOnce runs one request of cm on input x and returns output y.
-func inferOnce(t testing.TB, cm plugin.CompiledModel, x *tensor.Tensor) *tensor.Tensor {
+func inferOnce(t testing.TB, cm driver.CompiledModel, x *tensor.Tensor) *tensor.Tensor {
 	t.Helper()
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -223,7 +223,7 @@ func TestEmitChecksSignature(t *testing.T) {
 	b := &builder{pl: &plan{}}
 	n := graph.NewNode("Relu", "act", nil, nil, 1)
 	err := b.emit(n, "relu", "", 3, slotArg(0), slotArg(1), uint64(3), float32(0), uint64(1))
-	require.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorIs(t, err, kernels.ErrArgs)
 	assert.Contains(t, err.Error(), `node "act"`)
 	assert.Contains(t, err.Error(), "kernel relu (eltwise_unary in eltwise_unary.cl)")

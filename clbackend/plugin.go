@@ -12,12 +12,12 @@ import (
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 func init() {
-	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+	driver.Register(DeviceName, func() (driver.Plugin, error) { return New() })
 }
 
 // Plugin is the GPU device: every usable OpenCL device, numbered "GPU.0",
@@ -29,8 +29,8 @@ type Plugin struct {
 	// executors runs the stages of every compiled model's asynchronous
 	// requests, shared by name; Close stops them (compiled models that
 	// outlive the plugin keep synchronous Infer, and their asynchronous
-	// requests then fail with plugin.ErrClosed).
-	executors plugin.ExecutorManager
+	// requests then fail with driver.ErrClosed).
+	executors driver.ExecutorManager
 
 	mu     sync.Mutex // guards def, closed, and serialises SetProperties
 	def    int        // index of the default device
@@ -39,14 +39,14 @@ type Plugin struct {
 
 // Interface checks.
 var (
-	_ plugin.Plugin           = (*Plugin)(nil)
-	_ plugin.Querier          = (*Plugin)(nil)
-	_ plugin.DevicePropertier = (*Plugin)(nil)
+	_ driver.Plugin           = (*Plugin)(nil)
+	_ driver.Querier          = (*Plugin)(nil)
+	_ driver.DevicePropertier = (*Plugin)(nil)
 )
 
 // New probes the OpenCL ICD loader, its platforms and their devices, and
 // returns the GPU device over every usable one. When there is none it fails
-// with an error wrapping plugin.ErrDevice that says what is missing and how
+// with an error wrapping driver.ErrDevice that says what is missing and how
 // to install it; in a build without OpenCL the error also wraps
 // cl.ErrNotBuilt.
 func New() (*Plugin, error) {
@@ -98,12 +98,12 @@ func newPlugin(devs []*cl.Device) (*Plugin, error) {
 	for i, d := range devs {
 		dev, err := newDevice(i, d)
 		if err != nil {
-			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: reading OpenCL device %d: %w", i, err)
+			return nil, driver.Errorf(driver.ErrDevice, "gpu: reading OpenCL device %d: %w", i, err)
 		}
 		p.devices = append(p.devices, dev)
 	}
 	for _, d := range p.devices {
-		d.props = plugin.NewProperties(p.propertySpecs(d)...)
+		d.props = driver.NewProperties(p.propertySpecs(d)...)
 	}
 	return p, nil
 }
@@ -134,7 +134,7 @@ func (p *Plugin) Property(key string) (string, error) {
 }
 
 // DeviceProperty returns a property of the device with that id ("1" or
-// "GPU.1"). An unknown id is an error wrapping plugin.ErrNotFound.
+// "GPU.1"). An unknown id is an error wrapping driver.ErrNotFound.
 func (p *Plugin) DeviceProperty(deviceID, key string) (string, error) {
 	if err := p.check(); err != nil {
 		return "", err
@@ -157,13 +157,13 @@ func (p *Plugin) SetProperties(props map[string]string) error {
 	}
 	rest := maps.Clone(props)
 	targets := p.devices
-	idStr, hasID := props[plugin.KeyDeviceID]
+	idStr, hasID := props[driver.KeyDeviceID]
 	if hasID {
 		i, err := p.parseDeviceID(idStr)
 		if err != nil {
 			return err
 		}
-		delete(rest, plugin.KeyDeviceID)
+		delete(rest, driver.KeyDeviceID)
 		if len(rest) == 0 {
 			p.def = i
 			return nil
@@ -190,7 +190,7 @@ func (p *Plugin) SetProperties(props map[string]string) error {
 
 // Close releases the plugin's contexts and program cache; compiled models
 // keep what they use until they are closed. Later calls fail with
-// plugin.ErrClosed; Close itself is idempotent.
+// driver.ErrClosed; Close itself is idempotent.
 func (p *Plugin) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -204,7 +204,7 @@ func (p *Plugin) Close() error {
 		errs = append(errs, d.closeContext())
 	}
 	if err := errors.Join(errs...); err != nil {
-		return plugin.Errorf(plugin.ErrDevice, "gpu: close: %w", err)
+		return driver.Errorf(driver.ErrDevice, "gpu: close: %w", err)
 	}
 	return nil
 }
@@ -219,13 +219,13 @@ func (p *Plugin) check() error {
 }
 
 func (p *Plugin) closedErr() error {
-	return fmt.Errorf("gpu: device %s: %w", DeviceName, plugin.ErrClosed)
+	return fmt.Errorf("gpu: device %s: %w", DeviceName, driver.ErrClosed)
 }
 
 // target resolves the device and configuration of a compile or query:
 // the device DEVICE_ID names (else the default one), its configuration
 // overridden by props.
-func (p *Plugin) target(props map[string]string) (*device, *plugin.Properties, error) {
+func (p *Plugin) target(props map[string]string) (*device, *driver.Properties, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -233,7 +233,7 @@ func (p *Plugin) target(props map[string]string) (*device, *plugin.Properties, e
 	}
 	d := p.devices[p.def]
 	p.mu.Unlock()
-	if id, ok := props[plugin.KeyDeviceID]; ok {
+	if id, ok := props[driver.KeyDeviceID]; ok {
 		i, err := p.parseDeviceID(id)
 		if err != nil {
 			return nil, nil, err
@@ -241,7 +241,7 @@ func (p *Plugin) target(props map[string]string) (*device, *plugin.Properties, e
 		d = p.devices[i]
 	}
 	rest := maps.Clone(props)
-	delete(rest, plugin.KeyDeviceID)
+	delete(rest, driver.KeyDeviceID)
 	cfg := d.props.Clone()
 	if err := cfg.Set(rest); err != nil {
 		return nil, nil, fmt.Errorf("gpu: device %s: %w", d.name(), err)
@@ -252,9 +252,9 @@ func (p *Plugin) target(props map[string]string) (*device, *plugin.Properties, e
 // CompileModel compiles a clone of m for the device DEVICE_ID names (the
 // default device without it), with that device's configuration overridden
 // by props. An op the engine cannot run is an error wrapping
-// plugin.ErrUnsupported naming the node; a done ctx returns its error.
-func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
-	if err := plugin.CheckModelCall(ctx, "gpu", "compile", m); err != nil {
+// driver.ErrUnsupported naming the node; a done ctx returns its error.
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
+	if err := driver.CheckModelCall(ctx, "gpu", "compile", m); err != nil {
 		return nil, err
 	}
 	d, cfg, err := p.target(props)
@@ -285,8 +285,8 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 // tm of m: with f16, the ops whose lowering says half run on f16 activations and Casts
 // join them to the rest (fusion.ConvertPrecision); f32 leaves tm alone. It
 // never modifies m (tm is m itself under DISABLE_TRANSFORMATIONS).
-func lowerPrecision(m, tm *graph.Model, cfg *plugin.Properties) (*graph.Model, error) {
-	conf, err := plugin.ParseConfig(cfg)
+func lowerPrecision(m, tm *graph.Model, cfg *driver.Properties) (*graph.Model, error) {
+	conf, err := driver.ParseConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
@@ -296,11 +296,11 @@ func lowerPrecision(m, tm *graph.Model, cfg *plugin.Properties) (*graph.Model, e
 	if tm == m {
 		tm = m.Clone()
 		if err := tm.InferShapes(); err != nil {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
 		}
 	}
 	if _, err := fusion.ConvertPrecision(tm, tensor.F16, halfPolicy); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: compile model %q in f16: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q in f16: %w", m.Name, err)
 	}
 	return tm, nil
 }

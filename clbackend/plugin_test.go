@@ -15,14 +15,14 @@ import (
 	"github.com/clinfer/clinfer/clbackend/cl"
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/devicetest"
 )
 
 // TestSuites runs the shared device behaviour suites on the GPU device.
 func TestSuites(t *testing.T) {
-	devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+	devicetest.Run(t, func(t *testing.T) driver.Plugin {
 		needOpenCL(t)
 		p, err := New()
 		require.NoError(t, err, "the GPU plugin needs an OpenCL device; for a CPU one run `apt-get install pocl-opencl-icd`")
@@ -33,13 +33,13 @@ func TestSuites(t *testing.T) {
 // TestSuitesOnSecondDevice runs the property suite against GPU.1 of a
 // two-device plugin through the Core, the way "GPU.1" reaches it.
 func TestSuitesOnSecondDevice(t *testing.T) {
-	devicetest.Properties(t, func(t *testing.T) plugin.Plugin {
+	devicetest.Properties(t, func(t *testing.T) driver.Plugin {
 		return &onDevice{Plugin: twinGPU(t), id: "1"}
 	})
 }
 
-// onDevice is a plugin.Plugin view of one device of p, adding DEVICE_ID to
-// every call as plugin.Core does for "GPU.1".
+// onDevice is a driver.Plugin view of one device of p, adding DEVICE_ID to
+// every call as driver.Core does for "GPU.1".
 type onDevice struct {
 	*Plugin
 	id string
@@ -48,15 +48,15 @@ type onDevice struct {
 func (o *onDevice) Property(key string) (string, error) { return o.DeviceProperty(o.id, key) }
 
 func (o *onDevice) SetProperties(props map[string]string) error {
-	m := map[string]string{plugin.KeyDeviceID: o.id}
+	m := map[string]string{driver.KeyDeviceID: o.id}
 	for k, v := range props {
 		m[k] = v
 	}
 	return o.Plugin.SetProperties(m)
 }
 
-func (o *onDevice) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
-	p := map[string]string{plugin.KeyDeviceID: o.id}
+func (o *onDevice) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
+	p := map[string]string{driver.KeyDeviceID: o.id}
 	for k, v := range props {
 		p[k] = v
 	}
@@ -75,7 +75,7 @@ func TestNoPlatformHelper(t *testing.T) {
 	p, err := New()
 	require.Error(t, err, "New with no OpenCL vendor files")
 	assert.Nil(t, p)
-	assert.ErrorIs(t, err, plugin.ErrDevice)
+	assert.ErrorIs(t, err, driver.ErrDevice)
 	assert.ErrorIs(t, err, cl.ErrPlatformNotFound)
 	msg := err.Error()
 	assert.Contains(t, msg, "no OpenCL platform found")
@@ -83,10 +83,10 @@ func TestNoPlatformHelper(t *testing.T) {
 	assert.Contains(t, msg, "apt-get install pocl-opencl-icd", "says how to install one")
 
 	// Through the Core, the explanation reaches the user unchanged.
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	_, err = core.Plugin(DeviceName)
-	assert.ErrorIs(t, err, plugin.ErrDevice)
+	assert.ErrorIs(t, err, driver.ErrDevice)
 	assert.Contains(t, err.Error(), "pocl-opencl-icd")
 	assert.NotContains(t, core.AvailableDevices(), DeviceName)
 	t.Log(msg)
@@ -110,14 +110,14 @@ func TestNoPlatform(t *testing.T) {
 // TestNotBuilt: without OpenCL the plugin still registers and New says the
 // build lacks OpenCL.
 func TestNotBuilt(t *testing.T) {
-	assert.Contains(t, plugin.Devices(), DeviceName, "GPU registers in every build")
+	assert.Contains(t, driver.Devices(), DeviceName, "GPU registers in every build")
 	if cl.Enabled {
 		t.Skip("this build has OpenCL; run `CGO_ENABLED=0 go test ./clbackend/` or `go test -tags noopencl ./clbackend/` for the no-OpenCL constructor")
 	}
 	_, err := New()
 	require.Error(t, err)
 	assert.ErrorIs(t, err, cl.ErrNotBuilt)
-	assert.ErrorIs(t, err, plugin.ErrDevice)
+	assert.ErrorIs(t, err, driver.ErrDevice)
 }
 
 // TestPOCLDevicesOrder runs TestPOCLDevicesOrderHelper with POCL_DEVICES
@@ -142,26 +142,26 @@ func TestPOCLDevicesOrderHelper(t *testing.T) {
 	if os.Getenv(helperEnv) != "pocl2" {
 		t.Skip("helper of TestPOCLDevicesOrder: runs only in its subprocess, with " + helperEnv + "=pocl2")
 	}
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	devs := core.AvailableDevices()
 	assert.Contains(t, devs, "GPU.0")
 	assert.Contains(t, devs, "GPU.1")
-	ids, err := core.Property("GPU", plugin.KeyAvailableDevices)
+	ids, err := core.Property("GPU", driver.KeyAvailableDevices)
 	require.NoError(t, err)
 	assert.Equal(t, "0 1", ids)
-	n0, err := core.Property("GPU.0", plugin.KeyFullDeviceName)
+	n0, err := core.Property("GPU.0", driver.KeyFullDeviceName)
 	require.NoError(t, err)
-	n1, err := core.Property("GPU.1", plugin.KeyFullDeviceName)
+	n1, err := core.Property("GPU.1", driver.KeyFullDeviceName)
 	require.NoError(t, err)
 	// Both are CPU-type: platform order, then device order.
 	assert.True(t, strings.HasPrefix(n0, "basic"), "GPU.0 is POCL's first device: %s", n0)
 	assert.True(t, strings.HasPrefix(n1, "pthread"), "GPU.1 is POCL's second device: %s", n1)
 
-	require.NoError(t, core.SetProperties("GPU.1", map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT"}))
-	h0, _ := core.Property("GPU.0", plugin.KeyPerformanceHint)
-	h1, _ := core.Property("GPU.1", plugin.KeyPerformanceHint)
-	hd, _ := core.Property("GPU", plugin.KeyPerformanceHint)
+	require.NoError(t, core.SetProperties("GPU.1", map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"}))
+	h0, _ := core.Property("GPU.0", driver.KeyPerformanceHint)
+	h1, _ := core.Property("GPU.1", driver.KeyPerformanceHint)
+	hd, _ := core.Property("GPU", driver.KeyPerformanceHint)
 	assert.Equal(t, "LATENCY", h0)
 	assert.Equal(t, "THROUGHPUT", h1)
 	assert.Equal(t, "LATENCY", hd, "GPU still means GPU.0")
@@ -169,10 +169,10 @@ func TestPOCLDevicesOrderHelper(t *testing.T) {
 	cm, err := core.CompileModel(context.Background(), devicetest.ReluModel(), "GPU.1", nil)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, cm.Close()) }()
-	ed, err := cm.Property(plugin.KeyExecutionDevices)
+	ed, err := cm.Property(driver.KeyExecutionDevices)
 	require.NoError(t, err)
 	assert.Equal(t, "GPU.1", ed)
-	hint, err := cm.Property(plugin.KeyPerformanceHint)
+	hint, err := cm.Property(driver.KeyPerformanceHint)
 	require.NoError(t, err)
 	assert.Equal(t, "THROUGHPUT", hint, "GPU.1's configuration reaches its compiled model")
 	r, err := cm.CreateInferRequest()
@@ -184,8 +184,8 @@ func TestPOCLDevicesOrderHelper(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDeltaSlice(t, []float32{0, 2, 0, 4}, y.F32(), 0)
 
-	_, err = core.Property("GPU.7", plugin.KeyFullDeviceName)
-	assert.ErrorIs(t, err, plugin.ErrNotFound)
+	_, err = core.Property("GPU.7", driver.KeyFullDeviceName)
+	assert.ErrorIs(t, err, driver.ErrNotFound)
 }
 
 // TestPerDeviceConfig checks DEVICE_ID routing on a two-device plugin.
@@ -197,50 +197,50 @@ func TestPerDeviceConfig(t *testing.T) {
 		require.NoError(t, err)
 		return v
 	}
-	assert.Equal(t, "0 1", get("0", plugin.KeyAvailableDevices))
-	assert.Equal(t, "1", get("GPU.1", plugin.KeyDeviceID))
+	assert.Equal(t, "0 1", get("0", driver.KeyAvailableDevices))
+	assert.Equal(t, "1", get("GPU.1", driver.KeyDeviceID))
 
-	require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDeviceID: "1", plugin.KeyPerformanceHint: "THROUGHPUT"}))
-	assert.Equal(t, "LATENCY", get("0", plugin.KeyPerformanceHint))
-	assert.Equal(t, "THROUGHPUT", get("1", plugin.KeyPerformanceHint))
-	v, err := p.Property(plugin.KeyPerformanceHint)
+	require.NoError(t, p.SetProperties(map[string]string{driver.KeyDeviceID: "1", driver.KeyPerformanceHint: "THROUGHPUT"}))
+	assert.Equal(t, "LATENCY", get("0", driver.KeyPerformanceHint))
+	assert.Equal(t, "THROUGHPUT", get("1", driver.KeyPerformanceHint))
+	v, err := p.Property(driver.KeyPerformanceHint)
 	require.NoError(t, err)
 	assert.Equal(t, "LATENCY", v, "Property reads the default device, GPU.0")
 
 	// Without DEVICE_ID: every device.
-	require.NoError(t, p.SetProperties(map[string]string{plugin.KeyEnableProfiling: "YES"}))
-	assert.Equal(t, "YES", get("0", plugin.KeyEnableProfiling))
-	assert.Equal(t, "YES", get("1", plugin.KeyEnableProfiling))
+	require.NoError(t, p.SetProperties(map[string]string{driver.KeyEnableProfiling: "YES"}))
+	assert.Equal(t, "YES", get("0", driver.KeyEnableProfiling))
+	assert.Equal(t, "YES", get("1", driver.KeyEnableProfiling))
 
 	// DEVICE_ID alone switches the default device.
-	require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDeviceID: "GPU.1"}))
-	v, err = p.Property(plugin.KeyPerformanceHint)
+	require.NoError(t, p.SetProperties(map[string]string{driver.KeyDeviceID: "GPU.1"}))
+	v, err = p.Property(driver.KeyPerformanceHint)
 	require.NoError(t, err)
 	assert.Equal(t, "THROUGHPUT", v)
-	v, err = p.Property(plugin.KeyDeviceID)
+	v, err = p.Property(driver.KeyDeviceID)
 	require.NoError(t, err)
 	assert.Equal(t, "1", v)
 
 	// Compiling for a device uses its configuration.
-	cm, err := p.CompileModel(context.Background(), devicetest.ReluModel(), map[string]string{plugin.KeyDeviceID: "0"})
+	cm, err := p.CompileModel(context.Background(), devicetest.ReluModel(), map[string]string{driver.KeyDeviceID: "0"})
 	require.NoError(t, err)
 	defer cm.Close()
-	v, err = cm.Property(plugin.KeyPerformanceHint)
+	v, err = cm.Property(driver.KeyPerformanceHint)
 	require.NoError(t, err)
 	assert.Equal(t, "LATENCY", v)
-	v, err = cm.Property(plugin.KeyExecutionDevices)
+	v, err = cm.Property(driver.KeyExecutionDevices)
 	require.NoError(t, err)
 	assert.Equal(t, "GPU.0", v)
 
 	for _, bad := range []string{"2", "-1", "GPU.x", "01", ""} {
-		err := p.SetProperties(map[string]string{plugin.KeyDeviceID: bad, plugin.KeyPerformanceHint: "LATENCY"})
+		err := p.SetProperties(map[string]string{driver.KeyDeviceID: bad, driver.KeyPerformanceHint: "LATENCY"})
 		require.Error(t, err, "DEVICE_ID=%q", bad)
-		assert.ErrorIs(t, err, plugin.ErrNotFound)
-		assert.Contains(t, err.Error(), plugin.KeyDeviceID)
-		_, err = p.CompileModel(context.Background(), devicetest.ReluModel(), map[string]string{plugin.KeyDeviceID: bad})
-		assert.ErrorIs(t, err, plugin.ErrNotFound, "compile with DEVICE_ID=%q", bad)
+		assert.ErrorIs(t, err, driver.ErrNotFound)
+		assert.Contains(t, err.Error(), driver.KeyDeviceID)
+		_, err = p.CompileModel(context.Background(), devicetest.ReluModel(), map[string]string{driver.KeyDeviceID: bad})
+		assert.ErrorIs(t, err, driver.ErrNotFound, "compile with DEVICE_ID=%q", bad)
 	}
-	assert.Equal(t, "THROUGHPUT", get("1", plugin.KeyPerformanceHint), "failed sets changed nothing")
+	assert.Equal(t, "THROUGHPUT", get("1", driver.KeyPerformanceHint), "failed sets changed nothing")
 }
 
 // TestReadOnlyFacts checks the device facts against the OpenCL device.
@@ -255,12 +255,12 @@ func TestReadOnlyFacts(t *testing.T) {
 		require.NoError(t, err, key)
 		return v
 	}
-	assert.Equal(t, strings.TrimSpace(info.Name), get(plugin.KeyFullDeviceName))
-	arch := get(plugin.KeyDeviceArchitecture)
+	assert.Equal(t, strings.TrimSpace(info.Name), get(driver.KeyFullDeviceName))
+	arch := get(driver.KeyDeviceArchitecture)
 	assert.Contains(t, arch, strings.TrimSpace(info.Vendor))
 	assert.Contains(t, arch, strings.TrimSpace(info.Name))
 	assert.Contains(t, arch, strings.TrimSpace(info.DriverVersion))
-	caps := strings.Fields(get(plugin.KeyOptimizationCapabilities))
+	caps := strings.Fields(get(driver.KeyOptimizationCapabilities))
 	assert.Contains(t, caps, "FP32")
 	assert.Contains(t, caps, "INT8")
 	assert.Contains(t, caps, "EXPORT_IMPORT", "compiled models export and import (export.go)")
@@ -269,36 +269,36 @@ func TestReadOnlyFacts(t *testing.T) {
 	if info.HostUnifiedMemory || info.Type&cl.DeviceTypeGPU == 0 {
 		wantType = "integrated"
 	}
-	assert.Equal(t, wantType, get(plugin.KeyDeviceType))
-	assert.Equal(t, strconv.FormatInt(info.GlobalMemSize, 10), get(plugin.KeyDeviceTotalMemSize))
-	assert.Equal(t, "1 16 1", get(plugin.KeyRangeForAsyncInferRequests))
-	assert.Equal(t, "1 2", get(plugin.KeyRangeForStreams))
+	assert.Equal(t, wantType, get(driver.KeyDeviceType))
+	assert.Equal(t, strconv.FormatInt(info.GlobalMemSize, 10), get(driver.KeyDeviceTotalMemSize))
+	assert.Equal(t, "1 16 1", get(driver.KeyRangeForAsyncInferRequests))
+	assert.Equal(t, "1 2", get(driver.KeyRangeForStreams))
 	if info.UUID != nil {
-		assert.Equal(t, info.UUID.String(), get(plugin.KeyDeviceUUID))
+		assert.Equal(t, info.UUID.String(), get(driver.KeyDeviceUUID))
 	} else {
-		_, err := p.Property(plugin.KeyDeviceUUID)
-		assert.ErrorIs(t, err, plugin.ErrNotFound, "no DEVICE_UUID when the device reports none")
+		_, err := p.Property(driver.KeyDeviceUUID)
+		assert.ErrorIs(t, err, driver.ErrNotFound, "no DEVICE_UUID when the device reports none")
 	}
-	assert.Equal(t, "1", get(plugin.KeyOptimalNumberOfInferRequests))
-	require.NoError(t, p.SetProperties(map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT", plugin.KeyNumRequests: "3"}))
-	assert.Equal(t, "3", get(plugin.KeyOptimalNumberOfInferRequests))
+	assert.Equal(t, "1", get(driver.KeyOptimalNumberOfInferRequests))
+	require.NoError(t, p.SetProperties(map[string]string{driver.KeyPerformanceHint: "THROUGHPUT", driver.KeyNumRequests: "3"}))
+	assert.Equal(t, "3", get(driver.KeyOptimalNumberOfInferRequests))
 
 	// f16 only with cl_khr_fp16; otherwise the error names the device and
 	// the extension.
-	err = p.SetProperties(map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+	err = p.SetProperties(map[string]string{driver.KeyInferencePrecisionHint: "f16"})
 	if info.FP16 {
 		assert.NoError(t, err)
 	} else {
 		require.Error(t, err)
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "cl_khr_fp16")
 		assert.Contains(t, err.Error(), "GPU.0")
-		assert.Contains(t, err.Error(), plugin.KeyInferencePrecisionHint)
+		assert.Contains(t, err.Error(), driver.KeyInferencePrecisionHint)
 	}
-	err = p.SetProperties(map[string]string{plugin.KeyInferencePrecisionHint: "bf16"})
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
-	for _, key := range []string{plugin.KeyCacheDir, plugin.KeyModelPriority, plugin.KeyLogLevel, plugin.KeyDisableTransformations,
-		plugin.KeyExclusiveAsyncRequests, plugin.KeyExecutionModeHint, plugin.KeyNumRequests, plugin.KeyDeviceID} {
+	err = p.SetProperties(map[string]string{driver.KeyInferencePrecisionHint: "bf16"})
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
+	for _, key := range []string{driver.KeyCacheDir, driver.KeyModelPriority, driver.KeyLogLevel, driver.KeyDisableTransformations,
+		driver.KeyExclusiveAsyncRequests, driver.KeyExecutionModeHint, driver.KeyNumRequests, driver.KeyDeviceID} {
 		spec, ok := d.props.Spec(key)
 		require.True(t, ok, key)
 		assert.True(t, spec.Mutable, "%s is read-write", key)
@@ -331,7 +331,7 @@ func TestMatchesCPU(t *testing.T) {
 		inputs[name], err = tensor.FromF32(tensor.Shape{2, 3}, v)
 		require.NoError(t, err)
 	}
-	run := func(p plugin.Plugin) map[string][]float32 {
+	run := func(p driver.Plugin) map[string][]float32 {
 		cm, err := p.CompileModel(context.Background(), chainModel(t), nil)
 		require.NoError(t, err, p.Name())
 		defer cm.Close()
@@ -380,7 +380,7 @@ func TestUnsupported(t *testing.T) {
 	m := graph.NewModel("mixed", []*graph.Node{x}, []*graph.Node{y, r})
 	_, err := p.CompileModel(context.Background(), m, nil)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), `"sig"`)
 	assert.Contains(t, err.Error(), "Range")
 
@@ -397,11 +397,11 @@ func TestUnsupported(t *testing.T) {
 	i := graph.NewParameter("i", tensor.I32, graph.ShapeOf(40, 40))
 	irelu := graph.NewNode("Relu", "irelu", []graph.Output{i.Out(0)}, nil, 1)
 	m2 := graph.NewModel("bcast", []*graph.Node{a, b, i}, []*graph.Node{graph.NewResult("o", add.Out(0)), graph.NewResult("io", irelu.Out(0))})
-	got, err = p.QueryModel(context.Background(), m2, map[string]string{plugin.KeyDeviceID: "0"})
+	got, err = p.QueryModel(context.Background(), m2, map[string]string{driver.KeyDeviceID: "0"})
 	require.NoError(t, err)
 	assert.Len(t, got, 7, "every node is a known op: %v", got)
 	_, err = p.CompileModel(context.Background(), m2, nil)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), `"irelu"`)
 
 	got, err = p.QueryModel(context.Background(), chainModel(t), nil)
@@ -414,13 +414,13 @@ func TestUnsupported(t *testing.T) {
 func TestProfilingAndRuntimeModel(t *testing.T) {
 	p := newGPU(t)
 	// Without transformations, so that Identity stays (as an alias).
-	cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{plugin.KeyEnableProfiling: "YES", plugin.KeyDisableTransformations: "YES"})
+	cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{driver.KeyEnableProfiling: "YES", driver.KeyDisableTransformations: "YES"})
 	require.NoError(t, err)
 	defer cm.Close()
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	require.NoError(t, r.Infer(context.Background()))
-	entries := map[string]plugin.ProfilingInfo{}
+	entries := map[string]driver.ProfilingInfo{}
 	for _, e := range r.ProfilingInfo() {
 		entries[e.NodeName] = e
 	}
@@ -428,7 +428,7 @@ func TestProfilingAndRuntimeModel(t *testing.T) {
 		e, ok := entries[node]
 		require.True(t, ok, "no profiling entry for %s", node)
 		assert.Equal(t, entry, e.ExecType, node)
-		assert.Equal(t, plugin.Executed, e.Status, node)
+		assert.Equal(t, driver.Executed, e.Status, node)
 		assert.Positive(t, e.RealTime, "device time of %s", node)
 	}
 	for _, stage := range []string{"upload", "execute", "download", "wait"} {
@@ -472,16 +472,16 @@ func TestUserOutputAndClosed(t *testing.T) {
 	assert.Same(t, out, got)
 
 	require.NoError(t, cm.Close())
-	assert.ErrorIs(t, r.Infer(context.Background()), plugin.ErrClosed, "closing the model closes its requests")
+	assert.ErrorIs(t, r.Infer(context.Background()), driver.ErrClosed, "closing the model closes its requests")
 	_, err = cm.CreateInferRequest()
-	assert.ErrorIs(t, err, plugin.ErrClosed)
+	assert.ErrorIs(t, err, driver.ErrClosed)
 	assert.NoError(t, r.Close(), "closing twice is fine")
 	assert.NoError(t, cm.Close())
 	require.NoError(t, p.Close())
 	_, err = p.CompileModel(context.Background(), devicetest.ReluModel(), nil)
-	assert.ErrorIs(t, err, plugin.ErrClosed)
-	_, err = p.Property(plugin.KeyFullDeviceName)
-	assert.ErrorIs(t, err, plugin.ErrClosed)
+	assert.ErrorIs(t, err, driver.ErrClosed)
+	_, err = p.Property(driver.KeyFullDeviceName)
+	assert.ErrorIs(t, err, driver.ErrClosed)
 	assert.NoError(t, p.Close())
 }
 

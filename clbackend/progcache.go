@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // CacheStats counts what a plugin's program cache has done since New.
@@ -97,7 +97,7 @@ func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, 
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("gpu: program cache: %w", plugin.ErrClosed)
+		return nil, fmt.Errorf("gpu: program cache: %w", driver.ErrClosed)
 	}
 	if e, ok := c.entries[mkey]; ok {
 		c.mu.Unlock()
@@ -108,7 +108,7 @@ func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, 
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed {
-			return nil, fmt.Errorf("gpu: program cache: %w", plugin.ErrClosed)
+			return nil, fmt.Errorf("gpu: program cache: %w", driver.ErrClosed)
 		}
 		c.memoryHits.Add(1)
 		e.prog.acquire()
@@ -169,11 +169,11 @@ func (c *programCache) load(d *device, ctx *cl.Context, label, src, options, cac
 func buildSource(d *device, ctx *cl.Context, label, src, options string) (*cl.Program, error) {
 	prog, err := ctx.CreateProgramWithSource([]string{src})
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: program %s on device %s: %w", label, d.name(), err)
+		return nil, driver.Errorf(driver.ErrDevice, "gpu: program %s on device %s: %w", label, d.name(), err)
 	}
 	if err := prog.BuildProgram([]*cl.Device{d.cl}, options); err != nil {
 		_ = prog.Close()
-		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: building program %s with options %q on device %s (%s): %w", label, options, d.name(), d.fullName, err)
+		return nil, driver.Errorf(driver.ErrDevice, "gpu: building program %s with options %q on device %s (%s): %w", label, options, d.name(), d.fullName, err)
 	}
 	return prog, nil
 }

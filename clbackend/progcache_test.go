@@ -11,7 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // chainPrograms is how many distinct programs the chain model needs: relu,
@@ -48,7 +48,7 @@ func TestProgramCacheMemory(t *testing.T) {
 
 func TestProgramCacheDisk(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
-	props := map[string]string{plugin.KeyCacheDir: dir}
+	props := map[string]string{driver.KeyCacheDir: dir}
 
 	p1 := newGPU(t)
 	compileInfer(t, p1, props)
@@ -113,7 +113,7 @@ func TestNoLeaks(t *testing.T) {
 		{"InOrder", func(t *testing.T) {
 			p, err := New()
 			require.NoError(t, err)
-			compileInfer(t, p, map[string]string{plugin.KeyEnableProfiling: "YES"})
+			compileInfer(t, p, map[string]string{driver.KeyEnableProfiling: "YES"})
 			require.NoError(t, p.Close())
 		}},
 		{"PluginFirst", func(t *testing.T) {
@@ -132,7 +132,7 @@ func TestNoLeaks(t *testing.T) {
 		{"UnwritableCacheDir", func(t *testing.T) {
 			p, err := New()
 			require.NoError(t, err)
-			cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{plugin.KeyCacheDir: "/dev/null/x"})
+			cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{driver.KeyCacheDir: "/dev/null/x"})
 			require.NoError(t, err, "an unwritable CACHE_DIR does not fail the compile")
 			assert.Positive(t, p.ProgramCacheStats().WriteErrors)
 			require.NoError(t, p.Close())

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/clinfer/clinfer/fusion"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -17,13 +17,13 @@ const DeviceName = "GPU"
 // KeyDisabledOps is a comma-separated list of op types ("Relu,Conv") the
 // device pretends it cannot run: QueryModel leaves their nodes out (and
 // those of any fused node that absorbed one) and CompileModel refuses them
-// with plugin.ErrUnsupported. Tests use it to send single ops to another
+// with driver.ErrUnsupported. Tests use it to send single ops to another
 // device under HETERO (RW; "" is none).
 const KeyDisabledOps = "GPU_DISABLED_OPS"
 
 // disabledOpsSpec is GPU_DISABLED_OPS, stored with the op types trimmed.
-func disabledOpsSpec() plugin.PropertySpec {
-	return plugin.PropertySpec{
+func disabledOpsSpec() driver.PropertySpec {
+	return driver.PropertySpec{
 		Key: KeyDisabledOps, Mutable: true,
 		Accepted: "a comma-separated list of op types, e.g. Relu,Conv",
 		Parse: func(s string) (string, error) {
@@ -52,7 +52,7 @@ func disabledOps(s string) map[string]bool {
 }
 
 // disabledIn returns the op types GPU_DISABLED_OPS lists in cfg.
-func disabledIn(cfg *plugin.Properties) map[string]bool {
+func disabledIn(cfg *driver.Properties) map[string]bool {
 	v, err := cfg.Get(KeyDisabledOps)
 	if err != nil {
 		return nil
@@ -69,7 +69,7 @@ const (
 // propertySpecs are the specs of one device: the common read-write ones,
 // INFERENCE_PRECISION_HINT restricted to what the device computes in,
 // DEVICE_ID, and the device's read-only facts.
-func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
+func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 	caps := []string{"FP32"}
 	if d.hasFP16() {
 		caps = append(caps, "FP16")
@@ -79,15 +79,15 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 	if d.integrated {
 		devType = "integrated"
 	}
-	specs := append(plugin.CommonSpecs(), fusion.PropertySpecs()...)
+	specs := append(driver.CommonSpecs(), fusion.PropertySpecs()...)
 	specs = append(specs,
 		precisionSpec(d),
 		disabledOpsSpec(),
 		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
 		// device (OpenVINO's automatic batching, on by default for GPUs).
-		plugin.BoolSpec(plugin.KeyAllowAutoBatching, true),
-		plugin.PropertySpec{
-			Key: plugin.KeyDeviceID, Mutable: true, Default: d.id(),
+		driver.BoolSpec(driver.KeyAllowAutoBatching, true),
+		driver.PropertySpec{
+			Key: driver.KeyDeviceID, Mutable: true, Default: d.id(),
 			Accepted: p.idList(", ") + " (or " + DeviceName + ".ID)",
 			Parse: func(s string) (string, error) {
 				n, err := p.parseDeviceID(s)
@@ -97,20 +97,20 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 				return strconv.Itoa(n), nil
 			},
 		},
-		plugin.ReadOnlySpec(plugin.KeyAvailableDevices, p.idList(" ")),
-		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, d.fullName),
-		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, d.architecture),
-		plugin.ReadOnlySpec(plugin.KeyDeviceType, devType),
-		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, strings.Join(caps, " ")),
-		plugin.ReadOnlySpec(plugin.KeyDeviceTotalMemSize, strconv.FormatInt(d.memSize, 10)),
-		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", maxAsyncRequests)),
-		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, fmt.Sprintf("1 %d", maxStreams)),
-		plugin.ComputedSpec(plugin.KeyOptimalNumberOfInferRequests, func() (string, error) {
+		driver.ReadOnlySpec(driver.KeyAvailableDevices, p.idList(" ")),
+		driver.ReadOnlySpec(driver.KeyFullDeviceName, d.fullName),
+		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, d.architecture),
+		driver.ReadOnlySpec(driver.KeyDeviceType, devType),
+		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, strings.Join(caps, " ")),
+		driver.ReadOnlySpec(driver.KeyDeviceTotalMemSize, strconv.FormatInt(d.memSize, 10)),
+		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", maxAsyncRequests)),
+		driver.ReadOnlySpec(driver.KeyRangeForStreams, fmt.Sprintf("1 %d", maxStreams)),
+		driver.ComputedSpec(driver.KeyOptimalNumberOfInferRequests, func() (string, error) {
 			return strconv.Itoa(optimalRequests(d.props, d)), nil
 		}),
 	)
 	if d.uuid != "" {
-		specs = append(specs, plugin.ReadOnlySpec(plugin.KeyDeviceUUID, d.uuid))
+		specs = append(specs, driver.ReadOnlySpec(driver.KeyDeviceUUID, d.uuid))
 	}
 	return specs
 }
@@ -118,13 +118,13 @@ func (p *Plugin) propertySpecs(d *device) []plugin.PropertySpec {
 // precisionSpec is INFERENCE_PRECISION_HINT: f32 everywhere, f16 only on
 // devices with cl_khr_fp16; asking for f16 elsewhere names the device and
 // the missing extension.
-func precisionSpec(d *device) plugin.PropertySpec {
+func precisionSpec(d *device) driver.PropertySpec {
 	accepted := "f32"
 	if d.hasFP16() {
 		accepted = "f32, f16"
 	}
-	return plugin.PropertySpec{
-		Key: plugin.KeyInferencePrecisionHint, Mutable: true, Default: tensor.F32.String(),
+	return driver.PropertySpec{
+		Key: driver.KeyInferencePrecisionHint, Mutable: true, Default: tensor.F32.String(),
 		Accepted: accepted,
 		Parse: func(s string) (string, error) {
 			t, err := tensor.ParseElementType(s)
@@ -144,16 +144,16 @@ func precisionSpec(d *device) plugin.PropertySpec {
 	}
 }
 
-// optimalRequests is what plugin.PlanStreams plans for the device: 1 for
+// optimalRequests is what driver.PlanStreams plans for the device: 1 for
 // the latency hint, two requests per stream (one uploading while the other
 // computes) for the throughput hints, capped by NUM_REQUESTS.
-func optimalRequests(props *plugin.Properties, d *device) int {
+func optimalRequests(props *driver.Properties, d *device) int {
 	if props == nil {
 		return 1
 	}
-	cfg, err := plugin.ParseConfig(props)
+	cfg, err := driver.ParseConfig(props)
 	if err != nil {
 		return 1
 	}
-	return plugin.PlanStreams(cfg, deviceFacts(d)).Requests
+	return driver.PlanStreams(cfg, deviceFacts(d)).Requests
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // QueryModel maps the friendly name of every node of m that CompileModel
@@ -16,7 +16,7 @@ import (
 // passes as CompileModel and answers in m's node names through the fused
 // names the passes record. Bad props are an error, as in CompileModel.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
-	if err := plugin.CheckModelCall(ctx, "gpu", "query", m); err != nil {
+	if err := driver.CheckModelCall(ctx, "gpu", "query", m); err != nil {
 		return nil, err
 	}
 	d, cfg, err := p.target(props)
@@ -24,12 +24,12 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 		return nil, err
 	}
 	name := DeviceName
-	if _, ok := props[plugin.KeyDeviceID]; ok {
+	if _, ok := props[driver.KeyDeviceID]; ok {
 		name = d.name()
 	}
 	onodes, err := m.Nodes()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
 	}
 	origType := make(map[string]string, len(onodes))
 	for _, n := range onodes {
@@ -47,7 +47,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	_ = tm.InferShapes()
 	nodes, err := tm.Nodes()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
 	}
 	var hostParam []bool
 	for _, prm := range tm.Parameters {
@@ -70,7 +70,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	}
 	ok, err := fusion.QuerySupported(m, tm, supported)
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
 	}
 	out := make(map[string]string, len(ok))
 	for n, yes := range ok {

@@ -7,17 +7,17 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // InferRequest runs a GPU compiled model on its own tensors, command queue,
 // activation buffers and kernels. Methods are safe for concurrent use;
-// while Infer runs, SetTensor fails with plugin.ErrBusy.
+// while Infer runs, SetTensor fails with driver.ErrBusy.
 type InferRequest struct {
 	c *CompiledModel
 
-	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 
 	// Device resources, owned by the request (released by release).
 	queue  *cl.CommandQueue
@@ -52,7 +52,7 @@ func (st *planState) close() error {
 	return errors.Join(errs...)
 }
 
-var _ plugin.InferRequest = (*InferRequest)(nil)
+var _ driver.InferRequest = (*InferRequest)(nil)
 
 // newInferRequest creates the request's queue and, for a model with
 // static input shapes, the buffers and kernels of its plan; c.mu is held.
@@ -66,7 +66,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 		}
 		t, err := tensor.New(in.Type, s)
 		if err != nil {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: input %q: %w", in.Name, err)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: input %q: %w", in.Name, err)
 		}
 		r.core.IO.In[i] = t
 	}
@@ -80,7 +80,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 		qprops |= cl.CommandQueueProfilingEnable
 	}
 	if r.queue, err = c.ctx.val.CreateCommandQueue(c.dev.cl, qprops); err != nil {
-		return nil, plugin.Errorf(plugin.ErrDevice, "gpu: infer request of %q on %s: command queue: %w", c.model.Name, c.dev.name(), err)
+		return nil, driver.Errorf(driver.ErrDevice, "gpu: infer request of %q on %s: command queue: %w", c.model.Name, c.dev.name(), err)
 	}
 	if c.static != nil {
 		if _, err := r.state(c.static); err != nil {
@@ -98,7 +98,7 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 	}
 	c := r.c
 	fail := func(what string, err error) error {
-		return plugin.Errorf(plugin.ErrDevice, "gpu: infer request of %q on %s: %s: %w", c.model.Name, c.dev.name(), what, err)
+		return driver.Errorf(driver.ErrDevice, "gpu: infer request of %q on %s: %s: %w", c.model.Name, c.dev.name(), what, err)
 	}
 	st := &planState{}
 	defer func() {
@@ -220,7 +220,7 @@ type runState struct {
 	wait     time.Duration
 }
 
-// Stages implements plugin.Stager. On the task executor: preprocess
+// Stages implements driver.Stager. On the task executor: preprocess
 // (snapshot the bindings, find or build the plan of their shapes) and
 // enqueue (uploads, kernels and downloads, all non-blocking, then a flush);
 // on the wait executor: wait (for the last event, so the task executor is
@@ -229,19 +229,19 @@ type runState struct {
 // stages in order. A stage that fails drains the queue and releases the
 // inference's events; if a run is abandoned between stages (cancelled),
 // the next run or Close drains it.
-func (r *InferRequest) Stages() []plugin.Stage {
+func (r *InferRequest) Stages() []driver.Stage {
 	s := &runState{}
-	return []plugin.Stage{
-		{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
-		{Name: "enqueue", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.abortOnError(s, r.enqueue(ctx, s)) }},
-		{Name: "wait", Executor: plugin.ExecutorWait, Run: func(ctx context.Context) error { return r.abortOnError(s, r.wait(ctx, s)) }},
-		{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.abortOnError(s, r.postprocess(s)) }},
+	return []driver.Stage{
+		{Name: "preprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
+		{Name: "enqueue", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.abortOnError(s, r.enqueue(ctx, s)) }},
+		{Name: "wait", Executor: driver.ExecutorWait, Run: func(ctx context.Context) error { return r.abortOnError(s, r.wait(ctx, s)) }},
+		{Name: "postprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.abortOnError(s, r.postprocess(s)) }},
 	}
 }
 
 // fail wraps a device error of an inference.
 func (r *InferRequest) fail(what string, err error) error {
-	return plugin.Errorf(plugin.ErrDevice, "gpu: infer %q on %s: %s: %w", r.c.model.Name, r.c.dev.name(), what, err)
+	return driver.Errorf(driver.ErrDevice, "gpu: infer %q on %s: %s: %w", r.c.model.Name, r.c.dev.name(), what, err)
 }
 
 // preprocess snapshots the bindings and finds (or builds) the plan of the
@@ -280,12 +280,12 @@ func (r *InferRequest) postprocess(s *runState) error {
 	for i := range results {
 		if s.userOut[i] && results[i] != s.outputs[i] {
 			if err := s.outputs[i].CopyFrom(results[i]); err != nil {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: infer %q: output %q: %w", c.model.Name, c.core.Output(i).Name, err)
+				return driver.Errorf(driver.ErrInvalidArgument, "gpu: infer %q: output %q: %w", c.model.Name, c.core.Output(i).Name, err)
 			}
 			results[i] = s.outputs[i]
 		}
 	}
-	var prof []plugin.ProfilingInfo
+	var prof []driver.ProfilingInfo
 	if c.profiling {
 		var err error
 		prof, err = r.profile(s.pl, &s.evs, s.cpu, s.upload, s.execute, s.download, s.wait)
@@ -327,7 +327,7 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 	return err
 }
 
-// Abort implements plugin.Aborter: it drains an inference that stopped
+// Abort implements driver.Aborter: it drains an inference that stopped
 // between stages (its later stages skipped because ctx was done), so that
 // no command of it is left on the device when the run's error is reported.
 func (r *InferRequest) Abort() error {
@@ -368,18 +368,18 @@ func (r *InferRequest) drain(s *runState) error {
 
 // profile turns the events of one inference into per-kernel entries (device
 // time from OpenCL event profiling) followed by the stages.
-func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, upload, execute, download, wait time.Duration) ([]plugin.ProfilingInfo, error) {
-	var prof []plugin.ProfilingInfo
+func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, upload, execute, download, wait time.Duration) ([]driver.ProfilingInfo, error) {
+	var prof []driver.ProfilingInfo
 	k := 0
 	for i, l := range pl.launches {
-		e := plugin.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: plugin.OptimizedOut}
+		e := driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: driver.OptimizedOut}
 		if l.n != 0 {
 			p, err := evs.kernels[k].Profile()
 			if err != nil {
 				return nil, err
 			}
 			k++
-			e.Status, e.RealTime, e.CPUTime = plugin.Executed, max(p.Duration(), 0), cpu[i]
+			e.Status, e.RealTime, e.CPUTime = driver.Executed, max(p.Duration(), 0), cpu[i]
 		}
 		prof = append(prof, e)
 	}
@@ -392,7 +392,7 @@ func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, uploa
 			}
 			dev += max(p.Duration(), 0)
 		}
-		prof = append(prof, plugin.ProfilingInfo{NodeName: name, NodeType: "Stage", ExecType: "opencl", Status: plugin.Executed, RealTime: dev, CPUTime: host})
+		prof = append(prof, driver.ProfilingInfo{NodeName: name, NodeType: "Stage", ExecType: "opencl", Status: driver.Executed, RealTime: dev, CPUTime: host})
 		return nil
 	}
 	if err := stage("upload", evs.upload, upload); err != nil {
@@ -404,29 +404,29 @@ func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, uploa
 	if err := stage("download", evs.download, download); err != nil {
 		return nil, err
 	}
-	prof = append(prof, plugin.ProfilingInfo{NodeName: "wait", NodeType: "Stage", ExecType: "clWaitForEvents", Status: plugin.Executed, RealTime: wait, CPUTime: wait})
+	prof = append(prof, driver.ProfilingInfo{NodeName: "wait", NodeType: "Stage", ExecType: "clWaitForEvents", Status: driver.Executed, RealTime: wait, CPUTime: wait})
 	return prof, nil
 }
 
 // ProfilingInfo returns per-kernel entries and the upload, execute,
 // download and wait stages of the last Infer when ENABLE_PROFILING is on.
-func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
+func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo {
 	return r.core.ProfilingInfo()
 }
 
 // Close releases the request's queue, buffers and kernels. It fails with
-// plugin.ErrBusy while Infer runs and is idempotent.
+// driver.ErrBusy while Infer runs and is idempotent.
 func (r *InferRequest) Close() error {
 	r.core.Mu.Lock()
 	if r.core.Busy {
 		r.core.Mu.Unlock()
-		return fmt.Errorf("gpu: close infer request: %w", plugin.ErrBusy)
+		return fmt.Errorf("gpu: close infer request: %w", driver.ErrBusy)
 	}
 	err := r.releaseLocked()
 	r.core.Mu.Unlock()
 	r.c.forget(r)
 	if err != nil {
-		return plugin.Errorf(plugin.ErrDevice, "gpu: close infer request: %w", err)
+		return driver.Errorf(driver.ErrDevice, "gpu: close infer request: %w", err)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -170,7 +170,7 @@ func (r *InferRequest) download(s *runState) error {
 		default:
 			t, err := tensor.New(sl.typ, sl.shape)
 			if err != nil {
-				return plugin.Errorf(plugin.ErrResourceExhausted, "gpu: infer %q: output %q: %w", c.model.Name, c.Outputs()[i].Name, err)
+				return driver.Errorf(driver.ErrResourceExhausted, "gpu: infer %q: output %q: %w", c.model.Name, c.Outputs()[i].Name, err)
 			}
 			s.staged[i] = t
 		}

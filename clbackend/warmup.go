@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -43,7 +43,7 @@ func (c *CompiledModel) warmUp(ctx context.Context) error {
 		t, err := tensor.New(c.core.Input(i).Type, s)
 		if err != nil {
 			_ = r.Close()
-			return plugin.Errorf(plugin.ErrInvalidArgument, "gpu: warm-up input %q: %w", c.core.Input(i).Name, err)
+			return driver.Errorf(driver.ErrInvalidArgument, "gpu: warm-up input %q: %w", c.core.Input(i).Name, err)
 		}
 		r.core.IO.In[i] = t
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/faultinject"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -26,7 +26,7 @@ func dynamicReluModel() *graph.Model {
 // static input shapes and for the probe shape of a dynamic one; the
 // warm-up's times stay out of the runtime model's PERF_COUNTER; and a
 // launch that fails in the warm-up fails the compilation with
-// plugin.ErrDevice naming the call.
+// driver.ErrDevice naming the call.
 func TestCompileWarmsUp(t *testing.T) {
 	p := newGPU(t)
 	cases := []struct {
@@ -36,7 +36,7 @@ func TestCompileWarmsUp(t *testing.T) {
 		{"Static", func() *graph.Model { return chainModel(t) }},
 		{"DynamicDim", dynamicReluModel},
 	}
-	props := map[string]string{plugin.KeyEnableProfiling: "YES"}
+	props := map[string]string{driver.KeyEnableProfiling: "YES"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			faultinject.ArmMatching("clEnqueueNDRangeKernel", 0, 0)
@@ -62,7 +62,7 @@ func TestCompileWarmsUp(t *testing.T) {
 			assert.NoError(t, cm.Close())
 		}
 		require.Error(t, err)
-		assert.ErrorIs(t, err, plugin.ErrDevice)
+		assert.ErrorIs(t, err, driver.ErrDevice)
 		assert.Contains(t, err.Error(), "warm-up")
 		assert.Contains(t, err.Error(), "clEnqueueNDRangeKernel")
 	})

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -17,7 +17,7 @@ import (
 
 // exhausted is the error of a node whose output takes the budget over.
 func exhausted(model string, n *graph.Node, out tensor.Shape, typ tensor.ElementType, bytes, live, max int64) error {
-	return plugin.Errorf(plugin.ErrResourceExhausted,
+	return driver.Errorf(driver.ErrResourceExhausted,
 		"cpu: %q: node %q (%s): its output %v%v takes %s, and the inference would hold %s, over MAX_HOST_MEMORY=%s; raise MAX_HOST_MEMORY or feed smaller inputs",
 		model, n.Name, n.OpType, typ, out, tensor.FormatBytes(bytes), tensor.FormatBytes(live), tensor.FormatBytes(max))
 }
@@ -33,7 +33,7 @@ func staticBytes(model string, o graph.Output) (n int64, ok bool, err error) {
 	t := o.Node.Outputs[o.Index].Type
 	b, fits := s.Bytes(t)
 	if !fits {
-		return 0, false, plugin.Errorf(plugin.ErrResourceExhausted, "cpu: %q: node %q (%s): its output %v%v has more bytes than int64 counts",
+		return 0, false, driver.Errorf(driver.ErrResourceExhausted, "cpu: %q: node %q (%s): its output %v%v has more bytes than int64 counts",
 			model, o.Node.Name, o.Node.OpType, t, s)
 	}
 	return b, true, nil
@@ -82,7 +82,7 @@ func (c *CompiledModel) checkStaticPeak(max int64) error {
 // tensor.AllocLimit is ErrResourceExhausted naming the node.
 func stepError(model string, st *step, err error) error {
 	if errors.Is(err, tensor.ErrTooLarge) {
-		return plugin.Errorf(plugin.ErrResourceExhausted, "cpu: infer %q: %w; feed smaller inputs", model, err)
+		return driver.Errorf(driver.ErrResourceExhausted, "cpu: infer %q: %w; feed smaller inputs", model, err)
 	}
-	return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: %w", model, err)
+	return driver.Errorf(driver.ErrInvalidArgument, "cpu: infer %q: %w", model, err)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -37,10 +37,10 @@ func expandModel(static tensor.Shape) *graph.Model {
 func TestMaxHostMemory(t *testing.T) {
 	p := newTestPlugin(t)
 	defer p.Close()
-	props := map[string]string{plugin.KeyMaxHostMemory: "1MiB"}
+	props := map[string]string{driver.KeyMaxHostMemory: "1MiB"}
 
 	_, err := p.CompileModel(context.Background(), expandModel(tensor.Shape{256, 512}), props)
-	require.ErrorIs(t, err, plugin.ErrResourceExhausted)
+	require.ErrorIs(t, err, driver.ErrResourceExhausted)
 	assert.ErrorContains(t, err, `node "relu"`)
 	assert.ErrorContains(t, err, "f32[256,512] takes 512.0 KiB")
 	assert.ErrorContains(t, err, "would hold 1.0 MiB, over MAX_HOST_MEMORY=1.0 MiB")
@@ -59,7 +59,7 @@ func TestMaxHostMemory(t *testing.T) {
 	require.NoError(t, r.SetTensor("x", x))
 	require.NoError(t, r.SetTensor("shape", nnI64(tensor.Shape{2}, []int64{300, 512})))
 	err = r.Infer(context.Background())
-	require.ErrorIs(t, err, plugin.ErrResourceExhausted)
+	require.ErrorIs(t, err, driver.ErrResourceExhausted)
 	assert.ErrorContains(t, err, `node "relu"`)
 
 	require.NoError(t, r.SetTensor("shape", nnI64(tensor.Shape{2}, []int64{3, 4})))

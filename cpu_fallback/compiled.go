@@ -8,7 +8,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -27,7 +27,7 @@ type step struct {
 // share its constants read-only.
 type CompiledModel struct {
 	model     *graph.Model
-	core      plugin.ModelCore // ports, properties, closed, profiled times
+	core      driver.ModelCore // ports, properties, closed, profiled times
 	profiling bool
 
 	steps     []step
@@ -39,17 +39,17 @@ type CompiledModel struct {
 	maxHost    int64 // MAX_HOST_MEMORY
 	constBytes int64 // the constants' bytes, held by every inference
 
-	async plugin.AsyncSupport // executors and running requests; see stages.go
+	async driver.AsyncSupport // executors and running requests; see stages.go
 }
 
-var _ plugin.CompiledModel = (*CompiledModel)(nil)
+var _ driver.CompiledModel = (*CompiledModel)(nil)
 
 // compile builds the plan for a clone of m under configuration cfg.
-func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Properties) (*CompiledModel, error) {
+func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *driver.Properties) (*CompiledModel, error) {
 	model := m.Clone()
 	nodes, err := model.Nodes()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "cpu: compile model %q: %w", m.Name, err)
 	}
 	for _, n := range nodes {
 		if !p.supports(n) {
@@ -57,24 +57,24 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 			if n.Domain != "" {
 				op = n.Domain + "." + op
 			}
-			return nil, plugin.Errorf(plugin.ErrUnsupported, "cpu: compile model %q: node %q: op %s has no CPU kernel", m.Name, n.Name, op)
+			return nil, driver.Errorf(driver.ErrUnsupported, "cpu: compile model %q: node %q: op %s has no CPU kernel", m.Name, n.Name, op)
 		}
 	}
 	if err := model.InferShapes(); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "cpu: compile model %q: %w", m.Name, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("cpu: compile: %w", err)
 	}
 	cm := &CompiledModel{model: model, consts: map[int]*tensor.Tensor{}}
 	props := cfg.Extend(
-		plugin.ReadOnlySpec(plugin.KeyNetworkName, m.Name),
-		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg))),
-		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, DeviceName),
-		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
+		driver.ReadOnlySpec(driver.KeyNetworkName, m.Name),
+		driver.ReadOnlySpec(driver.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg))),
+		driver.ReadOnlySpec(driver.KeyExecutionDevices, DeviceName),
+		driver.ReadOnlySpec(driver.KeyLoadedFromCache, "NO"),
 	)
 	cm.core.Init("cpu", model, props)
-	conf, err := plugin.ParseConfig(props)
+	conf, err := driver.ParseConfig(props)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: compile: %w", err)
 	}
@@ -103,7 +103,7 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 		case graph.OpParameter, graph.OpResult:
 		case graph.OpConstant:
 			if n.Value == nil {
-				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: constant %q has no value", m.Name, n.Name)
+				return nil, driver.Errorf(driver.ErrInvalidArgument, "cpu: compile model %q: constant %q has no value", m.Name, n.Name)
 			}
 			// Converted once here, shared read-only by every request.
 			cm.consts[st.out[0]] = n.Value.Contiguous()
@@ -132,7 +132,7 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 	}
 	for _, n := range model.Results {
 		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: compile model %q: result %q has no input", m.Name, n.Name)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "cpu: compile model %q: result %q has no input", m.Name, n.Name)
 		}
 		cm.resultIn = append(cm.resultIn, slots[n.Inputs[0]])
 	}
@@ -146,10 +146,10 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *plugin.Propert
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return c.core.Inputs() }
+func (c *CompiledModel) Inputs() []driver.PortInfo { return c.core.Inputs() }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return c.core.Outputs() }
+func (c *CompiledModel) Outputs() []driver.PortInfo { return c.core.Outputs() }
 
 // Property returns the compiled model's configuration or a read-only fact
 // (NETWORK_NAME, OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES).
@@ -157,7 +157,7 @@ func (c *CompiledModel) Property(key string) (string, error) { return c.core.Pro
 
 // CreateInferRequest returns a new request. Inputs with static shapes start
 // bound to zero tensors.
-func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}

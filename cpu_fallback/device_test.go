@@ -14,12 +14,12 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/devicetest"
 )
 
-func newTestPlugin(t *testing.T) plugin.Plugin {
+func newTestPlugin(t *testing.T) driver.Plugin {
 	p, err := New()
 	require.NoError(t, err)
 	return p
@@ -30,10 +30,10 @@ func TestDeviceSuite(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	assert.Contains(t, plugin.Devices(), "CPU")
-	core := plugin.NewCore()
+	assert.Contains(t, driver.Devices(), "CPU")
+	core := driver.NewCore()
 	defer core.Close()
-	name, err := core.Property("CPU", plugin.KeyFullDeviceName)
+	name, err := core.Property("CPU", driver.KeyFullDeviceName)
 	require.NoError(t, err)
 	assert.NotEmpty(t, name)
 }
@@ -122,7 +122,7 @@ func TestCompileAndInfer(t *testing.T) {
 	defer p.Close()
 	// The checks below name the model's own nodes, so run it unfused;
 	// TestFusedRuntimeModel covers the fused plan.
-	cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
+	cm, err := p.CompileModel(context.Background(), m, driver.Props(driver.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	defer cm.Close()
 	assert.Equal(t, before, nnDump(t, m), "user's model must be unchanged by compile")
@@ -133,9 +133,9 @@ func TestCompileAndInfer(t *testing.T) {
 	assert.Equal(t, "y", cm.Outputs()[0].Name)
 	assert.Equal(t, "[1,5]", cm.Outputs()[0].Shape.String())
 	for key, want := range map[string]string{
-		plugin.KeyNetworkName:                  "net",
-		plugin.KeyExecutionDevices:             "CPU",
-		plugin.KeyOptimalNumberOfInferRequests: "1",
+		driver.KeyNetworkName:                  "net",
+		driver.KeyExecutionDevices:             "CPU",
+		driver.KeyOptimalNumberOfInferRequests: "1",
 	} {
 		got, err := cm.Property(key)
 		require.NoError(t, err, key)
@@ -193,21 +193,21 @@ func TestProfiling(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
 	defer p.Close()
-	cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithProfiling(true), plugin.WithDisableTransformations(true)))
+	cm, err := p.CompileModel(context.Background(), m, driver.Props(driver.WithProfiling(true), driver.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	require.NoError(t, req.SetTensor("x", reftest.RandF32(rng, 1, 3, 8, 8)))
 	require.NoError(t, req.Infer(context.Background()))
 	prof := req.ProfilingInfo()
-	byName := map[string]plugin.ProfilingInfo{}
+	byName := map[string]driver.ProfilingInfo{}
 	for _, e := range prof {
 		byName[e.NodeName] = e
 	}
 	for _, op := range []string{"conv", "relu", "gap", "flat", "fc"} {
 		e, ok := byName[op]
 		if assert.True(t, ok, "profile entry for %s", op) {
-			assert.Equal(t, plugin.Executed, e.Status)
+			assert.Equal(t, driver.Executed, e.Status)
 		}
 	}
 	assert.Equal(t, "ref_conv_gonum", byName["conv"].ExecType)
@@ -229,7 +229,7 @@ func TestUnsupportedOp(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.CompileModel(context.Background(), m, nil)
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, plugin.ErrUnsupported), "%v", err)
+	assert.True(t, errors.Is(err, driver.ErrUnsupported), "%v", err)
 	assert.Contains(t, err.Error(), "weird_node")
 	assert.Contains(t, err.Error(), "NoSuchOp")
 
@@ -253,27 +253,27 @@ func TestQueryModel(t *testing.T) {
 	}
 	assert.Equal(t, want, q)
 	_, err = p.QueryModel(context.Background(), m, map[string]string{"NO_SUCH_KEY": "1"})
-	assert.ErrorIs(t, err, plugin.ErrNotFound)
+	assert.ErrorIs(t, err, driver.ErrNotFound)
 }
 
 func TestPrecisionHint(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
-	require.NoError(t, p.SetProperties(map[string]string{plugin.KeyInferencePrecisionHint: "f32"}))
-	err = p.SetProperties(map[string]string{plugin.KeyInferencePrecisionHint: "f16"})
+	require.NoError(t, p.SetProperties(map[string]string{driver.KeyInferencePrecisionHint: "f32"}))
+	err = p.SetProperties(map[string]string{driver.KeyInferencePrecisionHint: "f16"})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "f32")
-	for _, key := range []string{plugin.KeyAvailableDevices, plugin.KeyDeviceArchitecture, plugin.KeyOptimizationCapabilities,
-		plugin.KeyRangeForAsyncInferRequests, plugin.KeyRangeForStreams, plugin.KeyOptimalNumberOfInferRequests, plugin.KeySupportedProperties} {
+	for _, key := range []string{driver.KeyAvailableDevices, driver.KeyDeviceArchitecture, driver.KeyOptimizationCapabilities,
+		driver.KeyRangeForAsyncInferRequests, driver.KeyRangeForStreams, driver.KeyOptimalNumberOfInferRequests, driver.KeySupportedProperties} {
 		v, err := p.Property(key)
 		require.NoError(t, err, key)
 		assert.NotEmpty(t, v, key)
 	}
-	v, _ := p.Property(plugin.KeyAvailableDevices)
+	v, _ := p.Property(driver.KeyAvailableDevices)
 	assert.Equal(t, "CPU", v)
-	_, err = p.Property(plugin.KeyDeviceType)
-	assert.ErrorIs(t, err, plugin.ErrNotFound)
+	_, err = p.Property(driver.KeyDeviceType)
+	assert.ErrorIs(t, err, driver.ErrNotFound)
 }
 
 func TestDynamicBatch(t *testing.T) {
@@ -291,7 +291,7 @@ func TestDynamicBatch(t *testing.T) {
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	err = req.Infer(context.Background())
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument, "dynamic input without a tensor")
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument, "dynamic input without a tensor")
 	for _, s := range []tensor.Shape{{1, 3, 4, 5}, {3, 3, 2, 2}} {
 		in := reftest.RandF32(rng, s...)
 		require.NoError(t, req.SetTensor("x", in))
@@ -326,7 +326,7 @@ func TestPlanReleasesIntermediates(t *testing.T) {
 	m, _ := buildNet(reftest.RNG(12))
 	p, err := New()
 	require.NoError(t, err)
-	pcm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
+	pcm, err := p.CompileModel(context.Background(), m, driver.Props(driver.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	cm := pcm.(*CompiledModel)
 	freedAt := map[int]string{}
@@ -413,7 +413,7 @@ func TestFusedRuntimeModel(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 
-	run := func(props map[string]string) (*tensor.Tensor, plugin.CompiledModel) {
+	run := func(props map[string]string) (*tensor.Tensor, driver.CompiledModel) {
 		cm, err := p.CompileModel(context.Background(), m, props)
 		require.NoError(t, err)
 		t.Cleanup(func() { cm.Close() })
@@ -427,7 +427,7 @@ func TestFusedRuntimeModel(t *testing.T) {
 		return out, cm
 	}
 	fused, cm := run(nil)
-	plain, _ := run(plugin.Props(plugin.WithDisableTransformations(true)))
+	plain, _ := run(driver.Props(driver.WithDisableTransformations(true)))
 	reftest.AssertClose(t, plain.Float64s(), fused, 1e-5)
 
 	rm, err := cm.RuntimeModel()

@@ -8,12 +8,12 @@
 //
 //	import _ "github.com/clinfer/clinfer/cpu_fallback"
 //
-//	core := plugin.NewCore()
+//	core := driver.NewCore()
 //	cm, err := core.CompileModel(ctx, model, "CPU", nil)
 //
 // CompileModel clones the model, runs shape inference, checks that every
 // node has a kernel (an op without one is an error wrapping
-// plugin.ErrUnsupported that names the node and op) and builds a plan: the
+// driver.ErrUnsupported that names the node and op) and builds a plan: the
 // nodes in topological order, each bound to its kernel, with per-value
 // liveness so intermediate tensors are released after their last reader.
 // Inference requests run the plan on host tensors; kernels compute output

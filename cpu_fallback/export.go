@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // graphSection is the blob section holding the transformed graph.
@@ -14,8 +14,8 @@ const graphSection = "graph"
 
 // Interface checks.
 var (
-	_ plugin.Exporter = (*CompiledModel)(nil)
-	_ plugin.Importer = (*Plugin)(nil)
+	_ driver.Exporter = (*CompiledModel)(nil)
+	_ driver.Importer = (*Plugin)(nil)
 )
 
 // Export writes the compiled model: the shared blob header (device,
@@ -27,37 +27,37 @@ func (c *CompiledModel) Export(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return plugin.WriteBlob(w, &plugin.Blob{
-		Header:   c.core.Header(DeviceName, deviceArchitecture(), plugin.ExportConfig(c.core.Props())),
-		Sections: []plugin.BlobSection{{Name: graphSection, Data: enc}},
+	return driver.WriteBlob(w, &driver.Blob{
+		Header:   c.core.Header(DeviceName, deviceArchitecture(), driver.ExportConfig(c.core.Props())),
+		Sections: []driver.BlobSection{{Name: graphSection, Data: enc}},
 	})
 }
 
 // ImportModel rebuilds a compiled model that CompiledModel.Export wrote. A
 // blob of another format version or CPU architecture is an error wrapping
-// plugin.ErrIncompatible that names both values; a truncated or damaged one
-// wraps plugin.ErrCorrupt. props override the exported configuration. The
+// driver.ErrIncompatible that names both values; a truncated or damaged one
+// wraps driver.ErrCorrupt. props override the exported configuration. The
 // imported model reports LOADED_FROM_CACHE=YES.
-func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (cm plugin.CompiledModel, err error) {
+func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (cm driver.CompiledModel, err error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("cpu: import: %w", err)
 	}
-	blob, err := plugin.ReadBlob(r, DeviceName, deviceArchitecture())
+	blob, err := driver.ReadBlob(r, DeviceName, deviceArchitecture())
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	data, ok := blob.Section(graphSection)
 	if !ok {
-		return nil, plugin.Errorf(plugin.ErrCorrupt, "cpu: import: the compiled model has no %q section", graphSection)
+		return nil, driver.Errorf(driver.ErrCorrupt, "cpu: import: the compiled model has no %q section", graphSection)
 	}
 	m := &graph.Model{}
 	if err := m.UnmarshalBinary(data); err != nil {
-		return nil, plugin.Errorf(plugin.ErrCorrupt, "cpu: import: %w", err)
+		return nil, driver.Errorf(driver.ErrCorrupt, "cpu: import: %w", err)
 	}
-	cfg, err := plugin.ImportConfig(p.core.Props(), blob.Header, props)
+	cfg, err := driver.ImportConfig(p.core.Props(), blob.Header, props)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
@@ -65,7 +65,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	// graph no compiler produced; building its plan must not panic.
 	defer func() {
 		if r := recover(); r != nil {
-			cm, err = nil, plugin.Errorf(plugin.ErrCorrupt, "cpu: import model %q: bad graph: %v", m.Name, r)
+			cm, err = nil, driver.Errorf(driver.ErrCorrupt, "cpu: import model %q: bad graph: %v", m.Name, r)
 		}
 	}()
 	c, err := compile(ctx, p, m, cfg)
@@ -73,15 +73,15 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("cpu: import: %w", ctx.Err())
 		}
-		return nil, plugin.Errorf(plugin.ErrCorrupt, "cpu: import: %w", err)
+		return nil, driver.Errorf(driver.ErrCorrupt, "cpu: import: %w", err)
 	}
-	if err := plugin.CheckPorts("input", blob.Header.Inputs, c.core.Inputs()); err != nil {
+	if err := driver.CheckPorts("input", blob.Header.Inputs, c.core.Inputs()); err != nil {
 		return nil, fmt.Errorf("cpu: %w", errorsJoinClose(err, c))
 	}
-	if err := plugin.CheckPorts("output", blob.Header.Outputs, c.core.Outputs()); err != nil {
+	if err := driver.CheckPorts("output", blob.Header.Outputs, c.core.Outputs()); err != nil {
 		return nil, fmt.Errorf("cpu: %w", errorsJoinClose(err, c))
 	}
-	c.core.SetProps(c.core.Props().Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES")))
+	c.core.SetProps(c.core.Props().Extend(driver.ReadOnlySpec(driver.KeyLoadedFromCache, "YES")))
 	return c, nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -34,7 +34,7 @@ func exportCases() []exportCase {
 	return []exportCase{
 		{name: "fused net", model: net, inputs: netInputs},
 		{name: "unfused net with profiling", model: net, inputs: netInputs,
-			props: plugin.Props(plugin.WithDisableTransformations(true), plugin.WithProfiling(true))},
+			props: driver.Props(driver.WithDisableTransformations(true), driver.WithProfiling(true))},
 		{name: "parameter to result", model: func() *graph.Model {
 			x := graph.NewParameter("in", tensor.I64, graph.PartialShape{RankKnown: true, Dims: []graph.Dim{graph.DynamicDim("n"), graph.StaticDim(2)}})
 			return graph.NewModel("identity", []*graph.Node{x}, []*graph.Node{graph.NewResult("out", x.Out(0))})
@@ -50,7 +50,7 @@ func exportCases() []exportCase {
 }
 
 // runOnce infers once and returns every output's raw bytes by name.
-func runOnce(t *testing.T, cm plugin.CompiledModel, inputs map[string]*tensor.Tensor) map[string][]byte {
+func runOnce(t *testing.T, cm driver.CompiledModel, inputs map[string]*tensor.Tensor) map[string][]byte {
 	t.Helper()
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -68,23 +68,23 @@ func runOnce(t *testing.T, cm plugin.CompiledModel, inputs map[string]*tensor.Te
 	return out
 }
 
-func exportBlob(t *testing.T, cm plugin.CompiledModel) []byte {
+func exportBlob(t *testing.T, cm driver.CompiledModel) []byte {
 	t.Helper()
-	ex, ok := cm.(plugin.Exporter)
-	require.True(t, ok, "CPU compiled model must implement plugin.Exporter")
+	ex, ok := cm.(driver.Exporter)
+	require.True(t, ok, "CPU compiled model must implement driver.Exporter")
 	var buf bytes.Buffer
 	require.NoError(t, ex.Export(&buf))
 	return buf.Bytes()
 }
 
-func prop(t *testing.T, cm plugin.CompiledModel, key string) string {
+func prop(t *testing.T, cm driver.CompiledModel, key string) string {
 	t.Helper()
 	v, err := cm.Property(key)
 	require.NoError(t, err, key)
 	return v
 }
 
-func layerTypes(t *testing.T, cm plugin.CompiledModel) []string {
+func layerTypes(t *testing.T, cm driver.CompiledModel) []string {
 	t.Helper()
 	rm, err := cm.RuntimeModel()
 	require.NoError(t, err)
@@ -115,9 +115,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 			assert.Equal(t, cm.Inputs(), im.Inputs())
 			assert.Equal(t, cm.Outputs(), im.Outputs())
-			assert.Equal(t, "NO", prop(t, cm, plugin.KeyLoadedFromCache))
-			assert.Equal(t, "YES", prop(t, im, plugin.KeyLoadedFromCache))
-			for _, k := range []string{plugin.KeyNetworkName, plugin.KeyEnableProfiling, plugin.KeyDisableTransformations, plugin.KeyPerformanceHint} {
+			assert.Equal(t, "NO", prop(t, cm, driver.KeyLoadedFromCache))
+			assert.Equal(t, "YES", prop(t, im, driver.KeyLoadedFromCache))
+			for _, k := range []string{driver.KeyNetworkName, driver.KeyEnableProfiling, driver.KeyDisableTransformations, driver.KeyPerformanceHint} {
 				assert.Equal(t, prop(t, cm, k), prop(t, im, k), "property %s survives export", k)
 			}
 			assert.Equal(t, layerTypes(t, cm), layerTypes(t, im), "import rebuilds the same plan")
@@ -135,17 +135,17 @@ func TestImportPropsOverride(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	m, _ := buildNet(rand.New(rand.NewPCG(1, 1)))
-	cm, err := p.CompileModel(ctx, m, plugin.Props(plugin.WithProfiling(true)))
+	cm, err := p.CompileModel(ctx, m, driver.Props(driver.WithProfiling(true)))
 	require.NoError(t, err)
 	defer cm.Close()
 	blob := exportBlob(t, cm)
-	im, err := p.ImportModel(ctx, bytes.NewReader(blob), plugin.Props(plugin.WithProfiling(false)))
+	im, err := p.ImportModel(ctx, bytes.NewReader(blob), driver.Props(driver.WithProfiling(false)))
 	require.NoError(t, err)
 	defer im.Close()
-	assert.Equal(t, "NO", prop(t, im, plugin.KeyEnableProfiling))
+	assert.Equal(t, "NO", prop(t, im, driver.KeyEnableProfiling))
 
 	_, err = p.ImportModel(ctx, bytes.NewReader(blob), map[string]string{"NO_SUCH_KEY": "1"})
-	require.ErrorIs(t, err, plugin.ErrNotFound)
+	require.ErrorIs(t, err, driver.ErrNotFound)
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
@@ -156,13 +156,13 @@ func TestImportPropsOverride(t *testing.T) {
 // retag rewrites a valid blob through f and writes it back with valid
 // checksums: the tampering a corrupt disk cannot do, but another build or
 // another machine does.
-func retag(t *testing.T, blob []byte, f func(b *plugin.Blob)) []byte {
+func retag(t *testing.T, blob []byte, f func(b *driver.Blob)) []byte {
 	t.Helper()
-	b, err := plugin.ReadBlob(bytes.NewReader(blob), DeviceName, deviceArchitecture())
+	b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, deviceArchitecture())
 	require.NoError(t, err)
 	f(b)
 	var buf bytes.Buffer
-	require.NoError(t, plugin.WriteBlob(&buf, b))
+	require.NoError(t, driver.WriteBlob(&buf, b))
 	return buf.Bytes()
 }
 
@@ -183,27 +183,27 @@ func TestImportRejectsIncompatible(t *testing.T) {
 	arch := deviceArchitecture()
 
 	otherVersion := bytes.Clone(blob)
-	binary.LittleEndian.PutUint32(otherVersion[8:], plugin.ExportFormatVersion+1)
+	binary.LittleEndian.PutUint32(otherVersion[8:], driver.ExportFormatVersion+1)
 
 	cases := []struct {
 		name string
 		blob []byte
 		want []string
 	}{
-		{"other architecture", retag(t, blob, func(b *plugin.Blob) { b.Header.Architecture = "riscv64 v" }),
+		{"other architecture", retag(t, blob, func(b *driver.Blob) { b.Header.Architecture = "riscv64 v" }),
 			[]string{`"riscv64 v"`, `"` + arch + `"`}},
-		{"other device", retag(t, blob, func(b *plugin.Blob) { b.Header.Device = "GPU" }),
+		{"other device", retag(t, blob, func(b *driver.Blob) { b.Header.Device = "GPU" }),
 			[]string{`"GPU"`, `"CPU"`}},
 		{"other format version", otherVersion,
 			[]string{"version 2", "reads version 1"}},
-		{"unknown property", retag(t, blob, func(b *plugin.Blob) { b.Header.Config["GPU_ONLY_KEY"] = "1" }),
+		{"unknown property", retag(t, blob, func(b *driver.Blob) { b.Header.Config["GPU_ONLY_KEY"] = "1" }),
 			[]string{"GPU_ONLY_KEY"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := p.ImportModel(context.Background(), bytes.NewReader(tc.blob), nil)
-			require.ErrorIs(t, err, plugin.ErrIncompatible)
-			require.ErrorIs(t, err, plugin.ErrInvalidArgument)
+			require.ErrorIs(t, err, driver.ErrIncompatible)
+			require.ErrorIs(t, err, driver.ErrInvalidArgument)
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
 			}
@@ -221,7 +221,7 @@ func TestImportCorrupt(t *testing.T) {
 	t.Run("truncated", func(t *testing.T) {
 		for n := range len(blob) {
 			_, err := p.ImportModel(ctx, bytes.NewReader(blob[:n]), nil)
-			require.ErrorIs(t, err, plugin.ErrCorrupt, "prefix of %d of %d bytes", n, len(blob))
+			require.ErrorIs(t, err, driver.ErrCorrupt, "prefix of %d of %d bytes", n, len(blob))
 		}
 	})
 	t.Run("every byte flipped", func(t *testing.T) {
@@ -235,13 +235,13 @@ func TestImportCorrupt(t *testing.T) {
 	})
 	bad := []struct {
 		name string
-		f    func(b *plugin.Blob)
+		f    func(b *driver.Blob)
 		want string
 	}{
-		{"no graph section", func(b *plugin.Blob) { b.Sections = nil }, `no "graph" section`},
-		{"graph not decodable", func(b *plugin.Blob) { b.Sections[0].Data = []byte("garbage") }, "bad model encoding"},
-		{"ports disagree", func(b *plugin.Blob) { b.Header.Inputs[0].Name = "renamed" }, "renamed"},
-		{"unknown op", func(b *plugin.Blob) {
+		{"no graph section", func(b *driver.Blob) { b.Sections = nil }, `no "graph" section`},
+		{"graph not decodable", func(b *driver.Blob) { b.Sections[0].Data = []byte("garbage") }, "bad model encoding"},
+		{"ports disagree", func(b *driver.Blob) { b.Header.Inputs[0].Name = "renamed" }, "renamed"},
+		{"unknown op", func(b *driver.Blob) {
 			x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(1))
 			n := graph.NewNode("NoSuchOp", "bad", []graph.Output{x.Out(0)}, nil, 1)
 			m := graph.NewModel("bad", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", n.Out(0))})
@@ -253,7 +253,7 @@ func TestImportCorrupt(t *testing.T) {
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := p.ImportModel(ctx, bytes.NewReader(retag(t, blob, tc.f)), nil)
-			require.ErrorIs(t, err, plugin.ErrCorrupt)
+			require.ErrorIs(t, err, driver.ErrCorrupt)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -273,18 +273,18 @@ func blobFiles(t *testing.T, dir string) []string {
 func TestModelCache(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "cache")
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	m, _ := buildNet(rand.New(rand.NewPCG(13, 14)))
 	in := map[string]*tensor.Tensor{"x": reftest.RandF32(rand.New(rand.NewPCG(15, 16)), 1, 3, 8, 8)}
-	props := plugin.Props(plugin.WithCacheDir(dir))
+	props := driver.Props(driver.WithCacheDir(dir))
 
-	compile := func(props map[string]string) (plugin.CompiledModel, string) {
+	compile := func(props map[string]string) (driver.CompiledModel, string) {
 		t.Helper()
 		cm, err := core.CompileModel(ctx, m, "CPU", props)
 		require.NoError(t, err)
 		t.Cleanup(func() { cm.Close() })
-		return cm, prop(t, cm, plugin.KeyLoadedFromCache)
+		return cm, prop(t, cm, driver.KeyLoadedFromCache)
 	}
 
 	first, loaded := compile(props)
@@ -300,7 +300,7 @@ func TestModelCache(t *testing.T) {
 	assert.Equal(t, want, runOnce(t, second, in), "cached model gives identical outputs")
 
 	t.Run("another config has its own blob", func(t *testing.T) {
-		other := plugin.Props(plugin.WithCacheDir(dir), plugin.WithProfiling(true))
+		other := driver.Props(driver.WithCacheDir(dir), driver.WithProfiling(true))
 		_, loaded := compile(other)
 		assert.Equal(t, "NO", loaded)
 		assert.Len(t, blobFiles(t, dir), 2)
@@ -319,7 +319,7 @@ func TestModelCache(t *testing.T) {
 		{"flipped byte", func(b []byte) []byte { b[len(b)/3] ^= 0xff; return b }},
 		{"empty", func([]byte) []byte { return nil }},
 		{"stale architecture", func(b []byte) []byte {
-			return retag(t, b, func(b *plugin.Blob) { b.Header.Architecture = "old-cpu" })
+			return retag(t, b, func(b *driver.Blob) { b.Header.Architecture = "old-cpu" })
 		}},
 	}
 	for _, tc := range damage {
@@ -341,13 +341,13 @@ func TestModelCache(t *testing.T) {
 
 	t.Run("plugin CACHE_DIR", func(t *testing.T) {
 		dir2 := t.TempDir()
-		c2 := plugin.NewCore()
+		c2 := driver.NewCore()
 		defer c2.Close()
-		require.NoError(t, c2.SetProperties("CPU", plugin.Props(plugin.WithCacheDir(dir2))))
+		require.NoError(t, c2.SetProperties("CPU", driver.Props(driver.WithCacheDir(dir2))))
 		for _, want := range []string{"NO", "YES"} {
 			cm, err := c2.CompileModel(ctx, m, "CPU", nil)
 			require.NoError(t, err)
-			assert.Equal(t, want, prop(t, cm, plugin.KeyLoadedFromCache))
+			assert.Equal(t, want, prop(t, cm, driver.KeyLoadedFromCache))
 			require.NoError(t, cm.Close())
 		}
 		assert.Len(t, blobFiles(t, dir2), 1)
@@ -355,7 +355,7 @@ func TestModelCache(t *testing.T) {
 }
 
 func TestCoreImportModel(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	p, err := New()
 	require.NoError(t, err)
@@ -363,7 +363,7 @@ func TestCoreImportModel(t *testing.T) {
 	cm, err := core.ImportModel(context.Background(), bytes.NewReader(netBlob(t, p)), "CPU", nil)
 	require.NoError(t, err)
 	defer cm.Close()
-	assert.Equal(t, "YES", prop(t, cm, plugin.KeyLoadedFromCache))
+	assert.Equal(t, "YES", prop(t, cm, driver.KeyLoadedFromCache))
 	assert.Equal(t, "x", cm.Inputs()[0].Name)
 }
 
@@ -378,19 +378,19 @@ func FuzzImport(f *testing.F) {
 	}
 	defer p.Close()
 	ctx := context.Background()
-	var template *plugin.Blob
+	var template *driver.Blob
 	for _, tc := range exportCases() {
 		cm, err := p.CompileModel(ctx, tc.model(), tc.props)
 		if err != nil {
 			f.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := cm.(plugin.Exporter).Export(&buf); err != nil {
+		if err := cm.(driver.Exporter).Export(&buf); err != nil {
 			f.Fatal(err)
 		}
 		cm.Close()
 		f.Add(buf.Bytes(), false)
-		b, err := plugin.ReadBlob(bytes.NewReader(buf.Bytes()), DeviceName, deviceArchitecture())
+		b, err := driver.ReadBlob(bytes.NewReader(buf.Bytes()), DeviceName, deviceArchitecture())
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -400,9 +400,9 @@ func FuzzImport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {
 		if wrap {
 			b := *template
-			b.Sections = []plugin.BlobSection{{Name: graphSection, Data: data}}
+			b.Sections = []driver.BlobSection{{Name: graphSection, Data: data}}
 			var buf bytes.Buffer
-			require.NoError(t, plugin.WriteBlob(&buf, &b))
+			require.NoError(t, driver.WriteBlob(&buf, &b))
 			data = buf.Bytes()
 		}
 		cm, err := p.ImportModel(ctx, bytes.NewReader(data), nil)

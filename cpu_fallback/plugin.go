@@ -7,30 +7,30 @@ import (
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 func init() {
-	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+	driver.Register(DeviceName, func() (driver.Plugin, error) { return New() })
 }
 
 // Plugin is the CPU device. It is safe for concurrent use.
 type Plugin struct {
-	core      plugin.PluginCore      // properties, closed
-	executors plugin.ExecutorManager // shared by compiled models; see stages.go
+	core      driver.PluginCore      // properties, closed
+	executors driver.ExecutorManager // shared by compiled models; see stages.go
 }
 
 // Interface checks.
 var (
-	_ plugin.Plugin  = (*Plugin)(nil)
-	_ plugin.Querier = (*Plugin)(nil)
+	_ driver.Plugin  = (*Plugin)(nil)
+	_ driver.Querier = (*Plugin)(nil)
 )
 
 // New returns the CPU device. It cannot fail on a host that runs Go; the
-// error is there for the plugin.Factory contract.
+// error is there for the driver.Factory contract.
 func New() (*Plugin, error) {
 	p := &Plugin{}
-	p.core.Init("cpu", DeviceName, plugin.NewProperties(propertySpecs(p)...))
+	p.core.Init("cpu", DeviceName, driver.NewProperties(propertySpecs(p)...))
 	return p, nil
 }
 
@@ -43,7 +43,7 @@ func (p *Plugin) Property(key string) (string, error) { return p.core.Property(k
 // SetProperties sets read-write properties, all or none.
 func (p *Plugin) SetProperties(props map[string]string) error { return p.core.SetProperties(props) }
 
-// Close marks the device closed; later calls fail with plugin.ErrClosed.
+// Close marks the device closed; later calls fail with driver.ErrClosed.
 // Compiled models stay usable (they own what they need).
 func (p *Plugin) Close() error {
 	p.core.MarkClosed()
@@ -53,7 +53,7 @@ func (p *Plugin) Close() error {
 func (p *Plugin) check() error { return p.core.Check() }
 
 // config returns a copy of the device configuration overridden by props.
-func (p *Plugin) config(props map[string]string) (*plugin.Properties, error) {
+func (p *Plugin) config(props map[string]string) (*driver.Properties, error) {
 	cfg := p.core.Props().Clone()
 	if err := cfg.Set(props); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
@@ -71,7 +71,7 @@ func (p *Plugin) supports(n *graph.Node) bool {
 }
 
 // CompileModel compiles a clone of m; see the package documentation.
-func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
 	if err := p.core.Start(ctx, "compile", m); err != nil {
 		return nil, err
 	}

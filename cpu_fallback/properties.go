@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/clinfer/clinfer/fusion"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -25,18 +25,18 @@ const optimizationCapabilities = "FP32 FP16 EXPORT_IMPORT" // export.go: Export 
 // propertySpecs are the CPU device's properties: the common read-write
 // ones, with INFERENCE_PRECISION_HINT restricted to f32, and its read-only
 // facts.
-func propertySpecs(p *Plugin) []plugin.PropertySpec {
+func propertySpecs(p *Plugin) []driver.PropertySpec {
 	procs := runtime.GOMAXPROCS(0)
-	specs := append(plugin.CommonSpecs(), fusion.PropertySpecs()...)
+	specs := append(driver.CommonSpecs(), fusion.PropertySpecs()...)
 	return append(specs,
-		plugin.PrecisionSpec(tensor.F32, tensor.F32),
-		plugin.ReadOnlySpec(plugin.KeyAvailableDevices, DeviceName),
-		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, fullDeviceName()),
-		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, deviceArchitecture()),
-		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, optimizationCapabilities),
-		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", procs)),
-		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, fmt.Sprintf("1 %d", procs)),
-		plugin.ComputedSpec(plugin.KeyOptimalNumberOfInferRequests, func() (string, error) {
+		driver.PrecisionSpec(tensor.F32, tensor.F32),
+		driver.ReadOnlySpec(driver.KeyAvailableDevices, DeviceName),
+		driver.ReadOnlySpec(driver.KeyFullDeviceName, fullDeviceName()),
+		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, deviceArchitecture()),
+		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, optimizationCapabilities),
+		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", procs)),
+		driver.ReadOnlySpec(driver.KeyRangeForStreams, fmt.Sprintf("1 %d", procs)),
+		driver.ComputedSpec(driver.KeyOptimalNumberOfInferRequests, func() (string, error) {
 			return strconv.Itoa(optimalRequests(p.core.Props())), nil
 		}),
 	)
@@ -44,15 +44,15 @@ func propertySpecs(p *Plugin) []plugin.PropertySpec {
 
 // optimalRequests is 1 for latency (one request keeps every core busy
 // through the parallel kernels) and GOMAXPROCS for throughput hints.
-func optimalRequests(props *plugin.Properties) int {
+func optimalRequests(props *driver.Properties) int {
 	if props == nil {
 		return 1
 	}
-	conf, err := plugin.ParseConfig(props)
+	conf, err := driver.ParseConfig(props)
 	if err != nil {
 		return 1
 	}
-	return plugin.PlanStreams(conf, deviceFacts()).Requests
+	return driver.PlanStreams(conf, deviceFacts()).Requests
 }
 
 // fullDeviceName is the processor's model name from /proc/cpuinfo, or the

@@ -7,7 +7,7 @@ import (
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // QueryModel maps the friendly name of every node of m the CPU runs
@@ -22,7 +22,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 		return nil, err
 	}
 	if _, err := m.Nodes(); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: query model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "cpu: query model %q: %w", m.Name, err)
 	}
 	// The same passes as CompileModel, answered in m's node names through
 	// the fused names the passes record.

@@ -4,20 +4,20 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // InferRequest runs a CPU compiled model on its own tensors. Methods are
 // safe for concurrent use; while Infer runs, SetTensor fails with
-// plugin.ErrBusy.
+// driver.ErrBusy.
 type InferRequest struct {
 	c *CompiledModel
 
-	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 }
 
-var _ plugin.InferRequest = (*InferRequest)(nil)
+var _ driver.InferRequest = (*InferRequest)(nil)
 
 func newInferRequest(c *CompiledModel) (*InferRequest, error) {
 	r := &InferRequest{c: c}
@@ -26,7 +26,7 @@ func newInferRequest(c *CompiledModel) (*InferRequest, error) {
 		if s, ok := in.Shape.ToShape(); ok {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
-				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "cpu: input %q: %w", in.Name, err)
+				return nil, driver.Errorf(driver.ErrInvalidArgument, "cpu: input %q: %w", in.Name, err)
 			}
 			r.core.IO.In[i] = t
 		}
@@ -55,7 +55,7 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 
 // ProfilingInfo returns per-op entries and the preprocess, infer and
 // postprocess stages of the last Infer when ENABLE_PROFILING is on.
-func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
+func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo {
 	return r.core.ProfilingInfo()
 }
 
@@ -64,7 +64,7 @@ func (r *InferRequest) Close() error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
 	if r.core.Busy {
-		return fmt.Errorf("cpu: close infer request: %w", plugin.ErrBusy)
+		return fmt.Errorf("cpu: close infer request: %w", driver.ErrBusy)
 	}
 	r.core.Closed = true
 	return nil

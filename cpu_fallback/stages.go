@@ -7,36 +7,36 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // Interface checks for the asynchronous machinery.
 var (
-	_ plugin.Stager             = (*InferRequest)(nil)
-	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+	_ driver.Stager             = (*InferRequest)(nil)
+	_ driver.AsyncCompiledModel = (*CompiledModel)(nil)
 )
 
-// deviceFacts are what the CPU tells plugin.PlanStreams: one stream per
+// deviceFacts are what the CPU tells driver.PlanStreams: one stream per
 // core at most, one request per stream.
-func deviceFacts() plugin.DeviceFacts {
+func deviceFacts() driver.DeviceFacts {
 	procs := runtime.GOMAXPROCS(0)
-	return plugin.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1}
+	return driver.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1}
 }
 
 // initAsync sets up the compiled model's asynchronous machinery on the
 // plugin's executors, with as many streams as PERFORMANCE_HINT and
-// NUM_STREAMS plan (plugin.PlanStreams); compile calls it.
-func (c *CompiledModel) initAsync(p *Plugin, conf plugin.Config) {
-	plan := plugin.PlanStreams(conf, deviceFacts())
-	c.async.Init(&p.executors, plugin.PipelineConfig{Device: DeviceName, Streams: plan.Streams},
+// NUM_STREAMS plan (driver.PlanStreams); compile calls it.
+func (c *CompiledModel) initAsync(p *Plugin, conf driver.Config) {
+	plan := driver.PlanStreams(conf, deviceFacts())
+	c.async.Init(&p.executors, driver.PipelineConfig{Device: DeviceName, Streams: plan.Streams},
 		fmt.Sprintf("cpu: compiled model %q", c.model.Name))
 }
 
-// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: a new
+// CreateAsyncInferRequest implements driver.AsyncCompiledModel: a new
 // request whose preprocess, infer and postprocess stages run on the CPU
 // task executor; callbacks run on the callback executor.
-func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...driver.AsyncOption) (*driver.AsyncInferRequest, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -57,20 +57,20 @@ type runState struct {
 	userOut         []bool
 	vals            []*tensor.Tensor
 	results         []*tensor.Tensor
-	prof, opProf    []plugin.ProfilingInfo
+	prof, opProf    []driver.ProfilingInfo
 }
 
-// Stages implements plugin.Stager: preprocess (snapshot and bind the
+// Stages implements driver.Stager: preprocess (snapshot and bind the
 // inputs), infer (run the kernels, checking ctx between ops) and
 // postprocess (hand out the outputs and the profile), all on the task
 // executor. Run in order they do what Infer does, without marking the
 // request busy (the asynchronous request guards it).
-func (r *InferRequest) Stages() []plugin.Stage {
+func (r *InferRequest) Stages() []driver.Stage {
 	s := &runState{}
-	return []plugin.Stage{
-		{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
-		{Name: "infer", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.execute(ctx, s) }},
-		{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
+	return []driver.Stage{
+		{Name: "preprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
+		{Name: "infer", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.execute(ctx, s) }},
+		{Name: "postprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }},
 	}
 }
 
@@ -78,7 +78,7 @@ func (r *InferRequest) Stages() []plugin.Stage {
 func (r *InferRequest) stageProf(s *runState, name string, t0 time.Time) {
 	if r.c.profiling {
 		d := time.Since(t0)
-		s.prof = append(s.prof, plugin.ProfilingInfo{NodeName: name, NodeType: "Stage", ExecType: "go", Status: plugin.Executed, RealTime: d, CPUTime: d})
+		s.prof = append(s.prof, driver.ProfilingInfo{NodeName: name, NodeType: "Stage", ExecType: "go", Status: driver.Executed, RealTime: d, CPUTime: d})
 	}
 }
 
@@ -95,7 +95,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	}
 	for i, t := range s.inputs {
 		if t == nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
+			return driver.Errorf(driver.ErrInvalidArgument, "cpu: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
 		}
 		s.vals[c.paramSlot[i]] = t.Contiguous()
 	}
@@ -135,7 +135,7 @@ func (r *InferRequest) execute(ctx context.Context, s *runState) error {
 			}
 			if c.profiling {
 				d := time.Since(ts)
-				s.opProf = append(s.opProf, plugin.ProfilingInfo{NodeName: st.node.Name, NodeType: st.node.OpType, ExecType: st.impl, Status: plugin.Executed, RealTime: d, CPUTime: d})
+				s.opProf = append(s.opProf, driver.ProfilingInfo{NodeName: st.node.Name, NodeType: st.node.OpType, ExecType: st.impl, Status: driver.Executed, RealTime: d, CPUTime: d})
 			}
 		}
 		if st.node.OpType == graph.OpResult {
@@ -165,15 +165,15 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	for i, slot := range c.resultIn {
 		v := s.vals[slot]
 		if v == nil {
-			return plugin.Errorf(plugin.ErrDevice, "cpu: infer %q: output %q was not computed", c.model.Name, c.core.Output(i).Name)
+			return driver.Errorf(driver.ErrDevice, "cpu: infer %q: output %q was not computed", c.model.Name, c.core.Output(i).Name)
 		}
 		if s.userOut[i] {
 			dst := s.outputs[i]
 			if !dst.Shape().Equal(v.Shape()) || dst.Type() != v.Type() {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q is %v but the bound tensor is %v", c.model.Name, c.core.Output(i).Name, v, dst)
+				return driver.Errorf(driver.ErrInvalidArgument, "cpu: infer %q: output %q is %v but the bound tensor is %v", c.model.Name, c.core.Output(i).Name, v, dst)
 			}
 			if err := dst.CopyFrom(v); err != nil {
-				return plugin.Errorf(plugin.ErrInvalidArgument, "cpu: infer %q: output %q: %w", c.model.Name, c.core.Output(i).Name, err)
+				return driver.Errorf(driver.ErrInvalidArgument, "cpu: infer %q: output %q: %w", c.model.Name, c.core.Output(i).Name, err)
 			}
 			s.results[i] = dst
 			continue
@@ -186,7 +186,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 	}
 	s.vals = nil
 	r.stageProf(s, "postprocess", t0)
-	var prof []plugin.ProfilingInfo
+	var prof []driver.ProfilingInfo
 	if c.profiling {
 		prof = append(s.opProf, s.prof...)
 	}

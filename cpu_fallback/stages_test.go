@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tests/devicetest"
 )
 
 // TestHintsPlanStreams: the CPU's OPTIMAL_NUMBER_OF_INFER_REQUESTS and the
-// streams of its task executor follow plugin.PlanStreams.
+// streams of its task executor follow driver.PlanStreams.
 func TestHintsPlanStreams(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	procs := runtime.GOMAXPROCS(0)
@@ -25,9 +25,9 @@ func TestHintsPlanStreams(t *testing.T) {
 		wantStreams  int
 		wantRequests int
 	}{
-		{"Latency", map[string]string{plugin.KeyPerformanceHint: "LATENCY"}, 1, 1},
-		{"Throughput", map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT"}, procs, procs},
-		{"ThroughputOneRequest", map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT", plugin.KeyNumRequests: "1"}, 1, 1},
+		{"Latency", map[string]string{driver.KeyPerformanceHint: "LATENCY"}, 1, 1},
+		{"Throughput", map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"}, procs, procs},
+		{"ThroughputOneRequest", map[string]string{driver.KeyPerformanceHint: "THROUGHPUT", driver.KeyNumRequests: "1"}, 1, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,10 +37,10 @@ func TestHintsPlanStreams(t *testing.T) {
 			cm, err := p.CompileModel(context.Background(), devicetest.ReluModel(), tc.props)
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, cm.Close()) }()
-			v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
+			v, err := cm.Property(driver.KeyOptimalNumberOfInferRequests)
 			require.NoError(t, err)
 			assert.Equal(t, strconv.Itoa(tc.wantRequests), v)
-			r, err := cm.(plugin.AsyncCompiledModel).CreateAsyncInferRequest()
+			r, err := cm.(driver.AsyncCompiledModel).CreateAsyncInferRequest()
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, r.Close()) }()
 			assert.Equal(t, tc.wantStreams, r.Streams())
@@ -59,18 +59,18 @@ func TestAsyncProfilingMatchesSync(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, p.Close()) }()
-	cm, err := p.CompileModel(context.Background(), devicetest.ReluModel(), map[string]string{plugin.KeyEnableProfiling: "YES"})
+	cm, err := p.CompileModel(context.Background(), devicetest.ReluModel(), map[string]string{driver.KeyEnableProfiling: "YES"})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, cm.Close()) }()
 	sr, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	require.NoError(t, sr.Infer(context.Background()))
-	r, err := cm.(plugin.AsyncCompiledModel).CreateAsyncInferRequest()
+	r, err := cm.(driver.AsyncCompiledModel).CreateAsyncInferRequest()
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, r.Close()) }()
 	require.NoError(t, r.StartAsync(context.Background()))
 	require.NoError(t, r.Wait(context.Background()))
-	names := func(prof []plugin.ProfilingInfo) []string {
+	names := func(prof []driver.ProfilingInfo) []string {
 		var out []string
 		for _, e := range prof {
 			out = append(out, e.NodeType+":"+e.NodeName)

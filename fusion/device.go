@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // ForDevice is what a device's CompileModel calls: it clones m and runs the
@@ -14,11 +14,11 @@ import (
 // folding constants with eval. It returns m itself, untouched, when
 // transformations are disabled or when m does not pass shape inference (so
 // the device reports its own error for the model). Pipeline errors wrap
-// plugin.ErrInvalidArgument and name the model and the pass.
-func ForDevice(ctx context.Context, m *graph.Model, cfg *plugin.Properties, eval Evaluator) (*graph.Model, *Report, error) {
+// driver.ErrInvalidArgument and name the model and the pass.
+func ForDevice(ctx context.Context, m *graph.Model, cfg *driver.Properties, eval Evaluator) (*graph.Model, *Report, error) {
 	opts, err := OptionsFromProperties(cfg)
 	if err != nil {
-		return nil, nil, plugin.Errorf(plugin.ErrInvalidArgument, "fusion: model %q: %w", m.Name, err)
+		return nil, nil, driver.Errorf(driver.ErrInvalidArgument, "fusion: model %q: %w", m.Name, err)
 	}
 	if opts.DisableAll {
 		return m, nil, nil
@@ -33,7 +33,7 @@ func ForDevice(ctx context.Context, m *graph.Model, cfg *plugin.Properties, eval
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("fusion: model %q: %w", m.Name, err)
 		}
-		return nil, nil, plugin.Errorf(plugin.ErrInvalidArgument, "fusion: model %q: %w", m.Name, err)
+		return nil, nil, driver.Errorf(driver.ErrInvalidArgument, "fusion: model %q: %w", m.Name, err)
 	}
 	return tm, rep, nil
 }
@@ -42,7 +42,7 @@ func ForDevice(ctx context.Context, m *graph.Model, cfg *plugin.Properties, eval
 // passes as ForDevice and answers, in the names of m's nodes (Constants,
 // Parameters and Results included), which nodes the device runs, given
 // supported, the device's test for one node of the transformed graph.
-func QueryForDevice(ctx context.Context, m *graph.Model, cfg *plugin.Properties, eval Evaluator, supported func(*graph.Node) bool) (map[string]bool, error) {
+func QueryForDevice(ctx context.Context, m *graph.Model, cfg *driver.Properties, eval Evaluator, supported func(*graph.Node) bool) (map[string]bool, error) {
 	tm, _, err := ForDevice(ctx, m, cfg, eval)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -107,10 +107,10 @@ func randomInputs(t *testing.T, m *graph.Model, seed uint32, dyn func(param stri
 // runs exactly as given) and returns its outputs in order.
 func runCPU(t *testing.T, m *graph.Model, inputs map[string]*tensor.Tensor) []*tensor.Tensor {
 	t.Helper()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { require.NoError(t, core.Close()) }()
 	ctx := context.Background()
-	cm, err := core.CompileModel(ctx, m, "CPU", map[string]string{plugin.KeyDisableTransformations: "YES"})
+	cm, err := core.CompileModel(ctx, m, "CPU", map[string]string{driver.KeyDisableTransformations: "YES"})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, cm.Close()) }()
 	req, err := cm.CreateInferRequest()

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// Property keys the pass manager reads, besides plugin.KeyDisableTransformations.
+// Property keys the pass manager reads, besides driver.KeyDisableTransformations.
 const (
 	// KeyDisabledTransformations is a comma-separated list of pass names to
 	// skip ("FuseConv,DivToMul"); unknown names are an error listing the
@@ -34,12 +34,12 @@ var ErrUnknownPass = errors.New("fusion: unknown pass")
 
 // PropertySpecs are the manager's property specs (DISABLED_TRANSFORMATIONS,
 // DUMP_GRAPHS_DIR), for a device to add to its own so users can set them;
-// DISABLE_TRANSFORMATIONS is already among plugin.CommonSpecs.
+// DISABLE_TRANSFORMATIONS is already among driver.CommonSpecs.
 // DISABLED_TRANSFORMATIONS accepts the pass names of the standard pipeline
 // and normalises the list to "A,B".
-func PropertySpecs() []plugin.PropertySpec {
+func PropertySpecs() []driver.PropertySpec {
 	names := Default().Names()
-	return []plugin.PropertySpec{{
+	return []driver.PropertySpec{{
 		Key: KeyDisabledTransformations, Mutable: true,
 		Accepted: "a comma-separated list of passes: " + strings.Join(names, ", "),
 		Parse: func(s string) (string, error) {
@@ -51,7 +51,7 @@ func PropertySpecs() []plugin.PropertySpec {
 			}
 			return strings.Join(list, ","), nil
 		},
-	}, plugin.StringSpec(KeyDumpGraphsDir, "")}
+	}, driver.StringSpec(KeyDumpGraphsDir, "")}
 }
 
 // Evaluator computes one node's outputs from its input values on the host;
@@ -80,9 +80,9 @@ type Options struct {
 func ParseOptions(props map[string]string) (Options, error) {
 	var o Options
 	for k, v := range props {
-		switch plugin.CanonicalKey(k) {
-		case plugin.KeyDisableTransformations:
-			b, err := plugin.ParseBool(v)
+		switch driver.CanonicalKey(k) {
+		case driver.KeyDisableTransformations:
+			b, err := driver.ParseBool(v)
 			if err != nil {
 				return Options{}, fmt.Errorf("fusion: property %s: %w", k, err)
 			}
@@ -98,9 +98,9 @@ func ParseOptions(props map[string]string) (Options, error) {
 
 // OptionsFromProperties reads the same keys from a device configuration;
 // keys it lacks keep their zero value.
-func OptionsFromProperties(p *plugin.Properties) (Options, error) {
+func OptionsFromProperties(p *driver.Properties) (Options, error) {
 	props := map[string]string{}
-	for _, k := range []string{plugin.KeyDisableTransformations, KeyDisabledTransformations, KeyDumpGraphsDir} {
+	for _, k := range []string{driver.KeyDisableTransformations, KeyDisabledTransformations, KeyDumpGraphsDir} {
 		if p.Has(k) {
 			v, err := p.Get(k)
 			if err != nil {

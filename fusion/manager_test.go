@@ -13,7 +13,7 @@ import (
 
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // recordingPass appends its name to log when it runs.
@@ -135,11 +135,11 @@ func TestParseOptions(t *testing.T) {
 		err   string
 	}{
 		{"empty", nil, fusion.Options{}, ""},
-		{"all", map[string]string{plugin.KeyDisableTransformations: "YES"}, fusion.Options{DisableAll: true}, ""},
+		{"all", map[string]string{driver.KeyDisableTransformations: "YES"}, fusion.Options{DisableAll: true}, ""},
 		{"list", map[string]string{fusion.KeyDisabledTransformations: "FuseConv, DivToMul;FoldBatchNorm"},
 			fusion.Options{Disabled: []string{"FuseConv", "DivToMul", "FoldBatchNorm"}}, ""},
 		{"dump", map[string]string{fusion.KeyDumpGraphsDir: "/tmp/x", "PERFORMANCE_HINT": "LATENCY"}, fusion.Options{DumpDir: "/tmp/x"}, ""},
-		{"bad bool", map[string]string{plugin.KeyDisableTransformations: "maybe"}, fusion.Options{}, plugin.KeyDisableTransformations},
+		{"bad bool", map[string]string{driver.KeyDisableTransformations: "maybe"}, fusion.Options{}, driver.KeyDisableTransformations},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,8 +152,8 @@ func TestParseOptions(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
-	p := plugin.NewProperties(append(plugin.CommonSpecs(), fusion.PropertySpecs()...)...)
-	require.NoError(t, p.Set(map[string]string{fusion.KeyDisabledTransformations: "FuseConv", plugin.KeyDisableTransformations: "NO"}))
+	p := driver.NewProperties(append(driver.CommonSpecs(), fusion.PropertySpecs()...)...)
+	require.NoError(t, p.Set(map[string]string{fusion.KeyDisabledTransformations: "FuseConv", driver.KeyDisableTransformations: "NO"}))
 	got, err := fusion.OptionsFromProperties(p)
 	require.NoError(t, err)
 	assert.Equal(t, fusion.Options{Disabled: []string{"FuseConv"}}, got)

@@ -11,7 +11,7 @@ import (
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -148,8 +148,8 @@ func ExampleRule() {
 }
 
 func TestForDevice(t *testing.T) {
-	props := func(kv map[string]string) *plugin.Properties {
-		p := plugin.NewProperties(append(plugin.CommonSpecs(), fusion.PropertySpecs()...)...)
+	props := func(kv map[string]string) *driver.Properties {
+		p := driver.NewProperties(append(driver.CommonSpecs(), fusion.PropertySpecs()...)...)
 		require.NoError(t, p.Set(kv))
 		return p
 	}
@@ -163,17 +163,17 @@ func TestForDevice(t *testing.T) {
 	assert.Equal(t, 1, opCount(t, m, "BatchNormalization"), "the user's model is untouched")
 	assert.Equal(t, 1, opCount(t, tm, graph.OpFusedConv))
 
-	same, rep, err := fusion.ForDevice(ctx, m, props(map[string]string{plugin.KeyDisableTransformations: "YES"}), ref.Evaluate)
+	same, rep, err := fusion.ForDevice(ctx, m, props(map[string]string{driver.KeyDisableTransformations: "YES"}), ref.Evaluate)
 	require.NoError(t, err)
 	assert.Same(t, m, same)
 	assert.Nil(t, rep)
 
 	// A device whose spec for the key accepts anything still gets the
 	// error, at compile time.
-	loose := plugin.NewProperties(plugin.StringSpec(fusion.KeyDisabledTransformations, ""))
+	loose := driver.NewProperties(driver.StringSpec(fusion.KeyDisabledTransformations, ""))
 	require.NoError(t, loose.Set(map[string]string{fusion.KeyDisabledTransformations: "NoSuchPass"}))
 	_, _, err = fusion.ForDevice(ctx, m, loose, nil)
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	assert.ErrorIs(t, err, fusion.ErrUnknownPass)
 	assert.ErrorContains(t, err, `"NoSuchPass"`)
 
@@ -196,7 +196,7 @@ func TestQueryEliminatedShapeNode(t *testing.T) {
 	reshape := graph.NewNode("Reshape", "reshape", []graph.Output{x.Out(0), shape.Out(0)}, nil, 1)
 	relu := graph.NewNode("Relu", "relu", []graph.Output{reshape.Out(0)}, nil, 1)
 	m := graph.NewModel("m", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", relu.Out(0))})
-	props := plugin.NewProperties(append(plugin.CommonSpecs(), fusion.PropertySpecs()...)...)
+	props := driver.NewProperties(append(driver.CommonSpecs(), fusion.PropertySpecs()...)...)
 	got, err := fusion.QueryForDevice(context.Background(), m, props, ref.Evaluate, func(*graph.Node) bool { return true })
 	require.NoError(t, err)
 	for _, name := range []string{"x", "x/shape", "reshape", "relu", "y"} {

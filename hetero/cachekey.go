@@ -5,12 +5,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
-var _ plugin.CacheKeyer = (*Plugin)(nil)
+var _ driver.CacheKeyer = (*Plugin)(nil)
 
-// CacheKey implements plugin.CacheKeyer: a HETERO compiled model depends on
+// CacheKey implements driver.CacheKeyer: a HETERO compiled model depends on
 // the devices it splits across, so the model cache key includes, for each
 // device in priority order, its architecture and its read-write
 // configuration (what SetDeviceProperties changed, such as the ops a device
@@ -29,10 +29,10 @@ func (p *Plugin) CacheKey(props map[string]string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("hetero: cache key: device %s: %w", d, err)
 		}
-		arch, _ := p.core.Property(d, plugin.KeyDeviceArchitecture)
+		arch, _ := p.core.Property(d, driver.KeyDeviceArchitecture)
 		fmt.Fprintf(&b, "device %s arch %s\x00", d, arch)
-		cfg := plugin.ConfigFingerprint(dp)
-		delete(cfg, plugin.KeyCacheDir)
+		cfg := driver.ConfigFingerprint(dp)
+		delete(cfg, driver.KeyCacheDir)
 		keys := make([]string, 0, len(cfg))
 		for k := range cfg {
 			keys = append(keys, k)

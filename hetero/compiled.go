@@ -7,13 +7,13 @@ import (
 	"strconv"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // Interface checks.
 var (
-	_ plugin.CompiledModel      = (*CompiledModel)(nil)
-	_ plugin.AsyncCompiledModel = (*CompiledModel)(nil)
+	_ driver.CompiledModel      = (*CompiledModel)(nil)
+	_ driver.AsyncCompiledModel = (*CompiledModel)(nil)
 )
 
 // CompiledModel is a model split into subgraphs, each compiled on its
@@ -22,17 +22,17 @@ var (
 type CompiledModel struct {
 	model     *graph.Model // the affinity graph: the user's model, every node with its device
 	subs      []*subgraph
-	compiled  []plugin.CompiledModel // per subgraph
-	core      plugin.ModelCore       // ports, properties, closed
+	compiled  []driver.CompiledModel // per subgraph
+	core      driver.ModelCore       // ports, properties, closed
 	profiling bool
 	producer  []int // per model output: the subgraph computing it
 
-	async plugin.AsyncSupport // executors and running asynchronous requests
+	async driver.AsyncSupport // executors and running asynchronous requests
 }
 
 // init fills in the ports, properties and asynchronous machinery once the
 // subgraphs are compiled.
-func (c *CompiledModel) init(name string, cfg *plugin.Properties) error {
+func (c *CompiledModel) init(name string, cfg *driver.Properties) error {
 	c.producer = make([]int, len(c.model.Results))
 	for k, sg := range c.subs {
 		for _, o := range sg.outputs {
@@ -40,32 +40,32 @@ func (c *CompiledModel) init(name string, cfg *plugin.Properties) error {
 		}
 	}
 	props := cfg.Extend(
-		plugin.ReadOnlySpec(plugin.KeyNetworkName, name),
-		plugin.ReadOnlySpec(KeyNumberOfSubmodels, strconv.Itoa(len(c.subs))),
-		plugin.ReadOnlySpec(plugin.KeyExecutionDevices, executionDevices(c.subs)),
-		plugin.ReadOnlySpec(plugin.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(c.compiled))),
-		plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "NO"),
+		driver.ReadOnlySpec(driver.KeyNetworkName, name),
+		driver.ReadOnlySpec(KeyNumberOfSubmodels, strconv.Itoa(len(c.subs))),
+		driver.ReadOnlySpec(driver.KeyExecutionDevices, executionDevices(c.subs)),
+		driver.ReadOnlySpec(driver.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(c.compiled))),
+		driver.ReadOnlySpec(driver.KeyLoadedFromCache, "NO"),
 	)
 	c.core.Init("hetero", c.model, props)
-	conf, err := plugin.ParseConfig(props)
+	conf, err := driver.ParseConfig(props)
 	if err != nil {
 		return fmt.Errorf("hetero: compile: %w", err)
 	}
 	c.profiling = conf.EnableProfiling
 	procs := runtime.GOMAXPROCS(0)
-	plan := plugin.PlanStreams(conf, plugin.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1})
+	plan := driver.PlanStreams(conf, driver.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1})
 	// Executors of its own (nil manager): the compiled model may outlive
 	// the plugin, and the GPU subgraphs' wait stages get a wait executor.
-	c.async.Init(nil, plugin.PipelineConfig{Device: DeviceName, Streams: plan.Streams, WaitStreams: plan.Streams},
+	c.async.Init(nil, driver.PipelineConfig{Device: DeviceName, Streams: plan.Streams, WaitStreams: plan.Streams},
 		fmt.Sprintf("hetero: compiled model %q", name))
 	return nil
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []plugin.PortInfo { return c.core.Inputs() }
+func (c *CompiledModel) Inputs() []driver.PortInfo { return c.core.Inputs() }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []plugin.PortInfo { return c.core.Outputs() }
+func (c *CompiledModel) Outputs() []driver.PortInfo { return c.core.Outputs() }
 
 // Property returns the compiled model's configuration or a read-only fact:
 // NETWORK_NAME, NUMBER_OF_SUBMODELS, EXECUTION_DEVICES (each device once,
@@ -75,7 +75,7 @@ func (c *CompiledModel) Property(key string) (string, error) { return c.core.Pro
 // Submodels returns the subgraphs' devices and compiled models in the
 // order requests run them. The compiled models belong to c: do not close
 // them.
-func (c *CompiledModel) Submodels() (devices []string, models []plugin.CompiledModel) {
+func (c *CompiledModel) Submodels() (devices []string, models []driver.CompiledModel) {
 	if c.check() != nil {
 		return nil, nil
 	}
@@ -88,18 +88,18 @@ func (c *CompiledModel) Submodels() (devices []string, models []plugin.CompiledM
 
 // CreateInferRequest returns a new request: one request per subgraph,
 // chained. Inputs with static shapes start bound to zero tensors.
-func (c *CompiledModel) CreateInferRequest() (plugin.InferRequest, error) {
+func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
 	return newInferRequest(c)
 }
 
-// CreateAsyncInferRequest implements plugin.AsyncCompiledModel: every
+// CreateAsyncInferRequest implements driver.AsyncCompiledModel: every
 // stage of every subgraph's request becomes a stage of the chain, on the
 // executor kind the device asked for, so the stages of several requests
 // overlap across devices.
-func (c *CompiledModel) CreateAsyncInferRequest(opts ...plugin.AsyncOption) (*plugin.AsyncInferRequest, error) {
+func (c *CompiledModel) CreateAsyncInferRequest(opts ...driver.AsyncOption) (*driver.AsyncInferRequest, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 	}
 	for k, sub := range c.compiled {
 		sm, err := sub.RuntimeModel()
-		if errors.Is(err, plugin.ErrNotImplemented) {
+		if errors.Is(err, driver.ErrNotImplemented) {
 			continue
 		}
 		if err != nil {

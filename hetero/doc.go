@@ -1,7 +1,7 @@
 // Package hetero is the HETERO device: it splits one model across several
 // devices by what each supports, and runs the pieces as one model.
 //
-// In the data flow of DESIGN.md it is a plugin.Plugin that wraps other
+// In the data flow of DESIGN.md it is a driver.Plugin that wraps other
 // plugins. Core.CompileModel(ctx, m, "HETERO:GPU,CPU", props) reaches
 // Plugin.CompileModel with DEVICE_PRIORITIES=GPU,CPU, which
 //
@@ -10,7 +10,7 @@
 //     QueryModel names it (devices answer in the user's node names, also
 //     for nodes they fuse). Results follow their producer; Parameters and
 //     Constants are copied into each subgraph that reads them. A node no
-//     device supports is an error wrapping plugin.ErrUnsupported.
+//     device supports is an error wrapping driver.ErrUnsupported.
 //  2. cuts the graph where the affinity changes into subgraphs that run in
 //     sequence: each reads only model inputs, constants and outputs of
 //     earlier subgraphs. Subgraphs grow from the outputs backwards, each
@@ -20,7 +20,7 @@
 //     integer shape arithmetic (Shape -> Slice -> Concat feeding a Reshape)
 //     is recomputed in the subgraph that reads it rather than passed in,
 //     because the GPU plans on such values only when it sees their source.
-//  3. compiles each subgraph on its device through a plugin.Core the HETERO
+//  3. compiles each subgraph on its device through a driver.Core the HETERO
 //     plugin owns (so devices are found through the registry, and closed
 //     with the plugin).
 //
@@ -29,7 +29,7 @@
 // SetTensor as the producer's output and the consumer's input (values of
 // dynamic shape are bound when the producer has made them). Infer runs the
 // sub-requests in order with the caller's ctx; the asynchronous request
-// (plugin.AsyncCompiledModel) runs every sub-request's stages as stages of
+// (driver.AsyncCompiledModel) runs every sub-request's stages as stages of
 // one chain, so Cancel and ctx reach whichever sub-request is running.
 // Profiling entries carry the subgraph as a prefix ("subgraph1/conv").
 //
@@ -38,7 +38,7 @@
 // relevant ones handed on to the devices; compiled models report
 // NUMBER_OF_SUBMODELS and EXECUTION_DEVICES.
 //
-// Export and import (plugin.Exporter, plugin.Importer): a HETERO blob is
+// Export and import (driver.Exporter, driver.Importer): a HETERO blob is
 // the shared header (device and architecture "HETERO") with the affinity
 // graph, the split (each subgraph's device, where its inputs come from,
 // which model outputs and links it produces) and each subgraph's blob as

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // dumpDot writes the affinity graph and every subgraph to dir as Graphviz
 // files: MODEL_affinity.dot and MODEL_subgraphN_DEVICE.dot.
 func dumpDot(dir string, model *graph.Model, subs []*subgraph) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: %s=%q: %w", KeyDumpGraphDot, dir, err)
+		return driver.Errorf(driver.ErrInvalidArgument, "hetero: %s=%q: %w", KeyDumpGraphDot, dir, err)
 	}
 	base := fileSafe(model.Name)
 	if base == "" {
@@ -24,12 +24,12 @@ func dumpDot(dir string, model *graph.Model, subs []*subgraph) error {
 		path := filepath.Join(dir, name)
 		f, err := os.Create(path)
 		if err != nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: %s: %w", KeyDumpGraphDot, err)
+			return driver.Errorf(driver.ErrInvalidArgument, "hetero: %s: %w", KeyDumpGraphDot, err)
 		}
 		werr := m.WriteDot(f)
 		cerr := f.Close()
 		if werr != nil || cerr != nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: %s: writing %s: %v", KeyDumpGraphDot, path, firstErr(werr, cerr))
+			return driver.Errorf(driver.ErrInvalidArgument, "hetero: %s: writing %s: %v", KeyDumpGraphDot, path, firstErr(werr, cerr))
 		}
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/wire"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // Blob sections of an exported HETERO model: the affinity graph (the
@@ -24,37 +24,37 @@ const (
 
 // Interface checks.
 var (
-	_ plugin.Exporter = (*CompiledModel)(nil)
-	_ plugin.Importer = (*Plugin)(nil)
+	_ driver.Exporter = (*CompiledModel)(nil)
+	_ driver.Importer = (*Plugin)(nil)
 )
 
 // Export writes the compiled model: the shared blob header (device
 // HETERO, the configuration, the ports), the affinity graph, the split and
 // every subgraph's compiled model as its device exports it (with, for the
 // GPU, the program binaries). A subgraph whose device cannot export is an
-// error wrapping plugin.ErrNotImplemented naming the device.
+// error wrapping driver.ErrNotImplemented naming the device.
 func (c *CompiledModel) Export(w io.Writer) error {
 	enc, err := c.core.ExportGraph(c.model)
 	if err != nil {
 		return err
 	}
-	sections := []plugin.BlobSection{
+	sections := []driver.BlobSection{
 		{Name: modelSection, Data: enc},
 		{Name: splitSection, Data: encodeSplit(c.subs)},
 	}
 	for k, sub := range c.compiled {
-		ex, ok := sub.(plugin.Exporter)
+		ex, ok := sub.(driver.Exporter)
 		if !ok {
-			return plugin.Errorf(plugin.ErrNotImplemented, "hetero: export model %q: %s on %s: the device cannot export compiled models", c.model.Name, c.subs[k].name, c.subs[k].device)
+			return driver.Errorf(driver.ErrNotImplemented, "hetero: export model %q: %s on %s: the device cannot export compiled models", c.model.Name, c.subs[k].name, c.subs[k].device)
 		}
 		var buf bytes.Buffer
 		if err := ex.Export(&buf); err != nil {
 			return fmt.Errorf("hetero: export model %q: %s on %s: %w", c.model.Name, c.subs[k].name, c.subs[k].device, err)
 		}
-		sections = append(sections, plugin.BlobSection{Name: fmt.Sprintf("%s%d", subSectionPrefix, k), Data: buf.Bytes()})
+		sections = append(sections, driver.BlobSection{Name: fmt.Sprintf("%s%d", subSectionPrefix, k), Data: buf.Bytes()})
 	}
-	return plugin.WriteBlob(w, &plugin.Blob{
-		Header:   c.core.Header(DeviceName, DeviceName, plugin.ExportConfig(c.core.Props())),
+	return driver.WriteBlob(w, &driver.Blob{
+		Header:   c.core.Header(DeviceName, DeviceName, driver.ExportConfig(c.core.Props())),
 		Sections: sections,
 	})
 }
@@ -62,23 +62,23 @@ func (c *CompiledModel) Export(w io.Writer) error {
 // ImportModel rebuilds a compiled model that CompiledModel.Export wrote:
 // each subgraph is imported on its device (through HETERO's own devices),
 // and each device checks its part's header, so a subgraph exported for
-// another device architecture is an error wrapping plugin.ErrIncompatible
+// another device architecture is an error wrapping driver.ErrIncompatible
 // that names both. A truncated, damaged or inconsistent blob wraps
-// plugin.ErrCorrupt. props override the exported configuration and are
+// driver.ErrCorrupt. props override the exported configuration and are
 // handed on to the devices as in CompileModel. The imported model reports
 // LOADED_FROM_CACHE=YES.
-func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (_ plugin.CompiledModel, err error) {
+func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (_ driver.CompiledModel, err error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("hetero: import: %w", err)
 	}
-	blob, err := plugin.ReadBlob(r, DeviceName, DeviceName)
+	blob, err := driver.ReadBlob(r, DeviceName, DeviceName)
 	if err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}
-	cfg, err := plugin.ImportConfig(p.state.Props(), blob.Header, props)
+	cfg, err := driver.ImportConfig(p.state.Props(), blob.Header, props)
 	if err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}
@@ -123,7 +123,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 		if dprops, err = p.deviceProps(cfg, sg.device); err != nil {
 			return nil, fmt.Errorf("hetero: import model %q: %s on %s: %w", model.Name, sg.name, sg.device, err)
 		}
-		var sub plugin.CompiledModel
+		var sub driver.CompiledModel
 		if sub, err = p.core.ImportModel(ctx, bytes.NewReader(data), sg.device, dprops); err != nil {
 			return nil, fmt.Errorf("hetero: import model %q: %s on %s: %w", model.Name, sg.name, sg.device, err)
 		}
@@ -138,23 +138,23 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	if err = cm.init(model.Name, cfg); err != nil {
 		return nil, err
 	}
-	if err = plugin.CheckPorts("input", blob.Header.Inputs, cm.core.Inputs()); err != nil {
+	if err = driver.CheckPorts("input", blob.Header.Inputs, cm.core.Inputs()); err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}
-	if err = plugin.CheckPorts("output", blob.Header.Outputs, cm.core.Outputs()); err != nil {
+	if err = driver.CheckPorts("output", blob.Header.Outputs, cm.core.Outputs()); err != nil {
 		return nil, fmt.Errorf("hetero: %w", err)
 	}
-	cm.core.SetProps(cm.core.Props().Extend(plugin.ReadOnlySpec(plugin.KeyLoadedFromCache, "YES")))
+	cm.core.SetProps(cm.core.Props().Extend(driver.ReadOnlySpec(driver.KeyLoadedFromCache, "YES")))
 	return cm, nil
 }
 
 // corruptError is a damaged or inconsistent HETERO blob; like the blob
-// errors of package plugin it matches plugin.ErrCorrupt and
-// plugin.ErrInvalidArgument.
+// errors of package plugin it matches driver.ErrCorrupt and
+// driver.ErrInvalidArgument.
 type corruptError struct{ msg string }
 
 func (e *corruptError) Error() string   { return e.msg }
-func (e *corruptError) Unwrap() []error { return []error{plugin.ErrCorrupt, plugin.ErrInvalidArgument} }
+func (e *corruptError) Unwrap() []error { return []error{driver.ErrCorrupt, driver.ErrInvalidArgument} }
 
 func corruptf(format string, args ...any) error {
 	return &corruptError{msg: "hetero: import: " + fmt.Sprintf(format, args...)}
@@ -285,7 +285,7 @@ func decodeSplit(data []byte) ([]*subgraph, error) {
 		if d.Err != nil {
 			break
 		}
-		name, _, prio, err := plugin.ParseDeviceName(sg.device)
+		name, _, prio, err := driver.ParseDeviceName(sg.device)
 		if err != nil || name == DeviceName || prio != "" {
 			d.Fail("%s: bad device %q", sg.name, sg.device)
 			break

@@ -13,13 +13,13 @@ import (
 
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // inferOn runs one inference of cm on inputs and returns copies of the
 // outputs by name.
-func inferOn(t testing.TB, cm plugin.CompiledModel, inputs map[string]*tensor.Tensor) map[string]*tensor.Tensor {
+func inferOn(t testing.TB, cm driver.CompiledModel, inputs map[string]*tensor.Tensor) map[string]*tensor.Tensor {
 	t.Helper()
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -37,10 +37,10 @@ func inferOn(t testing.TB, cm plugin.CompiledModel, inputs map[string]*tensor.Te
 	return out
 }
 
-func export(t testing.TB, cm plugin.CompiledModel) []byte {
+func export(t testing.TB, cm driver.CompiledModel) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, cm.(plugin.Exporter).Export(&buf))
+	require.NoError(t, cm.(driver.Exporter).Export(&buf))
 	return buf.Bytes()
 }
 
@@ -106,9 +106,9 @@ func exportCases(t *testing.T) []exportCase {
 func TestExportImportRoundTrip(t *testing.T) {
 	for _, tc := range exportCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			props := map[string]string{plugin.KeyDevicePriorities: tc.devices}
+			props := map[string]string{driver.KeyDevicePriorities: tc.devices}
 			cm, want := run(t, newHetero(t), tc.model(t), props, tc.inputs)
-			assert.Equal(t, "NO", prop(t, cm, plugin.KeyLoadedFromCache))
+			assert.Equal(t, "NO", prop(t, cm, driver.KeyLoadedFromCache))
 			blob := export(t, cm)
 
 			imported, err := newHetero(t).ImportModel(context.Background(), bytes.NewReader(blob), nil)
@@ -116,8 +116,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 			defer func() { assert.NoError(t, imported.Close()) }()
 			assert.Equal(t, cm.Inputs(), imported.Inputs())
 			assert.Equal(t, cm.Outputs(), imported.Outputs())
-			assert.Equal(t, "YES", prop(t, imported, plugin.KeyLoadedFromCache))
-			for _, k := range []string{KeyNumberOfSubmodels, plugin.KeyExecutionDevices, plugin.KeyDevicePriorities, plugin.KeyNetworkName} {
+			assert.Equal(t, "YES", prop(t, imported, driver.KeyLoadedFromCache))
+			for _, k := range []string{KeyNumberOfSubmodels, driver.KeyExecutionDevices, driver.KeyDevicePriorities, driver.KeyNetworkName} {
 				assert.Equal(t, prop(t, cm, k), prop(t, imported, k), "%s", k)
 			}
 			assert.Equal(t, tc.subs, prop(t, imported, KeyNumberOfSubmodels))
@@ -125,7 +125,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			devs, subs := imported.(*CompiledModel).Submodels()
 			assert.Equal(t, wantDevs, devs)
 			for i, s := range subs {
-				assert.Equal(t, "YES", prop(t, s, plugin.KeyLoadedFromCache), "submodel %d", i)
+				assert.Equal(t, "YES", prop(t, s, driver.KeyLoadedFromCache), "submodel %d", i)
 			}
 			assertSame(t, want, inferOn(t, imported, tc.inputs))
 			assert.Equal(t, blob, export(t, imported), "export of the imported model")
@@ -148,7 +148,7 @@ func heteroBlob(t testing.TB) []byte {
 	p, err := New()
 	require.NoError(t, err)
 	defer p.Close()
-	cm, err := p.CompileModel(context.Background(), chainTB(t), map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"})
+	cm, err := p.CompileModel(context.Background(), chainTB(t), map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"})
 	require.NoError(t, err)
 	defer cm.Close()
 	return export(t, cm)
@@ -171,17 +171,17 @@ func chainTB(t testing.TB) *graph.Model {
 
 // rewrite reads a HETERO blob, lets edit change it and writes it again
 // with valid checksums, so the import gets past them.
-func rewrite(t testing.TB, blob []byte, edit func(b *plugin.Blob)) []byte {
+func rewrite(t testing.TB, blob []byte, edit func(b *driver.Blob)) []byte {
 	t.Helper()
-	b, err := plugin.ReadBlob(bytes.NewReader(blob), DeviceName, DeviceName)
+	b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, DeviceName)
 	require.NoError(t, err)
 	edit(b)
 	var buf bytes.Buffer
-	require.NoError(t, plugin.WriteBlob(&buf, b))
+	require.NoError(t, driver.WriteBlob(&buf, b))
 	return buf.Bytes()
 }
 
-func setSection(b *plugin.Blob, name string, data []byte) {
+func setSection(b *driver.Blob, name string, data []byte) {
 	for i := range b.Sections {
 		if b.Sections[i].Name == name {
 			b.Sections[i].Data = data
@@ -201,7 +201,7 @@ func importBlob(p *Plugin, data []byte) error {
 func TestImportRejects(t *testing.T) {
 	blob := heteroBlob(t)
 	good, err := decodeSplit(func() []byte {
-		b, err := plugin.ReadBlob(bytes.NewReader(blob), DeviceName, DeviceName)
+		b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, DeviceName)
 		require.NoError(t, err)
 		s, _ := b.Section(splitSection)
 		return s
@@ -212,15 +212,15 @@ func TestImportRejects(t *testing.T) {
 		subs, err := decodeSplit(encodeSplit(good))
 		require.NoError(t, err)
 		edit(subs)
-		return rewrite(t, blob, func(b *plugin.Blob) { setSection(b, splitSection, encodeSplit(subs)) })
+		return rewrite(t, blob, func(b *driver.Blob) { setSection(b, splitSection, encodeSplit(subs)) })
 	}
-	subArch := rewrite(t, blob, func(b *plugin.Blob) {
+	subArch := rewrite(t, blob, func(b *driver.Blob) {
 		data, _ := b.Section(subSectionPrefix + "1")
-		sb, err := plugin.ReadBlob(bytes.NewReader(data), "CPU", cpuArch(t))
+		sb, err := driver.ReadBlob(bytes.NewReader(data), "CPU", cpuArch(t))
 		require.NoError(t, err)
 		sb.Header.Architecture = "other-cpu"
 		var buf bytes.Buffer
-		require.NoError(t, plugin.WriteBlob(&buf, sb))
+		require.NoError(t, driver.WriteBlob(&buf, sb))
 		setSection(b, subSectionPrefix+"1", buf.Bytes())
 	})
 	cpuBlob := func() []byte {
@@ -238,27 +238,27 @@ func TestImportRejects(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"CPUBlob", cpuBlob, plugin.ErrIncompatible, `device "CPU"`},
-		{"SubgraphOfAnotherArchitecture", subArch, plugin.ErrIncompatible, "other-cpu"},
-		{"Empty", nil, plugin.ErrCorrupt, "truncated"},
-		{"Truncated", blob[:len(blob)-5], plugin.ErrCorrupt, "truncated"},
-		{"NoSplit", rewrite(t, blob, func(b *plugin.Blob) { b.Sections[1].Name = "other" }), plugin.ErrCorrupt, splitSection},
-		{"NoSubgraph", rewrite(t, blob, func(b *plugin.Blob) { b.Sections = b.Sections[:3] }), plugin.ErrCorrupt, "subgraph1"},
-		{"ExtraSection", rewrite(t, blob, func(b *plugin.Blob) {
-			b.Sections = append(b.Sections, plugin.BlobSection{Name: "extra"})
-		}), plugin.ErrCorrupt, "sections"},
-		{"BadModel", rewrite(t, blob, func(b *plugin.Blob) { setSection(b, modelSection, []byte("junk")) }), plugin.ErrCorrupt, ""},
-		{"SplitTrailingBytes", rewrite(t, blob, func(b *plugin.Blob) {
+		{"CPUBlob", cpuBlob, driver.ErrIncompatible, `device "CPU"`},
+		{"SubgraphOfAnotherArchitecture", subArch, driver.ErrIncompatible, "other-cpu"},
+		{"Empty", nil, driver.ErrCorrupt, "truncated"},
+		{"Truncated", blob[:len(blob)-5], driver.ErrCorrupt, "truncated"},
+		{"NoSplit", rewrite(t, blob, func(b *driver.Blob) { b.Sections[1].Name = "other" }), driver.ErrCorrupt, splitSection},
+		{"NoSubgraph", rewrite(t, blob, func(b *driver.Blob) { b.Sections = b.Sections[:3] }), driver.ErrCorrupt, "subgraph1"},
+		{"ExtraSection", rewrite(t, blob, func(b *driver.Blob) {
+			b.Sections = append(b.Sections, driver.BlobSection{Name: "extra"})
+		}), driver.ErrCorrupt, "sections"},
+		{"BadModel", rewrite(t, blob, func(b *driver.Blob) { setSection(b, modelSection, []byte("junk")) }), driver.ErrCorrupt, ""},
+		{"SplitTrailingBytes", rewrite(t, blob, func(b *driver.Blob) {
 			setSection(b, splitSection, append(encodeSplit(good), 0))
-		}), plugin.ErrCorrupt, "trailing"},
-		{"ReadsLaterSubgraph", withSplit(func(s []*subgraph) { s[1].inputs[0].from.sub = 2 }), plugin.ErrCorrupt, "subgraph"},
-		{"ReadsMissingModelInput", withSplit(func(s []*subgraph) { s[0].inputs[0].from.input = 7 }), plugin.ErrCorrupt, "model input 7"},
-		{"ReadsUnlinkedValue", withSplit(func(s []*subgraph) { s[1].inputs[0].from.name = "nope" }), plugin.ErrCorrupt, "nope"},
-		{"UnknownInput", withSplit(func(s []*subgraph) { s[0].inputs[0].name = "nope" }), plugin.ErrCorrupt, "nope"},
-		{"OutputOutOfRange", withSplit(func(s []*subgraph) { s[2].outputs[0].index = 9 }), plugin.ErrCorrupt, "model output 9"},
-		{"OutputTwice", withSplit(func(s []*subgraph) { s[2].outputs = append(s[2].outputs, s[2].outputs[0]) }), plugin.ErrCorrupt, ""},
-		{"OutputMissing", withSplit(func(s []*subgraph) { s[2].outputs = nil }), plugin.ErrCorrupt, "produces"},
-		{"BadDevice", withSplit(func(s []*subgraph) { s[0].device = "HETERO" }), plugin.ErrCorrupt, "bad device"},
+		}), driver.ErrCorrupt, "trailing"},
+		{"ReadsLaterSubgraph", withSplit(func(s []*subgraph) { s[1].inputs[0].from.sub = 2 }), driver.ErrCorrupt, "subgraph"},
+		{"ReadsMissingModelInput", withSplit(func(s []*subgraph) { s[0].inputs[0].from.input = 7 }), driver.ErrCorrupt, "model input 7"},
+		{"ReadsUnlinkedValue", withSplit(func(s []*subgraph) { s[1].inputs[0].from.name = "nope" }), driver.ErrCorrupt, "nope"},
+		{"UnknownInput", withSplit(func(s []*subgraph) { s[0].inputs[0].name = "nope" }), driver.ErrCorrupt, "nope"},
+		{"OutputOutOfRange", withSplit(func(s []*subgraph) { s[2].outputs[0].index = 9 }), driver.ErrCorrupt, "model output 9"},
+		{"OutputTwice", withSplit(func(s []*subgraph) { s[2].outputs = append(s[2].outputs, s[2].outputs[0]) }), driver.ErrCorrupt, ""},
+		{"OutputMissing", withSplit(func(s []*subgraph) { s[2].outputs = nil }), driver.ErrCorrupt, "produces"},
+		{"BadDevice", withSplit(func(s []*subgraph) { s[0].device = "HETERO" }), driver.ErrCorrupt, "bad device"},
 	}
 	p := newHetero(t)
 	for _, tc := range cases {
@@ -266,7 +266,7 @@ func TestImportRejects(t *testing.T) {
 			err := importBlob(p, tc.data)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.want)
-			assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+			assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), tc.msg)
 		})
 	}
@@ -274,7 +274,7 @@ func TestImportRejects(t *testing.T) {
 		for n := 0; n < len(blob); n += max(1, len(blob)/300) {
 			err := importBlob(p, blob[:n])
 			require.Error(t, err, "truncated to %d of %d bytes", n, len(blob))
-			assert.ErrorIs(t, err, plugin.ErrCorrupt, "truncated to %d bytes", n)
+			assert.ErrorIs(t, err, driver.ErrCorrupt, "truncated to %d bytes", n)
 		}
 	})
 	t.Run("FlippedBytes", func(t *testing.T) {
@@ -295,7 +295,7 @@ func cpuArch(t testing.TB) string {
 	defer p.Close()
 	cpu, err := p.core.Plugin("CPU")
 	require.NoError(t, err)
-	a, err := cpu.Property(plugin.KeyDeviceArchitecture)
+	a, err := cpu.Property(driver.KeyDeviceArchitecture)
 	require.NoError(t, err)
 	return a
 }
@@ -320,7 +320,7 @@ func FuzzImportHetero(f *testing.F) {
 // imports must run.
 func FuzzImportHeteroSplit(f *testing.F) {
 	blob := heteroBlob(f)
-	b, err := plugin.ReadBlob(bytes.NewReader(blob), DeviceName, DeviceName)
+	b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, DeviceName)
 	require.NoError(f, err)
 	split, _ := b.Section(splitSection)
 	f.Add(split)
@@ -330,7 +330,7 @@ func FuzzImportHeteroSplit(f *testing.F) {
 	x, err := tensor.FromF32(tensor.Shape{2, 4}, []float32{1, -2, 3, -4, 5, -6, 7, -8})
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bad := rewrite(t, blob, func(b *plugin.Blob) { setSection(b, splitSection, data) })
+		bad := rewrite(t, blob, func(b *driver.Blob) { setSection(b, splitSection, data) })
 		cm, err := p.ImportModel(context.Background(), bytes.NewReader(bad), nil)
 		if err != nil {
 			return
@@ -351,18 +351,18 @@ func FuzzImportHeteroSplit(f *testing.F) {
 // is recompiled and replaced.
 func TestModelCache(t *testing.T) {
 	dir := t.TempDir()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	m := chain(t, static(2, 4)...)
 	inputs := map[string]*tensor.Tensor{"x": input(t, 9, tensor.Shape{2, 4})}
-	props := map[string]string{plugin.KeyCacheDir: dir}
+	props := map[string]string{driver.KeyCacheDir: dir}
 	device := "HETERO:" + testDevice + ",CPU"
 	compile := func(loaded string) map[string]*tensor.Tensor {
 		t.Helper()
 		cm, err := core.CompileModel(context.Background(), m, device, props)
 		require.NoError(t, err)
 		defer func() { assert.NoError(t, cm.Close()) }()
-		assert.Equal(t, loaded, prop(t, cm, plugin.KeyLoadedFromCache))
+		assert.Equal(t, loaded, prop(t, cm, driver.KeyLoadedFromCache))
 		assert.Equal(t, "3", prop(t, cm, KeyNumberOfSubmodels))
 		return inferOn(t, cm, inputs)
 	}
@@ -395,7 +395,7 @@ func TestModelCache(t *testing.T) {
 const noExportDevice = "HNOEXPORT"
 
 func init() {
-	registerCPUAs(noExportDevice, func(p *cpufallback.Plugin) plugin.Plugin { return &noExport{Plugin: p} })
+	registerCPUAs(noExportDevice, func(p *cpufallback.Plugin) driver.Plugin { return &noExport{Plugin: p} })
 }
 
 type noExport struct{ *cpufallback.Plugin }
@@ -403,29 +403,29 @@ type noExport struct{ *cpufallback.Plugin }
 func (p *noExport) Name() string { return noExportDevice }
 
 // CompileModel hides the compiled model's Export behind the interface.
-func (p *noExport) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+func (p *noExport) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
 	cm, err := p.Plugin.CompileModel(ctx, m, props)
 	if err != nil {
 		return nil, err
 	}
-	return struct{ plugin.CompiledModel }{cm}, nil
+	return struct{ driver.CompiledModel }{cm}, nil
 }
 
 func TestExportErrors(t *testing.T) {
 	p := newHetero(t)
-	cm, _ := run(t, p, chain(t, static(2, 4)...), map[string]string{plugin.KeyDevicePriorities: noExportDevice + ",CPU"}, map[string]*tensor.Tensor{"x": input(t, 1, tensor.Shape{2, 4})})
-	err := cm.(plugin.Exporter).Export(&bytes.Buffer{})
+	cm, _ := run(t, p, chain(t, static(2, 4)...), map[string]string{driver.KeyDevicePriorities: noExportDevice + ",CPU"}, map[string]*tensor.Tensor{"x": input(t, 1, tensor.Shape{2, 4})})
+	err := cm.(driver.Exporter).Export(&bytes.Buffer{})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrNotImplemented)
+	assert.ErrorIs(t, err, driver.ErrNotImplemented)
 	assert.Contains(t, err.Error(), noExportDevice)
 
-	cm, _ = run(t, p, chain(t, static(2, 4)...), map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": input(t, 1, tensor.Shape{2, 4})})
+	cm, _ = run(t, p, chain(t, static(2, 4)...), map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": input(t, 1, tensor.Shape{2, 4})})
 	require.NoError(t, cm.Close())
-	assert.ErrorIs(t, cm.(plugin.Exporter).Export(&bytes.Buffer{}), plugin.ErrClosed)
+	assert.ErrorIs(t, cm.(driver.Exporter).Export(&bytes.Buffer{}), driver.ErrClosed)
 
 	require.NoError(t, p.Close())
 	_, err = p.ImportModel(context.Background(), bytes.NewReader(nil), nil)
-	assert.ErrorIs(t, err, plugin.ErrClosed)
+	assert.ErrorIs(t, err, driver.ErrClosed)
 }
 
 // TestImportCancelled: a cancelled ctx stops the import.
@@ -441,10 +441,10 @@ func TestImportCancelled(t *testing.T) {
 // exported configuration, and reach the compiled model.
 func TestImportPropsOverride(t *testing.T) {
 	blob := heteroBlob(t)
-	cm, err := newHetero(t).ImportModel(context.Background(), bytes.NewReader(blob), map[string]string{plugin.KeyEnableProfiling: "YES"})
+	cm, err := newHetero(t).ImportModel(context.Background(), bytes.NewReader(blob), map[string]string{driver.KeyEnableProfiling: "YES"})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, cm.Close()) }()
-	assert.Equal(t, "YES", prop(t, cm, plugin.KeyEnableProfiling))
+	assert.Equal(t, "YES", prop(t, cm, driver.KeyEnableProfiling))
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, r.Close()) }()
@@ -455,7 +455,7 @@ func TestImportPropsOverride(t *testing.T) {
 	assert.True(t, strings.HasPrefix(prof[0].NodeName, "subgraph0/"), "%q", prof[0].NodeName)
 
 	_, err = newHetero(t).ImportModel(context.Background(), bytes.NewReader(blob), map[string]string{"NO_SUCH_KEY": "1"})
-	assert.ErrorIs(t, err, plugin.ErrNotFound)
+	assert.ErrorIs(t, err, driver.ErrNotFound)
 }
 
 // TestModelCacheKeysInnerDevices: a setting made on a device HETERO splits
@@ -463,24 +463,24 @@ func TestImportPropsOverride(t *testing.T) {
 // compiled anew under that setting instead of reusing a blob made without it.
 func TestModelCacheKeysInnerDevices(t *testing.T) {
 	dir := t.TempDir()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	m := chain(t, static(2, 4)...)
-	props := map[string]string{plugin.KeyCacheDir: dir}
+	props := map[string]string{driver.KeyCacheDir: dir}
 	device := "HETERO:" + testDevice + ",CPU"
 	loaded := func() string {
 		t.Helper()
 		cm, err := core.CompileModel(context.Background(), m, device, props)
 		require.NoError(t, err)
 		defer func() { assert.NoError(t, cm.Close()) }()
-		return prop(t, cm, plugin.KeyLoadedFromCache)
+		return prop(t, cm, driver.KeyLoadedFromCache)
 	}
 	assert.Equal(t, "NO", loaded())
 	assert.Equal(t, "YES", loaded())
 
 	hp, err := core.Plugin("HETERO")
 	require.NoError(t, err)
-	require.NoError(t, hp.(*Plugin).SetDeviceProperties("CPU", map[string]string{plugin.KeyDisableTransformations: "YES"}))
+	require.NoError(t, hp.(*Plugin).SetDeviceProperties("CPU", map[string]string{driver.KeyDisableTransformations: "YES"}))
 	assert.Equal(t, "NO", loaded(), "an inner device's new setting must not reuse the old blob")
 	assert.Equal(t, "YES", loaded())
 	files, err := filepath.Glob(filepath.Join(dir, "*.blob"))

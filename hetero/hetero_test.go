@@ -18,7 +18,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/devicetest"
 )
@@ -28,13 +28,13 @@ import (
 const testDevice = "HTEST"
 
 func init() {
-	registerCPUAs(testDevice, func(p *cpufallback.Plugin) plugin.Plugin { return &noRelu{Plugin: p} })
+	registerCPUAs(testDevice, func(p *cpufallback.Plugin) driver.Plugin { return &noRelu{Plugin: p} })
 }
 
 // registerCPUAs registers under name a new CPU device wrapped by wrap: the
 // test devices HETERO splits across.
-func registerCPUAs(name string, wrap func(*cpufallback.Plugin) plugin.Plugin) {
-	plugin.Register(name, func() (plugin.Plugin, error) {
+func registerCPUAs(name string, wrap func(*cpufallback.Plugin) driver.Plugin) {
+	driver.Register(name, func() (driver.Plugin, error) {
 		p, err := cpufallback.New()
 		if err != nil {
 			return nil, err
@@ -62,14 +62,14 @@ func (p *noRelu) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	return out, nil
 }
 
-func (p *noRelu) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+func (p *noRelu) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
 	nodes, err := m.Nodes()
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range nodes {
 		if n.OpType == "Relu" {
-			return nil, plugin.Errorf(plugin.ErrUnsupported, "htest: node %q: Relu is not supported", n.Name)
+			return nil, driver.Errorf(driver.ErrUnsupported, "htest: node %q: Relu is not supported", n.Name)
 		}
 	}
 	return p.Plugin.CompileModel(ctx, m, props)
@@ -113,7 +113,7 @@ func newHetero(t *testing.T) *Plugin {
 
 // run compiles m on p with props, infers on inputs and returns the outputs
 // by name.
-func run(t *testing.T, p plugin.Plugin, m *graph.Model, props map[string]string, inputs map[string]*tensor.Tensor) (plugin.CompiledModel, map[string]*tensor.Tensor) {
+func run(t *testing.T, p driver.Plugin, m *graph.Model, props map[string]string, inputs map[string]*tensor.Tensor) (driver.CompiledModel, map[string]*tensor.Tensor) {
 	t.Helper()
 	cm, err := p.CompileModel(context.Background(), m, props)
 	require.NoError(t, err)
@@ -162,7 +162,7 @@ func input(t *testing.T, seed uint32, shape tensor.Shape) *tensor.Tensor {
 	return x
 }
 
-func prop(t *testing.T, cm plugin.CompiledModel, key string) string {
+func prop(t *testing.T, cm driver.CompiledModel, key string) string {
 	t.Helper()
 	v, err := cm.Property(key)
 	require.NoError(t, err)
@@ -185,10 +185,10 @@ func TestSplitAroundUnsupportedOp(t *testing.T) {
 			x := input(t, 7, tc.shape)
 			want := reference(t, m, map[string]*tensor.Tensor{"x": x})
 			p := newHetero(t)
-			cm, got := run(t, p, m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": x})
+			cm, got := run(t, p, m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": x})
 			assertSame(t, want, got)
 			assert.Equal(t, "3", prop(t, cm, KeyNumberOfSubmodels))
-			assert.Equal(t, testDevice+" CPU", prop(t, cm, plugin.KeyExecutionDevices))
+			assert.Equal(t, testDevice+" CPU", prop(t, cm, driver.KeyExecutionDevices))
 			devs, _ := cm.(*CompiledModel).Submodels()
 			assert.Equal(t, []string{testDevice, "CPU", testDevice}, devs)
 
@@ -205,7 +205,7 @@ func TestSplitAroundUnsupportedOp(t *testing.T) {
 func TestIntermediateTensorsShared(t *testing.T) {
 	m := chain(t, static(2, 4)...)
 	p := newHetero(t)
-	cm, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"})
+	cm, err := p.CompileModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"})
 	require.NoError(t, err)
 	defer cm.Close()
 	ri, err := cm.CreateInferRequest()
@@ -260,17 +260,17 @@ func TestPinnedHalfHalf(t *testing.T) {
 	}
 	p := newHetero(t)
 	// CPU is listed first, yet the pins put mul and sub on HTEST.
-	cm, got := run(t, p, pinned, map[string]string{plugin.KeyDevicePriorities: "CPU," + testDevice}, map[string]*tensor.Tensor{"x": x})
+	cm, got := run(t, p, pinned, map[string]string{driver.KeyDevicePriorities: "CPU," + testDevice}, map[string]*tensor.Tensor{"x": x})
 	assertSame(t, want, got)
 	assert.Equal(t, "2", prop(t, cm, KeyNumberOfSubmodels))
-	assert.Equal(t, "CPU "+testDevice, prop(t, cm, plugin.KeyExecutionDevices))
+	assert.Equal(t, "CPU "+testDevice, prop(t, cm, driver.KeyExecutionDevices))
 
 	// A pin to a device that cannot run the node fails on that device.
 	bad := m.Clone()
 	bad.Node("relu").RT.Affinity = testDevice
-	_, err := p.CompileModel(context.Background(), bad, map[string]string{plugin.KeyDevicePriorities: "CPU"})
+	_, err := p.CompileModel(context.Background(), bad, map[string]string{driver.KeyDevicePriorities: "CPU"})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), "relu")
 }
 
@@ -290,7 +290,7 @@ func TestCycleSplit(t *testing.T) {
 	xv := input(t, 11, tensor.Shape{1, 4})
 	want := reference(t, m, map[string]*tensor.Tensor{"x": xv})
 	p := newHetero(t)
-	cm, got := run(t, p, m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": xv})
+	cm, got := run(t, p, m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": xv})
 	assertSame(t, want, got)
 	devs, _ := cm.(*CompiledModel).Submodels()
 	assert.Equal(t, []string{testDevice, "CPU", testDevice}, devs)
@@ -311,26 +311,26 @@ func TestHousekeepingOnlyModels(t *testing.T) {
 	require.NoError(t, m.InferShapes())
 	xv := input(t, 5, tensor.Shape{2})
 	p := newHetero(t)
-	cm, got := run(t, p, m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": xv})
+	cm, got := run(t, p, m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": xv})
 	assert.Equal(t, xv.F32(), got["y"].F32())
 	assert.Equal(t, []float32{1, 2, 3}, got["k"].F32())
-	assert.Equal(t, testDevice, prop(t, cm, plugin.KeyExecutionDevices))
+	assert.Equal(t, testDevice, prop(t, cm, driver.KeyExecutionDevices))
 }
 
 func TestUnsupportedEverywhere(t *testing.T) {
 	m := chain(t, static(1, 4)...)
 	p := newHetero(t)
-	_, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice})
+	_, err := p.CompileModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), `"relu" (Relu)`)
 
-	q, err := p.QueryModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice})
+	q, err := p.QueryModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice})
 	require.NoError(t, err)
 	assert.Equal(t, testDevice, q["add"])
 	assert.NotContains(t, q, "relu")
 
-	q, err = p.QueryModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"})
+	q, err = p.QueryModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"x": testDevice, "c": testDevice, "add": testDevice, "relu": "CPU", "mul": testDevice, "sub": testDevice, "y": testDevice, "z": testDevice}, q)
 }
@@ -340,51 +340,51 @@ func TestBadDeviceLists(t *testing.T) {
 		name, prio string
 		sentinel   error
 	}{
-		{"Self", "HETERO,CPU", plugin.ErrInvalidArgument},
-		{"Twice", "CPU,CPU", plugin.ErrInvalidArgument},
-		{"Malformed", "CPU,,GPU", plugin.ErrInvalidArgument},
+		{"Self", "HETERO,CPU", driver.ErrInvalidArgument},
+		{"Twice", "CPU,CPU", driver.ErrInvalidArgument},
+		{"Malformed", "CPU,,GPU", driver.ErrInvalidArgument},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newHetero(t)
-			err := p.SetProperties(map[string]string{plugin.KeyDevicePriorities: tc.prio})
+			err := p.SetProperties(map[string]string{driver.KeyDevicePriorities: tc.prio})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.sentinel)
-			assert.Contains(t, err.Error(), plugin.KeyDevicePriorities)
+			assert.Contains(t, err.Error(), driver.KeyDevicePriorities)
 		})
 	}
 	t.Run("Empty", func(t *testing.T) {
 		p := newHetero(t)
 		_, err := p.CompileModel(context.Background(), chain(t, static(1, 4)...), nil)
 		require.Error(t, err)
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
-		assert.Contains(t, err.Error(), plugin.KeyDevicePriorities)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), driver.KeyDevicePriorities)
 	})
 	t.Run("UnknownDevice", func(t *testing.T) {
 		p := newHetero(t)
-		_, err := p.CompileModel(context.Background(), chain(t, static(1, 4)...), map[string]string{plugin.KeyDevicePriorities: "NOSUCHDEV"})
+		_, err := p.CompileModel(context.Background(), chain(t, static(1, 4)...), map[string]string{driver.KeyDevicePriorities: "NOSUCHDEV"})
 		require.Error(t, err)
-		assert.ErrorIs(t, err, plugin.ErrNotFound)
+		assert.ErrorIs(t, err, driver.ErrNotFound)
 		assert.Contains(t, err.Error(), "NOSUCHDEV")
 	})
 }
 
 func TestCoreDeviceString(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	m := chain(t, static(2, 4)...)
 	cm, err := core.CompileModel(context.Background(), m, "HETERO:"+testDevice+",CPU", nil)
 	require.NoError(t, err)
 	defer cm.Close()
 	assert.Equal(t, "3", prop(t, cm, KeyNumberOfSubmodels))
-	assert.Equal(t, testDevice+",CPU", prop(t, cm, plugin.KeyDevicePriorities))
+	assert.Equal(t, testDevice+",CPU", prop(t, cm, driver.KeyDevicePriorities))
 }
 
 func TestDumpDot(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dots")
 	p := newHetero(t)
 	_, err := p.CompileModel(context.Background(), chain(t, static(1, 4)...), map[string]string{
-		plugin.KeyDevicePriorities: testDevice + ",CPU", KeyDumpGraphDot: dir,
+		driver.KeyDevicePriorities: testDevice + ",CPU", KeyDumpGraphDot: dir,
 	})
 	require.NoError(t, err)
 	files, err := filepath.Glob(filepath.Join(dir, "*.dot"))
@@ -407,7 +407,7 @@ func TestDumpDot(t *testing.T) {
 func TestProfilingPrefixedBySubgraph(t *testing.T) {
 	m := chain(t, static(1, 4)...)
 	p := newHetero(t)
-	cm, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU", plugin.KeyEnableProfiling: "YES"})
+	cm, err := p.CompileModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU", driver.KeyEnableProfiling: "YES"})
 	require.NoError(t, err)
 	defer cm.Close()
 	r, err := cm.CreateInferRequest()
@@ -437,7 +437,7 @@ func TestUserBoundOutput(t *testing.T) {
 	x := input(t, 9, tensor.Shape{2, 4})
 	want := reference(t, m, map[string]*tensor.Tensor{"x": x})
 	p := newHetero(t)
-	cm, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"})
+	cm, err := p.CompileModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"})
 	require.NoError(t, err)
 	defer cm.Close()
 	r, err := cm.CreateInferRequest()
@@ -456,11 +456,11 @@ func TestUserBoundOutput(t *testing.T) {
 func TestCancellationReachesSubRequests(t *testing.T) {
 	m := chain(t, static(1, 4)...)
 	p := newHetero(t)
-	cm, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"})
+	cm, err := p.CompileModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"})
 	require.NoError(t, err)
 	defer cm.Close()
 	var blocked atomic.Bool
-	ar, err := cm.(plugin.AsyncCompiledModel).CreateAsyncInferRequest(plugin.WithStageMiddleware(func(s plugin.Stage) plugin.Stage {
+	ar, err := cm.(driver.AsyncCompiledModel).CreateAsyncInferRequest(driver.WithStageMiddleware(func(s driver.Stage) driver.Stage {
 		if !strings.HasPrefix(s.Name, "subgraph1/") {
 			return s
 		}
@@ -494,14 +494,14 @@ func TestCancellationReachesSubRequests(t *testing.T) {
 func TestAsyncChainMatchesSync(t *testing.T) {
 	m := chain(t, static(2, 4)...)
 	p := newHetero(t)
-	cm, err := p.CompileModel(context.Background(), m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"})
+	cm, err := p.CompileModel(context.Background(), m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"})
 	require.NoError(t, err)
 	defer cm.Close()
 	const n = 4
-	var reqs []*plugin.AsyncInferRequest
+	var reqs []*driver.AsyncInferRequest
 	var xs []*tensor.Tensor
 	for i := range n {
-		ar, err := cm.(plugin.AsyncCompiledModel).CreateAsyncInferRequest()
+		ar, err := cm.(driver.AsyncCompiledModel).CreateAsyncInferRequest()
 		require.NoError(t, err)
 		defer ar.Close()
 		x := input(t, uint32(100+i), tensor.Shape{2, 4})
@@ -524,10 +524,10 @@ func TestAsyncChainMatchesSync(t *testing.T) {
 // TestSuites runs the shared device suite on HETERO over the test device
 // and the CPU: the suite's Relu lands on the CPU.
 func TestSuites(t *testing.T) {
-	devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+	devicetest.Run(t, func(t *testing.T) driver.Plugin {
 		p, err := New()
 		require.NoError(t, err)
-		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}))
+		require.NoError(t, p.SetProperties(map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"}))
 		return p
 	})
 }
@@ -572,7 +572,7 @@ func TestRandomGraphsSplit(t *testing.T) {
 			}
 			want := reference(t, plain, map[string]*tensor.Tensor{"x": xv})
 			p := newHetero(t)
-			cm, got := run(t, p, m, map[string]string{plugin.KeyDevicePriorities: "CPU," + testDevice}, map[string]*tensor.Tensor{"x": xv})
+			cm, got := run(t, p, m, map[string]string{driver.KeyDevicePriorities: "CPU," + testDevice}, map[string]*tensor.Tensor{"x": xv})
 			assertSame(t, want, got)
 			hc := cm.(*CompiledModel)
 			for k, sg := range hc.subs {
@@ -610,7 +610,7 @@ func TestShapeMathRecomputed(t *testing.T) {
 	xv := input(t, 21, tensor.Shape{2, 6})
 	want := reference(t, m, map[string]*tensor.Tensor{"x": xv})
 	p := newHetero(t)
-	cm, got := run(t, p, m, map[string]string{plugin.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": xv})
+	cm, got := run(t, p, m, map[string]string{driver.KeyDevicePriorities: testDevice + ",CPU"}, map[string]*tensor.Tensor{"x": xv})
 	assertSame(t, want, got)
 	hc := cm.(*CompiledModel)
 	require.Len(t, hc.subs, 3)

@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 func init() {
-	plugin.Register(DeviceName, func() (plugin.Plugin, error) { return New() })
+	driver.Register(DeviceName, func() (driver.Plugin, error) { return New() })
 }
 
 // DeviceName is the name the HETERO device is registered under.
@@ -31,43 +31,43 @@ const KeyDumpGraphDot = "HETERO_DUMP_GRAPH_DOT"
 // passKeys are the HETERO properties handed on to the devices that compile
 // the subgraphs, when the device supports the key.
 var passKeys = []string{
-	plugin.KeyPerformanceHint,
-	plugin.KeyNumRequests,
-	plugin.KeyEnableProfiling,
-	plugin.KeyExecutionModeHint,
-	plugin.KeyModelPriority,
-	plugin.KeyDisableTransformations,
+	driver.KeyPerformanceHint,
+	driver.KeyNumRequests,
+	driver.KeyEnableProfiling,
+	driver.KeyExecutionModeHint,
+	driver.KeyModelPriority,
+	driver.KeyDisableTransformations,
 }
 
-// Plugin is the HETERO device. It owns a plugin.Core through which it
+// Plugin is the HETERO device. It owns a driver.Core through which it
 // reaches the devices it splits models across, so those devices are its
 // own instances, closed by its Close. It is safe for concurrent use.
 type Plugin struct {
-	state plugin.PluginCore // properties, closed
-	core  *plugin.Core
+	state driver.PluginCore // properties, closed
+	core  *driver.Core
 }
 
 // Interface checks.
 var (
-	_ plugin.Plugin  = (*Plugin)(nil)
-	_ plugin.Querier = (*Plugin)(nil)
+	_ driver.Plugin  = (*Plugin)(nil)
+	_ driver.Querier = (*Plugin)(nil)
 )
 
 // New returns the HETERO device. It constructs none of the devices it will
 // use: they are constructed, through the registry, on first use.
 func New() (*Plugin, error) {
-	p := &Plugin{core: plugin.NewCore()}
-	p.state.Init("hetero", DeviceName, plugin.NewProperties(propertySpecs()...))
+	p := &Plugin{core: driver.NewCore()}
+	p.state.Init("hetero", DeviceName, driver.NewProperties(propertySpecs()...))
 	return p, nil
 }
 
 // propertySpecs are HETERO's properties: the common ones (handed on to the
 // devices, see passKeys), DEVICE_PRIORITIES, the dot-dump directory and
 // read-only facts.
-func propertySpecs() []plugin.PropertySpec {
-	return append(plugin.CommonSpecs(),
-		plugin.PropertySpec{
-			Key: plugin.KeyDevicePriorities, Mutable: true,
+func propertySpecs() []driver.PropertySpec {
+	return append(driver.CommonSpecs(),
+		driver.PropertySpec{
+			Key: driver.KeyDevicePriorities, Mutable: true,
 			Accepted: "a comma-separated list of devices, e.g. GPU,CPU",
 			Parse: func(s string) (string, error) {
 				if strings.TrimSpace(s) == "" {
@@ -80,12 +80,12 @@ func propertySpecs() []plugin.PropertySpec {
 				return strings.Join(devs, ","), nil
 			},
 		},
-		plugin.StringSpec(KeyDumpGraphDot, ""),
-		plugin.ReadOnlySpec(plugin.KeyFullDeviceName, "HETERO (heterogeneous execution across devices)"),
-		plugin.ReadOnlySpec(plugin.KeyDeviceArchitecture, DeviceName),
-		plugin.ReadOnlySpec(plugin.KeyOptimizationCapabilities, ""),
-		plugin.ReadOnlySpec(plugin.KeyRangeForAsyncInferRequests, "1 16 1"),
-		plugin.ReadOnlySpec(plugin.KeyRangeForStreams, "1 16"),
+		driver.StringSpec(KeyDumpGraphDot, ""),
+		driver.ReadOnlySpec(driver.KeyFullDeviceName, "HETERO (heterogeneous execution across devices)"),
+		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, DeviceName),
+		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, ""),
+		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, "1 16 1"),
+		driver.ReadOnlySpec(driver.KeyRangeForStreams, "1 16"),
 	)
 }
 
@@ -106,12 +106,12 @@ func (p *Plugin) SetDeviceProperties(device string, props map[string]string) err
 	if err := p.check(); err != nil {
 		return err
 	}
-	name, _, prio, err := plugin.ParseDeviceName(device)
+	name, _, prio, err := driver.ParseDeviceName(device)
 	if err != nil {
 		return fmt.Errorf("hetero: %w", err)
 	}
 	if name == DeviceName || prio != "" {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: SetDeviceProperties on %q: not a device HETERO splits across", device)
+		return driver.Errorf(driver.ErrInvalidArgument, "hetero: SetDeviceProperties on %q: not a device HETERO splits across", device)
 	}
 	if err := p.core.SetProperties(device, props); err != nil {
 		return fmt.Errorf("hetero: device %s: %w", device, err)
@@ -136,21 +136,21 @@ func (p *Plugin) check() error { return p.state.Check() }
 
 // config returns a copy of the configuration overridden by props, and the
 // device list.
-func (p *Plugin) config(props map[string]string) (*plugin.Properties, []string, error) {
+func (p *Plugin) config(props map[string]string) (*driver.Properties, []string, error) {
 	cfg := p.state.Props().Clone()
 	if err := cfg.Set(props); err != nil {
 		return nil, nil, fmt.Errorf("hetero: %w", err)
 	}
-	prio, err := cfg.Get(plugin.KeyDevicePriorities)
+	prio, err := cfg.Get(driver.KeyDevicePriorities)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hetero: %w", err)
 	}
 	if prio == "" {
-		return nil, nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: no devices to split across: set %s (e.g. %s=GPU,CPU) or use the device name %s:GPU,CPU", plugin.KeyDevicePriorities, plugin.KeyDevicePriorities, DeviceName)
+		return nil, nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: no devices to split across: set %s (e.g. %s=GPU,CPU) or use the device name %s:GPU,CPU", driver.KeyDevicePriorities, driver.KeyDevicePriorities, DeviceName)
 	}
 	devs, err := parseDevices(prio)
 	if err != nil {
-		return nil, nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: %s=%q: %w", plugin.KeyDevicePriorities, prio, err)
+		return nil, nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: %s=%q: %w", driver.KeyDevicePriorities, prio, err)
 	}
 	return cfg, devs, nil
 }
@@ -158,19 +158,19 @@ func (p *Plugin) config(props map[string]string) (*plugin.Properties, []string, 
 // deviceProps are the properties HETERO hands on to device: the values of
 // passKeys the device supports, INFERENCE_PRECISION_HINT when it is not
 // the default f32, and ALLOW_AUTO_BATCHING=NO.
-func (p *Plugin) deviceProps(cfg *plugin.Properties, device string) (map[string]string, error) {
+func (p *Plugin) deviceProps(cfg *driver.Properties, device string) (map[string]string, error) {
 	dp, err := p.core.Plugin(device)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
 	keys := passKeys
-	if v, err := cfg.Get(plugin.KeyInferencePrecisionHint); err == nil && v != tensor.F32.String() {
-		keys = append(keys[:len(keys):len(keys)], plugin.KeyInferencePrecisionHint)
+	if v, err := cfg.Get(driver.KeyInferencePrecisionHint); err == nil && v != tensor.F32.String() {
+		keys = append(keys[:len(keys):len(keys)], driver.KeyInferencePrecisionHint)
 	}
 	for _, k := range keys {
 		if _, err := dp.Property(k); err != nil {
-			if errors.Is(err, plugin.ErrNotFound) {
+			if errors.Is(err, driver.ErrNotFound) {
 				continue
 			}
 			return nil, err
@@ -183,21 +183,21 @@ func (p *Plugin) deviceProps(cfg *plugin.Properties, device string) (map[string]
 	}
 	// A subgraph runs as one stage of a chain: automatic batching would
 	// hold it for requests the chain's executors never let arrive.
-	if _, err := dp.Property(plugin.KeyAllowAutoBatching); err == nil {
-		out[plugin.KeyAllowAutoBatching] = "NO"
+	if _, err := dp.Property(driver.KeyAllowAutoBatching); err == nil {
+		out[driver.KeyAllowAutoBatching] = "NO"
 	}
 	return out, nil
 }
 
 // affinityModel clones m, infers its shapes and sets every node's affinity
 // (see assignAffinities).
-func (p *Plugin) affinityModel(ctx context.Context, m *graph.Model, cfg *plugin.Properties, devs []string) (*graph.Model, error) {
+func (p *Plugin) affinityModel(ctx context.Context, m *graph.Model, cfg *driver.Properties, devs []string) (*graph.Model, error) {
 	model := m.Clone()
 	if _, err := model.Nodes(); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
 	}
 	if err := model.InferShapes(); err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
 	}
 	query := func(ctx context.Context, dev string) (map[string]string, error) {
 		props, err := p.deviceProps(cfg, dev)
@@ -225,7 +225,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 		return nil, err
 	}
 	model, err := p.affinityModel(ctx, m, cfg, devs)
-	if err != nil && !errors.Is(err, plugin.ErrUnsupported) {
+	if err != nil && !errors.Is(err, driver.ErrUnsupported) {
 		return nil, err
 	}
 	if err != nil {
@@ -256,7 +256,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	}
 	nodes, err := model.Nodes()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: query model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: query model %q: %w", m.Name, err)
 	}
 	out := make(map[string]string, len(nodes))
 	for _, n := range nodes {
@@ -268,7 +268,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 // CompileModel splits a clone of m across the devices of DEVICE_PRIORITIES
 // (see the package documentation) and compiles each subgraph on its
 // device.
-func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (plugin.CompiledModel, error) {
+func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
 	if err := p.state.Start(ctx, "compile", m); err != nil {
 		return nil, err
 	}
@@ -307,7 +307,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 		if dprops, err = p.deviceProps(cfg, sg.device); err != nil {
 			return nil, fmt.Errorf("hetero: compile model %q: %s on %s: %w", m.Name, sg.name, sg.device, err)
 		}
-		var sub plugin.CompiledModel
+		var sub driver.CompiledModel
 		sub, err = p.core.CompileModel(ctx, sg.model, sg.device, dprops)
 		if err != nil {
 			return nil, fmt.Errorf("hetero: compile model %q: %s on %s: %w", m.Name, sg.name, sg.device, err)
@@ -335,10 +335,10 @@ func executionDevices(subs []*subgraph) string {
 
 // optimalRequests is the largest OPTIMAL_NUMBER_OF_INFER_REQUESTS of the
 // subgraphs' compiled models (1 when none says).
-func optimalRequests(cms []plugin.CompiledModel) int {
+func optimalRequests(cms []driver.CompiledModel) int {
 	best := 1
 	for _, c := range cms {
-		v, err := c.Property(plugin.KeyOptimalNumberOfInferRequests)
+		v, err := c.Property(driver.KeyOptimalNumberOfInferRequests)
 		if err != nil {
 			continue
 		}

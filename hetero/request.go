@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // Interface checks.
 var (
-	_ plugin.InferRequest = (*InferRequest)(nil)
-	_ plugin.Stager       = (*InferRequest)(nil)
+	_ driver.InferRequest = (*InferRequest)(nil)
+	_ driver.Stager       = (*InferRequest)(nil)
 )
 
 // InferRequest runs a HETERO compiled model: one request per subgraph, run
@@ -22,15 +22,15 @@ var (
 // shapes) and bound with SetTensor as the producer's output and the
 // consumer's input, so it is neither copied nor reallocated per inference.
 // Methods are safe for concurrent use; while Infer runs, SetTensor fails
-// with plugin.ErrBusy.
+// with driver.ErrBusy.
 type InferRequest struct {
 	c    *CompiledModel
-	subs []plugin.InferRequest
+	subs []driver.InferRequest
 	// static[k][i] reports that input i of subgraph k is bound once and
 	// for all to its producer's output tensor.
 	static [][]bool
 
-	core plugin.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
+	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 }
 
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
@@ -45,7 +45,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 		if s, ok := in.Shape.ToShape(); ok {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
-				return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: input %q: %w", in.Name, err)
+				return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: input %q: %w", in.Name, err)
 			}
 			r.core.IO.In[i] = t
 		}
@@ -74,7 +74,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 					continue
 				}
 				if t, err = tensor.New(port.Type, s); err != nil {
-					return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: intermediate %q: %w", in.from.name, err)
+					return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: intermediate %q: %w", in.from.name, err)
 				}
 				if err := r.subs[in.from.sub].SetTensor(in.from.name, t); err != nil {
 					return nil, fmt.Errorf("hetero: binding intermediate %q as output of %s: %w", in.from.name, c.subs[in.from.sub].name, err)
@@ -90,13 +90,13 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	return r, nil
 }
 
-func portNamed(ps []plugin.PortInfo, name string) (plugin.PortInfo, bool) {
+func portNamed(ps []driver.PortInfo, name string) (driver.PortInfo, bool) {
 	for _, p := range ps {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return plugin.PortInfo{}, false
+	return driver.PortInfo{}, false
 }
 
 // SetTensor binds t to the input or output called name. An input tensor is
@@ -124,21 +124,21 @@ type runState struct {
 	userOut         []bool
 }
 
-// Stages implements plugin.Stager: "preprocess" (snapshot the bindings and
+// Stages implements driver.Stager: "preprocess" (snapshot the bindings and
 // bind the inputs and user outputs to the sub-requests), then every stage
 // of every subgraph's request named "subgraphN/stage" on the executor kind
 // the device asked for (a sub-request that is not a Stager is one stage,
 // "subgraphN/infer"), then "postprocess" (collect the outputs and the
 // profile).
-func (r *InferRequest) Stages() []plugin.Stage {
+func (r *InferRequest) Stages() []driver.Stage {
 	s := &runState{}
-	stages := []plugin.Stage{{Name: "preprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }}}
+	stages := []driver.Stage{{Name: "preprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }}}
 	for k, sub := range r.subs {
-		var ss []plugin.Stage
-		if st, ok := sub.(plugin.Stager); ok {
+		var ss []driver.Stage
+		if st, ok := sub.(driver.Stager); ok {
 			ss = st.Stages()
 		} else {
-			ss = []plugin.Stage{{Name: "infer", Executor: plugin.ExecutorTask, Run: sub.Infer}}
+			ss = []driver.Stage{{Name: "infer", Executor: driver.ExecutorTask, Run: sub.Infer}}
 		}
 		for i, st := range ss {
 			st.Name = r.c.subs[k].name + "/" + st.Name
@@ -154,7 +154,7 @@ func (r *InferRequest) Stages() []plugin.Stage {
 			stages = append(stages, st)
 		}
 	}
-	return append(stages, plugin.Stage{Name: "postprocess", Executor: plugin.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }})
+	return append(stages, driver.Stage{Name: "postprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.postprocess(ctx, s) }})
 }
 
 func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
@@ -165,7 +165,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	}
 	for i, t := range s.inputs {
 		if t == nil {
-			return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
+			return driver.Errorf(driver.ErrInvalidArgument, "hetero: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
 		}
 	}
 	for k, sg := range c.subs {
@@ -224,7 +224,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 		}
 		results[i] = t
 	}
-	var prof []plugin.ProfilingInfo
+	var prof []driver.ProfilingInfo
 	if c.profiling {
 		for k, sub := range r.subs {
 			for _, e := range sub.ProfilingInfo() {
@@ -233,7 +233,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 			}
 		}
 		d := time.Since(t0)
-		prof = append(prof, plugin.ProfilingInfo{NodeName: "postprocess", NodeType: "Stage", ExecType: "go", Status: plugin.Executed, RealTime: d, CPUTime: d})
+		prof = append(prof, driver.ProfilingInfo{NodeName: "postprocess", NodeType: "Stage", ExecType: "go", Status: driver.Executed, RealTime: d, CPUTime: d})
 	}
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
@@ -245,7 +245,7 @@ func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
 // ProfilingInfo returns the last inference's profile when ENABLE_PROFILING
 // is on: every sub-request's entries with the node name prefixed by the
 // subgraph ("subgraph0/conv1", "subgraph1/infer").
-func (r *InferRequest) ProfilingInfo() []plugin.ProfilingInfo {
+func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo {
 	return r.core.ProfilingInfo()
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // source says where a subgraph input comes from: a model input (sub < 0,
@@ -52,11 +52,11 @@ func isHousekeeping(n *graph.Node) bool {
 // owns): a user-set affinity wins; other op nodes get the first device in
 // devices whose QueryModel lists them; Results follow their producer,
 // Parameters and Constants their first consumer. A node no device
-// supports is an error wrapping plugin.ErrUnsupported naming it.
+// supports is an error wrapping driver.ErrUnsupported naming it.
 func assignAffinities(ctx context.Context, m *graph.Model, devices []string, query func(ctx context.Context, device string) (map[string]string, error)) error {
 	nodes, err := m.Nodes()
 	if err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+		return driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
 	}
 	answers := make([]map[string]string, len(devices))
 	asked := make([]bool, len(devices))
@@ -94,7 +94,7 @@ func assignAffinities(ctx context.Context, m *graph.Model, devices []string, que
 		}
 	}
 	if len(unsupported) > 0 {
-		return plugin.Errorf(plugin.ErrUnsupported, "hetero: model %q: no device of %s supports node %s", m.Name, strings.Join(devices, ","), strings.Join(unsupported, ", "))
+		return driver.Errorf(driver.ErrUnsupported, "hetero: model %q: no device of %s supports node %s", m.Name, strings.Join(devices, ","), strings.Join(unsupported, ", "))
 	}
 	// Results follow their producers (which come first in topological order).
 	for _, n := range nodes {
@@ -106,7 +106,7 @@ func assignAffinities(ctx context.Context, m *graph.Model, devices []string, que
 	// affinity graph only; each subgraph gets its own copy of them).
 	cons, err := m.Consumers()
 	if err != nil {
-		return plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+		return driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
 	}
 	for _, n := range nodes {
 		if !isHousekeeping(n) {
@@ -131,11 +131,11 @@ func assignAffinities(ctx context.Context, m *graph.Model, devices []string, que
 func split(m *graph.Model) ([]*subgraph, error) {
 	nodes, err := m.Nodes()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
 	}
 	cons, err := m.Consumers()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: %w", m.Name, err)
 	}
 	var units []*graph.Node
 	index := map[*graph.Node]int{}   // topological position
@@ -145,7 +145,7 @@ func split(m *graph.Model) ([]*subgraph, error) {
 			continue
 		}
 		if n.RT.Affinity == "" {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: node %q has no affinity", m.Name, n.Name)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: node %q has no affinity", m.Name, n.Name)
 		}
 		index[n] = len(units)
 		units = append(units, n)
@@ -176,7 +176,7 @@ func split(m *graph.Model) ([]*subgraph, error) {
 			}
 		}
 		if dev == "" {
-			return nil, plugin.Errorf(plugin.ErrInvalidArgument, "hetero: model %q: cannot order the nodes into subgraphs", m.Name)
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: model %q: cannot order the nodes into subgraphs", m.Name)
 		}
 		g := len(groups)
 		groups = append(groups, nil)
@@ -384,12 +384,12 @@ func parseDevices(s string) ([]string, error) {
 	if s == "" {
 		return nil, errors.New("empty device list")
 	}
-	if _, _, _, err := plugin.ParseDeviceName(DeviceName + ":" + s); err != nil {
+	if _, _, _, err := driver.ParseDeviceName(DeviceName + ":" + s); err != nil {
 		return nil, err
 	}
 	devs := strings.Split(s, ",")
 	for i, d := range devs {
-		name, _, _, _ := plugin.ParseDeviceName(d)
+		name, _, _, _ := driver.ParseDeviceName(d)
 		if name == DeviceName {
 			return nil, fmt.Errorf("%s cannot list itself", DeviceName)
 		}

@@ -27,7 +27,7 @@ import (
 	"github.com/clinfer/clinfer/batch"
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 	"github.com/clinfer/clinfer/tests/devicetest"
@@ -41,18 +41,18 @@ const patience = 2 * time.Minute
 // CPU (the CPU serves while the GPU compiles), and on BATCH over the GPU.
 func TestAutoSuites(t *testing.T) {
 	t.Run("AUTO", func(t *testing.T) {
-		devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+		devicetest.Run(t, func(t *testing.T) driver.Plugin {
 			p, err := auto.New()
 			require.NoError(t, err)
-			require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDevicePriorities: "GPU,CPU"}))
+			require.NoError(t, p.SetProperties(map[string]string{driver.KeyDevicePriorities: "GPU,CPU"}))
 			return p
 		})
 	})
 	t.Run("BATCH", func(t *testing.T) {
-		devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+		devicetest.Run(t, func(t *testing.T) driver.Plugin {
 			p, err := batch.New()
 			require.NoError(t, err)
-			require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDevicePriorities: "GPU(4)"}))
+			require.NoError(t, p.SetProperties(map[string]string{driver.KeyDevicePriorities: "GPU(4)"}))
 			return p
 		})
 	})
@@ -80,9 +80,9 @@ func clsInput(c *conformance.RealCase, i int) *tensor.Tensor {
 
 // outputsOn runs the cls model on inputs 0..n-1 on device and returns the
 // first output of each.
-func outputsOn(t *testing.T, core *plugin.Core, m *graph.Model, c *conformance.RealCase, device string, n int) []*tensor.Tensor {
+func outputsOn(t *testing.T, core *driver.Core, m *graph.Model, c *conformance.RealCase, device string, n int) []*tensor.Tensor {
 	t.Helper()
-	cm, err := core.CompileModel(context.Background(), m, device, map[string]string{plugin.KeyPerformanceHint: plugin.HintLatency.String()})
+	cm, err := core.CompileModel(context.Background(), m, device, map[string]string{driver.KeyPerformanceHint: driver.HintLatency.String()})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, cm.Close()) }()
 	r, err := cm.CreateInferRequest()
@@ -106,7 +106,7 @@ func outputsOn(t *testing.T, core *plugin.Core, m *graph.Model, c *conformance.R
 // tolerance.
 func TestAutoStartupFallbackGPU(t *testing.T) {
 	m, c := clsStatic(t)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	const n = 8
 	want := outputsOn(t, core, m, c, "CPU", n)
@@ -142,7 +142,7 @@ func TestAutoStartupFallbackGPU(t *testing.T) {
 	for dev := range ran {
 		assert.Contains(t, []string{"CPU", "GPU.0"}, dev)
 	}
-	v, err := cm.Property(plugin.KeyExecutionDevices)
+	v, err := cm.Property(driver.KeyExecutionDevices)
 	require.NoError(t, err)
 	assert.Equal(t, "GPU.0", v)
 }
@@ -153,14 +153,14 @@ func TestAutoStartupFallbackGPU(t *testing.T) {
 func TestAutoSkipsStartupFallbackWhenCached(t *testing.T) {
 	m, _ := clsStatic(t)
 	dir := t.TempDir()
-	props := map[string]string{plugin.KeyCacheDir: dir}
-	core := plugin.NewCore()
+	props := map[string]string{driver.KeyCacheDir: dir}
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	// The first compilation fills the cache in the background.
 	cm, err := core.CompileModel(context.Background(), m, "AUTO:GPU,CPU", props)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		v, err := cm.Property(plugin.KeyExecutionDevices)
+		v, err := cm.Property(driver.KeyExecutionDevices)
 		return err == nil && v == "GPU.0"
 	}, patience, 10*time.Millisecond)
 	require.NoError(t, cm.Close())
@@ -170,7 +170,7 @@ func TestAutoSkipsStartupFallbackWhenCached(t *testing.T) {
 	defer func() { assert.NoError(t, cm.Close()) }()
 	ac := cm.(*auto.CompiledModel)
 	assert.Equal(t, []auto.Switch{{At: ac.Timeline()[0].At, Devices: "GPU.0"}}, ac.Timeline())
-	v, err := cm.Property(plugin.KeyLoadedFromCache)
+	v, err := cm.Property(driver.KeyLoadedFromCache)
 	require.NoError(t, err)
 	assert.Equal(t, "YES", v)
 }
@@ -184,10 +184,10 @@ func TestAutoCloseDuringGPUCompile(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	runtime.GC()
 	base := cl.LiveObjects()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	cm, err := core.CompileModel(context.Background(), m, "AUTO:GPU,CPU", nil)
 	require.NoError(t, err)
-	v, err := cm.Property(plugin.KeyExecutionDevices)
+	v, err := cm.Property(driver.KeyExecutionDevices)
 	require.NoError(t, err)
 	assert.Equal(t, "CPU", v, "the det model compiles for seconds on the GPU")
 	require.NoError(t, cm.Close())
@@ -223,9 +223,9 @@ func TestAutoCumulativeTwoGPUs(t *testing.T) {
 
 func autoCumulativeChild(t *testing.T) {
 	m, c := clsStatic(t)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
-	gpus, err := core.Property("GPU", plugin.KeyAvailableDevices)
+	gpus, err := core.Property("GPU", driver.KeyAvailableDevices)
 	require.NoError(t, err)
 	require.Len(t, strings.Fields(gpus), 2, "POCL_DEVICES=\"pthread basic\" should give two OpenCL devices (is POCL installed? `make deps`)")
 	const n = 6
@@ -233,13 +233,13 @@ func autoCumulativeChild(t *testing.T) {
 	devices := []string{"GPU.0", "GPU.1", "CPU"}
 	sum := 0
 	for _, d := range devices {
-		props := map[string]string{plugin.KeyPerformanceHint: plugin.HintThroughput.String()}
+		props := map[string]string{driver.KeyPerformanceHint: driver.HintThroughput.String()}
 		if strings.HasPrefix(d, "GPU") {
-			props[plugin.KeyAllowAutoBatching] = "NO" // as AUTO passes it below
+			props[driver.KeyAllowAutoBatching] = "NO" // as AUTO passes it below
 		}
 		cm, err := core.CompileModel(context.Background(), m, d, props)
 		require.NoError(t, err)
-		v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests)
+		v, err := cm.Property(driver.KeyOptimalNumberOfInferRequests)
 		require.NoError(t, err)
 		k, err := strconv.Atoi(v)
 		require.NoError(t, err)
@@ -256,13 +256,13 @@ func autoCumulativeChild(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.policy, func(t *testing.T) {
 			cm, err := core.CompileModel(context.Background(), m, "AUTO:"+strings.Join(devices, ","), map[string]string{
-				plugin.KeyPerformanceHint: plugin.HintCumulativeThroughput.String(), auto.KeySchedulePolicy: tc.policy, plugin.KeyAllowAutoBatching: "NO"})
+				driver.KeyPerformanceHint: driver.HintCumulativeThroughput.String(), auto.KeySchedulePolicy: tc.policy, driver.KeyAllowAutoBatching: "NO"})
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, cm.Close()) }()
-			v, err := cm.Property(plugin.KeyExecutionDevices)
+			v, err := cm.Property(driver.KeyExecutionDevices)
 			require.NoError(t, err)
 			assert.Equal(t, strings.Join(devices, " "), v)
-			v, err = cm.Property(plugin.KeyOptimalNumberOfInferRequests)
+			v, err = cm.Property(driver.KeyOptimalNumberOfInferRequests)
 			require.NoError(t, err)
 			assert.Equal(t, strconv.Itoa(sum), v, "the sum of the devices' OPTIMAL_NUMBER_OF_INFER_REQUESTS")
 			name := cm.Outputs()[0].Name
@@ -282,9 +282,9 @@ func autoCumulativeChild(t *testing.T) {
 
 			// All requests in flight at once, several rounds: each result
 			// is right whichever device ran it.
-			reqs := make([]*plugin.AsyncInferRequest, sum)
+			reqs := make([]*driver.AsyncInferRequest, sum)
 			for i := range reqs {
-				reqs[i], err = plugin.CreateAsyncInferRequest(cm)
+				reqs[i], err = driver.CreateAsyncInferRequest(cm)
 				require.NoError(t, err)
 				defer func() { assert.NoError(t, reqs[i].Close()) }()
 			}
@@ -309,14 +309,14 @@ func autoCumulativeChild(t *testing.T) {
 // unbatched ones within tolerance.
 func TestBatchGPUEqualsUnbatched(t *testing.T) {
 	m, c := clsStatic(t)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	const n = 8
 	want := outputsOn(t, core, m, c, "GPU", n)
 	cm, err := core.CompileModel(context.Background(), m, "BATCH:GPU(4)", map[string]string{batch.KeyTimeout: "600000"})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, cm.Close()) }()
-	reqs := make([]plugin.InferRequest, 4)
+	reqs := make([]driver.InferRequest, 4)
 	for i := range reqs {
 		reqs[i], err = cm.CreateInferRequest()
 		require.NoError(t, err)
@@ -355,12 +355,12 @@ func TestImplicitBatchingGPU(t *testing.T) {
 		props   map[string]string
 		batched bool
 	}{
-		{"Throughput", cls, map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT"}, true},
-		{"ThroughputNotAllowed", cls, map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT", plugin.KeyAllowAutoBatching: "NO"}, false},
-		{"Latency", cls, map[string]string{plugin.KeyPerformanceHint: "LATENCY"}, false},
-		{"DynamicImageSize", clsDynamic, map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT"}, false},
+		{"Throughput", cls, map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"}, true},
+		{"ThroughputNotAllowed", cls, map[string]string{driver.KeyPerformanceHint: "THROUGHPUT", driver.KeyAllowAutoBatching: "NO"}, false},
+		{"Latency", cls, map[string]string{driver.KeyPerformanceHint: "LATENCY"}, false},
+		{"DynamicImageSize", clsDynamic, map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"}, false},
 	}
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -382,12 +382,12 @@ func TestImplicitBatchingGPU(t *testing.T) {
 // sizes is an error naming the input and the axis.
 func TestBatchNamesWhyNot(t *testing.T) {
 	m, _, _ := clsCase(t)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	_, err := core.CompileModel(context.Background(), m, "BATCH:GPU(8)", nil)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), fmt.Sprintf("input %q", m.Parameters[0].Name))
 	assert.Contains(t, err.Error(), "axis 2 is dynamic")
-	assert.False(t, errors.Is(err, plugin.ErrDevice))
+	assert.False(t, errors.Is(err, driver.ErrDevice))
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
 
@@ -39,12 +39,12 @@ func TestDeadlineDuringGPUInference(t *testing.T) {
 	require.NoError(t, err, "run `make models`")
 	m, err := onnx.ReadFile(path)
 	require.NoError(t, err)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })
 	cm, err := core.CompileModel(context.Background(), m, "GPU", nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, cm.Close()) })
-	r, err := plugin.CreateAsyncInferRequest(cm)
+	r, err := driver.CreateAsyncInferRequest(cm)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, r.Close()) })
 	bindCase(t, r, c)

@@ -20,7 +20,7 @@ import (
 	"github.com/clinfer/clinfer/internal/faultinject"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
@@ -29,7 +29,7 @@ import (
 // seeded inputs and the GPU's own outputs for them (the reference: the same
 // kernels must give the same bits whatever failed before).
 type asyncFixture struct {
-	cm     plugin.CompiledModel
+	cm     driver.CompiledModel
 	inputs []*tensor.Tensor
 	want   []*tensor.Tensor
 }
@@ -38,9 +38,9 @@ func newAsyncFixture(t *testing.T) *asyncFixture {
 	t.Helper()
 	m, err := onnx.Read(defaultmodel.ONNX)
 	require.NoError(t, err)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })
-	cm, err := core.CompileModel(context.Background(), m, "GPU", map[string]string{plugin.KeyPerformanceHint: "THROUGHPUT"})
+	cm, err := core.CompileModel(context.Background(), m, "GPU", map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, cm.Close()) })
 	f := &asyncFixture{cm: cm}
@@ -62,7 +62,7 @@ func newAsyncFixture(t *testing.T) *asyncFixture {
 }
 
 // check compares a request's output with the reference of input i.
-func (f *asyncFixture) check(r plugin.InferRequest, i int) error {
+func (f *asyncFixture) check(r driver.InferRequest, i int) error {
 	y, err := r.Tensor(defaultmodel.OutputName)
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (f *asyncFixture) check(r plugin.InferRequest, i int) error {
 // inferences over 4 requests while 1 in 400 OpenCL calls fails at random
 // (kernel launches, writes, read-backs, waits, ...). Every run must end
 // exactly once (one callback per start), a failure must be an error
-// wrapping plugin.ErrDevice, every success must equal the reference, and
+// wrapping driver.ErrDevice, every success must equal the reference, and
 // after the storm the same compiled model must run right with nothing
 // leaked.
 func TestAsyncRequestsWithRandomDeviceFailures(t *testing.T) {
@@ -88,9 +88,9 @@ func TestAsyncRequestsWithRandomDeviceFailures(t *testing.T) {
 		mu                             sync.Mutex
 		badErrs                        []error
 	)
-	reqs := make([]*plugin.AsyncInferRequest, nreq)
+	reqs := make([]*driver.AsyncInferRequest, nreq)
 	for i := range reqs {
-		r, err := plugin.CreateAsyncInferRequest(f.cm)
+		r, err := driver.CreateAsyncInferRequest(f.cm)
 		require.NoError(t, err)
 		reqs[i] = r
 	}
@@ -140,7 +140,7 @@ func TestAsyncRequestsWithRandomDeviceFailures(t *testing.T) {
 						mu.Unlock()
 					}
 					ok.Add(1)
-				case errors.Is(err, plugin.ErrDevice):
+				case errors.Is(err, driver.ErrDevice):
 					failed.Add(1)
 				default:
 					mu.Lock()
@@ -191,7 +191,7 @@ func TestMidRequestFailures(t *testing.T) {
 	// Registered first, so it runs after the fixture's cleanups.
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	f := newAsyncFixture(t)
-	r, err := plugin.CreateAsyncInferRequest(f.cm)
+	r, err := driver.CreateAsyncInferRequest(f.cm)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, r.Close()) }()
 	run := func(in int) error {
@@ -226,7 +226,7 @@ func TestMidRequestFailures(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.ErrorIs(t, err, plugin.ErrDevice)
+			assert.ErrorIs(t, err, driver.ErrDevice)
 			assert.ErrorIs(t, err, cl.ErrOutOfResources)
 			assert.Contains(t, err.Error(), c.op)
 			require.NoError(t, run(2), "the next run")
@@ -236,7 +236,7 @@ func TestMidRequestFailures(t *testing.T) {
 	t.Run("callback panics", func(t *testing.T) {
 		r.SetCallback(func(error) { panic("user callback bug") })
 		err := run(1)
-		assert.ErrorIs(t, err, plugin.ErrCallback)
+		assert.ErrorIs(t, err, driver.ErrCallback)
 		r.SetCallback(nil)
 		require.NoError(t, run(3), "the next run")
 		assert.NoError(t, f.check(r, 3))

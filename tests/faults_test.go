@@ -24,7 +24,7 @@ import (
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/hetero"
 	"github.com/clinfer/clinfer/internal/faultinject"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
@@ -45,7 +45,7 @@ const defaultFaultStride = 37
 // faultRun compiles m on device through a new Core, runs one inference,
 // closes everything, and returns the outputs and every error on the way
 // (a panic becomes an error too).
-func faultRun(m *graph.Model, device string, c *conformance.RealCase, setup func(*plugin.Core) error) (out map[string]*tensor.Tensor, err error) {
+func faultRun(m *graph.Model, device string, c *conformance.RealCase, setup func(*driver.Core) error) (out map[string]*tensor.Tensor, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			buf := make([]byte, 64<<10)
@@ -53,7 +53,7 @@ func faultRun(m *graph.Model, device string, c *conformance.RealCase, setup func
 		}
 	}()
 	var errs []error
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { err = errors.Join(append(errs, core.Close())...) }()
 	if setup != nil {
 		if err := setup(core); err != nil {
@@ -103,7 +103,7 @@ func faultRun(m *graph.Model, device string, c *conformance.RealCase, setup func
 // TestFaultInjectionEveryOpenCLCall fails each OpenCL call that compiling
 // and running PP-OCR cls makes, one at a time, on GPU and on a HETERO split
 // of it (MaxPool on the CPU), as SQLite's tests fail each allocation. For
-// every call it checks: no panic; an error wrapping plugin.ErrDevice that
+// every call it checks: no panic; an error wrapping driver.ErrDevice that
 // names the call, or, where the runtime tolerates the failure (an optional
 // device query, a release whose error has no one to go to), the right
 // answer; every OpenCL object released (cl.LiveObjects back to its
@@ -120,10 +120,10 @@ func TestFaultInjectionEveryOpenCLCall(t *testing.T) {
 	m, c, _ := clsCase(t)
 	configs := []struct {
 		name, device string
-		setup        func(*plugin.Core) error
+		setup        func(*driver.Core) error
 	}{
 		{"GPU", "GPU", nil},
-		{"HETERO", heteroGPUCPU, func(core *plugin.Core) error {
+		{"HETERO", heteroGPUCPU, func(core *driver.Core) error {
 			p, err := core.Plugin(heteroGPUCPU)
 			if err != nil {
 				return err
@@ -166,7 +166,7 @@ func TestFaultInjectionEveryOpenCLCall(t *testing.T) {
 					}
 				} else {
 					failed++
-					if assert.ErrorIs(t, err, plugin.ErrDevice, "call %d (%s)", n, op) {
+					if assert.ErrorIs(t, err, driver.ErrDevice, "call %d (%s)", n, op) {
 						assert.Contains(t, err.Error(), strings.SplitN(op, "(", 2)[0], "call %d: the error names the call", n)
 					}
 					assert.NotContains(t, err.Error(), "panic:", "call %d (%s)", n, op)

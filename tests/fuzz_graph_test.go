@@ -16,7 +16,7 @@ import (
 	"github.com/clinfer/clinfer/internal/onnxbuild"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
@@ -188,7 +188,7 @@ func buildFuzzGraph(data []byte) fuzzGraph {
 
 // fuzzCore holds the CPU and GPU devices the fuzz target shares between
 // inputs (a new Core per input would time the OpenCL setup, not the path).
-var fuzzCore = plugin.NewCore()
+var fuzzCore = driver.NewCore()
 
 // runFuzzGraph compiles and runs model on device within a time limit and
 // returns the output, or an error; a panic is a crash the caller reports.
@@ -255,7 +255,7 @@ func FuzzGraphsCPUvsGPU(f *testing.F) {
 		if cerr != nil || gerr != nil {
 			// A graph one device rejects is allowed (an op the GPU lacks);
 			// the CPU, the reference, must run every valid graph.
-			if cerr != nil && !errors.Is(cerr, plugin.ErrUnsupported) {
+			if cerr != nil && !errors.Is(cerr, driver.ErrUnsupported) {
 				t.Fatalf("CPU fails a valid graph (ops %v on %v): %v", g.ops, g.shape, cerr)
 			}
 			return

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/hetero"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
@@ -28,7 +28,7 @@ var exact = conformance.Tolerance{}
 
 // runCompiled runs one inference of cm on the case's inputs and returns
 // copies of the outputs by name.
-func runCompiled(t *testing.T, cm plugin.CompiledModel, c *conformance.RealCase) map[string]*tensor.Tensor {
+func runCompiled(t *testing.T, cm driver.CompiledModel, c *conformance.RealCase) map[string]*tensor.Tensor {
 	t.Helper()
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestHeteroExportImportGPUCPU(t *testing.T) {
 	m, c, _ := clsCase(t)
 	want, cm := infer(t, heteroCore(t, "MaxPool"), m, heteroGPUCPU, c)
 	var blob bytes.Buffer
-	require.NoError(t, cm.(plugin.Exporter).Export(&blob))
+	require.NoError(t, cm.(driver.Exporter).Export(&blob))
 
 	core := heteroCore(t, "")
 	imported, err := core.ImportModel(context.Background(), bytes.NewReader(blob.Bytes()), heteroGPUCPU, nil)
@@ -60,14 +60,14 @@ func TestHeteroExportImportGPUCPU(t *testing.T) {
 	defer func() { assert.NoError(t, imported.Close()) }()
 	assert.Equal(t, cm.Inputs(), imported.Inputs())
 	assert.Equal(t, cm.Outputs(), imported.Outputs())
-	for _, k := range []string{hetero.KeyNumberOfSubmodels, plugin.KeyExecutionDevices} {
+	for _, k := range []string{hetero.KeyNumberOfSubmodels, driver.KeyExecutionDevices} {
 		w, err := cm.Property(k)
 		require.NoError(t, err)
 		g, err := imported.Property(k)
 		require.NoError(t, err)
 		assert.Equal(t, w, g, "%s", k)
 	}
-	loaded, err := imported.Property(plugin.KeyLoadedFromCache)
+	loaded, err := imported.Property(driver.KeyLoadedFromCache)
 	require.NoError(t, err)
 	assert.Equal(t, "YES", loaded)
 	devs, _ := imported.(*hetero.CompiledModel).Submodels()
@@ -80,7 +80,7 @@ func TestHeteroExportImportGPUCPU(t *testing.T) {
 
 	// A blob cut short is an error, not a panic.
 	_, err = core.ImportModel(context.Background(), bytes.NewReader(blob.Bytes()[:blob.Len()*2/3]), heteroGPUCPU, nil)
-	assert.ErrorIs(t, err, plugin.ErrCorrupt)
+	assert.ErrorIs(t, err, driver.ErrCorrupt)
 }
 
 // TestHeteroModelCacheGPUCPU compiles the split cls model twice through a
@@ -90,16 +90,16 @@ func TestHeteroModelCacheGPUCPU(t *testing.T) {
 	m, c, _ := clsCase(t)
 	dir := t.TempDir()
 	core := heteroCore(t, "MaxPool")
-	props := map[string]string{plugin.KeyCacheDir: dir}
+	props := map[string]string{driver.KeyCacheDir: dir}
 	compile := func(loaded string) map[string]*tensor.Tensor {
 		t.Helper()
 		cm, err := core.CompileModel(context.Background(), m, heteroGPUCPU, props)
 		require.NoError(t, err)
 		defer func() { assert.NoError(t, cm.Close()) }()
-		v, err := cm.Property(plugin.KeyLoadedFromCache)
+		v, err := cm.Property(driver.KeyLoadedFromCache)
 		require.NoError(t, err)
-		assert.Equal(t, loaded, v, "%s", plugin.KeyLoadedFromCache)
-		devs, err := cm.Property(plugin.KeyExecutionDevices)
+		assert.Equal(t, loaded, v, "%s", driver.KeyLoadedFromCache)
+		devs, err := cm.Property(driver.KeyExecutionDevices)
 		require.NoError(t, err)
 		assert.Equal(t, "GPU CPU", devs)
 		return runCompiled(t, cm, c)

@@ -21,7 +21,7 @@ import (
 	"github.com/clinfer/clinfer/hetero"
 	"github.com/clinfer/clinfer/internal/npy"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 	"github.com/clinfer/clinfer/tests/devicetest"
@@ -33,10 +33,10 @@ const heteroGPUCPU = "HETERO:GPU,CPU"
 
 // TestHeteroSuites runs the shared device suite on HETERO over GPU and CPU.
 func TestHeteroSuites(t *testing.T) {
-	devicetest.Run(t, func(t *testing.T) plugin.Plugin {
+	devicetest.Run(t, func(t *testing.T) driver.Plugin {
 		p, err := hetero.New()
 		require.NoError(t, err)
-		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyDevicePriorities: "GPU,CPU"}))
+		require.NoError(t, p.SetProperties(map[string]string{driver.KeyDevicePriorities: "GPU,CPU"}))
 		return p
 	})
 }
@@ -63,7 +63,7 @@ func clsCase(t *testing.T) (*graph.Model, *conformance.RealCase, string) {
 
 // infer compiles m on device through core and runs it on the case's
 // inputs, returning the outputs by name and the compiled model.
-func infer(t *testing.T, core *plugin.Core, m *graph.Model, device string, c *conformance.RealCase) (map[string]*tensor.Tensor, plugin.CompiledModel) {
+func infer(t *testing.T, core *driver.Core, m *graph.Model, device string, c *conformance.RealCase) (map[string]*tensor.Tensor, driver.CompiledModel) {
 	t.Helper()
 	cm, err := core.CompileModel(context.Background(), m, device, nil)
 	require.NoError(t, err, "compile on %s", device)
@@ -72,7 +72,7 @@ func infer(t *testing.T, core *plugin.Core, m *graph.Model, device string, c *co
 }
 
 // bindCase binds the case's inputs to r.
-func bindCase(t *testing.T, r plugin.InferRequest, c *conformance.RealCase) {
+func bindCase(t *testing.T, r driver.InferRequest, c *conformance.RealCase) {
 	t.Helper()
 	for _, in := range c.Inputs {
 		x, err := in.Tensor()
@@ -83,9 +83,9 @@ func bindCase(t *testing.T, r plugin.InferRequest, c *conformance.RealCase) {
 
 // heteroCore returns a Core whose HETERO device's GPU has disabled those
 // op types.
-func heteroCore(t *testing.T, disabled string) *plugin.Core {
+func heteroCore(t *testing.T, disabled string) *driver.Core {
 	t.Helper()
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })
 	p, err := core.Plugin(heteroGPUCPU)
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func heteroCore(t *testing.T, disabled string) *plugin.Core {
 // run on the CPU, and the outputs equal the CPU device's alone.
 func TestHeteroOpTheGPUDoesNotSupport(t *testing.T) {
 	m, c, _ := clsCase(t)
-	cpuCore := plugin.NewCore()
+	cpuCore := driver.NewCore()
 	defer cpuCore.Close()
 	want, _ := infer(t, cpuCore, m, "CPU", c)
 	cases := []struct {
@@ -120,9 +120,9 @@ func TestHeteroOpTheGPUDoesNotSupport(t *testing.T) {
 			k, err := strconv.Atoi(n)
 			require.NoError(t, err)
 			assert.GreaterOrEqual(t, k, tc.minSubmodels, "%s", hetero.KeyNumberOfSubmodels)
-			devs, err := cm.Property(plugin.KeyExecutionDevices)
+			devs, err := cm.Property(driver.KeyExecutionDevices)
 			require.NoError(t, err)
-			assert.ElementsMatch(t, []string{"GPU", "CPU"}, strings.Fields(devs), "%s", plugin.KeyExecutionDevices)
+			assert.ElementsMatch(t, []string{"GPU", "CPU"}, strings.Fields(devs), "%s", driver.KeyExecutionDevices)
 			for name, w := range want {
 				assert.NoError(t, conformance.Compare(got[name], w, conformance.RealModelTolerance), "output %q", name)
 			}
@@ -152,7 +152,7 @@ func TestHeteroPinnedHalfHalf(t *testing.T) {
 		}
 	}
 	got, cm := infer(t, heteroCore(t, ""), m, heteroGPUCPU, c)
-	devs, err := cm.Property(plugin.KeyExecutionDevices)
+	devs, err := cm.Property(driver.KeyExecutionDevices)
 	require.NoError(t, err)
 	assert.Equal(t, "CPU GPU", devs)
 	n, err := cm.Property(hetero.KeyNumberOfSubmodels)
@@ -213,10 +213,10 @@ func TestHeteroAsyncSplitModel(t *testing.T) {
 	m, c, _ := clsCase(t)
 	core := heteroCore(t, "MaxPool")
 	want, cm := infer(t, core, m, heteroGPUCPU, c)
-	ac, ok := cm.(plugin.AsyncCompiledModel)
+	ac, ok := cm.(driver.AsyncCompiledModel)
 	require.True(t, ok)
 	const n = 4
-	reqs := make([]*plugin.AsyncInferRequest, n)
+	reqs := make([]*driver.AsyncInferRequest, n)
 	for i := range reqs {
 		r, err := ac.CreateAsyncInferRequest()
 		require.NoError(t, err)

@@ -21,7 +21,7 @@ import (
 
 	"github.com/clinfer/clinfer/internal/onnxbuild"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -29,7 +29,7 @@ import (
 // must end in.
 type hostileRun struct {
 	inputs map[string]*tensor.Tensor
-	// exhausted: the run must fail with plugin.ErrResourceExhausted;
+	// exhausted: the run must fail with driver.ErrResourceExhausted;
 	// otherwise it must succeed.
 	exhausted bool
 }
@@ -39,7 +39,7 @@ type hostileRun struct {
 type hostileCase struct {
 	name string
 	// compileExhausted: CompileModel itself must fail with
-	// plugin.ErrResourceExhausted (the shapes are static).
+	// driver.ErrResourceExhausted (the shapes are static).
 	compileExhausted bool
 	model            func() []byte
 	runs             []hostileRun
@@ -176,7 +176,7 @@ const (
 // each in a child process (a Go out-of-memory error cannot be recovered),
 // and checks that it ends in the expected error or result within its time
 // limit: never a crash, never a hang. A huge allocation must be an error
-// wrapping plugin.ErrResourceExhausted — at compile time when the shapes
+// wrapping driver.ErrResourceExhausted — at compile time when the shapes
 // are static, at inference when they come from the inputs — after which the
 // same compiled model runs a reasonable input.
 func TestHostileModels(t *testing.T) {
@@ -241,12 +241,12 @@ func TestHostileModelsHelper(t *testing.T) {
 	require.NotNil(t, c, "no case %q", name)
 	m, err := onnx.Read(c.model())
 	require.NoError(t, err)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	cm, err := core.CompileModel(context.Background(), m, dev, nil)
 	if c.compileExhausted {
 		require.Error(t, err, "compiling must fail")
-		assert.ErrorIs(t, err, plugin.ErrResourceExhausted)
+		assert.ErrorIs(t, err, driver.ErrResourceExhausted)
 		t.Logf("hostile: compile: %v", err)
 		return
 	}
@@ -262,7 +262,7 @@ func TestHostileModelsHelper(t *testing.T) {
 		err := r.Infer(context.Background())
 		if run.exhausted {
 			require.Error(t, err, "run %d must fail", i)
-			assert.True(t, errors.Is(err, plugin.ErrResourceExhausted), "run %d: %v", i, err)
+			assert.True(t, errors.Is(err, driver.ErrResourceExhausted), "run %d: %v", i, err)
 			t.Logf("hostile: run %d: %v", i, err)
 			continue
 		}

@@ -79,7 +79,7 @@ func TestPackageDeps(t *testing.T) {
 }
 
 // TestGPUOnlyProgram builds and runs a program that imports only the GPU
-// device (tests/testdata/gpuonly) in a subprocess: plugin.Devices() there
+// device (tests/testdata/gpuonly) in a subprocess: driver.Devices() there
 // lists "GPU" and not "CPU".
 func TestGPUOnlyProgram(t *testing.T) {
 	out := goRun(t, "run", "./tests/testdata/gpuonly")

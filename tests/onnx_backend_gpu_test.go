@@ -16,5 +16,5 @@ import (
 
 // TestONNXBackendGPU runs the ONNX backend suite on the GPU device through
 // the same code as the CPU run; ops or op forms without a GPU kernel are
-// reported as unsupported-op (plugin.ErrUnsupported at compile).
+// reported as unsupported-op (driver.ErrUnsupported at compile).
 func TestONNXBackendGPU(t *testing.T) { conformance.ONNXBackend(t, "GPU") }

@@ -20,7 +20,7 @@ import (
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
@@ -48,7 +48,7 @@ func detModel(t testing.TB, shape tensor.Shape) *graph.Model {
 // half the sum of all intermediate tensors.
 func TestActivationPlanDetGPU(t *testing.T) {
 	m := detModel(t, tensor.Shape{1, 3, 640, 640})
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	cm, err := core.CompileModel(context.Background(), m, "GPU", nil)
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ func BenchmarkRealModelsGPU(b *testing.B) {
 			require.NoError(b, err)
 			m, err := onnx.ReadFile(path)
 			require.NoError(b, err)
-			core := plugin.NewCore()
+			core := driver.NewCore()
 			defer core.Close()
 			ctx := context.Background()
 			cm, err := core.CompileModel(ctx, m, "GPU", nil)
@@ -123,7 +123,7 @@ func TestRealModelsGPUHalf(t *testing.T) {
 	halfMode(t)
 	root, err := conformance.RepoRoot()
 	require.NoError(t, err)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer func() { assert.NoError(t, core.Close()) }()
 	for _, name := range []string{"cls", "det", "rec", "hello_deepa"} {
 		t.Run(name, func(t *testing.T) {
@@ -133,8 +133,8 @@ func TestRealModelsGPUHalf(t *testing.T) {
 			require.NoError(t, err, "run `make models`")
 			m, err := onnx.ReadFile(path)
 			require.NoError(t, err)
-			run := func(precision string) (map[string]*tensor.Tensor, plugin.CompiledModel) {
-				cm, err := core.CompileModel(context.Background(), m, "GPU", map[string]string{plugin.KeyInferencePrecisionHint: precision})
+			run := func(precision string) (map[string]*tensor.Tensor, driver.CompiledModel) {
+				cm, err := core.CompileModel(context.Background(), m, "GPU", map[string]string{driver.KeyInferencePrecisionHint: precision})
 				require.NoError(t, err, precision)
 				t.Cleanup(func() { assert.NoError(t, cm.Close()) })
 				return runCompiled(t, cm, c), cm

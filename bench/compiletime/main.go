@@ -18,7 +18,7 @@ import (
 	"github.com/clinfer/clinfer/clbackend" // registers the "GPU" device
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 
@@ -214,18 +214,18 @@ func compileOnce(model string, sh tensor.Shape, device, dir string) (result, err
 		return result{}, fmt.Errorf("model %s has %d inputs, want 1", model, len(m.Parameters))
 	}
 	m.Parameters[0].Outputs[0].Shape = graph.StaticShape(sh)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	ctx := context.Background()
 	start := time.Now()
-	cm, err := core.CompileModel(ctx, m, device, map[string]string{plugin.KeyCacheDir: dir})
+	cm, err := core.CompileModel(ctx, m, device, map[string]string{driver.KeyCacheDir: dir})
 	d := time.Since(start)
 	if err != nil {
 		return result{}, err
 	}
 	defer cm.Close()
 	r := result{Millis: float64(d.Microseconds()) / 1000}
-	if r.Loaded, err = cm.Property(plugin.KeyLoadedFromCache); err != nil {
+	if r.Loaded, err = cm.Property(driver.KeyLoadedFromCache); err != nil {
 		return result{}, err
 	}
 	if p, err := core.Plugin(device); err == nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/clinfer/clinfer/auto"  // registers "AUTO"
 	"github.com/clinfer/clinfer/batch" // registers "BATCH"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // TimelineEntry is one change of the devices serving an AUTO compiled
@@ -28,7 +28,7 @@ type deviceLog struct {
 }
 
 // add counts r's last inference.
-func (l *deviceLog) add(r *plugin.AsyncInferRequest) {
+func (l *deviceLog) add(r *driver.AsyncInferRequest) {
 	ar, ok := r.Sync().(*auto.InferRequest)
 	if !ok {
 		return
@@ -57,7 +57,7 @@ func (l *deviceLog) snapshot() map[string]int {
 
 // timeline returns an AUTO compiled model's device timeline (nil for other
 // devices).
-func timeline(cm plugin.CompiledModel) []TimelineEntry {
+func timeline(cm driver.CompiledModel) []TimelineEntry {
 	ac, ok := cm.(*auto.CompiledModel)
 	if !ok {
 		return nil
@@ -105,7 +105,7 @@ func describeCounts(counts map[string]int) string {
 
 // batchLine describes a BATCH compiled model's batching ("" for other
 // devices).
-func batchLine(cm plugin.CompiledModel) string {
+func batchLine(cm driver.CompiledModel) string {
 	bc, ok := cm.(*batch.CompiledModel)
 	if !ok {
 		return ""

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // TestVirtualDevices: the AUTO and BATCH device names run, -hint
@@ -61,9 +61,9 @@ func TestCumulativeHintReachesDevice(t *testing.T) {
 	o, err := parseFlags([]string{"-hint", "ctput"})
 	require.NoError(t, err)
 	assert.Equal(t, "cumulative_throughput", o.hint)
-	var h plugin.PerformanceHint
+	var h driver.PerformanceHint
 	require.NoError(t, h.UnmarshalText([]byte(o.hint)))
-	assert.Equal(t, plugin.HintCumulativeThroughput, h)
+	assert.Equal(t, driver.HintCumulativeThroughput, h)
 }
 
 func TestDescribeTimeline(t *testing.T) {

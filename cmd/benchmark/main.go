@@ -20,7 +20,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/cliutil"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 
 	_ "github.com/clinfer/clinfer/clbackend"    // registers "GPU"
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers "CPU"
@@ -240,7 +240,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if err != nil {
 		return err
 	}
-	if _, _, _, err := plugin.ParseDeviceName(o.device); err != nil {
+	if _, _, _, err := driver.ParseDeviceName(o.device); err != nil {
 		return fmt.Errorf("-d: %w", err)
 	}
 	props, err := cliutil.Props("-p", o.props)
@@ -249,23 +249,23 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	}
 	switch o.hint {
 	case "throughput":
-		props[plugin.KeyPerformanceHint] = plugin.HintThroughput.String()
+		props[driver.KeyPerformanceHint] = driver.HintThroughput.String()
 	case "latency":
-		props[plugin.KeyPerformanceHint] = plugin.HintLatency.String()
+		props[driver.KeyPerformanceHint] = driver.HintLatency.String()
 	case "cumulative_throughput":
-		props[plugin.KeyPerformanceHint] = plugin.HintCumulativeThroughput.String()
+		props[driver.KeyPerformanceHint] = driver.HintCumulativeThroughput.String()
 	}
 	if o.nstreams != "" {
-		props[plugin.KeyNumStreams] = o.nstreams
+		props[driver.KeyNumStreams] = o.nstreams
 	}
 	if o.precision != "" {
-		props[plugin.KeyInferencePrecisionHint] = o.precision
+		props[driver.KeyInferencePrecisionHint] = o.precision
 	}
 	if o.cacheDir != "" {
-		props[plugin.KeyCacheDir] = o.cacheDir
+		props[driver.KeyCacheDir] = o.cacheDir
 	}
 	if o.pc {
-		props[plugin.KeyEnableProfiling] = "YES"
+		props[driver.KeyEnableProfiling] = "YES"
 	}
 
 	m, modelName, err := cliutil.ReadModel(o.model)
@@ -288,7 +288,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		return err
 	}
 
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	t0 := time.Now()
 	cm, err := core.CompileModel(ctx, m, o.device, props)
@@ -303,20 +303,20 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		nireq = 1
 	} else if nireq == 0 {
 		nireq = 1
-		if v, err := cm.Property(plugin.KeyOptimalNumberOfInferRequests); err == nil {
+		if v, err := cm.Property(driver.KeyOptimalNumberOfInferRequests); err == nil {
 			if n, err := strconv.Atoi(v); err == nil && n > 0 {
 				nireq = n
 			}
 		}
 	}
-	var tracer *plugin.Tracer
-	var opts []plugin.AsyncOption
+	var tracer *driver.Tracer
+	var opts []driver.AsyncOption
 	if o.tracePath != "" {
-		tracer = plugin.NewTracer(0)
-		opts = append(opts, plugin.WithTracer(tracer))
+		tracer = driver.NewTracer(0)
+		opts = append(opts, driver.WithTracer(tracer))
 	}
-	newRequest := func() (*plugin.AsyncInferRequest, error) {
-		r, err := plugin.CreateAsyncInferRequest(cm, opts...)
+	newRequest := func() (*driver.AsyncInferRequest, error) {
+		r, err := driver.CreateAsyncInferRequest(cm, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +330,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	// The other requests are made after the warm-up, so that a BATCH
 	// device does not hold the lone warm-up inference for company that
 	// could come (AUTO_BATCH_TIMEOUT).
-	reqs := make([]*plugin.AsyncInferRequest, 1, nireq)
+	reqs := make([]*driver.AsyncInferRequest, 1, nireq)
 	if reqs[0], err = newRequest(); err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		}
 	}()
 	nstreams := reqs[0].Streams()
-	if v, err := cm.Property(plugin.KeyNumStreams); err == nil {
+	if v, err := cm.Property(driver.KeyNumStreams); err == nil {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 && nstreams == 0 {
 			nstreams = n
 		}
@@ -350,7 +350,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	for _, p := range m.Parameters {
 		fmt.Fprintf(out, "input      %-20s %v\n", p.Name, inputs[p.Name])
 	}
-	execDevices, _ := cm.Property(plugin.KeyExecutionDevices)
+	execDevices, _ := cm.Property(driver.KeyExecutionDevices)
 	fmt.Fprintf(out, "device     %s (execution devices: %s), api %s, nireq %d, nstreams %d, compile %v\n",
 		o.device, execDevices, o.api, nireq, nstreams, compileTime.Round(time.Microsecond))
 
@@ -464,7 +464,7 @@ func done(n, niter int, start time.Time, budget time.Duration) bool {
 	return time.Since(start) >= budget
 }
 
-func runSync(ctx context.Context, r *plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress, devs *deviceLog) ([]time.Duration, time.Duration, error) {
+func runSync(ctx context.Context, r *driver.AsyncInferRequest, niter int, budget time.Duration, prog *progress, devs *deviceLog) ([]time.Duration, time.Duration, error) {
 	var lat []time.Duration
 	start := time.Now()
 	for !done(len(lat), niter, start, budget) {
@@ -481,7 +481,7 @@ func runSync(ctx context.Context, r *plugin.AsyncInferRequest, niter int, budget
 
 // runAsync keeps every request busy: each callback records the latency and
 // restarts its request until the budget is spent.
-func runAsync(ctx context.Context, reqs []*plugin.AsyncInferRequest, niter int, budget time.Duration, prog *progress, devs *deviceLog) ([]time.Duration, time.Duration, error) {
+func runAsync(ctx context.Context, reqs []*driver.AsyncInferRequest, niter int, budget time.Duration, prog *progress, devs *deviceLog) ([]time.Duration, time.Duration, error) {
 	var (
 		mu      sync.Mutex
 		lat     []time.Duration
@@ -561,7 +561,7 @@ func runAsync(ctx context.Context, reqs []*plugin.AsyncInferRequest, niter int, 
 }
 
 // printCounters prints the per-layer performance counters of a request.
-func printCounters(out io.Writer, prof []plugin.ProfilingInfo) {
+func printCounters(out io.Writer, prof []driver.ProfilingInfo) {
 	if len(prof) == 0 {
 		fmt.Fprintln(out, "performance counters: none (the device reports no profile)")
 		return

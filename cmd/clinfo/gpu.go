@@ -6,7 +6,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend"
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // This file fills clinfo's plugin section from clinfer's GPU plugin.
@@ -15,11 +15,11 @@ func init() { pluginViewOf = gpuView }
 
 // gpuKeys are the plugin properties clinfo shows per device.
 var gpuKeys = []string{
-	plugin.KeyFullDeviceName,
-	plugin.KeyDeviceType,
-	plugin.KeyOptimizationCapabilities,
-	plugin.KeyDeviceArchitecture,
-	plugin.KeyDeviceUUID,
+	driver.KeyFullDeviceName,
+	driver.KeyDeviceType,
+	driver.KeyOptimizationCapabilities,
+	driver.KeyDeviceArchitecture,
+	driver.KeyDeviceUUID,
 }
 
 // gpu is the plugin clinfo asks, constructed on first use. clinfo never

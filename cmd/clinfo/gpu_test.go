@@ -11,7 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend"
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // TestGPUPluginSection checks that every device the GPU plugin uses shows
@@ -45,12 +45,12 @@ func TestGPUPluginSection(t *testing.T) {
 			}
 			seen[d.Clinfer.Device] = true
 			id := strings.TrimPrefix(d.Clinfer.Device, "GPU.")
-			for _, k := range []string{plugin.KeyFullDeviceName, plugin.KeyDeviceType, plugin.KeyOptimizationCapabilities, plugin.KeyDeviceArchitecture} {
+			for _, k := range []string{driver.KeyFullDeviceName, driver.KeyDeviceType, driver.KeyOptimizationCapabilities, driver.KeyDeviceArchitecture} {
 				want, err := p.DeviceProperty(id, k)
 				require.NoError(t, err)
 				assert.Equal(t, want, d.Clinfer.Properties[k], "%s of %s", k, d.Clinfer.Device)
 			}
-			assert.Equal(t, strings.TrimSpace(d.Name), d.Clinfer.Properties[plugin.KeyFullDeviceName])
+			assert.Equal(t, strings.TrimSpace(d.Name), d.Clinfer.Properties[driver.KeyFullDeviceName])
 		}
 	}
 	for i := range p.Devices() {
@@ -60,7 +60,7 @@ func TestGPUPluginSection(t *testing.T) {
 	code, stdout, stderr = runClinfo(t)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "    clinfer: GPU.0\n")
-	for _, k := range []string{plugin.KeyFullDeviceName, plugin.KeyDeviceType, plugin.KeyOptimizationCapabilities, plugin.KeyDeviceArchitecture} {
+	for _, k := range []string{driver.KeyFullDeviceName, driver.KeyDeviceType, driver.KeyOptimizationCapabilities, driver.KeyDeviceArchitecture} {
 		assert.Contains(t, stdout, k)
 	}
 }

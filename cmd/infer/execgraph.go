@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // execGraphKeys are the runtime-model annotations an -exec_graph node
@@ -17,7 +17,7 @@ var execGraphKeys = []string{"LAYER_TYPE", "IMPL_TYPE", "EXECUTION_ORDER", "PERF
 // Graphviz digraph: one box per executed node labelled with its name and
 // the execGraphKeys annotations it has, one edge per input labelled
 // with the value's type and shape.
-func writeExecGraph(path string, cm plugin.CompiledModel) error {
+func writeExecGraph(path string, cm driver.CompiledModel) error {
 	rm, err := cm.RuntimeModel()
 	if err != nil {
 		return fmt.Errorf("-exec_graph %s: %w", path, err)

@@ -17,7 +17,7 @@ import (
 	"github.com/clinfer/clinfer/internal/cliutil"
 	"github.com/clinfer/clinfer/internal/defaultmodel"
 	"github.com/clinfer/clinfer/internal/npy"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 
 	"github.com/clinfer/clinfer/auto"           // registers "AUTO"
@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	t1 := time.Now()
 	cm, err := core.CompileModel(ctx, m, o.device, props)
@@ -169,7 +169,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 
-	execDevices, _ := cm.Property(plugin.KeyExecutionDevices)
+	execDevices, _ := cm.Property(driver.KeyExecutionDevices)
 	fmt.Fprintf(out, "model      %s (%s)\n", modelName, m.Name)
 	fmt.Fprintf(out, "device     %s (execution devices: %s)\n", o.device, execDevices)
 	if len(ranOn) > 0 {
@@ -220,8 +220,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // compareOn runs the same inputs on a second device and prints, per output,
 // the largest absolute difference from the first device's result.
-func compareOn(ctx context.Context, out io.Writer, core *plugin.Core, m *graph.Model, device, first string, props map[string]string,
-	inputs map[string]*tensor.Tensor, firstReq plugin.InferRequest, ports []plugin.PortInfo) error {
+func compareOn(ctx context.Context, out io.Writer, core *driver.Core, m *graph.Model, device, first string, props map[string]string,
+	inputs map[string]*tensor.Tensor, firstReq driver.InferRequest, ports []driver.PortInfo) error {
 	cm, err := core.CompileModel(ctx, m, device, props)
 	if err != nil {
 		return fmt.Errorf("-compare %s: %w", device, err)
@@ -285,9 +285,9 @@ func summarize(t *tensor.Tensor) string {
 	return fmt.Sprintf("min %.5g max %.5g mean %.5g [%s%s]", lo, hi, sum/float64(len(v)), strings.Join(parts, " "), more)
 }
 
-func printRuntimeModel(out io.Writer, cm plugin.CompiledModel, device string) error {
+func printRuntimeModel(out io.Writer, cm driver.CompiledModel, device string) error {
 	rm, err := cm.RuntimeModel()
-	if errors.Is(err, plugin.ErrNotImplemented) {
+	if errors.Is(err, driver.ErrNotImplemented) {
 		return nil
 	}
 	if err != nil {

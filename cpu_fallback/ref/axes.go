@@ -2,7 +2,7 @@ package ref
 
 import (
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // normAxis maps a possibly negative axis into [0, rank), or returns an error
@@ -13,7 +13,7 @@ func normAxis(n *graph.Node, axis int64, rank int) (int, error) {
 		a += int64(rank)
 	}
 	if a < 0 || a >= int64(rank) {
-		return 0, n.Errorf("%w: axis %d is out of range for rank %d", plugin.ErrInvalidArgument, axis, rank)
+		return 0, n.Errorf("%w: axis %d is out of range for rank %d", driver.ErrInvalidArgument, axis, rank)
 	}
 	return int(a), nil
 }
@@ -28,7 +28,7 @@ func normAxes(n *graph.Node, axes []int64, rank int) ([]bool, error) {
 			return nil, err
 		}
 		if mask[a] {
-			return nil, n.Errorf("%w: axis %d is repeated in %v", plugin.ErrInvalidArgument, ax, axes)
+			return nil, n.Errorf("%w: axis %d is repeated in %v", driver.ErrInvalidArgument, ax, axes)
 		}
 		mask[a] = true
 	}

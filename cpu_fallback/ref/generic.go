@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -52,7 +52,7 @@ func need(n *graph.Node, in []*tensor.Tensor, i int) (*tensor.Tensor, error) {
 	if x := opt(in, i); x != nil {
 		return x, nil
 	}
-	return nil, n.Errorf("%w: input %d is required", plugin.ErrInvalidArgument, i)
+	return nil, n.Errorf("%w: input %d is required", driver.ErrInvalidArgument, i)
 }
 
 // guard makes a kernel safe to call: non-contiguous inputs are made dense
@@ -62,7 +62,7 @@ func guard(k Kernel) Kernel {
 	return func(n *graph.Node, in []*tensor.Tensor) (out []*tensor.Tensor, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				out, err = nil, n.Errorf("%w: cpu kernel panicked: %v", plugin.ErrDevice, r)
+				out, err = nil, n.Errorf("%w: cpu kernel panicked: %v", driver.ErrDevice, r)
 			}
 		}()
 		for i, x := range in {

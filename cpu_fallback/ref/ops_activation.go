@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -38,7 +38,7 @@ func geluKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		k := math.Sqrt(2 / math.Pi)
 		f = func(x float64) float64 { return 0.5 * x * (1 + math.Tanh(k*(x+0.044715*x*x*x))) }
 	default:
-		return nil, n.Errorf("%w: attribute approximate=%q (accepted: none, tanh)", plugin.ErrInvalidArgument, a)
+		return nil, n.Errorf("%w: attribute approximate=%q (accepted: none, tanh)", driver.ErrInvalidArgument, a)
 	}
 	y, err := applyFloat(n, x, f)
 	if err != nil {
@@ -55,7 +55,7 @@ func clipKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	if !isNumeric(x.Type()) {
-		return nil, n.Errorf("%w: Clip on %v", plugin.ErrUnsupported, x)
+		return nil, n.Errorf("%w: Clip on %v", driver.ErrUnsupported, x)
 	}
 	bounds := [2]*tensor.Tensor{opt(in, 1), opt(in, 2)}
 	for i, b := range bounds {

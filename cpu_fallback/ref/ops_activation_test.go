@@ -12,7 +12,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -140,10 +140,10 @@ func TestIntegerUnary(t *testing.T) {
 		})
 	}
 	_, err := runOp("Exp", nil, 1, tI32(tensor.Shape{1}, 1))
-	assert.ErrorIs(t, err, plugin.ErrUnsupported)
+	assert.ErrorIs(t, err, driver.ErrUnsupported)
 	assert.Contains(t, err.Error(), "node_Exp")
 	_, err = runOp("Gelu", graph.Attrs{"approximate": "fast"}, 1, tF32(tensor.Shape{1}, 1))
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 }
 
 func TestClip(t *testing.T) {
@@ -212,7 +212,7 @@ func TestCast(t *testing.T) {
 	y.F32()[0] = 1
 	assert.Equal(t, float32(7), x.F32()[0], "Cast must not alias its input")
 	_, err := runOp("Cast", nil, 1, x)
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 }
 
 func TestIdentityDropoutNot(t *testing.T) {
@@ -231,7 +231,7 @@ func TestIdentityDropoutNot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, out, 1)
 	_, err = runOp("Dropout", nil, 1, x, nil, tBool(tensor.Shape{}, true))
-	assert.True(t, errors.Is(err, plugin.ErrNotImplemented), "%v", err)
+	assert.True(t, errors.Is(err, driver.ErrNotImplemented), "%v", err)
 
 	n := run1(t, "Not", nil, tBool(tensor.Shape{3}, true, false, true))
 	assert.Equal(t, []bool{false, true, false}, n.Bool())

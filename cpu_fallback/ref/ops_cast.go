@@ -2,7 +2,7 @@ package ref
 
 import (
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -14,7 +14,7 @@ func castKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	to := tensor.ElementType(n.Attrs.Int("to", 0))
 	if !n.Attrs.Has("to") || !to.Valid() {
-		return nil, n.Errorf("%w: attribute to=%v is not an element type", plugin.ErrInvalidArgument, n.Attrs["to"])
+		return nil, n.Errorf("%w: attribute to=%v is not an element type", driver.ErrInvalidArgument, n.Attrs["to"])
 	}
 	y, err := x.Convert(to)
 	if err != nil {

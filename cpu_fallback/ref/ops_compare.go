@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -40,9 +40,9 @@ func compareKernel(op cmpOp) Kernel {
 		case op >= cAnd && t != tensor.Bool:
 			return nil, n.Errorf("%w: %s needs boolean inputs, got %v", tensor.ErrType, n.OpType, t)
 		case op < cAnd && op != cEqual && !isNumeric(t):
-			return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, n.OpType, t)
+			return nil, n.Errorf("%w: %s on %v", driver.ErrUnsupported, n.OpType, t)
 		case !t.Valid():
-			return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, n.OpType, t)
+			return nil, n.Errorf("%w: %s on %v", driver.ErrUnsupported, n.OpType, t)
 		}
 		shape, p, err := broadcastOut(n, a, b)
 		if err != nil {
@@ -156,7 +156,7 @@ func isClassKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 		return nil, err
 	}
 	if !x.Type().IsFloat() {
-		return nil, n.Errorf("%w: %s on %v, want a float type", plugin.ErrUnsupported, n.OpType, x)
+		return nil, n.Errorf("%w: %s on %v, want a float type", driver.ErrUnsupported, n.OpType, x)
 	}
 	y, err := newOut(n, tensor.Bool, x.Shape())
 	if err != nil {

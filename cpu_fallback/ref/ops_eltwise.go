@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -47,12 +47,12 @@ func binaryKernel(op arithOp) Kernel {
 func variadicKernel(op arithOp, mean bool) Kernel {
 	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if len(in) == 0 || in[0] == nil {
-			return nil, n.Errorf("%w: needs at least one input", plugin.ErrInvalidArgument)
+			return nil, n.Errorf("%w: needs at least one input", driver.ErrInvalidArgument)
 		}
 		acc := in[0]
 		for i := 1; i < len(in); i++ {
 			if in[i] == nil {
-				return nil, n.Errorf("%w: input %d is missing", plugin.ErrInvalidArgument, i)
+				return nil, n.Errorf("%w: input %d is missing", driver.ErrInvalidArgument, i)
 			}
 			var err error
 			if acc, err = arith(n, op, acc, in[i]); err != nil {
@@ -61,7 +61,7 @@ func variadicKernel(op arithOp, mean bool) Kernel {
 		}
 		if len(in) == 1 {
 			if !isNumeric(acc.Type()) {
-				return nil, n.Errorf("%w: %v is not a numeric type", plugin.ErrUnsupported, acc.Type())
+				return nil, n.Errorf("%w: %v is not a numeric type", driver.ErrUnsupported, acc.Type())
 			}
 			acc = acc.Clone()
 		}
@@ -126,7 +126,7 @@ func arith(n *graph.Node, op arithOp, a, b *tensor.Tensor) (*tensor.Tensor, erro
 	}
 	t := a.Type()
 	if !isNumeric(t) {
-		return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, arithNames[op], t)
+		return nil, n.Errorf("%w: %s on %v", driver.ErrUnsupported, arithNames[op], t)
 	}
 	shape, p, err := broadcastOut(n, a, b)
 	if err != nil {
@@ -171,7 +171,7 @@ func arithInt[T number](n *graph.Node, p *bcastPlan, op arithOp, a, b, y []T) er
 	if op == opDiv && y != nil && len(y) > 0 {
 		for _, v := range b {
 			if v == 0 {
-				return n.Errorf("%w: integer division by zero", plugin.ErrInvalidArgument)
+				return n.Errorf("%w: integer division by zero", driver.ErrInvalidArgument)
 			}
 		}
 	}
@@ -301,7 +301,7 @@ func powKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	if !isNumeric(a.Type()) || !isNumeric(b.Type()) {
-		return nil, n.Errorf("%w: Pow of %v by %v", plugin.ErrUnsupported, a.Type(), b.Type())
+		return nil, n.Errorf("%w: Pow of %v by %v", driver.ErrUnsupported, a.Type(), b.Type())
 	}
 	shape, p, err := broadcastOut(n, a, b)
 	if err != nil {
@@ -434,10 +434,10 @@ func modKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	fmod := n.Attrs.Int("fmod", 0) != 0
 	t := a.Type()
 	if t.IsFloat() && !fmod {
-		return nil, n.Errorf("%w: floating-point Mod needs fmod=1", plugin.ErrInvalidArgument)
+		return nil, n.Errorf("%w: floating-point Mod needs fmod=1", driver.ErrInvalidArgument)
 	}
 	if !t.IsFloat() && !t.IsInteger() {
-		return nil, n.Errorf("%w: Mod on %v", plugin.ErrUnsupported, a)
+		return nil, n.Errorf("%w: Mod on %v", driver.ErrUnsupported, a)
 	}
 	shape, err := broadcastShape(a.Shape(), b.Shape())
 	if err != nil {
@@ -472,7 +472,7 @@ func modKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		v[o] = r
 	})
 	if div0 {
-		return nil, n.Errorf("%w: integer modulo by zero", plugin.ErrInvalidArgument)
+		return nil, n.Errorf("%w: integer modulo by zero", driver.ErrInvalidArgument)
 	}
 	storeI64(y, v)
 	return one(y), nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -81,8 +81,8 @@ func TestBinaryErrors(t *testing.T) {
 	}{
 		{"incompatible", "Add", tF32(tensor.Shape{2, 3}, 1, 2, 3, 4, 5, 6), tF32(tensor.Shape{2}, 1, 2), tensor.ErrShape},
 		{"types", "Mul", tF32(tensor.Shape{1}, 1), tI64(tensor.Shape{1}, 1), tensor.ErrType},
-		{"int_div_zero", "Div", tI32(tensor.Shape{2}, 4, 5), tI32(tensor.Shape{2}, 1, 0), plugin.ErrInvalidArgument},
-		{"bool", "Add", tBool(tensor.Shape{1}, true), tBool(tensor.Shape{1}, false), plugin.ErrUnsupported},
+		{"int_div_zero", "Div", tI32(tensor.Shape{2}, 4, 5), tI32(tensor.Shape{2}, 1, 0), driver.ErrInvalidArgument},
+		{"bool", "Add", tBool(tensor.Shape{1}, true), tBool(tensor.Shape{1}, false), driver.ErrUnsupported},
 		{"prelu_not_unidirectional", "PRelu", tF32(tensor.Shape{3}, 1, 2, 3), tF32(tensor.Shape{2, 3}, 1, 2, 3, 4, 5, 6), tensor.ErrShape},
 	}
 	for _, tc := range tests {
@@ -96,7 +96,7 @@ func TestBinaryErrors(t *testing.T) {
 		})
 	}
 	_, err := runOp("Add", nil, 1, tF32(tensor.Shape{1}, 1))
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument, "missing input")
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument, "missing input")
 }
 
 func TestIntegerDivTruncatesTowardZero(t *testing.T) {

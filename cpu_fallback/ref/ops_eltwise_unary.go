@@ -2,7 +2,7 @@ package ref
 
 import (
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -56,7 +56,7 @@ func intsToo(k Kernel) Kernel {
 
 func applyFloat(n *graph.Node, x *tensor.Tensor, f func(float64) float64) (*tensor.Tensor, error) {
 	if !x.Type().IsFloat() {
-		return nil, n.Errorf("%w: %s needs a float input, got %v", plugin.ErrUnsupported, n.OpType, x)
+		return nil, n.Errorf("%w: %s needs a float input, got %v", driver.ErrUnsupported, n.OpType, x)
 	}
 	y, err := newOut(n, x.Type(), x.Shape())
 	if err != nil {
@@ -102,7 +102,7 @@ func numUnary(op unaryOp) Kernel {
 			return nil, err
 		}
 		if !isNumeric(x.Type()) {
-			return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, n.OpType, x)
+			return nil, n.Errorf("%w: %s on %v", driver.ErrUnsupported, n.OpType, x)
 		}
 		y, err := newOut(n, x.Type(), x.Shape())
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -16,7 +16,7 @@ func scalarInt(n *graph.Node, in []*tensor.Tensor, i int, what string) (int64, b
 		return 0, false, nil
 	}
 	if !x.Type().IsInteger() || x.NumElements() != 1 {
-		return 0, false, n.Errorf("%w: %s must be one integer, got %v", plugin.ErrInvalidArgument, what, x)
+		return 0, false, n.Errorf("%w: %s must be one integer, got %v", driver.ErrInvalidArgument, what, x)
 	}
 	return toI64s(x)[0], true, nil
 }
@@ -38,11 +38,11 @@ func oneHotKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		return nil, err
 	}
 	if dt.NumElements() != 1 || vals.NumElements() != 2 {
-		return nil, n.Errorf("%w: depth %v must have one element and values %v two", plugin.ErrInvalidArgument, dt, vals)
+		return nil, n.Errorf("%w: depth %v must have one element and values %v two", driver.ErrInvalidArgument, dt, vals)
 	}
 	depth := int64(dt.Float64s()[0])
 	if depth < 0 {
-		return nil, n.Errorf("%w: depth %d is negative", plugin.ErrInvalidArgument, depth)
+		return nil, n.Errorf("%w: depth %d is negative", driver.ErrInvalidArgument, depth)
 	}
 	is := ind.Shape()
 	axis, err := normAxis(n, n.Attrs.Int("axis", -1), len(is)+1)
@@ -84,7 +84,7 @@ func indexAt(n *graph.Node, v, dim int64) (int64, error) {
 		v += dim
 	}
 	if v < 0 || v >= dim {
-		return 0, n.Errorf("%w: index %d is out of range for a dimension of %d", plugin.ErrInvalidArgument, v, dim)
+		return 0, n.Errorf("%w: index %d is out of range for a dimension of %d", driver.ErrInvalidArgument, v, dim)
 	}
 	return v, nil
 }
@@ -253,7 +253,7 @@ func scatterInto(n *graph.Node, data, upd *tensor.Tensor, dst func(u int64) int6
 	case "min":
 		f = math.Min
 	default:
-		return nil, n.Errorf("%w: reduction %q is not one of none, add, mul, max, min", plugin.ErrInvalidArgument, red)
+		return nil, n.Errorf("%w: reduction %q is not one of none, add, mul, max, min", driver.ErrInvalidArgument, red)
 	}
 	Y, U := data.Float64s(), upd.Float64s()
 	for u := int64(0); u < total; u++ {
@@ -346,7 +346,7 @@ func gatherKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	l := shape[axis]
 	for i, v := range ix {
 		if v < -l || v >= l {
-			return nil, n.Errorf("%w: index %d (position %d) is out of range for axis %d of size %d", plugin.ErrInvalidArgument, v, i, axis, l)
+			return nil, n.Errorf("%w: index %d (position %d) is out of range for axis %d of size %d", driver.ErrInvalidArgument, v, i, axis, l)
 		}
 		if v < 0 {
 			ix[i] = v + l

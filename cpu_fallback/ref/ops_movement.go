@@ -2,7 +2,7 @@ package ref
 
 import (
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -51,17 +51,17 @@ func reshapeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 		switch {
 		case d == -1:
 			if infer >= 0 {
-				return nil, n.Errorf("%w: shape %v has more than one -1", plugin.ErrInvalidArgument, spec)
+				return nil, n.Errorf("%w: shape %v has more than one -1", driver.ErrInvalidArgument, spec)
 			}
 			infer = i
 			continue
 		case d == 0 && !allowZero:
 			if i >= x.Rank() {
-				return nil, n.Errorf("%w: shape %v copies dimension %d of a rank-%d input", plugin.ErrInvalidArgument, spec, i, x.Rank())
+				return nil, n.Errorf("%w: shape %v copies dimension %d of a rank-%d input", driver.ErrInvalidArgument, spec, i, x.Rank())
 			}
 			d = x.Shape()[i]
 		case d < 0:
-			return nil, n.Errorf("%w: shape %v has a negative dimension", plugin.ErrInvalidArgument, spec)
+			return nil, n.Errorf("%w: shape %v has a negative dimension", driver.ErrInvalidArgument, spec)
 		}
 		shape[i] = d
 		known *= d
@@ -90,7 +90,7 @@ func flattenKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 		axis += r
 	}
 	if axis < 0 || axis > r {
-		return nil, n.Errorf("%w: axis %d is out of range for rank %d", plugin.ErrInvalidArgument, n.Attrs.Int("axis", 1), r)
+		return nil, n.Errorf("%w: axis %d is out of range for rank %d", driver.ErrInvalidArgument, n.Attrs.Int("axis", 1), r)
 	}
 	s := x.Shape()
 	y, err := reshaped(n, x, tensor.Shape{s[:axis].NumElements(), s[axis:].NumElements()})
@@ -115,7 +115,7 @@ func transposeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		}
 	}
 	if len(perm) != r {
-		return nil, n.Errorf("%w: perm %v for a rank-%d input", plugin.ErrInvalidArgument, perm, r)
+		return nil, n.Errorf("%w: perm %v for a rank-%d input", driver.ErrInvalidArgument, perm, r)
 	}
 	if _, err := normAxes(n, perm, r); err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func unsqueezeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		axes = n.Attrs.Ints("axes", nil)
 	}
 	if len(axes) == 0 {
-		return nil, n.Errorf("%w: axes are required", plugin.ErrInvalidArgument)
+		return nil, n.Errorf("%w: axes are required", driver.ErrInvalidArgument)
 	}
 	r := x.Rank() + len(axes)
 	mask, err := normAxes(n, axes, r)
@@ -227,7 +227,7 @@ func dropoutKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 		return nil, err
 	}
 	if tm := opt(in, 2); tm != nil && tm.NumElements() == 1 && toF64s(tm)[0] != 0 {
-		return nil, n.Errorf("%w: Dropout with training_mode=true", plugin.ErrNotImplemented)
+		return nil, n.Errorf("%w: Dropout with training_mode=true", driver.ErrNotImplemented)
 	}
 	out := []*tensor.Tensor{x.Clone()}
 	if len(n.Outputs) > 1 {

@@ -2,13 +2,13 @@ package ref
 
 import (
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 func concatKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if len(in) == 0 || in[0] == nil {
-		return nil, n.Errorf("%w: needs at least one input", plugin.ErrInvalidArgument)
+		return nil, n.Errorf("%w: needs at least one input", driver.ErrInvalidArgument)
 	}
 	first := in[0]
 	rank := first.Rank()
@@ -23,7 +23,7 @@ func concatKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	shape[axis] = 0
 	for i, x := range in {
 		if x == nil {
-			return nil, n.Errorf("%w: input %d is missing", plugin.ErrInvalidArgument, i)
+			return nil, n.Errorf("%w: input %d is missing", driver.ErrInvalidArgument, i)
 		}
 		if x.Type() != first.Type() {
 			return nil, n.Errorf("%w: input %d is %v, input 0 is %v", tensor.ErrType, i, x, first)
@@ -87,7 +87,7 @@ func splitKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	case n.Attrs.Has("num_outputs"):
 		num := n.Attrs.Int("num_outputs", 0)
 		if num <= 0 {
-			return nil, n.Errorf("%w: num_outputs=%d", plugin.ErrInvalidArgument, num)
+			return nil, n.Errorf("%w: num_outputs=%d", driver.ErrInvalidArgument, num)
 		}
 		chunk := (dim + num - 1) / num
 		for i := range num {
@@ -102,12 +102,12 @@ func splitKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 	}
 	if len(sizes) != k {
-		return nil, n.Errorf("%w: %d split sizes %v for %d outputs", plugin.ErrInvalidArgument, len(sizes), sizes, k)
+		return nil, n.Errorf("%w: %d split sizes %v for %d outputs", driver.ErrInvalidArgument, len(sizes), sizes, k)
 	}
 	total := int64(0)
 	for _, s := range sizes {
 		if s < 0 {
-			return nil, n.Errorf("%w: negative split size in %v", plugin.ErrInvalidArgument, sizes)
+			return nil, n.Errorf("%w: negative split size in %v", driver.ErrInvalidArgument, sizes)
 		}
 		total += s
 	}
@@ -152,7 +152,7 @@ func sliceKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		t := opt(in, i+1)
 		if t == nil {
 			if i < 2 {
-				return nil, n.Errorf("%w: input %s is required", plugin.ErrInvalidArgument, name)
+				return nil, n.Errorf("%w: input %s is required", driver.ErrInvalidArgument, name)
 			}
 			continue
 		}
@@ -162,7 +162,7 @@ func sliceKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	starts, ends, axes, steps := lists[0], lists[1], lists[2], lists[3]
 	if len(ends) != len(starts) {
-		return nil, n.Errorf("%w: %d starts and %d ends", plugin.ErrInvalidArgument, len(starts), len(ends))
+		return nil, n.Errorf("%w: %d starts and %d ends", driver.ErrInvalidArgument, len(starts), len(ends))
 	}
 	if axes == nil {
 		for i := range starts {
@@ -174,7 +174,7 @@ func sliceKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		fill(steps, 1)
 	}
 	if len(axes) != len(starts) || len(steps) != len(starts) {
-		return nil, n.Errorf("%w: starts, ends, axes, steps have lengths %d, %d, %d, %d", plugin.ErrInvalidArgument, len(starts), len(ends), len(axes), len(steps))
+		return nil, n.Errorf("%w: starts, ends, axes, steps have lengths %d, %d, %d, %d", driver.ErrInvalidArgument, len(starts), len(ends), len(axes), len(steps))
 	}
 	shape := x.Shape()
 	rank := x.Rank()
@@ -188,7 +188,7 @@ func sliceKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	for i, ax := range axes {
 		a, _ := normAxis(n, ax, rank)
 		if steps[i] == 0 {
-			return nil, n.Errorf("%w: step 0 on axis %d", plugin.ErrInvalidArgument, ax)
+			return nil, n.Errorf("%w: step 0 on axis %d", driver.ErrInvalidArgument, ax)
 		}
 		b, _, cnt := graph.SliceBounds(starts[i], ends[i], steps[i], shape[a])
 		begin[a], step[a], out[a] = b, steps[i], cnt
@@ -255,7 +255,7 @@ func tileKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	shape := x.Shape()
 	if len(reps) != len(shape) {
-		return nil, n.Errorf("%w: %d repeats for a rank-%d input", plugin.ErrInvalidArgument, len(reps), len(shape))
+		return nil, n.Errorf("%w: %d repeats for a rank-%d input", driver.ErrInvalidArgument, len(reps), len(shape))
 	}
 	out := make(tensor.Shape, len(shape))
 	split := make(tensor.Shape, 0, 2*len(shape))
@@ -263,7 +263,7 @@ func tileKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	st := make([]int64, 0, 2*len(shape))
 	for i, r := range reps {
 		if r < 0 {
-			return nil, n.Errorf("%w: negative repeat %d on axis %d", plugin.ErrInvalidArgument, r, i)
+			return nil, n.Errorf("%w: negative repeat %d on axis %d", driver.ErrInvalidArgument, r, i)
 		}
 		out[i] = shape[i] * r
 		split = append(split, r, shape[i])

@@ -11,7 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -65,7 +65,7 @@ func TestConcat(t *testing.T) {
 		_, err = runOp("Concat", graph.Attrs{"axis": int64(1)}, 1, a, tI64(tensor.Shape{2, 1}, 1, 2))
 		assert.ErrorIs(t, err, tensor.ErrType)
 		_, err = runOp("Concat", graph.Attrs{"axis": int64(2)}, 1, a, a)
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	})
 }
 
@@ -154,9 +154,9 @@ func TestSlice(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		_, err := runOp("Slice", nil, 1, x, tI64(tensor.Shape{1}, 0), tI64(tensor.Shape{1}, 1), tI64(tensor.Shape{1}, 0), tI64(tensor.Shape{1}, 0))
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument, "step 0")
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "step 0")
 		_, err = runOp("Slice", nil, 1, x, tI64(tensor.Shape{2}, 0, 0), tI64(tensor.Shape{2}, 1, 1), tI64(tensor.Shape{2}, 0, -2))
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument, "repeated axis")
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "repeated axis")
 		assert.Contains(t, err.Error(), "node_Slice")
 	})
 }
@@ -210,14 +210,14 @@ func TestReshapeFlattenSqueeze(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		_, err := runOp("Reshape", nil, 1, x, tI64(tensor.Shape{2}, -1, -1))
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 		_, err = runOp("Reshape", nil, 1, x, tI64(tensor.Shape{2}, 5, -1))
 		assert.ErrorIs(t, err, tensor.ErrShape)
 		_, err = runOp("Reshape", nil, 1, x, tI64(tensor.Shape{2}, 5, 5))
 		assert.ErrorIs(t, err, tensor.ErrShape)
 		assert.Contains(t, err.Error(), "node_Reshape")
 		_, err = runOp("Unsqueeze", nil, 1, x, tI64(tensor.Shape{2}, 0, 0))
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	})
 }
 
@@ -258,7 +258,7 @@ func TestTranspose(t *testing.T) {
 		}
 	}
 	_, err := runOp("Transpose", graph.Attrs{"perm": []int64{0, 0}}, 1, tF32(tensor.Shape{1, 1}, 1))
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	y := run1(t, "Transpose", nil, tensor.MustNew(tensor.F32, tensor.Shape{0, 3}))
 	assert.Equal(t, tensor.Shape{3, 0}, y.Shape())
 }
@@ -294,7 +294,7 @@ func TestGather(t *testing.T) {
 	t.Run("out_of_range", func(t *testing.T) {
 		for _, i := range []int64{3, -4} {
 			_, err := runOp("Gather", nil, 1, x, tI64(tensor.Shape{1}, i))
-			assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+			assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), "node_Gather")
 		}
 		_, err := runOp("Gather", nil, 1, x, tF32(tensor.Shape{1}, 0))
@@ -369,7 +369,7 @@ func TestExpandTile(t *testing.T) {
 		})
 	}
 	_, err = runOp("Tile", nil, 1, m, tI64(tensor.Shape{1}, 2))
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 }
 
 func TestRange(t *testing.T) {
@@ -398,7 +398,7 @@ func TestRange(t *testing.T) {
 		})
 	}
 	_, err := runOp("Range", nil, 1, tI64(tensor.Shape{}, 0), tI64(tensor.Shape{}, 5), tI64(tensor.Shape{}, 0))
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, err = runOp("Range", nil, 1, tI64(tensor.Shape{}, 0), tI32(tensor.Shape{}, 5), tI64(tensor.Shape{}, 1))
 	assert.ErrorIs(t, err, tensor.ErrType)
 }

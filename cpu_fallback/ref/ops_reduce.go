@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -91,7 +91,7 @@ func reduceKernel(op redOp) Kernel {
 			return nil, err
 		}
 		if !isNumeric(x.Type()) {
-			return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, n.OpType, x)
+			return nil, n.Errorf("%w: %s on %v", driver.ErrUnsupported, n.OpType, x)
 		}
 		mask, err := reduceAxes(n, in, x.Rank())
 		if err != nil {
@@ -320,7 +320,7 @@ func argKernel(max bool) Kernel {
 			return nil, err
 		}
 		if !isNumeric(x.Type()) {
-			return nil, n.Errorf("%w: %s on %v", plugin.ErrUnsupported, n.OpType, x)
+			return nil, n.Errorf("%w: %s on %v", driver.ErrUnsupported, n.OpType, x)
 		}
 		rank := max1(x.Rank())
 		axis, err := normAxis(n, n.Attrs.Int("axis", 0), rank)
@@ -332,7 +332,7 @@ func argKernel(max bool) Kernel {
 			shape = tensor.Shape{1}
 		}
 		if shape[axis] == 0 {
-			return nil, n.Errorf("%w: %s over axis %d of size 0", plugin.ErrInvalidArgument, n.OpType, axis)
+			return nil, n.Errorf("%w: %s over axis %d of size 0", driver.ErrInvalidArgument, n.OpType, axis)
 		}
 		mask := make([]bool, len(shape))
 		mask[axis] = true
@@ -409,7 +409,7 @@ func cumSumKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		return nil, err
 	}
 	if !ok {
-		return nil, n.Errorf("%w: input 1 (axis) is required", plugin.ErrInvalidArgument)
+		return nil, n.Errorf("%w: input 1 (axis) is required", driver.ErrInvalidArgument)
 	}
 	axis, err := normAxis(n, a, x.Rank())
 	if err != nil {
@@ -455,7 +455,7 @@ func cumSumKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		return one(y), nil
 	}
 	if !x.Type().IsInteger() {
-		return nil, n.Errorf("%w: CumSum on %v", plugin.ErrUnsupported, x)
+		return nil, n.Errorf("%w: CumSum on %v", driver.ErrUnsupported, x)
 	}
 	X := toI64s(x)
 	v := make([]int64, len(X))
@@ -488,7 +488,7 @@ func topKKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, n.Errorf("%w: input 1 (K) is required", plugin.ErrInvalidArgument)
+		return nil, n.Errorf("%w: input 1 (K) is required", driver.ErrInvalidArgument)
 	}
 	axis, err := normAxis(n, n.Attrs.Int("axis", -1), x.Rank())
 	if err != nil {
@@ -497,7 +497,7 @@ func topKKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	xs := x.Shape()
 	L := xs[axis]
 	if k < 0 || k > L {
-		return nil, n.Errorf("%w: K=%d is out of range for axis %d of %v", plugin.ErrInvalidArgument, k, axis, x)
+		return nil, n.Errorf("%w: K=%d is out of range for axis %d of %v", driver.ErrInvalidArgument, k, axis, x)
 	}
 	largest := n.Attrs.Int("largest", 1) != 0
 	ys := xs.Clone()

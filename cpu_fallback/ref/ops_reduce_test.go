@@ -11,7 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -224,10 +224,10 @@ func TestReduceSpecialCases(t *testing.T) {
 	t.Run("errors", func(t *testing.T) {
 		x := tF32(tensor.Shape{2, 2}, 1, 2, 3, 4)
 		_, err := runOp("ReduceSum", nil, 1, x, tI64(tensor.Shape{2}, 1, -1))
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "node_ReduceSum")
 		_, err = runOp("ReduceSum", nil, 1, x, tI64(tensor.Shape{1}, 2))
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 		_, err = runOp("ReduceSum", nil, 1, x, tF32(tensor.Shape{1}, 0))
 		assert.ErrorIs(t, err, tensor.ErrType)
 	})
@@ -258,7 +258,7 @@ func TestArgMaxMin(t *testing.T) {
 		})
 	}
 	_, err := runOp("ArgMax", graph.Attrs{"axis": int64(2)}, 1, x)
-	assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 }
 
 func BenchmarkReduceMeanLastAxis(b *testing.B) {

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -92,7 +92,7 @@ func constantOfShapeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor
 		val = tensor.Scalar(0)
 	}
 	if val.NumElements() != 1 {
-		return nil, n.Errorf("%w: value must hold one element, got %v", plugin.ErrInvalidArgument, val)
+		return nil, n.Errorf("%w: value must hold one element, got %v", driver.ErrInvalidArgument, val)
 	}
 	y, err := newOut(n, val.Type(), tensor.Shape(shape))
 	if err != nil {
@@ -127,12 +127,12 @@ func rangeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	t := xs[0].Type()
 	if !isNumeric(t) {
-		return nil, n.Errorf("%w: Range on %v", plugin.ErrUnsupported, t)
+		return nil, n.Errorf("%w: Range on %v", driver.ErrUnsupported, t)
 	}
 	if t.IsInteger() {
 		start, limit, delta := toI64s(xs[0])[0], toI64s(xs[1])[0], toI64s(xs[2])[0]
 		if delta == 0 {
-			return nil, n.Errorf("%w: delta is 0", plugin.ErrInvalidArgument)
+			return nil, n.Errorf("%w: delta is 0", driver.ErrInvalidArgument)
 		}
 		cnt := int64(0)
 		if d := limit - start; (d > 0) == (delta > 0) && d != 0 {
@@ -151,11 +151,11 @@ func rangeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	start, limit, delta := toF64s(xs[0])[0], toF64s(xs[1])[0], toF64s(xs[2])[0]
 	if delta == 0 {
-		return nil, n.Errorf("%w: delta is 0", plugin.ErrInvalidArgument)
+		return nil, n.Errorf("%w: delta is 0", driver.ErrInvalidArgument)
 	}
 	c := math.Ceil((limit - start) / delta)
 	if math.IsNaN(c) || math.IsInf(c, 0) || c > 1<<40 {
-		return nil, n.Errorf("%w: range(%v, %v, %v) is not finite", plugin.ErrInvalidArgument, start, limit, delta)
+		return nil, n.Errorf("%w: range(%v, %v, %v) is not finite", driver.ErrInvalidArgument, start, limit, delta)
 	}
 	cnt := max(int64(c), 0)
 	y, err := newOut(n, t, tensor.Shape{cnt})

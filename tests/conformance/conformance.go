@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -43,7 +43,7 @@ const (
 	// Failed: the case ran into an error or a mismatch.
 	Failed
 	// UnsupportedOp: the importer or the device reported an op outside the
-	// op set (onnx.ErrUnsupportedOp or plugin.ErrUnsupported).
+	// op set (onnx.ErrUnsupportedOp or driver.ErrUnsupported).
 	UnsupportedOp
 	// Excluded: the case is listed in Exclusions and was not run.
 	Excluded
@@ -112,7 +112,7 @@ func ONNXBackend(t *testing.T, device string) {
 		t.Fatalf("libonnx-testdata not installed: run `make test` (or apt-get install libonnx-testdata); looked for %s", filepath.Join(root, Dirs[0]))
 	}
 	timeout := caseTimeout(t)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	t.Cleanup(func() {
 		if err := core.Close(); err != nil {
 			t.Errorf("conformance: closing the core: %v", err)
@@ -204,7 +204,7 @@ func listCases(dir string) ([]string, error) {
 }
 
 // runGuarded runs RunCase under guarded.
-func runGuarded(core *plugin.Core, device, caseDir string, timeout time.Duration) (Outcome, error) {
+func runGuarded(core *driver.Core, device, caseDir string, timeout time.Duration) (Outcome, error) {
 	out, err := guarded(timeout, func(ctx context.Context) (Outcome, error) {
 		return RunCase(ctx, core, device, caseDir)
 	})
@@ -263,9 +263,9 @@ func guarded[T any](timeout time.Duration, fn func(ctx context.Context) (T, erro
 // test_data_set_*/input_*.pb, output_*.pb) on a device and says how it
 // ended. The error says at which stage (read, compile, bind, infer,
 // compare) and on which data set a failure happened. An unsupported op
-// (onnx.ErrUnsupportedOp, plugin.ErrUnsupported) wins over an unsupported
+// (onnx.ErrUnsupportedOp, driver.ErrUnsupported) wins over an unsupported
 // data type (onnx.ErrUnsupportedType): the importer checks op types first.
-func RunCase(ctx context.Context, core *plugin.Core, device, caseDir string) (Outcome, error) {
+func RunCase(ctx context.Context, core *driver.Core, device, caseDir string) (Outcome, error) {
 	m, err := onnx.ReadFile(filepath.Join(caseDir, "model.onnx"))
 	if err != nil {
 		if errors.Is(err, onnx.ErrUnsupportedOp) {
@@ -278,7 +278,7 @@ func RunCase(ctx context.Context, core *plugin.Core, device, caseDir string) (Ou
 	}
 	cm, err := core.CompileModel(ctx, m, device, nil)
 	if err != nil {
-		if errors.Is(err, plugin.ErrUnsupported) {
+		if errors.Is(err, driver.ErrUnsupported) {
 			return UnsupportedOp, err
 		}
 		return Failed, fmt.Errorf("compile: %w", err)
@@ -306,7 +306,7 @@ var errDataType = errors.New("conformance: test data has an unsupported data typ
 
 // runDataSet binds one data set's inputs, runs one inference and compares
 // every output.
-func runDataSet(ctx context.Context, cm plugin.CompiledModel, set string) error {
+func runDataSet(ctx context.Context, cm driver.CompiledModel, set string) error {
 	inPorts, outPorts := portNames(cm.Inputs()), portNames(cm.Outputs())
 	ins, inNames, err := readTensors(set, "input", cm.Inputs())
 	if err != nil {
@@ -363,7 +363,7 @@ func dataErr(what string, err error) error {
 
 // readTensors reads set/<kind>_0.pb, <kind>_1.pb, ... until one is
 // missing. ports are the model's ports of that kind; see bf16AsUint16.
-func readTensors(set, kind string, ports []plugin.PortInfo) ([]*tensor.Tensor, []string, error) {
+func readTensors(set, kind string, ports []driver.PortInfo) ([]*tensor.Tensor, []string, error) {
 	var ts []*tensor.Tensor
 	var names []string
 	for i := 0; ; i++ {
@@ -402,7 +402,7 @@ const (
 // tensor and the port it binds to (by name, else by position) is BF16, it
 // returns the same TensorProto relabelled BFLOAT16 (the bits are stored the
 // same way for both types).
-func bf16AsUint16(data []byte, i int, ports []plugin.PortInfo) ([]byte, bool) {
+func bf16AsUint16(data []byte, i int, ports []driver.PortInfo) ([]byte, bool) {
 	var out []byte
 	name, isUint16 := "", false
 	for b := data; len(b) > 0; {
@@ -447,7 +447,7 @@ func bf16AsUint16(data []byte, i int, ports []plugin.PortInfo) ([]byte, bool) {
 	return out, true
 }
 
-func portNames(ps []plugin.PortInfo) []string {
+func portNames(ps []driver.PortInfo) []string {
 	names := make([]string, len(ps))
 	for i, p := range ps {
 		names[i] = p.Name

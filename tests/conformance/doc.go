@@ -7,7 +7,7 @@
 //
 // ONNXBackend walks the ONNX backend test suite that Debian ships in
 // libonnx-testdata; every case is read with onnx.ReadFile, compiled with
-// plugin.Core.CompileModel on the device and run on each of its data sets.
+// driver.Core.CompileModel on the device and run on each of its data sets.
 // A case is counted as passed, failed, unsupported-op (the importer or the
 // device says an op is outside clinfer's op set), unsupported-type (the
 // model or its data needs a data type clinfer lacks: string, uint16/32/64,

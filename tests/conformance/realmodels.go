@@ -15,7 +15,7 @@ import (
 	"github.com/clinfer/clinfer/internal/npy"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -155,7 +155,7 @@ type OutputReport struct {
 // case's inputs and compares every listed output with its reference file.
 // The returned error is about running the case; mismatches are in the
 // reports.
-func RunRealCase(ctx context.Context, core *plugin.Core, device, caseDir string, c *RealCase) ([]OutputReport, error) {
+func RunRealCase(ctx context.Context, core *driver.Core, device, caseDir string, c *RealCase) ([]OutputReport, error) {
 	path, err := ModelPath(c.Model)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func RealModels(t *testing.T, device string) {
 		t.Fatalf("no real-model cases (*/case.json) under %s: run `make refs`", casesDir)
 	}
 	sort.Strings(files)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	t.Cleanup(func() {
 		if err := core.Close(); err != nil {
 			t.Errorf("conformance: closing the core: %v", err)

@@ -11,7 +11,7 @@ import (
 
 	_ "github.com/clinfer/clinfer/cpu_fallback" // registers the "CPU" device
 	"github.com/clinfer/clinfer/internal/onnxbuild"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -33,7 +33,7 @@ func writeCase(t *testing.T, opType string, in, out *tensor.Tensor) string {
 }
 
 func TestRunCase(t *testing.T) {
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })
 	x := f32(t, tensor.Shape{4}, -1, 0, 2, -3)
 	tests := []struct {

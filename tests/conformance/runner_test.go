@@ -15,7 +15,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/onnx"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -31,7 +31,7 @@ func TestGuarded(t *testing.T) {
 		wantErr string
 	}{
 		{"passes", func(context.Context) (Outcome, error) { return Passed, nil }, Passed, ""},
-		{"unsupported", func(context.Context) (Outcome, error) { return UnsupportedOp, plugin.ErrUnsupported }, UnsupportedOp, "unsupported"},
+		{"unsupported", func(context.Context) (Outcome, error) { return UnsupportedOp, driver.ErrUnsupported }, UnsupportedOp, "unsupported"},
 		{"panic becomes failure with stack", func(context.Context) (Outcome, error) { panic("kernel bug") }, Failed, "panic: kernel bug"},
 		{"timeout honouring ctx", func(ctx context.Context) (Outcome, error) {
 			<-ctx.Done()
@@ -117,7 +117,7 @@ func TestBF16AsUint16(t *testing.T) {
 	_, _, err := onnx.ReadTensor(data)
 	require.ErrorIs(t, err, onnx.ErrUnsupportedType, "the quirk only matters while UINT16 is unsupported")
 
-	bf16Port := []plugin.PortInfo{{Name: "input", Type: tensor.BF16, Shape: graph.ShapeOf(2)}}
+	bf16Port := []driver.PortInfo{{Name: "input", Type: tensor.BF16, Shape: graph.ShapeOf(2)}}
 	fixed, ok := bf16AsUint16(data, 0, bf16Port)
 	require.True(t, ok)
 	x, name, err := onnx.ReadTensor(fixed)
@@ -126,7 +126,7 @@ func TestBF16AsUint16(t *testing.T) {
 	assert.Equal(t, tensor.BF16, x.Type())
 	assert.Equal(t, []float64{1, -2}, x.Float64s())
 
-	f32Port := []plugin.PortInfo{{Name: "input", Type: tensor.F32, Shape: graph.ShapeOf(2)}}
+	f32Port := []driver.PortInfo{{Name: "input", Type: tensor.F32, Shape: graph.ShapeOf(2)}}
 	_, ok = bf16AsUint16(data, 0, f32Port)
 	assert.False(t, ok, "a UINT16 tensor for a non-BF16 port stays an error")
 	_, ok = bf16AsUint16([]byte{0xff}, 0, bf16Port)

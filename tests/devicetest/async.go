@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -35,13 +35,13 @@ const patience = 20 * time.Second
 // so the request stays "running" for as long as the test wants, on any
 // device and without timing assumptions.
 type blocked struct {
-	e       *plugin.Executor
+	e       *driver.Executor
 	release func()
 }
 
 func newBlocked(t *testing.T) *blocked {
 	t.Helper()
-	e := plugin.NewExecutor(plugin.ExecutorConfig{Name: "devicetest.blocked", Streams: 1, Queue: 0})
+	e := driver.NewExecutor(driver.ExecutorConfig{Name: "devicetest.blocked", Streams: 1, Queue: 0})
 	hold, started := make(chan struct{}), make(chan struct{})
 	require.NoError(t, e.Submit(context.Background(), func() { close(started); <-hold }))
 	<-started
@@ -56,12 +56,12 @@ func newBlocked(t *testing.T) *blocked {
 
 // newAsync compiles the test model and creates an asynchronous request of
 // it, closed at the end of the test.
-func newAsync(t *testing.T, newPlugin NewPlugin, opts ...plugin.AsyncOption) (plugin.Plugin, plugin.CompiledModel, *plugin.AsyncInferRequest, bool) {
+func newAsync(t *testing.T, newPlugin NewPlugin, opts ...driver.AsyncOption) (driver.Plugin, driver.CompiledModel, *driver.AsyncInferRequest, bool) {
 	t.Helper()
 	p := open(t, newPlugin)
 	cm, relu := compile(t, p, nil)
-	ac, ok := cm.(plugin.AsyncCompiledModel)
-	require.True(t, ok, "the compiled model of %s (%T) does not implement plugin.AsyncCompiledModel", p.Name(), cm)
+	ac, ok := cm.(driver.AsyncCompiledModel)
+	require.True(t, ok, "the compiled model of %s (%T) does not implement driver.AsyncCompiledModel", p.Name(), cm)
 	r, err := ac.CreateAsyncInferRequest(opts...)
 	require.NoError(t, err)
 	require.NotNil(t, r)
@@ -90,7 +90,7 @@ func want(x *tensor.Tensor, relu bool) []float32 {
 }
 
 // checkOutput checks the request's output against want(x).
-func checkOutput(t *testing.T, r plugin.InferRequest, x *tensor.Tensor, relu bool, msg string) {
+func checkOutput(t *testing.T, r driver.InferRequest, x *tensor.Tensor, relu bool, msg string) {
 	t.Helper()
 	y, err := r.Tensor(OutputName)
 	require.NoError(t, err, msg)
@@ -119,7 +119,7 @@ func waitCtx(t *testing.T) context.Context {
 // callbacks, errors, Wait and WaitFor, ErrBusy, Cancel and ctx
 // cancellation, Close waiting for running requests, tracing, and
 // correctness under load (AsyncLoad). The compiled model must implement
-// plugin.AsyncCompiledModel.
+// driver.AsyncCompiledModel.
 func Async(t *testing.T, newPlugin NewPlugin) {
 	ctx := context.Background()
 
@@ -201,7 +201,7 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 	t.Run("StageErrorComesOutOfWait", func(t *testing.T) {
 		injected := errors.New("devicetest: injected stage failure")
 		var ran atomic.Int32
-		fail := func(s plugin.Stage) plugin.Stage {
+		fail := func(s driver.Stage) driver.Stage {
 			run := s.Run
 			s.Run = func(ctx context.Context) error {
 				if ran.Add(1) == 1 {
@@ -211,7 +211,7 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 			}
 			return s
 		}
-		_, _, r, relu := newAsync(t, newPlugin, plugin.WithStageMiddleware(fail))
+		_, _, r, relu := newAsync(t, newPlugin, driver.WithStageMiddleware(fail))
 		cbErr := make(chan error, 1)
 		r.SetCallback(func(err error) { cbErr <- err })
 		require.NoError(t, r.StartAsync(ctx))
@@ -243,7 +243,7 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 		require.NoError(t, r.StartAsync(ctx))
 		err := r.Wait(waitCtx(t))
 		require.Error(t, err)
-		assert.ErrorIs(t, err, plugin.ErrCallback)
+		assert.ErrorIs(t, err, driver.ErrCallback)
 		assert.Contains(t, err.Error(), "devicetest: callback fails")
 		r.SetCallback(nil)
 		require.NoError(t, r.StartAsync(ctx))
@@ -263,7 +263,7 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 
 	t.Run("WhileRunning", func(t *testing.T) {
 		b := newBlocked(t)
-		_, _, r, relu := newAsync(t, newPlugin, plugin.WithExecutor(plugin.ExecutorTask, b.e), plugin.WithExecutor(plugin.ExecutorWait, b.e))
+		_, _, r, relu := newAsync(t, newPlugin, driver.WithExecutor(driver.ExecutorTask, b.e), driver.WithExecutor(driver.ExecutorWait, b.e))
 		x := loadInput(4)
 		require.NoError(t, r.SetTensor(InputName, x))
 		require.NoError(t, r.StartAsync(ctx))
@@ -273,9 +273,9 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 		done, err = r.WaitFor(10 * time.Millisecond)
 		assert.False(t, done, "WaitFor(10ms) on a blocked request")
 		assert.NoError(t, err)
-		assert.ErrorIs(t, r.SetTensor(InputName, loadInput(5)), plugin.ErrBusy, "SetTensor while running")
-		assert.ErrorIs(t, r.StartAsync(ctx), plugin.ErrBusy, "StartAsync while running")
-		assert.ErrorIs(t, r.Infer(ctx), plugin.ErrBusy, "Infer while running")
+		assert.ErrorIs(t, r.SetTensor(InputName, loadInput(5)), driver.ErrBusy, "SetTensor while running")
+		assert.ErrorIs(t, r.StartAsync(ctx), driver.ErrBusy, "StartAsync while running")
+		assert.ErrorIs(t, r.Infer(ctx), driver.ErrBusy, "Infer while running")
 		short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 		defer cancel()
 		assert.ErrorIs(t, r.Wait(short), context.DeadlineExceeded, "Wait with a ctx that expires first")
@@ -302,15 +302,15 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 
 	cancelWays := []struct {
 		name   string
-		cancel func(r *plugin.AsyncInferRequest, cancelCtx context.CancelFunc)
+		cancel func(r *driver.AsyncInferRequest, cancelCtx context.CancelFunc)
 	}{
-		{"Cancel", func(r *plugin.AsyncInferRequest, _ context.CancelFunc) { r.Cancel() }},
-		{"Context", func(_ *plugin.AsyncInferRequest, cancelCtx context.CancelFunc) { cancelCtx() }},
+		{"Cancel", func(r *driver.AsyncInferRequest, _ context.CancelFunc) { r.Cancel() }},
+		{"Context", func(_ *driver.AsyncInferRequest, cancelCtx context.CancelFunc) { cancelCtx() }},
 	}
 	for _, cw := range cancelWays {
 		t.Run("CancelWhileRunning/"+cw.name, func(t *testing.T) {
 			b := newBlocked(t)
-			_, _, r, relu := newAsync(t, newPlugin, plugin.WithExecutor(plugin.ExecutorTask, b.e), plugin.WithExecutor(plugin.ExecutorWait, b.e))
+			_, _, r, relu := newAsync(t, newPlugin, driver.WithExecutor(driver.ExecutorTask, b.e), driver.WithExecutor(driver.ExecutorWait, b.e))
 			cbErr := make(chan error, 2)
 			r.SetCallback(func(err error) { cbErr <- err })
 			runCtx, cancel := context.WithCancel(ctx)
@@ -343,7 +343,7 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 
 	t.Run("CloseWaitsForRunningRequests", func(t *testing.T) {
 		b := newBlocked(t)
-		_, cm, r, relu := newAsync(t, newPlugin, plugin.WithExecutor(plugin.ExecutorTask, b.e), plugin.WithExecutor(plugin.ExecutorWait, b.e))
+		_, cm, r, relu := newAsync(t, newPlugin, driver.WithExecutor(driver.ExecutorTask, b.e), driver.WithExecutor(driver.ExecutorWait, b.e))
 		var finished atomic.Bool
 		r.SetCallback(func(error) { finished.Store(true) })
 		x := loadInput(8)
@@ -367,12 +367,12 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 		require.NoError(t, r.Wait(waitCtx(t)), "the running request completes normally")
 		checkOutput(t, r, x, relu, "request that ran during Close")
 		err := r.StartAsync(ctx)
-		assert.ErrorIs(t, err, plugin.ErrClosed, "StartAsync after the compiled model was closed")
+		assert.ErrorIs(t, err, driver.ErrClosed, "StartAsync after the compiled model was closed")
 	})
 
 	t.Run("Trace", func(t *testing.T) {
-		tr := plugin.NewTracer(0)
-		p, _, r, _ := newAsync(t, newPlugin, plugin.WithTracer(tr))
+		tr := driver.NewTracer(0)
+		p, _, r, _ := newAsync(t, newPlugin, driver.WithTracer(tr))
 		require.NoError(t, r.StartAsync(ctx))
 		require.NoError(t, r.Wait(waitCtx(t)))
 		first := tr.Events()
@@ -405,9 +405,9 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 // of a plain sync request for the same input.
 func AsyncLoad(t *testing.T, newPlugin NewPlugin, n, nreq int) {
 	p := open(t, newPlugin)
-	cm, _ := compile(t, p, map[string]string{plugin.KeyPerformanceHint: plugin.HintThroughput.String()})
-	ac, ok := cm.(plugin.AsyncCompiledModel)
-	require.True(t, ok, "the compiled model of %s (%T) does not implement plugin.AsyncCompiledModel", p.Name(), cm)
+	cm, _ := compile(t, p, map[string]string{driver.KeyPerformanceHint: driver.HintThroughput.String()})
+	ac, ok := cm.(driver.AsyncCompiledModel)
+	require.True(t, ok, "the compiled model of %s (%T) does not implement driver.AsyncCompiledModel", p.Name(), cm)
 
 	// References from a plain sync request, one per distinct input.
 	const distinct = 64
@@ -436,7 +436,7 @@ func AsyncLoad(t *testing.T, newPlugin NewPlugin, n, nreq int) {
 		mu.Unlock()
 	}
 	var chains sync.WaitGroup
-	reqs := make([]*plugin.AsyncInferRequest, nreq)
+	reqs := make([]*driver.AsyncInferRequest, nreq)
 	for k := range reqs {
 		r, err := ac.CreateAsyncInferRequest()
 		require.NoError(t, err)

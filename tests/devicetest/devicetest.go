@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -26,7 +26,7 @@ const (
 // NewPlugin constructs a fresh plugin for one test; it should register
 // cleanup (t.Cleanup) for anything beyond the plugin's Close, which the
 // suite calls.
-type NewPlugin func(t *testing.T) plugin.Plugin
+type NewPlugin func(t *testing.T) driver.Plugin
 
 // ReluModel returns Parameter "x" f32[1,4] -> Relu "relu" -> Result "y",
 // with the Relu's output type and shape filled in (so it does not depend on
@@ -56,7 +56,7 @@ func Run(t *testing.T, newPlugin NewPlugin) {
 }
 
 // open constructs a plugin and closes it when the test ends.
-func open(t *testing.T, newPlugin NewPlugin) plugin.Plugin {
+func open(t *testing.T, newPlugin NewPlugin) driver.Plugin {
 	t.Helper()
 	p := newPlugin(t)
 	require.NotNil(t, p, "newPlugin returned nil")
@@ -66,11 +66,11 @@ func open(t *testing.T, newPlugin NewPlugin) plugin.Plugin {
 
 // compile compiles the Relu model, falling back to the identity model when
 // the device does not support Relu. It reports whether Relu is in the model.
-func compile(t *testing.T, p plugin.Plugin, props map[string]string) (plugin.CompiledModel, bool) {
+func compile(t *testing.T, p driver.Plugin, props map[string]string) (driver.CompiledModel, bool) {
 	t.Helper()
 	cm, err := p.CompileModel(context.Background(), ReluModel(), props)
 	relu := true
-	if errors.Is(err, plugin.ErrUnsupported) {
+	if errors.Is(err, driver.ErrUnsupported) {
 		t.Logf("device %s cannot run Relu yet (%v); testing on Parameter -> Result", p.Name(), err)
 		cm, err = p.CompileModel(context.Background(), IdentityModel(), props)
 		relu = false
@@ -84,16 +84,16 @@ func compile(t *testing.T, p plugin.Plugin, props map[string]string) (plugin.Com
 // supported reads and parses SUPPORTED_PROPERTIES.
 func supported(t *testing.T, get func(string) (string, error)) ([]string, map[string]bool) {
 	t.Helper()
-	s, err := get(plugin.KeySupportedProperties)
-	require.NoError(t, err, "reading %s", plugin.KeySupportedProperties)
-	keys, rw, err := plugin.ParseSupportedProperties(s)
+	s, err := get(driver.KeySupportedProperties)
+	require.NoError(t, err, "reading %s", driver.KeySupportedProperties)
+	keys, rw, err := driver.ParseSupportedProperties(s)
 	require.NoError(t, err)
-	require.NotEmpty(t, keys, "%s is empty", plugin.KeySupportedProperties)
+	require.NotEmpty(t, keys, "%s is empty", driver.KeySupportedProperties)
 	return keys, rw
 }
 
 // snapshot reads every supported key.
-func snapshot(t *testing.T, p plugin.Plugin, keys []string) map[string]string {
+func snapshot(t *testing.T, p driver.Plugin, keys []string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	for _, k := range keys {
@@ -123,17 +123,17 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 	t.Run("SupportedPropertiesReadable", func(t *testing.T) {
 		p := open(t, newPlugin)
 		keys, rw := supported(t, p.Property)
-		assert.Contains(t, keys, plugin.KeySupportedProperties)
-		assert.False(t, rw[plugin.KeySupportedProperties], "%s must be read-only", plugin.KeySupportedProperties)
-		for _, k := range []string{plugin.KeyPerformanceHint, plugin.KeyNumStreams, plugin.KeyEnableProfiling, plugin.KeyInferencePrecisionHint, plugin.KeyFullDeviceName} {
+		assert.Contains(t, keys, driver.KeySupportedProperties)
+		assert.False(t, rw[driver.KeySupportedProperties], "%s must be read-only", driver.KeySupportedProperties)
+		for _, k := range []string{driver.KeyPerformanceHint, driver.KeyNumStreams, driver.KeyEnableProfiling, driver.KeyInferencePrecisionHint, driver.KeyFullDeviceName} {
 			assert.Contains(t, keys, k, "every device supports %s", k)
 		}
-		for _, k := range []string{plugin.KeyPerformanceHint, plugin.KeyNumStreams, plugin.KeyEnableProfiling} {
+		for _, k := range []string{driver.KeyPerformanceHint, driver.KeyNumStreams, driver.KeyEnableProfiling} {
 			assert.True(t, rw[k], "%s must be read-write", k)
 		}
 		seen := map[string]bool{}
 		for _, k := range keys {
-			assert.False(t, seen[k], "%s listed twice in %s", k, plugin.KeySupportedProperties)
+			assert.False(t, seen[k], "%s listed twice in %s", k, driver.KeySupportedProperties)
 			seen[k] = true
 			_, err := p.Property(k)
 			assert.NoError(t, err, "reading supported property %s", k)
@@ -158,15 +158,15 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 
 	t.Run("SetChangesValue", func(t *testing.T) {
 		p := open(t, newPlugin)
-		cur, err := p.Property(plugin.KeyPerformanceHint)
+		cur, err := p.Property(driver.KeyPerformanceHint)
 		require.NoError(t, err)
 		want := otherHint(cur)
-		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyPerformanceHint: want}))
-		got, err := p.Property(plugin.KeyPerformanceHint)
+		require.NoError(t, p.SetProperties(map[string]string{driver.KeyPerformanceHint: want}))
+		got, err := p.Property(driver.KeyPerformanceHint)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
-		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyEnableProfiling: "true"}))
-		got, err = p.Property(plugin.KeyEnableProfiling)
+		require.NoError(t, p.SetProperties(map[string]string{driver.KeyEnableProfiling: "true"}))
+		got, err = p.Property(driver.KeyEnableProfiling)
 		require.NoError(t, err)
 		assert.Equal(t, "YES", got, "ENABLE_PROFILING=true reads back normalised")
 	})
@@ -178,11 +178,11 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 			sentinel error
 			mention  []string
 		}{
-			{"UnknownKey", map[string]string{"DEVICETEST_NO_SUCH_KEY": "1"}, plugin.ErrNotFound, []string{"DEVICETEST_NO_SUCH_KEY", plugin.KeyPerformanceHint}},
-			{"NegativeStreams", map[string]string{plugin.KeyNumStreams: "-10"}, plugin.ErrInvalidArgument, []string{plugin.KeyNumStreams, "-10", "AUTO"}},
-			{"NumericHint", map[string]string{plugin.KeyPerformanceHint: "-1"}, plugin.ErrInvalidArgument, []string{plugin.KeyPerformanceHint, "-1", "LATENCY", "THROUGHPUT"}},
-			{"MaybeProfiling", map[string]string{plugin.KeyEnableProfiling: "maybe"}, plugin.ErrInvalidArgument, []string{plugin.KeyEnableProfiling, "maybe", "YES", "NO"}},
-			{"ReadOnlyKey", map[string]string{plugin.KeyFullDeviceName: "x"}, plugin.ErrInvalidArgument, []string{plugin.KeyFullDeviceName}},
+			{"UnknownKey", map[string]string{"DEVICETEST_NO_SUCH_KEY": "1"}, driver.ErrNotFound, []string{"DEVICETEST_NO_SUCH_KEY", driver.KeyPerformanceHint}},
+			{"NegativeStreams", map[string]string{driver.KeyNumStreams: "-10"}, driver.ErrInvalidArgument, []string{driver.KeyNumStreams, "-10", "AUTO"}},
+			{"NumericHint", map[string]string{driver.KeyPerformanceHint: "-1"}, driver.ErrInvalidArgument, []string{driver.KeyPerformanceHint, "-1", "LATENCY", "THROUGHPUT"}},
+			{"MaybeProfiling", map[string]string{driver.KeyEnableProfiling: "maybe"}, driver.ErrInvalidArgument, []string{driver.KeyEnableProfiling, "maybe", "YES", "NO"}},
+			{"ReadOnlyKey", map[string]string{driver.KeyFullDeviceName: "x"}, driver.ErrInvalidArgument, []string{driver.KeyFullDeviceName}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -202,7 +202,7 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 			p := open(t, newPlugin)
 			_, err := p.Property("DEVICETEST_NO_SUCH_KEY")
 			require.Error(t, err)
-			assert.ErrorIs(t, err, plugin.ErrNotFound)
+			assert.ErrorIs(t, err, driver.ErrNotFound)
 			assert.Contains(t, err.Error(), "DEVICETEST_NO_SUCH_KEY")
 		})
 	})
@@ -212,47 +212,47 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 		keys, _ := supported(t, p.Property)
 		before := snapshot(t, p, keys)
 		err := p.SetProperties(map[string]string{
-			plugin.KeyPerformanceHint: otherHint(before[plugin.KeyPerformanceHint]),
-			plugin.KeyEnableProfiling: otherBool(before[plugin.KeyEnableProfiling]),
-			plugin.KeyNumStreams:      "-10",
+			driver.KeyPerformanceHint: otherHint(before[driver.KeyPerformanceHint]),
+			driver.KeyEnableProfiling: otherBool(before[driver.KeyEnableProfiling]),
+			driver.KeyNumStreams:      "-10",
 		})
 		require.Error(t, err)
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 		assert.Equal(t, stable(before), stable(snapshot(t, p, keys)), "a failed SetProperties applied some of its values")
 	})
 
 	t.Run("CompileProperties", func(t *testing.T) {
 		p := open(t, newPlugin)
-		hint, err := p.Property(plugin.KeyPerformanceHint)
+		hint, err := p.Property(driver.KeyPerformanceHint)
 		require.NoError(t, err)
-		prof, err := p.Property(plugin.KeyEnableProfiling)
+		prof, err := p.Property(driver.KeyEnableProfiling)
 		require.NoError(t, err)
 		// The plugin's own setting reaches the compiled model...
 		pluginHint := otherHint(hint)
-		require.NoError(t, p.SetProperties(map[string]string{plugin.KeyPerformanceHint: pluginHint}))
+		require.NoError(t, p.SetProperties(map[string]string{driver.KeyPerformanceHint: pluginHint}))
 		keys, _ := supported(t, p.Property)
 		before := snapshot(t, p, keys)
 		// ...and compile-time properties override it without leaking back.
 		compileProf := otherBool(prof)
-		cm, _ := compile(t, p, map[string]string{plugin.KeyEnableProfiling: compileProf})
-		got, err := cm.Property(plugin.KeyEnableProfiling)
+		cm, _ := compile(t, p, map[string]string{driver.KeyEnableProfiling: compileProf})
+		got, err := cm.Property(driver.KeyEnableProfiling)
 		require.NoError(t, err)
-		assert.Equal(t, compileProf, got, "compiled model's %s", plugin.KeyEnableProfiling)
-		got, err = cm.Property(plugin.KeyPerformanceHint)
+		assert.Equal(t, compileProf, got, "compiled model's %s", driver.KeyEnableProfiling)
+		got, err = cm.Property(driver.KeyPerformanceHint)
 		require.NoError(t, err)
-		assert.Equal(t, pluginHint, got, "compiled model's %s comes from the plugin", plugin.KeyPerformanceHint)
+		assert.Equal(t, pluginHint, got, "compiled model's %s comes from the plugin", driver.KeyPerformanceHint)
 		assert.Equal(t, stable(before), stable(snapshot(t, p, keys)), "CompileModel's properties changed the plugin's")
 
-		cm2, _ := compile(t, p, map[string]string{plugin.KeyPerformanceHint: otherHint(pluginHint)})
-		got, err = cm2.Property(plugin.KeyPerformanceHint)
+		cm2, _ := compile(t, p, map[string]string{driver.KeyPerformanceHint: otherHint(pluginHint)})
+		got, err = cm2.Property(driver.KeyPerformanceHint)
 		require.NoError(t, err)
-		assert.Equal(t, otherHint(pluginHint), got, "compile-time %s overrides the plugin's", plugin.KeyPerformanceHint)
-		got, err = cm.Property(plugin.KeyPerformanceHint)
+		assert.Equal(t, otherHint(pluginHint), got, "compile-time %s overrides the plugin's", driver.KeyPerformanceHint)
+		got, err = cm.Property(driver.KeyPerformanceHint)
 		require.NoError(t, err)
 		assert.Equal(t, pluginHint, got, "compiling a second model changed the first one's properties")
 
 		_, err = cm.Property("DEVICETEST_NO_SUCH_KEY")
-		assert.ErrorIs(t, err, plugin.ErrNotFound, "compiled model, unknown key")
+		assert.ErrorIs(t, err, driver.ErrNotFound, "compiled model, unknown key")
 	})
 
 	t.Run("CompileBadProperties", func(t *testing.T) {
@@ -261,8 +261,8 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 			props    map[string]string
 			sentinel error
 		}{
-			{"UnknownKey", map[string]string{"DEVICETEST_NO_SUCH_KEY": "1"}, plugin.ErrNotFound},
-			{"NegativeStreams", map[string]string{plugin.KeyNumStreams: "-10"}, plugin.ErrInvalidArgument},
+			{"UnknownKey", map[string]string{"DEVICETEST_NO_SUCH_KEY": "1"}, driver.ErrNotFound},
+			{"NegativeStreams", map[string]string{driver.KeyNumStreams: "-10"}, driver.ErrInvalidArgument},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -283,10 +283,10 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 
 // otherHint returns a valid PERFORMANCE_HINT different from cur.
 func otherHint(cur string) string {
-	if cur == plugin.HintThroughput.String() {
-		return plugin.HintLatency.String()
+	if cur == driver.HintThroughput.String() {
+		return driver.HintLatency.String()
 	}
-	return plugin.HintThroughput.String()
+	return driver.HintThroughput.String()
 }
 
 // otherBool returns YES for NO and NO for anything else.
@@ -300,7 +300,7 @@ func otherBool(cur string) string {
 // InferRequestBasics checks SetTensor's checks, that Infer leaves inputs
 // alone and computes the outputs, and profiling on and off.
 func InferRequestBasics(t *testing.T, newPlugin NewPlugin) {
-	newRequest := func(t *testing.T, props map[string]string) (plugin.CompiledModel, plugin.InferRequest, bool) {
+	newRequest := func(t *testing.T, props map[string]string) (driver.CompiledModel, driver.InferRequest, bool) {
 		t.Helper()
 		p := open(t, newPlugin)
 		cm, relu := compile(t, p, props)
@@ -332,12 +332,12 @@ func InferRequestBasics(t *testing.T, newPlugin NewPlugin) {
 			sentinel error
 			mention  []string
 		}{
-			{"UnknownName", "devicetest_no_such_port", tensor.MustNew(tensor.F32, tensor.Shape{1, 4}), plugin.ErrNotFound, []string{"devicetest_no_such_port", InputName}},
-			{"WrongType", InputName, tensor.MustNew(tensor.I32, tensor.Shape{1, 4}), plugin.ErrInvalidArgument, []string{InputName, "f32", "i32"}},
-			{"WrongShape", InputName, tensor.MustNew(tensor.F32, tensor.Shape{1, 5}), plugin.ErrInvalidArgument, []string{InputName, "[1,4]", "[1,5]"}},
-			{"WrongRank", InputName, tensor.MustNew(tensor.F32, tensor.Shape{4}), plugin.ErrInvalidArgument, []string{InputName}},
-			{"Nil", InputName, nil, plugin.ErrInvalidArgument, []string{InputName}},
-			{"WrongOutputShape", OutputName, tensor.MustNew(tensor.F32, tensor.Shape{2, 4}), plugin.ErrInvalidArgument, []string{OutputName}},
+			{"UnknownName", "devicetest_no_such_port", tensor.MustNew(tensor.F32, tensor.Shape{1, 4}), driver.ErrNotFound, []string{"devicetest_no_such_port", InputName}},
+			{"WrongType", InputName, tensor.MustNew(tensor.I32, tensor.Shape{1, 4}), driver.ErrInvalidArgument, []string{InputName, "f32", "i32"}},
+			{"WrongShape", InputName, tensor.MustNew(tensor.F32, tensor.Shape{1, 5}), driver.ErrInvalidArgument, []string{InputName, "[1,4]", "[1,5]"}},
+			{"WrongRank", InputName, tensor.MustNew(tensor.F32, tensor.Shape{4}), driver.ErrInvalidArgument, []string{InputName}},
+			{"Nil", InputName, nil, driver.ErrInvalidArgument, []string{InputName}},
+			{"WrongOutputShape", OutputName, tensor.MustNew(tensor.F32, tensor.Shape{2, 4}), driver.ErrInvalidArgument, []string{OutputName}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -353,7 +353,7 @@ func InferRequestBasics(t *testing.T, newPlugin NewPlugin) {
 		t.Run("UnknownTensor", func(t *testing.T) {
 			_, r, _ := newRequest(t, nil)
 			_, err := r.Tensor("devicetest_no_such_port")
-			assert.ErrorIs(t, err, plugin.ErrNotFound)
+			assert.ErrorIs(t, err, driver.ErrNotFound)
 		})
 	})
 
@@ -410,8 +410,8 @@ func InferRequestBasics(t *testing.T, newPlugin NewPlugin) {
 
 	t.Run("Profiling", func(t *testing.T) {
 		for _, on := range []bool{true, false} {
-			t.Run(plugin.FormatBool(on), func(t *testing.T) {
-				_, r, relu := newRequest(t, map[string]string{plugin.KeyEnableProfiling: plugin.FormatBool(on)})
+			t.Run(driver.FormatBool(on), func(t *testing.T) {
+				_, r, relu := newRequest(t, map[string]string{driver.KeyEnableProfiling: driver.FormatBool(on)})
 				x, err := tensor.FromF32(tensor.Shape{1, 4}, []float32{-1, 0, 1, 2})
 				require.NoError(t, err)
 				require.NoError(t, r.SetTensor(InputName, x))

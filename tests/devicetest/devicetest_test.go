@@ -9,32 +9,32 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clinfer/clinfer/plugin"
-	"github.com/clinfer/clinfer/plugin/plugintest"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/plugin/driver/drivertest"
 	"github.com/clinfer/clinfer/tests/devicetest"
 )
 
-func fake(faults plugintest.Faults) devicetest.NewPlugin {
-	return func(t *testing.T) plugin.Plugin { return plugintest.New("FAKE", faults) }
+func fake(faults drivertest.Faults) devicetest.NewPlugin {
+	return func(t *testing.T) driver.Plugin { return drivertest.New("FAKE", faults) }
 }
 
 // TestFakeDevice: a correct device passes the whole suite.
 func TestFakeDevice(t *testing.T) {
-	devicetest.Run(t, fake(plugintest.Faults{}))
+	devicetest.Run(t, fake(drivertest.Faults{}))
 }
 
 // faults are the deliberate bugs the suite must catch, with the subtest
 // that catches each.
 var faults = map[string]struct {
-	faults  plugintest.Faults
+	faults  drivertest.Faults
 	catches string
 }{
-	"ModifyInput":        {plugintest.Faults{ModifyInput: true}, "InferLeavesInputAlone"},
-	"AcceptAnyStreams":   {plugintest.Faults{AcceptAnyStreams: true}, "NegativeStreams"},
-	"PartialSet":         {plugintest.Faults{PartialSet: true}, "FailedSetIsAtomic"},
-	"IgnoreCompileProps": {plugintest.Faults{IgnoreCompileProps: true}, "CompileProperties"},
-	"NoProfiling":        {plugintest.Faults{NoProfiling: true}, "Profiling/YES"},
-	"SkipShapeCheck":     {plugintest.Faults{SkipShapeCheck: true}, "WrongShape"},
+	"ModifyInput":        {drivertest.Faults{ModifyInput: true}, "InferLeavesInputAlone"},
+	"AcceptAnyStreams":   {drivertest.Faults{AcceptAnyStreams: true}, "NegativeStreams"},
+	"PartialSet":         {drivertest.Faults{PartialSet: true}, "FailedSetIsAtomic"},
+	"IgnoreCompileProps": {drivertest.Faults{IgnoreCompileProps: true}, "CompileProperties"},
+	"NoProfiling":        {drivertest.Faults{NoProfiling: true}, "Profiling/YES"},
+	"SkipShapeCheck":     {drivertest.Faults{SkipShapeCheck: true}, "WrongShape"},
 }
 
 const faultEnv = "DEVICETEST_FAULT"

@@ -8,11 +8,11 @@ import (
 	"fmt"
 
 	_ "github.com/clinfer/clinfer/clbackend"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 func main() {
-	for _, d := range plugin.Devices() {
+	for _, d := range driver.Devices() {
 		fmt.Println(d)
 	}
 }

@@ -1,0 +1,92 @@
+package driver
+
+import (
+	"strings"
+
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// ParseDeviceName splits a device name into the plugin name, the device id
+// and the priority list:
+//
+//	"CPU"            -> "CPU", "", ""
+//	"GPU.1"          -> "GPU", "1", ""
+//	"HETERO:GPU,CPU" -> "HETERO", "", "GPU,CPU"
+//
+// Each entry of a priority list must itself be a device name without a
+// priority list ("GPU.1" is fine, "HETERO:CPU" is not). A malformed name is
+// an error wrapping ErrInvalidArgument.
+func ParseDeviceName(s string) (name, id, priorities string, err error) {
+	bad := func(why string) (string, string, string, error) {
+		return "", "", "", errorf(ErrInvalidArgument, "plugin: bad device name %q: %s (want NAME, NAME.ID or NAME:DEV1,DEV2)", s, why)
+	}
+	if s == "" {
+		return bad("empty")
+	}
+	if strings.ContainsAny(s, " \t\n") {
+		return bad("contains white space")
+	}
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		name, priorities = s[:i], s[i+1:]
+		if name == "" || strings.ContainsAny(name, ".,") {
+			return bad("bad plugin name before ':'")
+		}
+		if priorities == "" {
+			return bad("empty device list after ':'")
+		}
+		for _, d := range strings.Split(priorities, ",") {
+			if d == "" || strings.Contains(d, ":") {
+				return bad("bad entry " + `"` + d + `"` + " in the device list")
+			}
+			if _, _, _, err := ParseDeviceName(d); err != nil {
+				return bad("bad entry " + `"` + d + `"` + " in the device list")
+			}
+		}
+		return name, "", priorities, nil
+	}
+	if strings.Contains(s, ",") {
+		return bad("a device list needs a plugin name and ':' before it")
+	}
+	name, id, hasID := strings.Cut(s, ".")
+	if name == "" {
+		return bad("empty plugin name")
+	}
+	if hasID && id == "" {
+		return bad("empty device id after '.'")
+	}
+	return name, id, "", nil
+}
+
+// CheckTensor checks that t may be bound to the port called name among
+// ports and returns that port's index. An unknown name is an error wrapping
+// ErrNotFound that lists the port names; a nil tensor, a different element
+// type or a shape that does not fit the port's static dimensions is an
+// error wrapping ErrInvalidArgument that names the port, what it wants and
+// what it got.
+func CheckTensor(ports []PortInfo, name string, t *tensor.Tensor) (int, error) {
+	idx := -1
+	for i, p := range ports {
+		if p.Name == name {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		names := make([]string, len(ports))
+		for i, p := range ports {
+			names[i] = p.Name
+		}
+		return -1, errorf(ErrNotFound, "plugin: no port %q (ports: %s)", name, strings.Join(names, ", "))
+	}
+	p := ports[idx]
+	if t == nil {
+		return idx, errorf(ErrInvalidArgument, "plugin: port %q: nil tensor (want %s%s)", name, p.Type, p.Shape)
+	}
+	if t.Type() != p.Type {
+		return idx, errorf(ErrInvalidArgument, "plugin: port %q: element type %s, want %s", name, t.Type(), p.Type)
+	}
+	if !p.Shape.Compatible(t.Shape()) {
+		return idx, errorf(ErrInvalidArgument, "plugin: port %q: shape %s does not fit %s", name, t.Shape(), p.Shape)
+	}
+	return idx, nil
+}

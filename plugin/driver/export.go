@@ -1,0 +1,526 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/wire"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// ExportFormatVersion is the version of the compiled-model blob format that
+// WriteBlob writes and ReadBlob reads. ReadBlob rejects every other version.
+const ExportFormatVersion uint32 = 1
+
+// blobMagic opens every exported compiled model.
+const blobMagic = "CLINFER\x00"
+
+// Errors of exported compiled models. Both also match ErrInvalidArgument.
+var (
+	// ErrIncompatible: the blob was exported by another format version,
+	// for another device or for another device architecture.
+	ErrIncompatible = errors.New("plugin: incompatible compiled model")
+	// ErrCorrupt: the blob is truncated or damaged.
+	ErrCorrupt = errors.New("plugin: corrupt compiled model")
+)
+
+// Exporter is implemented by compiled models that can be written out and
+// imported again, by the same device, with Importer.
+type Exporter interface {
+	// Export writes the compiled model to w: a header (see BlobHeader)
+	// followed by what the device needs to rebuild it without compiling.
+	Export(w io.Writer) error
+}
+
+// Importer is implemented by plugins that can rebuild a compiled model that
+// one of their compiled models exported.
+type Importer interface {
+	// ImportModel reads an exported compiled model from r. A blob of another
+	// format version, device or device architecture is an error wrapping
+	// ErrIncompatible that names both values; a damaged one wraps
+	// ErrCorrupt. props override the configuration the blob was exported
+	// with. The imported model reports LOADED_FROM_CACHE=YES.
+	ImportModel(ctx context.Context, r io.Reader, props map[string]string) (CompiledModel, error)
+}
+
+// BlobHeader is the device-independent part of an exported compiled model.
+type BlobHeader struct {
+	// FormatVersion is the blob format version; WriteBlob sets it.
+	FormatVersion uint32
+	// Device is the plugin name that exported the blob ("CPU").
+	Device string
+	// Architecture is the device's DEVICE_ARCHITECTURE at export.
+	Architecture string
+	// Config is the compiled model's read-write configuration.
+	Config map[string]string
+	// Inputs and Outputs describe the compiled model's ports.
+	Inputs, Outputs []PortInfo
+}
+
+// BlobSection is one named, checksummed part of a blob's payload ("graph",
+// a program binary).
+type BlobSection struct {
+	Name string
+	Data []byte
+}
+
+// Blob is an exported compiled model: its header and its sections.
+type Blob struct {
+	Header   BlobHeader
+	Sections []BlobSection
+}
+
+// Section returns the data of the first section with that name.
+func (b *Blob) Section(name string) ([]byte, bool) {
+	for _, s := range b.Sections {
+		if s.Name == name {
+			return s.Data, true
+		}
+	}
+	return nil, false
+}
+
+type blobError struct {
+	msg  string
+	kind error
+}
+
+func (e *blobError) Error() string   { return e.msg }
+func (e *blobError) Unwrap() []error { return []error{e.kind, ErrInvalidArgument} }
+
+func corrupt(format string, args ...any) error {
+	return &blobError{msg: "plugin: import: " + fmt.Sprintf(format, args...), kind: ErrCorrupt}
+}
+
+func incompatible(format string, args ...any) error {
+	return &blobError{msg: "plugin: import: " + fmt.Sprintf(format, args...), kind: ErrIncompatible}
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// WriteBlob writes b to w: the magic, the format version, the header and
+// each section, every part with its length and a CRC-32C, so truncation and
+// corruption are detected on import.
+func WriteBlob(w io.Writer, b *Blob) error {
+	var e blobEncoder
+	h := b.Header
+	e.str(h.Device)
+	e.str(h.Architecture)
+	keys := make([]string, 0, len(h.Config))
+	for k := range h.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	e.uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		e.str(k)
+		e.str(h.Config[k])
+	}
+	e.ports(h.Inputs)
+	e.ports(h.Outputs)
+	e.uvarint(uint64(len(b.Sections)))
+
+	var out bytes.Buffer
+	out.WriteString(blobMagic)
+	out.Write(binary.LittleEndian.AppendUint32(nil, ExportFormatVersion))
+	frame(&out, e.buf.Bytes())
+	for _, s := range b.Sections {
+		var name blobEncoder
+		name.str(s.Name)
+		frame(&out, append(name.buf.Bytes(), s.Data...))
+	}
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return errorf(ErrDevice, "plugin: export %s model: %w", h.Device, err)
+	}
+	return nil
+}
+
+// frame writes a length, the data and its CRC-32C.
+func frame(out *bytes.Buffer, data []byte) {
+	out.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(data))))
+	out.Write(data)
+	out.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(data, crcTable)))
+}
+
+// readFrame reads one frame. Memory grows with the bytes actually read, not
+// with the length the stream claims.
+func readFrame(r io.Reader, what string) ([]byte, error) {
+	var n [8]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, corrupt("%s: truncated (%v)", what, err)
+	}
+	size := binary.LittleEndian.Uint64(n[:])
+	var buf bytes.Buffer
+	buf.Grow(int(min(size, 1<<20)))
+	got, err := io.CopyN(&buf, r, int64(min(size, 1<<62)))
+	if err != nil || uint64(got) != size {
+		return nil, corrupt("%s: truncated: %d of %d bytes", what, got, size)
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(r, sum[:]); err != nil {
+		return nil, corrupt("%s: truncated checksum", what)
+	}
+	if want := binary.LittleEndian.Uint32(sum[:]); crc32.Checksum(buf.Bytes(), crcTable) != want {
+		return nil, corrupt("%s: checksum mismatch", what)
+	}
+	return buf.Bytes(), nil
+}
+
+// ReadBlob reads a blob written by WriteBlob and checks it is meant for this
+// device: a format version other than ExportFormatVersion, another device
+// name or another architecture is an error wrapping ErrIncompatible that
+// names both values; a truncated or damaged blob wraps ErrCorrupt. Devices
+// call it first in ImportModel. It never panics on bad input.
+func ReadBlob(r io.Reader, device, architecture string) (*Blob, error) {
+	var head [len(blobMagic) + 4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, corrupt("not a clinfer compiled model: truncated header (%v)", err)
+	}
+	if string(head[:len(blobMagic)]) != blobMagic {
+		return nil, corrupt("not a clinfer compiled model (bad magic %q)", head[:len(blobMagic)])
+	}
+	if v := binary.LittleEndian.Uint32(head[len(blobMagic):]); v != ExportFormatVersion {
+		return nil, incompatible("blob format version %d, this build reads version %d; export the model again", v, ExportFormatVersion)
+	}
+	hb, err := readFrame(r, "header")
+	if err != nil {
+		return nil, err
+	}
+	d := blobDecoder{wire.Decoder{Data: hb}}
+	b := &Blob{Header: BlobHeader{FormatVersion: ExportFormatVersion}}
+	h := &b.Header
+	h.Device = d.Str("device")
+	h.Architecture = d.Str("architecture")
+	if d.Err == nil && h.Device != device {
+		return nil, incompatible("compiled model was exported by device %q, not %q", h.Device, device)
+	}
+	if d.Err == nil && h.Architecture != architecture {
+		return nil, incompatible("compiled model was exported for %s architecture %q, this device's architecture is %q", device, h.Architecture, architecture)
+	}
+	nc := d.Count("config", 2)
+	h.Config = make(map[string]string, nc)
+	for range nc {
+		k := d.Str("config key")
+		h.Config[k] = d.Str("config value")
+	}
+	h.Inputs = d.ports()
+	h.Outputs = d.ports()
+	ns := d.Count("sections", 0)
+	if d.Err != nil {
+		return nil, corrupt("header: %v", d.Err)
+	}
+	if d.Pos != len(d.Data) {
+		return nil, corrupt("header: %d trailing bytes", len(d.Data)-d.Pos)
+	}
+	for i := range ns {
+		data, err := readFrame(r, fmt.Sprintf("section %d of %d", i+1, ns))
+		if err != nil {
+			return nil, err
+		}
+		sd := blobDecoder{wire.Decoder{Data: data}}
+		name := sd.Str("section name")
+		if sd.Err != nil {
+			return nil, corrupt("section %d: %v", i+1, sd.Err)
+		}
+		b.Sections = append(b.Sections, BlobSection{Name: name, Data: data[sd.Pos:]})
+	}
+	return b, nil
+}
+
+// CheckPorts compares the ports a device rebuilt on import with the ports
+// the header recorded; a difference is an error wrapping ErrCorrupt that
+// names the port.
+func CheckPorts(kind string, header, rebuilt []PortInfo) error {
+	if len(header) != len(rebuilt) {
+		return corrupt("header lists %d %ss, the model has %d", len(header), kind, len(rebuilt))
+	}
+	for i, h := range header {
+		r := rebuilt[i]
+		if h.Name != r.Name || h.Type != r.Type || h.Shape.String() != r.Shape.String() {
+			return corrupt("%s %d: header says %q %v%v, the model has %q %v%v", kind, i, h.Name, h.Type, h.Shape, r.Name, r.Type, r.Shape)
+		}
+	}
+	return nil
+}
+
+// ExportConfig returns the read-write values of a compiled model's
+// configuration for BlobHeader.Config, without CACHE_DIR (where the blob is
+// cached says nothing about how it was compiled).
+func ExportConfig(p *Properties) map[string]string {
+	out := map[string]string{}
+	for _, k := range p.Keys() {
+		s, ok := p.Spec(k)
+		if !ok || !s.Mutable || s.Get != nil || k == KeyCacheDir {
+			continue
+		}
+		if v, err := p.Get(k); err == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// ImportConfig returns a copy of a device's configuration with the blob's
+// configuration and then props applied (later wins). A blob key the device
+// does not know is an error wrapping ErrIncompatible.
+func ImportConfig(device *Properties, h BlobHeader, props map[string]string) (*Properties, error) {
+	cfg := device.Clone()
+	for _, k := range sortedNames(h.Config) {
+		if !cfg.Has(k) {
+			return nil, incompatible("compiled model was exported with property %s, which device %s does not have", k, h.Device)
+		}
+	}
+	if err := cfg.Set(h.Config); err != nil {
+		return nil, incompatible("compiled model configuration: %v", err)
+	}
+	if err := cfg.Set(props); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// blobEncoder writes the header's fields.
+type blobEncoder struct{ buf bytes.Buffer }
+
+func (e *blobEncoder) uvarint(v uint64) { e.buf.Write(binary.AppendUvarint(nil, v)) }
+func (e *blobEncoder) varint(v int64)   { e.buf.Write(binary.AppendVarint(nil, v)) }
+func (e *blobEncoder) str(s string)     { e.uvarint(uint64(len(s))); e.buf.WriteString(s) }
+
+func (e *blobEncoder) ports(ps []PortInfo) {
+	e.uvarint(uint64(len(ps)))
+	for _, p := range ps {
+		e.str(p.Name)
+		e.buf.WriteByte(byte(p.Type))
+		if !p.Shape.RankKnown {
+			e.buf.WriteByte(0)
+			continue
+		}
+		e.buf.WriteByte(1)
+		e.uvarint(uint64(len(p.Shape.Dims)))
+		for _, d := range p.Shape.Dims {
+			e.varint(d.Size)
+			e.str(d.Name)
+		}
+	}
+}
+
+// blobDecoder reads the header's fields (see wire.Decoder).
+type blobDecoder struct {
+	wire.Decoder
+}
+
+func (d *blobDecoder) ports() []PortInfo {
+	n := d.Count("ports", 3)
+	ps := make([]PortInfo, 0, n)
+	for i := 0; i < n && d.Err == nil; i++ {
+		p := PortInfo{Name: d.Str("port name")}
+		p.Type = tensor.ElementType(d.Byte("port type"))
+		if d.Err == nil && !p.Type.Valid() && p.Type != tensor.Undefined {
+			d.Fail("port %q: unknown element type %d", p.Name, uint8(p.Type))
+		}
+		switch d.Byte("port rank flag") {
+		case 0:
+		case 1:
+			nd := d.Count("port rank", 2)
+			p.Shape = graph.PartialShape{RankKnown: true, Dims: make([]graph.Dim, nd)}
+			for j := 0; j < nd && d.Err == nil; j++ {
+				p.Shape.Dims[j].Size = d.Varint("port dim")
+				p.Shape.Dims[j].Name = d.Str("port dim name")
+			}
+		default:
+			d.Fail("port %q: bad rank flag", p.Name)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// ImportModel imports a compiled model that device's plugin exported (see
+// Importer). A plugin without Importer is an error wrapping
+// ErrNotImplemented.
+func (c *Core) ImportModel(ctx context.Context, r io.Reader, device string, props map[string]string) (CompiledModel, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, ref, props, err := c.target(device, props)
+	if err != nil {
+		return nil, err
+	}
+	imp, ok := p.(Importer)
+	if !ok {
+		return nil, errorf(ErrNotImplemented, "plugin: device %q does not implement ImportModel", ref.name)
+	}
+	return imp.ImportModel(ctx, r, props)
+}
+
+// cacheDir is the CACHE_DIR that applies to a compilation: the one in props,
+// else the plugin's.
+func cacheDir(p Plugin, props map[string]string) string {
+	for k, v := range props {
+		if CanonicalKey(k) == KeyCacheDir {
+			return v
+		}
+	}
+	v, err := p.Property(KeyCacheDir)
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+// cacheKey hashes what decides a compiled model: the model's encoding, the
+// device, its architecture and the effective read-write configuration
+// (the plugin's values overridden by props), without CACHE_DIR.
+func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) (string, error) {
+	enc, err := m.MarshalBinary()
+	if err != nil {
+		return "", errorf(ErrInvalidArgument, "plugin: model cache: %w", err)
+	}
+	cfg := ConfigFingerprint(p)
+	for k, v := range props {
+		cfg[CanonicalKey(k)] = v
+	}
+	delete(cfg, KeyCacheDir)
+	arch, _ := p.Property(KeyDeviceArchitecture)
+	h := sha256.New()
+	fmt.Fprintf(h, "clinfer model cache\x00blob %d\x00graph %d\x00device %s\x00arch %s\x00", ExportFormatVersion, graph.EncodingVersion, ref.name, arch)
+	for _, k := range sortedNames(cfg) {
+		fmt.Fprintf(h, "%s=%s\x00", k, cfg[k])
+	}
+	if ck, ok := p.(CacheKeyer); ok {
+		extra, err := ck.CacheKey(props)
+		if err != nil {
+			return "", fmt.Errorf("plugin: model cache: %w", err)
+		}
+		fmt.Fprintf(h, "plugin %s\x00", extra)
+	}
+	h.Write(enc)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CacheKeyer is implemented by plugins whose compiled models depend on
+// more than their own properties (HETERO: the configuration of the devices
+// it splits across). The Core's model cache mixes CacheKey's answer into
+// the key, so changing that state compiles anew instead of reusing a stale
+// blob.
+type CacheKeyer interface {
+	CacheKey(props map[string]string) (string, error)
+}
+
+// ConfigFingerprint returns a plugin's read-write properties with their
+// current values, as the model cache keys them (CACHE_DIR included; callers
+// drop what must not count).
+func ConfigFingerprint(p Plugin) map[string]string {
+	cfg := map[string]string{}
+	sp, err := p.Property(KeySupportedProperties)
+	if err != nil {
+		return cfg
+	}
+	keys, rw, err := ParseSupportedProperties(sp)
+	if err != nil {
+		return cfg
+	}
+	for _, k := range keys {
+		if rw[k] {
+			if v, err := p.Property(k); err == nil {
+				cfg[k] = v
+			}
+		}
+	}
+	return cfg
+}
+
+// CacheBlobPath returns the file Core.CompileModel caches the compiled
+// model in for this model, device and properties under CACHE_DIR dir
+// (dir/<hash>.blob). Tools use it to inspect or clear one entry.
+func (c *Core) CacheBlobPath(dir string, m *graph.Model, device string, props map[string]string) (string, error) {
+	p, ref, props, err := c.target(device, props)
+	if err != nil {
+		return "", err
+	}
+	key, err := cacheKey(p, ref, m, props)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, key+".blob"), nil
+}
+
+// compileCached is CompileModel with a model cache in dir: it imports
+// dir/<hash>.blob when that blob is valid, and otherwise compiles and
+// replaces the blob atomically (temporary file, then rename). A blob that
+// fails to import for any reason but ctx is recompiled, not trusted.
+// Devices that do not implement Importer, and compiled models that do not
+// implement Exporter, are compiled without the cache.
+func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *graph.Model, props map[string]string, dir string) (CompiledModel, error) {
+	imp, ok := p.(Importer)
+	if !ok {
+		return p.CompileModel(ctx, m, props)
+	}
+	key, err := cacheKey(p, ref, m, props)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, key+".blob")
+	if f, err := os.Open(path); err == nil {
+		cm, err := imp.ImportModel(ctx, f, props)
+		f.Close()
+		if err == nil {
+			return cm, nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		// Stale or corrupt: fall through, recompile and replace it.
+	}
+	cm, err := p.CompileModel(ctx, m, props)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := cm.(Exporter)
+	if !ok {
+		return cm, nil
+	}
+	if err := writeCacheBlob(dir, key, path, ex); err != nil {
+		return nil, errors.Join(err, cm.Close())
+	}
+	return cm, nil
+}
+
+// writeCacheBlob exports to a temporary file in dir and renames it over
+// path, so readers see the old blob or the new one, never a partial one.
+func writeCacheBlob(dir, key, path string, ex Exporter) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, key+".*.tmp")
+	if err != nil {
+		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
+	}
+	name := tmp.Name()
+	werr := ex.Export(tmp)
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(name, path)
+	}
+	if werr != nil {
+		os.Remove(name)
+		return errorf(ErrDevice, "plugin: model cache %s: %w", path, werr)
+	}
+	return nil
+}

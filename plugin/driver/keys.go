@@ -1,0 +1,106 @@
+package driver
+
+// Property keys: the OpenVINO string names, so CLI flags and config files
+// can name them. Where OpenVINO's wire name differs from the name this
+// project's DESIGN.md uses (ENABLE_PROFILING is OpenVINO's "PERF_COUNT",
+// NUM_REQUESTS is "PERFORMANCE_HINT_NUM_REQUESTS", DEVICE_PRIORITIES is
+// "MULTI_DEVICE_PRIORITIES" and, for BATCH, "AUTO_BATCH_DEVICE_CONFIG")
+// the constant is the DESIGN.md name and Properties accepts the OpenVINO
+// name as an alias (see CanonicalKey). Lists (AVAILABLE_DEVICES,
+// SUPPORTED_PROPERTIES, EXECUTION_DEVICES) are rendered space-separated;
+// DEVICE_PRIORITIES is comma-separated as in device names; ranges are
+// "MIN MAX" or "MIN MAX STEP".
+const (
+	// KeyPerformanceHint is LATENCY, THROUGHPUT or CUMULATIVE_THROUGHPUT (RW).
+	KeyPerformanceHint = "PERFORMANCE_HINT"
+	// KeyNumStreams is AUTO or the number of execution streams (RW).
+	KeyNumStreams = "NUM_STREAMS"
+	// KeyNumRequests bounds the number of requests the hint plans for; 0 is
+	// no bound (RW).
+	KeyNumRequests = "NUM_REQUESTS"
+	// KeyEnableProfiling is YES or NO: collect per-op timings (RW).
+	KeyEnableProfiling = "ENABLE_PROFILING"
+	// KeyInferencePrecisionHint is the element type floating-point math runs
+	// in: f32, f16 or bf16 (RW).
+	KeyInferencePrecisionHint = "INFERENCE_PRECISION_HINT"
+	// KeyExecutionModeHint is PERFORMANCE or ACCURACY (RW).
+	KeyExecutionModeHint = "EXECUTION_MODE_HINT"
+	// KeyMaxHostMemory is the host memory, in bytes, one inference of a
+	// compiled model may hold (its tensors at their peak); exceeding it is
+	// an error wrapping ErrResourceExhausted that names the node, the
+	// shape and the bytes, at compile time when the shapes are static and
+	// at inference when they come from the inputs. The default is half
+	// the machine's physical memory (tensor.DefaultAllocLimit).
+	KeyMaxHostMemory = "MAX_HOST_MEMORY"
+	// KeyCacheDir is the directory compiled models are cached in; "" turns
+	// caching off (RW).
+	KeyCacheDir = "CACHE_DIR"
+	// KeyModelPriority is LOW, MEDIUM or HIGH (RW).
+	KeyModelPriority = "MODEL_PRIORITY"
+	// KeyLogLevel is LOG_NONE, LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG
+	// or LOG_TRACE (RW).
+	KeyLogLevel = "LOG_LEVEL"
+	// KeyDisableTransformations is YES or NO: skip the fusion passes (RW).
+	KeyDisableTransformations = "DISABLE_TRANSFORMATIONS"
+	// KeyExclusiveAsyncRequests is YES or NO: run async requests of all
+	// compiled models on one executor (RW).
+	KeyExclusiveAsyncRequests = "EXCLUSIVE_ASYNC_REQUESTS"
+	// KeyDeviceID selects one device of a plugin ("0", "1").
+	KeyDeviceID = "DEVICE_ID"
+	// KeyAvailableDevices lists the plugin's device ids (RO).
+	KeyAvailableDevices = "AVAILABLE_DEVICES"
+	// KeyFullDeviceName is the human-readable device name (RO).
+	KeyFullDeviceName = "FULL_DEVICE_NAME"
+	// KeySupportedProperties lists "KEY:RW" / "KEY:RO" for every key (RO).
+	KeySupportedProperties = "SUPPORTED_PROPERTIES"
+	// KeyOptimalNumberOfInferRequests is how many requests keep the device
+	// busy (RO, compiled model).
+	KeyOptimalNumberOfInferRequests = "OPTIMAL_NUMBER_OF_INFER_REQUESTS"
+	// KeyRangeForAsyncInferRequests is "MIN MAX STEP" (RO).
+	KeyRangeForAsyncInferRequests = "RANGE_FOR_ASYNC_INFER_REQUESTS"
+	// KeyRangeForStreams is "MIN MAX" (RO).
+	KeyRangeForStreams = "RANGE_FOR_STREAMS"
+	// KeyExecutionDevices lists the devices a compiled model runs on (RO).
+	KeyExecutionDevices = "EXECUTION_DEVICES"
+	// KeyLoadedFromCache is YES when the compiled model came from CACHE_DIR
+	// (RO).
+	KeyLoadedFromCache = "LOADED_FROM_CACHE"
+	// KeyDeviceArchitecture identifies the device's architecture, which an
+	// exported model must match (RO).
+	KeyDeviceArchitecture = "DEVICE_ARCHITECTURE"
+	// KeyDeviceType is "integrated" or "discrete" (RO).
+	KeyDeviceType = "DEVICE_TYPE"
+	// KeyOptimizationCapabilities lists what the device does well: FP32,
+	// FP16, INT8, EXPORT_IMPORT (RO).
+	KeyOptimizationCapabilities = "OPTIMIZATION_CAPABILITIES"
+	// KeyDeviceTotalMemSize is the device memory in bytes (RO).
+	KeyDeviceTotalMemSize = "GPU_DEVICE_TOTAL_MEM_SIZE"
+	// KeyDeviceUUID is the device's UUID as hex (RO).
+	KeyDeviceUUID = "DEVICE_UUID"
+	// KeyDevicePriorities is the comma-separated device list of HETERO.
+	KeyDevicePriorities = "DEVICE_PRIORITIES"
+	// KeyNetworkName is the compiled model's name (RO, compiled model).
+	KeyNetworkName = "NETWORK_NAME"
+	// KeyAllowAutoBatching is YES or NO: with the THROUGHPUT hint,
+	// Core.CompileModel runs the model through the BATCH device on devices
+	// that list this key (RW).
+	KeyAllowAutoBatching = "ALLOW_AUTO_BATCHING"
+)
+
+// aliases maps OpenVINO's wire names to the keys above where they differ.
+var aliases = map[string]string{
+	"PERF_COUNT":                    KeyEnableProfiling,
+	"PERFORMANCE_HINT_NUM_REQUESTS": KeyNumRequests,
+	"MULTI_DEVICE_PRIORITIES":       KeyDevicePriorities,
+	"AUTO_BATCH_DEVICE_CONFIG":      KeyDevicePriorities,
+}
+
+// CanonicalKey returns the key Properties stores key under: the key itself,
+// or this project's name for an OpenVINO alias ("PERF_COUNT" ->
+// "ENABLE_PROFILING"). Properties.Get and Properties.Set accept either.
+func CanonicalKey(key string) string {
+	if k, ok := aliases[key]; ok {
+		return k
+	}
+	return key
+}

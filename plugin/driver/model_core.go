@@ -1,0 +1,164 @@
+package driver
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clinfer/clinfer/graph"
+)
+
+// ModelCore is the part of a compiled model every device shares: its
+// ports, its properties, whether it is closed and the latest profiled time
+// of each node, with the same checks and messages on every device. A
+// device keeps one in an unexported field, calls Init once its properties
+// are known, forwards Inputs, Outputs and Property to it and marks it
+// closed in its Close. It is safe for concurrent use.
+type ModelCore struct {
+	prefix, name    string
+	props           *Properties
+	inputs, outputs []PortInfo
+
+	closed closedFlag
+	mu     sync.Mutex // guards perf
+	perf   map[string]time.Duration
+}
+
+// Init sets the ports from m's Parameters and Results and the compiled
+// model's properties; prefix starts the error messages ("cpu").
+func (c *ModelCore) Init(prefix string, m *graph.Model, props *Properties) {
+	c.prefix, c.name, c.props = prefix, m.Name, props
+	c.inputs, c.outputs = nil, nil
+	for _, n := range m.Parameters {
+		c.inputs = append(c.inputs, PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+	for _, n := range m.Results {
+		c.outputs = append(c.outputs, PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
+	}
+}
+
+// Inputs returns a copy of the model's input descriptions.
+func (c *ModelCore) Inputs() []PortInfo { return clonePorts(c.inputs) }
+
+// Outputs returns a copy of the model's output descriptions.
+func (c *ModelCore) Outputs() []PortInfo { return clonePorts(c.outputs) }
+
+// Input returns input i's description (not a copy: do not modify it).
+func (c *ModelCore) Input(i int) PortInfo { return c.inputs[i] }
+
+// Output returns output i's description (not a copy: do not modify it).
+func (c *ModelCore) Output(i int) PortInfo { return c.outputs[i] }
+
+func clonePorts(ps []PortInfo) []PortInfo {
+	out := make([]PortInfo, len(ps))
+	for i, p := range ps {
+		out[i] = PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+	}
+	return out
+}
+
+// Property returns the compiled model's configuration or a read-only fact
+// of its properties; it fails with ErrClosed once the model is closed.
+func (c *ModelCore) Property(key string) (string, error) {
+	return property(c.prefix, c.Check, c.props, key)
+}
+
+// Check returns an error wrapping ErrClosed once the model is closed.
+func (c *ModelCore) Check() error {
+	if c.Closed() {
+		return fmt.Errorf("%s: compiled model %q: %w", c.prefix, c.name, ErrClosed)
+	}
+	return nil
+}
+
+// Closed reports whether MarkClosed was called.
+func (c *ModelCore) Closed() bool { return c.closed.get() }
+
+// MarkClosed marks the model closed and reports whether it was open, so
+// that a device's Close releases its resources once.
+func (c *ModelCore) MarkClosed() bool { return c.closed.mark() }
+
+// RecordPerf keeps the latest profiled time of every node of prof (stages
+// aside) for the runtime model's PERF_COUNTER.
+func (c *ModelCore) RecordPerf(prof []ProfilingInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range prof {
+		if p.NodeType == "Stage" {
+			continue
+		}
+		if c.perf == nil {
+			c.perf = map[string]time.Duration{}
+		}
+		c.perf[p.NodeName] = p.RealTime
+	}
+}
+
+// PerfCounter returns node's latest profiled time in microseconds, as
+// the runtime model's PERF_COUNTER shows it; ok is false before a profiled
+// request ran it.
+func (c *ModelCore) PerfCounter(node string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.perf[node]
+	return strconv.FormatInt(d.Microseconds(), 10), ok
+}
+
+// Props returns the compiled model's properties.
+func (c *ModelCore) Props() *Properties { return c.props }
+
+// SetProps replaces the compiled model's properties (an imported model
+// adds LOADED_FROM_CACHE).
+func (c *ModelCore) SetProps(p *Properties) { c.props = p }
+
+// RuntimeGraph starts a RuntimeModel: it fails with ErrClosed once the
+// model is closed, else returns a clone of m (the executed graph) and its
+// nodes in topological order.
+func (c *ModelCore) RuntimeGraph(m *graph.Model) (*graph.Model, []*graph.Node, error) {
+	if err := c.Check(); err != nil {
+		return nil, nil, err
+	}
+	rm := m.Clone()
+	nodes, err := rm.Nodes()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: runtime model: %w", c.prefix, err)
+	}
+	return rm, nodes, nil
+}
+
+// Annotate records on a node of the runtime model what ran it:
+// LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE, ORIGINAL_NAMES and, once a
+// profiled request has run it, PERF_COUNTER (microseconds).
+func (c *ModelCore) Annotate(n *graph.Node, order int, impl string) {
+	if n.RT.Extra == nil {
+		n.RT.Extra = map[string]string{}
+	}
+	n.RT.Extra["LAYER_TYPE"] = n.OpType
+	n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(order)
+	n.RT.Extra["IMPL_TYPE"] = impl
+	n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
+	if us, ok := c.PerfCounter(n.Name); ok {
+		n.RT.Extra["PERF_COUNTER"] = us
+	}
+}
+
+// ExportGraph starts an Export: it fails with ErrClosed once the model is
+// closed, else returns m (the graph the blob carries) marshalled.
+func (c *ModelCore) ExportGraph(m *graph.Model) ([]byte, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	enc, err := m.MarshalBinary()
+	if err != nil {
+		return nil, errorf(ErrInvalidArgument, "%s: export model %q: %w", c.prefix, c.name, err)
+	}
+	return enc, nil
+}
+
+// Header is the blob header of an Export: device, architecture and
+// configuration as given, and the model's ports.
+func (c *ModelCore) Header(device, arch string, config map[string]string) BlobHeader {
+	return BlobHeader{Device: device, Architecture: arch, Config: config, Inputs: c.Inputs(), Outputs: c.Outputs()}
+}
