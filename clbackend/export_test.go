@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -148,7 +149,7 @@ func TestGPUModelCache(t *testing.T) {
 	dir := t.TempDir()
 	core := driver.NewCore()
 	defer core.Close()
-	props := driver.Props(driver.WithCacheDir(dir))
+	props := plugin.Props(plugin.WithCacheDir(dir))
 	m := chainModel(t)
 	var outs []map[string][]byte
 	for _, want := range []string{"NO", "YES"} {

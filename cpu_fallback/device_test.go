@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/devicetest"
@@ -122,7 +123,7 @@ func TestCompileAndInfer(t *testing.T) {
 	defer p.Close()
 	// The checks below name the model's own nodes, so run it unfused;
 	// TestFusedRuntimeModel covers the fused plan.
-	cm, err := p.CompileModel(context.Background(), m, driver.Props(driver.WithDisableTransformations(true)))
+	cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	defer cm.Close()
 	assert.Equal(t, before, nnDump(t, m), "user's model must be unchanged by compile")
@@ -193,7 +194,7 @@ func TestProfiling(t *testing.T) {
 	p, err := New()
 	require.NoError(t, err)
 	defer p.Close()
-	cm, err := p.CompileModel(context.Background(), m, driver.Props(driver.WithProfiling(true), driver.WithDisableTransformations(true)))
+	cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithProfiling(true), plugin.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	req, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -326,7 +327,7 @@ func TestPlanReleasesIntermediates(t *testing.T) {
 	m, _ := buildNet(reftest.RNG(12))
 	p, err := New()
 	require.NoError(t, err)
-	pcm, err := p.CompileModel(context.Background(), m, driver.Props(driver.WithDisableTransformations(true)))
+	pcm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
 	require.NoError(t, err)
 	cm := pcm.(*CompiledModel)
 	freedAt := map[int]string{}
@@ -427,7 +428,7 @@ func TestFusedRuntimeModel(t *testing.T) {
 		return out, cm
 	}
 	fused, cm := run(nil)
-	plain, _ := run(driver.Props(driver.WithDisableTransformations(true)))
+	plain, _ := run(plugin.Props(plugin.WithDisableTransformations(true)))
 	reftest.AssertClose(t, plain.Float64s(), fused, 1e-5)
 
 	rm, err := cm.RuntimeModel()

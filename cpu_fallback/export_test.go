@@ -14,6 +14,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/internal/reftest"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -34,7 +35,7 @@ func exportCases() []exportCase {
 	return []exportCase{
 		{name: "fused net", model: net, inputs: netInputs},
 		{name: "unfused net with profiling", model: net, inputs: netInputs,
-			props: driver.Props(driver.WithDisableTransformations(true), driver.WithProfiling(true))},
+			props: plugin.Props(plugin.WithDisableTransformations(true), plugin.WithProfiling(true))},
 		{name: "parameter to result", model: func() *graph.Model {
 			x := graph.NewParameter("in", tensor.I64, graph.PartialShape{RankKnown: true, Dims: []graph.Dim{graph.DynamicDim("n"), graph.StaticDim(2)}})
 			return graph.NewModel("identity", []*graph.Node{x}, []*graph.Node{graph.NewResult("out", x.Out(0))})
@@ -135,11 +136,11 @@ func TestImportPropsOverride(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	m, _ := buildNet(rand.New(rand.NewPCG(1, 1)))
-	cm, err := p.CompileModel(ctx, m, driver.Props(driver.WithProfiling(true)))
+	cm, err := p.CompileModel(ctx, m, plugin.Props(plugin.WithProfiling(true)))
 	require.NoError(t, err)
 	defer cm.Close()
 	blob := exportBlob(t, cm)
-	im, err := p.ImportModel(ctx, bytes.NewReader(blob), driver.Props(driver.WithProfiling(false)))
+	im, err := p.ImportModel(ctx, bytes.NewReader(blob), plugin.Props(plugin.WithProfiling(false)))
 	require.NoError(t, err)
 	defer im.Close()
 	assert.Equal(t, "NO", prop(t, im, driver.KeyEnableProfiling))
@@ -277,7 +278,7 @@ func TestModelCache(t *testing.T) {
 	defer core.Close()
 	m, _ := buildNet(rand.New(rand.NewPCG(13, 14)))
 	in := map[string]*tensor.Tensor{"x": reftest.RandF32(rand.New(rand.NewPCG(15, 16)), 1, 3, 8, 8)}
-	props := driver.Props(driver.WithCacheDir(dir))
+	props := plugin.Props(plugin.WithCacheDir(dir))
 
 	compile := func(props map[string]string) (driver.CompiledModel, string) {
 		t.Helper()
@@ -300,7 +301,7 @@ func TestModelCache(t *testing.T) {
 	assert.Equal(t, want, runOnce(t, second, in), "cached model gives identical outputs")
 
 	t.Run("another config has its own blob", func(t *testing.T) {
-		other := driver.Props(driver.WithCacheDir(dir), driver.WithProfiling(true))
+		other := plugin.Props(plugin.WithCacheDir(dir), plugin.WithProfiling(true))
 		_, loaded := compile(other)
 		assert.Equal(t, "NO", loaded)
 		assert.Len(t, blobFiles(t, dir), 2)
@@ -343,7 +344,7 @@ func TestModelCache(t *testing.T) {
 		dir2 := t.TempDir()
 		c2 := driver.NewCore()
 		defer c2.Close()
-		require.NoError(t, c2.SetProperties("CPU", driver.Props(driver.WithCacheDir(dir2))))
+		require.NoError(t, c2.SetProperties("CPU", plugin.Props(plugin.WithCacheDir(dir2))))
 		for _, want := range []string{"NO", "YES"} {
 			cm, err := c2.CompileModel(ctx, m, "CPU", nil)
 			require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -48,7 +49,7 @@ func TestKernelFusionRunsBody(t *testing.T) {
 	defer p.Close()
 	ins := map[string]*tensor.Tensor{"x": fusedRand(t, 1, 2, 2, 3, 3), "gate": fusedRand(t, 2, 1, 2, 1, 1)}
 	run := func(m *graph.Model) (*tensor.Tensor, driver.CompiledModel) {
-		cm, err := p.CompileModel(context.Background(), m, driver.Props(driver.WithDisableTransformations(true)))
+		cm, err := p.CompileModel(context.Background(), m, plugin.Props(plugin.WithDisableTransformations(true)))
 		require.NoError(t, err)
 		t.Cleanup(func() { cm.Close() })
 		req, err := cm.CreateInferRequest()

@@ -119,6 +119,29 @@ func (m *Model) Parameter(name string) *Node {
 	return nil
 }
 
+// Inputs describes the model inputs, in order: each Parameter's name,
+// element type and shape, whose dynamic dimensions (Dim.Size -1, with the
+// ONNX dim_param as Dim.Name) are what a caller may choose per inference.
+// The ports are copies.
+func (m *Model) Inputs() []Port { return ports(m.Parameters) }
+
+// Outputs describes the model outputs, in order: each Result's name,
+// element type and shape as far as the model declares them before shape
+// inference. The ports are copies.
+func (m *Model) Outputs() []Port { return ports(m.Results) }
+
+// ports describes Parameters or Results by their names and first outputs.
+func ports(nodes []*Node) []Port {
+	out := make([]Port, len(nodes))
+	for i, n := range nodes {
+		out[i].Name = n.Name
+		if len(n.Outputs) > 0 {
+			out[i].Type, out[i].Shape = n.Outputs[0].Type, n.Outputs[0].Shape.Clone()
+		}
+	}
+	return out
+}
+
 // Result returns the output named name, or nil.
 func (m *Model) Result(name string) *Node {
 	for _, r := range m.Results {

@@ -99,7 +99,6 @@ func TestConfigRoundTrip(t *testing.T) {
 			got, err := driver.ParseConfig(p)
 			require.NoError(t, err)
 			assert.Equal(t, tc.cfg, got)
-			assert.Equal(t, tc.cfg.Props(), driver.Props(driver.WithConfig(tc.cfg)))
 		})
 	}
 }
@@ -119,32 +118,6 @@ func TestParseConfigPartial(t *testing.T) {
 	_, err = driver.ParseConfig(loose)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), driver.KeyNumRequests)
-}
-
-func TestOptions(t *testing.T) {
-	got := driver.Props(
-		driver.WithPerformanceHint(driver.HintThroughput),
-		driver.WithNumStreams(0),
-		driver.WithNumRequests(4),
-		driver.WithProfiling(true),
-		driver.WithInferencePrecision(tensor.F16),
-		driver.WithExecutionMode(driver.ModeAccuracy),
-		driver.WithCacheDir("/c"),
-		driver.WithModelPriority(driver.PriorityLow),
-		driver.WithLogLevel(driver.LogWarning),
-		driver.WithDisableTransformations(true),
-		driver.WithExclusiveAsyncRequests(false),
-		driver.WithDeviceID("1"),
-		driver.WithProperty("X", "y"),
-		driver.WithNumStreams(2), // later wins
-	)
-	assert.Equal(t, map[string]string{
-		"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": "2", "NUM_REQUESTS": "4",
-		"ENABLE_PROFILING": "YES", "INFERENCE_PRECISION_HINT": "f16", "EXECUTION_MODE_HINT": "ACCURACY",
-		"CACHE_DIR": "/c", "MODEL_PRIORITY": "LOW", "LOG_LEVEL": "LOG_WARNING",
-		"DISABLE_TRANSFORMATIONS": "YES", "EXCLUSIVE_ASYNC_REQUESTS": "NO", "DEVICE_ID": "1", "X": "y",
-	}, got)
-	assert.Empty(t, driver.Props())
 }
 
 func TestParseBoolAndStreams(t *testing.T) {

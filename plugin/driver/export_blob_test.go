@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/plugin/driver/drivertest"
 	"github.com/clinfer/clinfer/tensor"
@@ -225,7 +226,7 @@ func TestCoreCacheConcurrent(t *testing.T) {
 	core := driver.NewCore()
 	defer core.Close()
 	dir := t.TempDir()
-	props := driver.Props(driver.WithCacheDir(dir))
+	props := plugin.Props(plugin.WithCacheDir(dir))
 	m := reluModel()
 
 	cm, err := core.CompileModel(context.Background(), m, "TESTEXP", props)
@@ -263,7 +264,7 @@ func TestCoreCacheConcurrent(t *testing.T) {
 	// Racing first compiles: each writes its own temporary file and renames
 	// it into place, so exactly one blob remains and none is partial.
 	race := t.TempDir()
-	rprops := driver.Props(driver.WithCacheDir(race))
+	rprops := plugin.Props(plugin.WithCacheDir(race))
 	for range 8 {
 		wg.Add(1)
 		go func() {
@@ -294,7 +295,7 @@ func TestCoreCacheErrorsAndOptOuts(t *testing.T) {
 
 	t.Run("device without import compiles uncached", func(t *testing.T) {
 		dir := t.TempDir()
-		cm, err := core.CompileModel(ctx, reluModel(), "TESTNOEXP", driver.Props(driver.WithCacheDir(dir)))
+		cm, err := core.CompileModel(ctx, reluModel(), "TESTNOEXP", plugin.Props(plugin.WithCacheDir(dir)))
 		require.NoError(t, err)
 		require.NoError(t, cm.Close())
 		ents, err := os.ReadDir(dir)
@@ -309,7 +310,7 @@ func TestCoreCacheErrorsAndOptOuts(t *testing.T) {
 		register(t, "TESTEXP2", func() (driver.Plugin, error) { return dev, nil })
 		file := filepath.Join(t.TempDir(), "file")
 		require.NoError(t, os.WriteFile(file, nil, 0o644))
-		_, err := core.CompileModel(ctx, reluModel(), "TESTEXP2", driver.Props(driver.WithCacheDir(filepath.Join(file, "sub"))))
+		_, err := core.CompileModel(ctx, reluModel(), "TESTEXP2", plugin.Props(plugin.WithCacheDir(filepath.Join(file, "sub"))))
 		require.ErrorIs(t, err, driver.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "CACHE_DIR")
 	})

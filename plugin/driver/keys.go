@@ -104,3 +104,21 @@ func CanonicalKey(key string) string {
 	}
 	return key
 }
+
+// Keys of the runtime model (CompiledModel.RuntimeModel): ModelCore.Annotate
+// records them in every executed node's RT.Extra.
+const (
+	// RuntimeLayerType is the executed op type ("FusedConv").
+	RuntimeLayerType = "LAYER_TYPE"
+	// RuntimeExecutionOrder is the node's position in the execution order.
+	RuntimeExecutionOrder = "EXECUTION_ORDER"
+	// RuntimeImplType is the implementation that runs the node (a kernel
+	// entry point, a reference kernel).
+	RuntimeImplType = "IMPL_TYPE"
+	// RuntimePerfCounter is the node's latest profiled time in
+	// microseconds, once a profiled request has run it.
+	RuntimePerfCounter = "PERF_COUNTER"
+	// RuntimeOriginalNames lists, comma-separated, the friendly names of
+	// the original nodes the executed node stands for.
+	RuntimeOriginalNames = "ORIGINAL_NAMES"
+)

@@ -30,13 +30,7 @@ type ModelCore struct {
 // model's properties; prefix starts the error messages ("cpu").
 func (c *ModelCore) Init(prefix string, m *graph.Model, props *Properties) {
 	c.prefix, c.name, c.props = prefix, m.Name, props
-	c.inputs, c.outputs = nil, nil
-	for _, n := range m.Parameters {
-		c.inputs = append(c.inputs, PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
-	}
-	for _, n := range m.Results {
-		c.outputs = append(c.outputs, PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
-	}
+	c.inputs, c.outputs = m.Inputs(), m.Outputs()
 }
 
 // Inputs returns a copy of the model's input descriptions.
@@ -135,12 +129,12 @@ func (c *ModelCore) Annotate(n *graph.Node, order int, impl string) {
 	if n.RT.Extra == nil {
 		n.RT.Extra = map[string]string{}
 	}
-	n.RT.Extra["LAYER_TYPE"] = n.OpType
-	n.RT.Extra["EXECUTION_ORDER"] = strconv.Itoa(order)
-	n.RT.Extra["IMPL_TYPE"] = impl
-	n.RT.Extra["ORIGINAL_NAMES"] = strings.Join(n.OriginalNames(), ",")
+	n.RT.Extra[RuntimeLayerType] = n.OpType
+	n.RT.Extra[RuntimeExecutionOrder] = strconv.Itoa(order)
+	n.RT.Extra[RuntimeImplType] = impl
+	n.RT.Extra[RuntimeOriginalNames] = strings.Join(n.OriginalNames(), ",")
 	if us, ok := c.PerfCounter(n.Name); ok {
-		n.RT.Extra["PERF_COUNTER"] = us
+		n.RT.Extra[RuntimePerfCounter] = us
 	}
 }
 

@@ -62,12 +62,11 @@ type Querier interface {
 	QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error)
 }
 
-// PortInfo describes one input or output of a compiled model.
-type PortInfo struct {
-	Name  string
-	Type  tensor.ElementType
-	Shape graph.PartialShape
-}
+// PortInfo describes one input or output of a compiled model: the name of
+// its Parameter or Result, its element type and its shape. It is the
+// graph.Port that graph.Model.Inputs and Outputs describe the model's
+// ports with before compiling.
+type PortInfo = graph.Port
 
 // CompiledModel is a model compiled for one device; it owns the device
 // resources its requests share.

@@ -8,11 +8,11 @@ import (
 	"fmt"
 
 	_ "github.com/clinfer/clinfer/clbackend"
-	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/plugin"
 )
 
 func main() {
-	for _, d := range driver.Devices() {
+	for _, d := range plugin.Devices() {
 		fmt.Println(d)
 	}
 }
