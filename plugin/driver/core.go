@@ -21,7 +21,10 @@ type DevicePropertier interface {
 }
 
 // Core finds plugins by device name, constructs each on first use and keeps
-// it until Close. It is safe for concurrent use.
+// it until Close. It is safe for concurrent use, and its zero value is
+// ready to use. It is what plugin.Core is built on; virtual devices
+// (HETERO) keep one to reach the devices they build on, and get the
+// devices' CompiledModels back rather than plugin's wrappers.
 //
 // A plugin whose factory fails is not retried: the error (which explains
 // what is missing, e.g. no OpenCL ICD) is cached and returned on every later
@@ -40,9 +43,7 @@ type coreEntry struct {
 }
 
 // NewCore returns a Core over the registered plugins. It constructs none.
-func NewCore() *Core {
-	return &Core{plugins: map[string]*coreEntry{}}
-}
+func NewCore() *Core { return &Core{} }
 
 // deviceRef is a parsed device name.
 type deviceRef struct {
@@ -75,6 +76,9 @@ func (c *Core) plugin(name string) (Plugin, error) {
 	}
 	e, ok := c.plugins[name]
 	if !ok {
+		if c.plugins == nil {
+			c.plugins = map[string]*coreEntry{}
+		}
 		f, registered := factory(name)
 		if !registered {
 			c.mu.Unlock()

@@ -338,3 +338,18 @@ func TestCoreClose(t *testing.T) {
 	_, err = core.CompileModel(context.Background(), devicetest.ReluModel(), "TESTCLOSEA", nil)
 	assert.ErrorIs(t, err, driver.ErrClosed)
 }
+
+// TestZeroValueCore: a driver.Core value works without NewCore (plugin.Core
+// embeds one).
+func TestZeroValueCore(t *testing.T) {
+	register(t, "TESTZERO", drivertest.Factory("TESTZERO", drivertest.Faults{}))
+	var c driver.Core
+	require.NotPanics(t, func() {
+		cm, err := c.CompileModel(context.Background(), devicetest.ReluModel(), "TESTZERO", nil)
+		require.NoError(t, err)
+		assert.NoError(t, cm.Close())
+	})
+	assert.NoError(t, c.Close())
+	_, err := c.Plugin("TESTZERO")
+	assert.ErrorIs(t, err, driver.ErrClosed)
+}

@@ -40,7 +40,7 @@ func (c *CompiledModel) CreateAsyncInferRequest(opts ...driver.AsyncOption) (*dr
 // executors; later CreateAsyncInferRequest calls fail with
 // driver.ErrClosed.
 func (a *asyncState) close() error {
-	a.once.Do(func() { a.err = driver.Errorf(driver.ErrClosed, "plugintest: compiled model is closed") })
+	a.once.Do(func() { a.err = driver.Errorf(driver.ErrClosed, "drivertest: compiled model is closed") })
 	if a.pipeline != nil {
 		return a.pipeline.Close()
 	}

@@ -1,4 +1,4 @@
-// Package plugintest is a fake clinfer device for tests: a pure-Go plugin
+// Package drivertest is a fake clinfer device for tests: a pure-Go plugin
 // that runs Parameter -> Relu -> Result graphs (Relu and Identity on f32),
 // built on plugin's property machinery. Tests of the Core, of HETERO and of
 // the tests/devicetest conformance suite use it in place of a real device;

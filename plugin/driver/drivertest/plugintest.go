@@ -97,7 +97,7 @@ func (p *Plugin) check() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return fmt.Errorf("plugintest: device %s: %w", p.name, driver.ErrClosed)
+		return fmt.Errorf("drivertest: device %s: %w", p.name, driver.ErrClosed)
 	}
 	return nil
 }
@@ -122,7 +122,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	}
 	nodes, err := m.Nodes()
 	if err != nil {
-		return nil, fmt.Errorf("plugintest: %w", err)
+		return nil, fmt.Errorf("drivertest: %w", err)
 	}
 	out := map[string]string{}
 	for _, n := range nodes {
@@ -161,15 +161,15 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	c.profiling = conf.EnableProfiling
 	nodes, err := c.model.Nodes()
 	if err != nil {
-		return nil, fmt.Errorf("plugintest: %w", err)
+		return nil, fmt.Errorf("drivertest: %w", err)
 	}
 	for _, n := range nodes {
 		if !supported[n.OpType] {
-			return nil, driver.Errorf(driver.ErrUnsupported, "plugintest: node %q: op %s is not supported", n.Name, n.OpType)
+			return nil, driver.Errorf(driver.ErrUnsupported, "drivertest: node %q: op %s is not supported", n.Name, n.OpType)
 		}
 		if n.OpType == "Relu" || n.OpType == "Identity" {
 			if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {
-				return nil, driver.Errorf(driver.ErrInvalidArgument, "plugintest: node %q: want one input", n.Name)
+				return nil, driver.Errorf(driver.ErrInvalidArgument, "drivertest: node %q: want one input", n.Name)
 			}
 			n.Outputs[0].Type = n.Inputs[0].Type()
 			n.Outputs[0].Shape = n.Inputs[0].Shape().Clone()
@@ -179,7 +179,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 			n.Outputs[0].Shape = n.Inputs[0].Shape().Clone()
 		}
 		if n.Outputs[0].Type != tensor.F32 {
-			return nil, driver.Errorf(driver.ErrUnsupported, "plugintest: node %q: element type %s (only f32)", n.Name, n.Outputs[0].Type)
+			return nil, driver.Errorf(driver.ErrUnsupported, "drivertest: node %q: element type %s (only f32)", n.Name, n.Outputs[0].Type)
 		}
 	}
 	c.order = nodes
@@ -232,7 +232,7 @@ func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
 		if s, ok := in.Shape.ToShape(); ok {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
-				return nil, fmt.Errorf("plugintest: input %q: %w", in.Name, err)
+				return nil, fmt.Errorf("drivertest: input %q: %w", in.Name, err)
 			}
 			r.tensors[in.Name] = t
 		}
@@ -257,7 +257,7 @@ func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
 		}
 	}
 	if _, err := driver.CheckTensor(ports, name, t); err != nil {
-		return fmt.Errorf("plugintest: %w", err)
+		return fmt.Errorf("drivertest: %w", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -275,7 +275,7 @@ func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
 		for _, p := range append(r.c.Inputs(), r.c.Outputs()...) {
 			names = append(names, p.Name)
 		}
-		return nil, driver.Errorf(driver.ErrNotFound, "plugintest: no tensor %q (ports: %s)", name, strings.Join(names, ", "))
+		return nil, driver.Errorf(driver.ErrNotFound, "drivertest: no tensor %q (ports: %s)", name, strings.Join(names, ", "))
 	}
 	return t, nil
 }
@@ -296,7 +296,7 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 		case graph.OpParameter:
 			t, ok := r.tensors[n.Name]
 			if !ok {
-				return driver.Errorf(driver.ErrInvalidArgument, "plugintest: input %q has no tensor", n.Name)
+				return driver.Errorf(driver.ErrInvalidArgument, "drivertest: input %q has no tensor", n.Name)
 			}
 			vals[n.Out(0)] = t
 			continue
@@ -308,7 +308,7 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 			if dst, ok := r.tensors[n.Name]; ok && dst.Shape().Equal(v.Shape()) {
 				// A tensor the user bound receives the result.
 				if err := dst.CopyFrom(v); err != nil {
-					return fmt.Errorf("plugintest: output %q: %w", n.Name, err)
+					return fmt.Errorf("drivertest: output %q: %w", n.Name, err)
 				}
 				continue
 			}
