@@ -2,6 +2,7 @@ package clbackend
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/clinfer/clinfer/plugin/driver"
 )
@@ -31,6 +32,7 @@ func deviceFacts(d *device) driver.DeviceFacts {
 // asynchronous request.
 func (c *CompiledModel) initAsync(conf driver.Config) {
 	plan := driver.PlanStreams(conf, deviceFacts(c.dev))
+	c.core.Resolve(driver.KeyNumStreams, strconv.Itoa(plan.Streams))
 	c.async.Init(&c.plugin.executors, driver.PipelineConfig{Device: c.dev.name(), Streams: plan.Streams, WaitStreams: plan.Requests},
 		fmt.Sprintf("gpu: compiled model %q", c.model.Name))
 }

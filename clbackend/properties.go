@@ -74,7 +74,8 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 	if d.hasFP16() {
 		caps = append(caps, "FP16")
 	}
-	caps = append(caps, "INT8", "EXPORT_IMPORT") // export.go: Export and ImportModel
+	// Not INT8: the op set has no quantized op to run int8 models with.
+	caps = append(caps, "EXPORT_IMPORT") // export.go: Export and ImportModel
 	devType := "discrete"
 	if d.integrated {
 		devType = "integrated"

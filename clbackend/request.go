@@ -30,6 +30,8 @@ type InferRequest struct {
 	// warmUp marks the compile-time warm-up request (warmup.go), whose
 	// profile does not count in the runtime model.
 	warmUp bool
+	// released is set once release has freed the device resources.
+	released bool
 }
 
 // planState is what a request holds for one plan: its activation buffers
@@ -60,9 +62,11 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	r := &InferRequest{c: c, states: map[*plan]*planState{}}
 	r.core.Init("gpu", c.Inputs(), c.Outputs())
 	for i, in := range c.Inputs() {
-		s := make(tensor.Shape, len(in.Shape.Dims))
-		for d, dim := range in.Shape.Dims {
-			s[d] = max(dim.Size, 1)
+		// Static inputs start as zero tensors; a dynamic one has none
+		// until SetTensor binds it (Infer names it until then).
+		s, ok := in.Shape.ToShape()
+		if !ok {
+			continue
 		}
 		t, err := tensor.New(in.Type, s)
 		if err != nil {
@@ -422,6 +426,7 @@ func (r *InferRequest) Close() error {
 		r.core.Mu.Unlock()
 		return fmt.Errorf("gpu: close infer request: %w", driver.ErrBusy)
 	}
+	r.core.Closed = true
 	err := r.releaseLocked()
 	r.core.Mu.Unlock()
 	r.c.forget(r)
@@ -431,7 +436,9 @@ func (r *InferRequest) Close() error {
 	return nil
 }
 
-// release frees the device resources; later calls do nothing.
+// release frees the device resources; later calls do nothing. The
+// compiled model's Close calls it: the request is not closed (its host
+// tensors stay readable, its Infer fails with the model's ErrClosed).
 func (r *InferRequest) release() error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
@@ -440,10 +447,10 @@ func (r *InferRequest) release() error {
 
 // releaseLocked is release with r.core.Mu held.
 func (r *InferRequest) releaseLocked() error {
-	if r.core.Closed {
+	if r.released {
 		return nil
 	}
-	r.core.Closed = true
+	r.released = true
 	var errs []error
 	errs = append(errs, r.drainPendingLocked())
 	for _, st := range r.states {

@@ -23,8 +23,7 @@ func (c *CompiledModel) warmUp(ctx context.Context) error {
 	var shapes []tensor.Shape
 	switch {
 	case c.static != nil:
-		// The planned shapes themselves: newInferRequest's defaults turn
-		// a 0 dimension into 1.
+		// The planned shapes themselves (a 0 dimension stays 0).
 		for _, in := range c.core.Inputs() {
 			s, _ := in.Shape.ToShape()
 			shapes = append(shapes, s)

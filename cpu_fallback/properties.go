@@ -18,9 +18,11 @@ import (
 // DeviceName is the name the CPU device is registered under.
 const DeviceName = "CPU"
 
-// optimizationCapabilities lists what the device really runs: f32 kernels,
-// and f16 models (converted to f32 inside the kernels).
-const optimizationCapabilities = "FP32 FP16 EXPORT_IMPORT" // export.go: Export and ImportModel
+// optimizationCapabilities lists what the device accepts: f32 inference
+// (INFERENCE_PRECISION_HINT takes only f32; f16 models run with their
+// tensors converted to f32 in the kernels, which is not FP16 inference)
+// and export/import (export.go).
+const optimizationCapabilities = "FP32 EXPORT_IMPORT"
 
 // propertySpecs are the CPU device's properties: the common read-write
 // ones, with INFERENCE_PRECISION_HINT restricted to f32, and its read-only

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
@@ -29,6 +30,7 @@ func deviceFacts() driver.DeviceFacts {
 // NUM_STREAMS plan (driver.PlanStreams); compile calls it.
 func (c *CompiledModel) initAsync(p *Plugin, conf driver.Config) {
 	plan := driver.PlanStreams(conf, deviceFacts())
+	c.core.Resolve(driver.KeyNumStreams, strconv.Itoa(plan.Streams))
 	c.async.Init(&p.executors, driver.PipelineConfig{Device: DeviceName, Streams: plan.Streams},
 		fmt.Sprintf("cpu: compiled model %q", c.model.Name))
 }
@@ -93,10 +95,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	for slot, v := range c.consts {
 		s.vals[slot] = v
 	}
-	for i, t := range s.inputs {
-		if t == nil {
-			return driver.Errorf(driver.ErrInvalidArgument, "cpu: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
-		}
+	for i, t := range s.inputs { // Begin checked that every input has one
 		s.vals[c.paramSlot[i]] = t.Contiguous()
 	}
 	r.stageProf(s, "preprocess", t0)

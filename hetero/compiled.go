@@ -54,6 +54,7 @@ func (c *CompiledModel) init(name string, cfg *driver.Properties) error {
 	c.profiling = conf.EnableProfiling
 	procs := runtime.GOMAXPROCS(0)
 	plan := driver.PlanStreams(conf, driver.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1})
+	c.core.Resolve(driver.KeyNumStreams, strconv.Itoa(plan.Streams))
 	// Executors of its own (nil manager): the compiled model may outlive
 	// the plugin, and the GPU subgraphs' wait stages get a wait executor.
 	c.async.Init(nil, driver.PipelineConfig{Device: DeviceName, Streams: plan.Streams, WaitStreams: plan.Streams},

@@ -163,11 +163,6 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, nil); err != nil {
 		return err
 	}
-	for i, t := range s.inputs {
-		if t == nil {
-			return driver.Errorf(driver.ErrInvalidArgument, "hetero: infer %q: input %q has no tensor (dynamic shape %v; bind one with SetTensor)", c.model.Name, c.core.Input(i).Name, c.core.Input(i).Shape)
-		}
-	}
 	for k, sg := range c.subs {
 		for _, in := range sg.inputs {
 			if in.from.sub >= 0 {

@@ -122,7 +122,7 @@ func checkInputs(ins []PortInfo, inputs map[string]*tensor.Tensor) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(inputs)) {
 		if _, err := driver.CheckTensor(ins, name, inputs[name]); err != nil {
-			return err
+			return fmt.Errorf("plugin: infer: %w", err)
 		}
 	}
 	return nil

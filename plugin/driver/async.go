@@ -225,10 +225,15 @@ func (r *AsyncInferRequest) executor(kind string) *Executor {
 	return r.opts.execs[ExecutorTask]
 }
 
+// closedErr is the error of a method called after Close.
+func (r *AsyncInferRequest) closedErr(what string) error {
+	return errorf(ErrClosed, "plugin: request %d is closed (%s)", r.id, what)
+}
+
 // usable reports ErrClosed or ErrBusy; r.mu is held.
 func (r *AsyncInferRequest) usable(what string) error {
 	if r.closed {
-		return errorf(ErrClosed, "plugin: request %d is closed (%s)", r.id, what)
+		return r.closedErr(what)
 	}
 	if r.busy {
 		return errorf(ErrBusy, "plugin: request %d is running (%s)", r.id, what)
@@ -390,11 +395,15 @@ func (r *AsyncInferRequest) Cancel() {
 // Wait waits for the latest run StartAsync started, including its
 // callback, and returns its error: a stage's error, a cancellation, or a
 // callback panic. Without a start it returns nil at once. If ctx is done
-// first it returns ctx's error and the run goes on.
+// first it returns ctx's error and the run goes on. After Close it returns
+// an error wrapping ErrClosed (Close has waited for the run).
 func (r *AsyncInferRequest) Wait(ctx context.Context) error {
 	r.mu.Lock()
-	run := r.run
+	run, closed := r.run, r.closed
 	r.mu.Unlock()
+	if closed {
+		return r.closedErr("wait")
+	}
 	if run == nil {
 		return nil
 	}
@@ -408,11 +417,15 @@ func (r *AsyncInferRequest) Wait(ctx context.Context) error {
 
 // WaitFor waits at most d for the latest run and reports whether it is over
 // and, if so, its error. WaitFor(0) only looks: (false, nil) while the run
-// is going on. Without a start it returns (true, nil).
+// is going on. Without a start it returns (true, nil); after Close, true
+// and an error wrapping ErrClosed.
 func (r *AsyncInferRequest) WaitFor(d time.Duration) (done bool, err error) {
 	r.mu.Lock()
-	run := r.run
+	run, closed := r.run, r.closed
 	r.mu.Unlock()
+	if closed {
+		return true, r.closedErr("wait")
+	}
 	if run == nil {
 		return true, nil
 	}
@@ -467,14 +480,28 @@ func (r *AsyncInferRequest) SetTensor(name string, t *tensor.Tensor) error {
 }
 
 // Tensor returns the wrapped request's tensor; outputs are valid once Wait
-// has returned nil.
+// has returned nil. After Close it is an error wrapping ErrClosed.
 func (r *AsyncInferRequest) Tensor(name string) (*tensor.Tensor, error) {
+	if r.isClosed() {
+		return nil, r.closedErr(fmt.Sprintf("tensor %q", name))
+	}
 	return r.sync.Tensor(name)
 }
 
-// ProfilingInfo returns the wrapped request's profile of its last run.
+// ProfilingInfo returns the wrapped request's profile of its last run;
+// nothing after Close.
 func (r *AsyncInferRequest) ProfilingInfo() []ProfilingInfo {
+	if r.isClosed() {
+		return nil
+	}
 	return r.sync.ProfilingInfo()
+}
+
+// isClosed reports whether Close was called.
+func (r *AsyncInferRequest) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // Running reports whether the request's stages are running.

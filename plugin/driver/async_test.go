@@ -214,11 +214,19 @@ func TestRequestCloseCancelsRun(t *testing.T) {
 	var log []string
 	r, err := p.NewRequest(&gpuLike{name: "R", gate: make(chan struct{}), mu: &mu, log: &log})
 	require.NoError(t, err)
+	runErr := make(chan error, 1)
+	r.SetCallback(func(err error) { runErr <- err })
 	require.NoError(t, r.StartAsync(context.Background()))
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(log) == 1 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, 1, p.Running())
 	require.NoError(t, r.Close(), "Close cancels the run blocked in its wait stage")
-	assert.ErrorIs(t, r.Wait(context.Background()), context.Canceled)
+	select {
+	case err := <-runErr:
+		assert.ErrorIs(t, err, context.Canceled, "the run Close cancelled")
+	default:
+		assert.Fail(t, "Close returned before the run's callback")
+	}
+	assert.ErrorIs(t, r.Wait(context.Background()), driver.ErrClosed, "Wait after Close")
 	assert.Zero(t, p.Running())
 	require.NoError(t, p.Close())
 	_, err = p.NewRequest(&gpuLike{name: "S", mu: &mu, log: &log})

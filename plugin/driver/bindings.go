@@ -7,7 +7,8 @@ import (
 // Bindings are the tensors one infer request binds to its compiled model's
 // inputs and outputs. Devices keep one per request so that SetTensor and
 // Tensor check and answer the same way on every device. Bindings does no
-// locking: the request guards it with its own mutex.
+// locking: the request guards it with its own mutex. Its errors carry no
+// package prefix: the request adds its device's.
 type Bindings struct {
 	ports []PortInfo // inputs, then outputs
 	nIn   int
@@ -63,17 +64,30 @@ func (b *Bindings) Get(name string) (*tensor.Tensor, error) {
 		}
 		if i < b.nIn {
 			if b.In[i] == nil {
-				return nil, errorf(ErrNotFound, "plugin: input %q has no tensor yet (shape %v; bind one with SetTensor)", name, p.Shape)
+				return nil, errorf(ErrNotFound, "input %q has no tensor yet (shape %v; bind one with SetTensor)", name, p.Shape)
 			}
 			return b.In[i], nil
 		}
 		if t := b.Out[i-b.nIn]; t != nil {
 			return t, nil
 		}
-		return nil, errorf(ErrNotFound, "plugin: output %q has no tensor yet (run Infer first)", name)
+		return nil, errorf(ErrNotFound, "output %q has no tensor yet (run Infer first)", name)
 	}
 	_, err := CheckTensor(b.ports, name, nil) // the same unknown-name error as Set
 	return nil, err
+}
+
+// Unbound returns an error wrapping ErrInvalidArgument that names the
+// first input with no tensor (one with a dynamic shape that SetTensor
+// never bound), or nil when every input has one.
+func (b *Bindings) Unbound() error {
+	for i, t := range b.In {
+		if t == nil {
+			p := b.ports[i]
+			return errorf(ErrInvalidArgument, "input %q has no tensor (dynamic shape %v; bind one with SetTensor)", p.Name, p.Shape)
+		}
+	}
+	return nil
 }
 
 // Snapshot returns copies of the slices, for an inference to work on while

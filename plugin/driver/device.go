@@ -62,7 +62,7 @@ func ParseDeviceName(s string) (name, id, priorities string, err error) {
 // ErrNotFound that lists the port names; a nil tensor, a different element
 // type or a shape that does not fit the port's static dimensions is an
 // error wrapping ErrInvalidArgument that names the port, what it wants and
-// what it got.
+// what it got. The messages carry no package prefix: callers add theirs.
 func CheckTensor(ports []PortInfo, name string, t *tensor.Tensor) (int, error) {
 	idx := -1
 	for i, p := range ports {
@@ -76,17 +76,17 @@ func CheckTensor(ports []PortInfo, name string, t *tensor.Tensor) (int, error) {
 		for i, p := range ports {
 			names[i] = p.Name
 		}
-		return -1, errorf(ErrNotFound, "plugin: no port %q (ports: %s)", name, strings.Join(names, ", "))
+		return -1, errorf(ErrNotFound, "no port %q (ports: %s)", name, strings.Join(names, ", "))
 	}
 	p := ports[idx]
 	if t == nil {
-		return idx, errorf(ErrInvalidArgument, "plugin: port %q: nil tensor (want %s%s)", name, p.Type, p.Shape)
+		return idx, errorf(ErrInvalidArgument, "port %q: nil tensor (want %s%s)", name, p.Type, p.Shape)
 	}
 	if t.Type() != p.Type {
-		return idx, errorf(ErrInvalidArgument, "plugin: port %q: element type %s, want %s", name, t.Type(), p.Type)
+		return idx, errorf(ErrInvalidArgument, "port %q: element type %s, want %s", name, t.Type(), p.Type)
 	}
 	if !p.Shape.Compatible(t.Shape()) {
-		return idx, errorf(ErrInvalidArgument, "plugin: port %q: shape %s does not fit %s", name, t.Shape(), p.Shape)
+		return idx, errorf(ErrInvalidArgument, "port %q: shape %s does not fit %s", name, t.Shape(), p.Shape)
 	}
 	return idx, nil
 }

@@ -70,8 +70,10 @@ const (
 	KeyDeviceArchitecture = "DEVICE_ARCHITECTURE"
 	// KeyDeviceType is "integrated" or "discrete" (RO).
 	KeyDeviceType = "DEVICE_TYPE"
-	// KeyOptimizationCapabilities lists what the device does well: FP32,
-	// FP16, INT8, EXPORT_IMPORT (RO).
+	// KeyOptimizationCapabilities lists what the device accepts: FP32,
+	// FP16 and BF16 (INFERENCE_PRECISION_HINT values it takes),
+	// EXPORT_IMPORT (its compiled models export and it imports them); the
+	// device behaviour suite checks each claim (RO).
 	KeyOptimizationCapabilities = "OPTIMIZATION_CAPABILITIES"
 	// KeyDeviceTotalMemSize is the device memory in bytes (RO).
 	KeyDeviceTotalMemSize = "GPU_DEVICE_TOTAL_MEM_SIZE"

@@ -21,9 +21,10 @@ type ModelCore struct {
 	props           *Properties
 	inputs, outputs []PortInfo
 
-	closed closedFlag
-	mu     sync.Mutex // guards perf
-	perf   map[string]time.Duration
+	closed   closedFlag
+	mu       sync.Mutex // guards perf and resolved
+	perf     map[string]time.Duration
+	resolved map[string]string
 }
 
 // Init sets the ports from m's Parameters and Results and the compiled
@@ -54,9 +55,32 @@ func clonePorts(ps []PortInfo) []PortInfo {
 }
 
 // Property returns the compiled model's configuration or a read-only fact
-// of its properties; it fails with ErrClosed once the model is closed.
+// of its properties, or the value Resolve gave key; it fails with
+// ErrClosed once the model is closed.
 func (c *ModelCore) Property(key string) (string, error) {
+	c.mu.Lock()
+	v, ok := c.resolved[CanonicalKey(key)]
+	c.mu.Unlock()
+	if ok {
+		if err := c.Check(); err != nil {
+			return "", err
+		}
+		return v, nil
+	}
 	return property(c.prefix, c.Check, c.props, key)
+}
+
+// Resolve makes Property answer value for key: what a setting such as
+// NUM_STREAMS=AUTO resolved to when the device planned the model. The
+// properties (Props, and so the configuration an Export carries) keep
+// the setting itself.
+func (c *ModelCore) Resolve(key, value string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.resolved == nil {
+		c.resolved = map[string]string{}
+	}
+	c.resolved[key] = value
 }
 
 // Check returns an error wrapping ErrClosed once the model is closed.

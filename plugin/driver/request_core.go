@@ -63,10 +63,13 @@ func (c *RequestCore) SetTensor(name string, t *tensor.Tensor) error {
 }
 
 // Tensor returns the tensor bound to an input, or an output's tensor (see
-// Bindings.Get). Host tensors stay readable after Close.
+// Bindings.Get); it fails with ErrClosed once the request is closed.
 func (c *RequestCore) Tensor(name string) (*tensor.Tensor, error) {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
+	if c.Closed {
+		return nil, fmt.Errorf("%s: infer request: tensor %q after Close: %w", c.prefix, name, ErrClosed)
+	}
 	t, err := c.IO.Get(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.prefix, err)
@@ -74,10 +77,14 @@ func (c *RequestCore) Tensor(name string) (*tensor.Tensor, error) {
 	return t, nil
 }
 
-// ProfilingInfo returns a copy of Prof, the last inference's profile.
+// ProfilingInfo returns a copy of Prof, the last inference's profile;
+// nothing once the request is closed.
 func (c *RequestCore) ProfilingInfo() []ProfilingInfo {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
+	if c.Closed {
+		return nil
+	}
 	return append([]ProfilingInfo(nil), c.Prof...)
 }
 
@@ -107,10 +114,12 @@ func (c *RequestCore) RunInline(ctx context.Context, stages []Stage) error {
 
 // Begin is how an inference's first stage starts on every device: with Mu
 // held it fails when the request is closed or check (the compiled model's
-// closed check) fails, snapshots the bindings (Bindings.Snapshot) and runs
-// locked, the device's own work under Mu (nil for none); then it fails
-// with ctx's error, naming model, once ctx is done. Busy is the caller's
-// guard (RunInline, or the asynchronous request).
+// closed check) fails, snapshots the bindings (Bindings.Snapshot), fails
+// with ErrInvalidArgument naming the first input that has no tensor (a
+// dynamic one never bound: no device may make one up) and runs locked,
+// the device's own work under Mu (nil for none); then it fails with ctx's
+// error, naming model, once ctx is done. Busy is the caller's guard
+// (RunInline, or the asynchronous request).
 func (c *RequestCore) Begin(ctx context.Context, model string, check, locked func() error) (in, out []*tensor.Tensor, userOut []bool, err error) {
 	c.Mu.Lock()
 	if c.Closed {
@@ -122,6 +131,10 @@ func (c *RequestCore) Begin(ctx context.Context, model string, check, locked fun
 		return nil, nil, nil, err
 	}
 	in, out, userOut = c.IO.Snapshot()
+	if err := c.IO.Unbound(); err != nil {
+		c.Mu.Unlock()
+		return nil, nil, nil, fmt.Errorf("%s: infer %q: %w", c.prefix, model, err)
+	}
 	if locked != nil {
 		err = locked()
 	}

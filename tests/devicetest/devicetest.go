@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -53,6 +54,10 @@ func Run(t *testing.T, newPlugin NewPlugin) {
 	t.Run("InferRequestBasics", func(t *testing.T) { InferRequestBasics(t, newPlugin) })
 	t.Run("Cancellation", func(t *testing.T) { Cancellation(t, newPlugin) })
 	t.Run("Async", func(t *testing.T) { Async(t, newPlugin) })
+	t.Run("DynamicInputs", func(t *testing.T) { DynamicInputs(t, newPlugin) })
+	t.Run("UseAfterClose", func(t *testing.T) { UseAfterClose(t, newPlugin) })
+	t.Run("Capabilities", func(t *testing.T) { Capabilities(t, newPlugin) })
+	t.Run("ConcurrentInfer", func(t *testing.T) { ConcurrentInfer(t, newPlugin) })
 }
 
 // open constructs a plugin and closes it when the test ends.
@@ -179,6 +184,8 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 			mention  []string
 		}{
 			{"UnknownKey", map[string]string{"DEVICETEST_NO_SUCH_KEY": "1"}, driver.ErrNotFound, []string{"DEVICETEST_NO_SUCH_KEY", driver.KeyPerformanceHint}},
+			{"MisspeltKey", map[string]string{"PERFORMANCE_HNT": "LATENCY"}, driver.ErrNotFound, []string{"PERFORMANCE_HNT", "did you mean PERFORMANCE_HINT?"}},
+			{"LowerCaseKey", map[string]string{"num_streams": "1"}, driver.ErrNotFound, []string{"num_streams", "did you mean NUM_STREAMS?"}},
 			{"NegativeStreams", map[string]string{driver.KeyNumStreams: "-10"}, driver.ErrInvalidArgument, []string{driver.KeyNumStreams, "-10", "AUTO"}},
 			{"NumericHint", map[string]string{driver.KeyPerformanceHint: "-1"}, driver.ErrInvalidArgument, []string{driver.KeyPerformanceHint, "-1", "LATENCY", "THROUGHPUT"}},
 			{"MaybeProfiling", map[string]string{driver.KeyEnableProfiling: "maybe"}, driver.ErrInvalidArgument, []string{driver.KeyEnableProfiling, "maybe", "YES", "NO"}},
@@ -253,6 +260,18 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 
 		_, err = cm.Property("DEVICETEST_NO_SUCH_KEY")
 		assert.ErrorIs(t, err, driver.ErrNotFound, "compiled model, unknown key")
+	})
+
+	t.Run("CompiledStreamsResolved", func(t *testing.T) {
+		p := open(t, newPlugin)
+		for _, hint := range []driver.PerformanceHint{driver.HintLatency, driver.HintThroughput} {
+			cm, _ := compile(t, p, map[string]string{driver.KeyNumStreams: "AUTO", driver.KeyPerformanceHint: hint.String()})
+			v, err := cm.Property(driver.KeyNumStreams)
+			require.NoError(t, err)
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err, "a compiled model reports the %s it resolved AUTO to, not %q (%s)", driver.KeyNumStreams, v, hint)
+			assert.Positive(t, n, "%s of a compiled model (%s)", driver.KeyNumStreams, hint)
+		}
 	})
 
 	t.Run("CompileBadProperties", func(t *testing.T) {

@@ -23,7 +23,7 @@ const fakeStreams = 2
 // "infer" stage, since the fake's request is not a driver.Stager).
 func (c *CompiledModel) CreateAsyncInferRequest(opts ...driver.AsyncOption) (*driver.AsyncInferRequest, error) {
 	c.async.once.Do(func() {
-		dev, _ := c.props.Get(driver.KeyExecutionDevices)
+		dev, _ := c.core.Property(driver.KeyExecutionDevices)
 		c.async.pipeline, c.async.err = driver.NewPipeline(nil, driver.PipelineConfig{Device: dev, Streams: fakeStreams})
 	})
 	if c.async.err != nil {

@@ -3,6 +3,8 @@ package drivertest
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -117,6 +119,9 @@ var supported = map[string]bool{
 
 // QueryModel implements driver.Querier: every node of a supported op type.
 func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[string]string) (map[string]string, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -148,13 +153,13 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 		}
 	}
 	c := &CompiledModel{faults: p.faults, model: m.Clone()}
-	c.props = cfg.Extend(
+	cprops := cfg.Extend(
 		driver.ReadOnlySpec(driver.KeyNetworkName, m.Name),
 		driver.ReadOnlySpec(driver.KeyOptimalNumberOfInferRequests, "1"),
 		driver.ReadOnlySpec(driver.KeyExecutionDevices, p.name),
 		driver.ReadOnlySpec(driver.KeyLoadedFromCache, "NO"),
 	)
-	conf, err := driver.ParseConfig(c.props)
+	conf, err := driver.ParseConfig(cprops)
 	if err != nil {
 		return nil, err
 	}
@@ -183,12 +188,8 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 		}
 	}
 	c.order = nodes
-	for _, n := range c.model.Parameters {
-		c.inputs = append(c.inputs, driver.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
-	}
-	for _, n := range c.model.Results {
-		c.outputs = append(c.outputs, driver.PortInfo{Name: n.Name, Type: n.Outputs[0].Type, Shape: n.Outputs[0].Shape.Clone()})
-	}
+	c.core.Init("drivertest", c.model, cprops)
+	c.core.Resolve(driver.KeyNumStreams, strconv.Itoa(fakeStreams))
 	return c, nil
 }
 
@@ -197,138 +198,127 @@ type CompiledModel struct {
 	faults    Faults
 	model     *graph.Model
 	order     []*graph.Node
-	props     *driver.Properties
+	core      driver.ModelCore // ports, properties, closed
 	profiling bool
-	inputs    []driver.PortInfo
-	outputs   []driver.PortInfo
 	async     asyncState // see async.go
 }
 
 // Inputs implements driver.CompiledModel.
-func (c *CompiledModel) Inputs() []driver.PortInfo {
-	return append([]driver.PortInfo(nil), c.inputs...)
-}
+func (c *CompiledModel) Inputs() []driver.PortInfo { return c.core.Inputs() }
 
 // Outputs implements driver.CompiledModel.
-func (c *CompiledModel) Outputs() []driver.PortInfo {
-	return append([]driver.PortInfo(nil), c.outputs...)
-}
+func (c *CompiledModel) Outputs() []driver.PortInfo { return c.core.Outputs() }
 
 // Property implements driver.CompiledModel.
-func (c *CompiledModel) Property(key string) (string, error) { return c.props.Get(key) }
+func (c *CompiledModel) Property(key string) (string, error) { return c.core.Property(key) }
 
 // RuntimeModel implements driver.CompiledModel.
-func (c *CompiledModel) RuntimeModel() (*graph.Model, error) { return c.model.Clone(), nil }
+func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
+	rm, _, err := c.core.RuntimeGraph(c.model)
+	return rm, err
+}
 
 // Close implements driver.CompiledModel: it waits for running
 // asynchronous requests.
-func (c *CompiledModel) Close() error { return c.async.close() }
+func (c *CompiledModel) Close() error {
+	err := c.async.close()
+	c.core.MarkClosed()
+	return err
+}
 
 // CreateInferRequest implements driver.CompiledModel. Inputs with static
 // shapes start as zero tensors.
 func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
-	r := &InferRequest{c: c, tensors: map[string]*tensor.Tensor{}}
-	for _, in := range c.inputs {
+	if err := c.core.Check(); err != nil {
+		return nil, err
+	}
+	r := &InferRequest{c: c}
+	ins, outs := c.Inputs(), c.Outputs()
+	if c.faults.SkipShapeCheck {
+		for _, ps := range [][]driver.PortInfo{ins, outs} {
+			for i := range ps {
+				ps[i].Shape = graph.DynamicRank
+			}
+		}
+	}
+	r.core.Init("drivertest", ins, outs)
+	for i, in := range c.Inputs() {
 		if s, ok := in.Shape.ToShape(); ok {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
 				return nil, fmt.Errorf("drivertest: input %q: %w", in.Name, err)
 			}
-			r.tensors[in.Name] = t
+			r.core.IO.In[i] = t
 		}
 	}
 	return r, nil
 }
 
-// InferRequest is the fake's request.
+// InferRequest is the fake's request, on driver.RequestCore.
 type InferRequest struct {
-	c       *CompiledModel
-	mu      sync.Mutex
-	tensors map[string]*tensor.Tensor
-	prof    []driver.ProfilingInfo
+	c    *CompiledModel
+	core driver.RequestCore
 }
 
 // SetTensor implements driver.InferRequest.
 func (r *InferRequest) SetTensor(name string, t *tensor.Tensor) error {
-	ports := append(r.c.Inputs(), r.c.Outputs()...)
-	if r.c.faults.SkipShapeCheck {
-		for i := range ports {
-			ports[i].Shape = graph.DynamicRank
-		}
-	}
-	if _, err := driver.CheckTensor(ports, name, t); err != nil {
-		return fmt.Errorf("drivertest: %w", err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.tensors[name] = t
-	return nil
+	return r.core.SetTensor(name, t)
 }
 
 // Tensor implements driver.InferRequest.
-func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, ok := r.tensors[name]
-	if !ok {
-		names := make([]string, 0, len(r.tensors))
-		for _, p := range append(r.c.Inputs(), r.c.Outputs()...) {
-			names = append(names, p.Name)
-		}
-		return nil, driver.Errorf(driver.ErrNotFound, "drivertest: no tensor %q (ports: %s)", name, strings.Join(names, ", "))
-	}
-	return t, nil
-}
+func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) { return r.core.Tensor(name) }
 
 // Infer implements driver.InferRequest.
 func (r *InferRequest) Infer(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
+	return r.core.RunInline(ctx, []driver.Stage{{Name: "infer", Executor: driver.ExecutorTask, Run: r.run}})
+}
+
+// run computes the outputs of the bound inputs.
+func (r *InferRequest) run(ctx context.Context) error {
+	in, out, userOut, err := r.core.Begin(ctx, r.c.model.Name, r.c.core.Check, nil)
+	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	start := time.Now()
 	vals := map[graph.Output]*tensor.Tensor{}
+	results := make([]*tensor.Tensor, len(r.c.model.Results))
 	var prof []driver.ProfilingInfo
 	for _, n := range r.c.order {
 		t0 := time.Now()
 		switch n.OpType {
 		case graph.OpParameter:
-			t, ok := r.tensors[n.Name]
-			if !ok {
-				return driver.Errorf(driver.ErrInvalidArgument, "drivertest: input %q has no tensor", n.Name)
-			}
-			vals[n.Out(0)] = t
+			vals[n.Out(0)] = in[slices.Index(r.c.model.Parameters, n)]
 			continue
 		case graph.OpConstant:
 			vals[n.Out(0)] = n.Value
 			continue
 		case graph.OpResult:
+			i := slices.Index(r.c.model.Results, n)
 			v := vals[n.Inputs[0]]
-			if dst, ok := r.tensors[n.Name]; ok && dst.Shape().Equal(v.Shape()) {
+			if userOut[i] {
 				// A tensor the user bound receives the result.
-				if err := dst.CopyFrom(v); err != nil {
+				if err := out[i].CopyFrom(v); err != nil {
 					return fmt.Errorf("drivertest: output %q: %w", n.Name, err)
 				}
 				continue
 			}
-			r.tensors[n.Name] = v.Contiguous().Clone()
+			results[i] = v.Contiguous().Clone()
 			continue
 		case "Identity":
 			vals[n.Out(0)] = vals[n.Inputs[0]].Contiguous().Clone()
 		case "Relu":
-			in := vals[n.Inputs[0]]
-			out := in.Contiguous().Clone()
+			x := vals[n.Inputs[0]]
+			y := x.Contiguous().Clone()
 			if r.c.faults.ModifyInput {
-				out = in
+				y = x
 			}
-			x := out.F32()
-			for i, v := range x {
+			ys := y.F32()
+			for i, v := range ys {
 				if v < 0 {
-					x[i] = 0
+					ys[i] = 0
 				}
 			}
-			vals[n.Out(0)] = out
+			vals[n.Out(0)] = y
 		}
 		if r.c.profiling && !r.c.faults.NoProfiling {
 			d := time.Since(t0)
@@ -339,16 +329,23 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 		d := time.Since(start)
 		prof = append(prof, driver.ProfilingInfo{NodeName: "infer", NodeType: "Stage", ExecType: "go", Status: driver.Executed, RealTime: d, CPUTime: d})
 	}
-	r.prof = prof
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	r.core.IO.Publish(results)
+	r.core.Prof = prof
 	return nil
 }
 
 // ProfilingInfo implements driver.InferRequest.
-func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]driver.ProfilingInfo(nil), r.prof...)
-}
+func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo { return r.core.ProfilingInfo() }
 
 // Close implements driver.InferRequest.
-func (r *InferRequest) Close() error { return nil }
+func (r *InferRequest) Close() error {
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	if r.core.Busy {
+		return driver.Errorf(driver.ErrBusy, "drivertest: close a running infer request")
+	}
+	r.core.Closed = true
+	return nil
+}
