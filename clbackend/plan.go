@@ -192,6 +192,15 @@ func planKey(shapes []tensor.Shape, host []*tensor.Tensor) string {
 	return sb.String()
 }
 
+// shapeList formats input shapes for messages: "[1,3,48,192], [1]".
+func shapeList(shapes []tensor.Shape) string {
+	parts := make([]string, len(shapes))
+	for i, s := range shapes {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
 // buildPlan plans the compiled model for inputs of the given shapes; for
 // host parameters ins holds their values (others may hold only a shape).
 func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, shapes []tensor.Shape, hostVals []*tensor.Tensor) (_ *plan, err error) {
@@ -205,7 +214,7 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 		}
 	}
 	if err := model.InferShapes(); err != nil {
-		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q for inputs %s: %w", c.model.Name, key, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q for input shapes %s: %w", c.model.Name, shapeList(shapes), err)
 	}
 	nodes, err := model.Nodes()
 	if err != nil {

@@ -298,3 +298,22 @@ func TestWriteCyclic(t *testing.T) {
 	assert.ErrorIs(t, m.WriteText(&bytes.Buffer{}), ErrInvalidModel)
 	assert.ErrorIs(t, m.WriteDot(&bytes.Buffer{}), ErrInvalidModel)
 }
+
+// TestInvalidModelMessage: an error of shape inference names the node once
+// and says "graph:" once, and matches ErrInvalidModel and *NodeError.
+func TestInvalidModelMessage(t *testing.T) {
+	x := NewParameter("x", tensor.F32, ShapeOf(1, 4))
+	relu := NewNode("Relu", "relu", []Output{x.Out(0), x.Out(0)}, nil, 1)
+	m := NewModel("bad", []*Node{x}, []*Node{NewResult("y", relu.Out(0))})
+	for name, err := range map[string]error{"InferShapes": m.InferShapes(), "Validate": m.Validate()} {
+		t.Run(name, func(t *testing.T) {
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrInvalidModel)
+			var ne *NodeError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, "relu", ne.Node)
+			assert.Equal(t, 1, strings.Count(err.Error(), "graph:"), "%q", err)
+			assert.Regexp(t, `^graph: node "relu" \(Relu\): invalid model: `, err.Error())
+		})
+	}
+}

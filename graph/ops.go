@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 )
@@ -238,7 +237,7 @@ func (m *Model) InferShapes() error {
 	}
 	for _, n := range nodes {
 		if err := InferNode(n); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidModel, err)
+			return invalid(err)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Validate checks that the model is well formed and runs shape inference on
@@ -64,12 +65,25 @@ func (m *Model) Validate() error {
 
 // invalid wraps err with ErrInvalidModel, keeping it a *NodeError.
 func invalid(err error) error {
-	var ne *NodeError
-	if errors.As(err, &ne) {
-		return &NodeError{Node: ne.Node, OpType: ne.OpType, Err: fmt.Errorf("%w: %w", ErrInvalidModel, ne.Err)}
+	if ne, ok := err.(*NodeError); ok {
+		return &NodeError{Node: ne.Node, OpType: ne.OpType, Err: &invalidError{err: ne.Err}}
 	}
-	return fmt.Errorf("%w: %w", ErrInvalidModel, err)
+	return &invalidError{prefix: "graph: ", err: err}
 }
+
+// invalidError marks err as ErrInvalidModel with one "graph:" in the
+// message: `graph: node "x" (Relu): invalid model: ...` for a node's
+// error, `graph: invalid model: ...` for another.
+type invalidError struct {
+	prefix string
+	err    error
+}
+
+func (e *invalidError) Error() string {
+	return e.prefix + "invalid model: " + strings.TrimPrefix(e.err.Error(), "graph: ")
+}
+
+func (e *invalidError) Unwrap() []error { return []error{ErrInvalidModel, e.err} }
 
 // checkNode runs the structural checks of one node.
 func checkNode(n *Node, params, results map[*Node]bool) error {
