@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"fmt"
 	"sync"
 )
 
@@ -41,7 +40,7 @@ func (a *AsyncSupport) NewRequest(sync InferRequest, opts ...AsyncOption) (*Asyn
 		p, err := NewPipeline(a.mgr, a.cfg)
 		if err != nil {
 			a.mu.Unlock()
-			return nil, fmt.Errorf("%s: %w", a.name, err)
+			return nil, prefixed(a.name, err)
 		}
 		a.pipeline = p
 	}

@@ -64,10 +64,10 @@ func TestDevicesSorted(t *testing.T) {
 
 func TestUnknownDevice(t *testing.T) {
 	cases := []struct{ device, msg string }{
-		{"GPU", `plugin: unknown device "GPU" (forgotten import of github.com/clinfer/clinfer/clbackend?)`},
-		{"GPU.1", `plugin: unknown device "GPU" (forgotten import of github.com/clinfer/clinfer/clbackend?)`},
-		{"CPU", `plugin: unknown device "CPU" (forgotten import of github.com/clinfer/clinfer/cpu_fallback?)`},
-		{"HETERO:GPU,CPU", `plugin: unknown device "HETERO" (forgotten import of github.com/clinfer/clinfer/hetero?)`},
+		{"GPU", `plugin: unknown device "GPU" (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/clbackend?)`},
+		{"GPU.1", `plugin: unknown device "GPU" (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/clbackend?)`},
+		{"CPU", `plugin: unknown device "CPU" (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/cpu_fallback?)`},
+		{"HETERO:GPU,CPU", `plugin: unknown device "HETERO" (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/hetero?)`},
 		{"NPU", `plugin: unknown device "NPU" (forgotten import?)`},
 	}
 	core := driver.NewCore()

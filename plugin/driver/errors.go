@@ -1,6 +1,9 @@
 package driver
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // sentinelError is an error whose message is its own (no sentinel text
 // repeated in it) but which errors.Is matches against both a sentinel and
@@ -25,3 +28,19 @@ func errorf(sentinel error, format string, args ...any) error {
 func Errorf(sentinel error, format string, args ...any) error {
 	return errorf(sentinel, format, args...)
 }
+
+// prefixed puts a device's prefix ("cpu") before err, in place of the
+// "plugin: " that this package's own messages start with, so a device's
+// error reads "cpu: unknown property X", not "cpu: plugin: unknown
+// property X". errors.Is and errors.As see err.
+func prefixed(prefix string, err error) error {
+	return &prefixedError{msg: prefix + ": " + strings.TrimPrefix(err.Error(), "plugin: "), err: err}
+}
+
+type prefixedError struct {
+	msg string
+	err error
+}
+
+func (e *prefixedError) Error() string { return e.msg }
+func (e *prefixedError) Unwrap() error { return e.err }

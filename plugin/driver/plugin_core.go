@@ -42,7 +42,7 @@ func property(prefix string, check func() error, props *Properties, key string) 
 	}
 	v, err := props.Get(key)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", prefix, err)
+		return "", prefixed(prefix, err)
 	}
 	return v, nil
 }
@@ -54,7 +54,7 @@ func (c *PluginCore) SetProperties(props map[string]string) error {
 		return err
 	}
 	if err := c.props.Set(props); err != nil {
-		return fmt.Errorf("%s: %w", c.prefix, err)
+		return prefixed(c.prefix, err)
 	}
 	return nil
 }

@@ -78,10 +78,11 @@ var packageOf = map[string]string{
 	"BATCH":  "github.com/clinfer/clinfer/batch",
 }
 
-// unknownDevice is the error for a plugin name nobody registered.
+// unknownDevice is the error for a plugin name nobody registered. The root
+// package registers every device, so the hint names it first.
 func unknownDevice(name string) error {
 	if pkg, ok := packageOf[name]; ok {
-		return errorf(ErrNotFound, "plugin: unknown device %q (forgotten import of %s?)", name, pkg)
+		return errorf(ErrNotFound, "plugin: unknown device %q (forgotten import of github.com/clinfer/clinfer or %s?)", name, pkg)
 	}
 	return errorf(ErrNotFound, "plugin: unknown device %q (forgotten import?)", name)
 }
