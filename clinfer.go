@@ -6,6 +6,8 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 
 	// Every device registers itself when its package is imported.
+	_ "github.com/clinfer/clinfer/auto"
+	_ "github.com/clinfer/clinfer/batch"
 	_ "github.com/clinfer/clinfer/clbackend"
 	_ "github.com/clinfer/clinfer/cpu_fallback"
 	_ "github.com/clinfer/clinfer/hetero"

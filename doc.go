@@ -1,7 +1,7 @@
 // Package clinfer is the one import a Go program needs to run ONNX models
-// with clinfer: it registers every device (CPU, the OpenCL GPU, HETERO)
-// and re-exports the user API of package plugin and the model type of
-// package graph, so that
+// with clinfer: it registers every device (CPU, the OpenCL GPU, and the
+// virtual HETERO, AUTO and BATCH) and re-exports the user API of package
+// plugin and the model type of package graph, so that
 //
 //	core := clinfer.NewCore()
 //	defer core.Close()

@@ -58,9 +58,10 @@ func goRun(t *testing.T, args ...string) string {
 }
 
 // TestPackageDeps checks the layering: kernels imports nothing of clinfer
-// (the engine builds on it, not it on the engine), and the GPU device does
+// (the engine builds on it, not it on the engine), the GPU device does
 // not import the CPU device (it evaluates on the host through
-// cpu_fallback/ref).
+// cpu_fallback/ref), devices build on plugin/driver and not on the user
+// API in plugin, and the root package registers every device.
 func TestPackageDeps(t *testing.T) {
 	const mod = "github.com/clinfer/clinfer"
 	deps := func(pkg string) []string {
@@ -76,6 +77,20 @@ func TestPackageDeps(t *testing.T) {
 	gpu := deps("./clbackend")
 	assert.NotContains(t, gpu, mod+"/cpu_fallback", "the GPU device must not import the CPU device")
 	assert.Contains(t, gpu, mod+"/cpu_fallback/ref", "the GPU device folds on the host with the reference kernels")
+
+	// The user API and the implementer API are split as database/sql and
+	// database/sql/driver: devices build on plugin/driver only, plugin
+	// imports no device, and the root package registers every device.
+	for _, dev := range []string{"./cpu_fallback", "./cpu_fallback/ref", "./clbackend", "./hetero", "./fusion"} {
+		d := deps(dev)
+		assert.NotContains(t, d, mod+"/plugin", "%s must build on plugin/driver, not on the user API", dev)
+		assert.Contains(t, d, mod+"/plugin/driver", dev)
+	}
+	user := deps("./plugin")
+	for _, dev := range []string{"/cpu_fallback", "/clbackend", "/hetero"} {
+		assert.NotContains(t, user, mod+dev, "the user API must not import a device")
+	}
+	assert.Subset(t, deps("."), []string{mod + "/cpu_fallback", mod + "/clbackend", mod + "/hetero", mod + "/plugin"}, "the root package registers every device")
 }
 
 // TestGPUOnlyProgram builds and runs a program that imports only the GPU

@@ -3,15 +3,25 @@
 //
 //	devicetest.Run(t, func(t *testing.T) driver.Plugin { ... })
 //
-// (or Properties, InferRequestBasics and Cancellation one by one) with a
+// (or Properties, InferRequestBasics, Cancellation, Async, DynamicInputs,
+// UseAfterClose, Capabilities and ConcurrentInfer one by one) with a
 // constructor for a fresh plugin, and the suite checks what DESIGN.md
-// promises of every device: properties named by their OpenVINO keys, errors
-// that name the key and the accepted values and wrap plugin's sentinels,
-// atomic SetProperties, compile-time properties that override without
-// leaking into the plugin, tensor checks on SetTensor, inputs never
-// modified by Infer, and per-op profiling on demand.
+// promises of every device, so that CPU, GPU and HETERO cannot diverge:
+// properties named by their OpenVINO keys, errors that name the key and
+// the accepted values (and suggest the nearest key) and wrap driver's
+// sentinels, atomic SetProperties, compile-time properties that override
+// without leaking into the plugin, NUM_STREAMS resolved on compiled
+// models, tensor checks on SetTensor, inputs never modified by Infer,
+// per-op profiling on demand, the asynchronous request, an error naming a
+// dynamic input that was never bound (no device may make one up), any
+// batch of a dynamic dimension including 0 (empty outputs of the model's
+// shape), output tensors never reused by the next inference, ErrClosed
+// from every method after Close, OPTIMIZATION_CAPABILITIES claiming only
+// what the device accepts, and one request used from several goroutines
+// (each call runs or is ErrBusy).
 //
-// The suite compiles a tiny model, Parameter "x" f32[1,4] -> Relu "relu" ->
-// Result "y"; a device that rejects it with driver.ErrUnsupported is tested
-// on Parameter -> Result instead (and the test log says so).
+// The suite compiles tiny models, Parameter "x" f32[1,4] (or f32[?,4]) ->
+// Relu "relu" -> Result "y"; a device that rejects the static one with
+// driver.ErrUnsupported is tested on Parameter -> Result instead (and the
+// test log says so).
 package devicetest
