@@ -72,6 +72,8 @@ var (
 	ErrCorrupt = plugin.ErrCorrupt
 	// ErrCallback: an asynchronous request's callback panicked.
 	ErrCallback = plugin.ErrCallback
+	// ErrResourceExhausted: an allocation would pass a memory budget.
+	ErrResourceExhausted = plugin.ErrResourceExhausted
 )
 
 // Option sets one property in a property map; Props collects options into

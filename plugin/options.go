@@ -55,6 +55,12 @@ func WithExecutionMode(m ExecutionMode) Option {
 	return WithProperty(KeyExecutionModeHint, m.String())
 }
 
+// WithMaxHostMemory sets MAX_HOST_MEMORY, the bytes of host memory one
+// inference may hold.
+func WithMaxHostMemory(bytes int64) Option {
+	return WithProperty(KeyMaxHostMemory, strconv.FormatInt(bytes, 10))
+}
+
 // WithCacheDir sets CACHE_DIR.
 func WithCacheDir(dir string) Option { return WithProperty(KeyCacheDir, dir) }
 

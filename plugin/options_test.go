@@ -23,6 +23,7 @@ func TestOptions(t *testing.T) {
 		plugin.WithDisableTransformations(true),
 		plugin.WithExclusiveAsyncRequests(false),
 		plugin.WithDeviceID("1"),
+		plugin.WithMaxHostMemory(1<<30),
 		plugin.WithProperty("X", "y"),
 		plugin.WithNumStreams(2), // later wins
 	)
@@ -31,6 +32,7 @@ func TestOptions(t *testing.T) {
 		"ENABLE_PROFILING": "YES", "INFERENCE_PRECISION_HINT": "f16", "EXECUTION_MODE_HINT": "ACCURACY",
 		"CACHE_DIR": "/c", "MODEL_PRIORITY": "LOW", "LOG_LEVEL": "LOG_WARNING",
 		"DISABLE_TRANSFORMATIONS": "YES", "EXCLUSIVE_ASYNC_REQUESTS": "NO", "DEVICE_ID": "1", "X": "y",
+		"MAX_HOST_MEMORY": "1073741824",
 	}, got)
 	assert.Empty(t, plugin.Props())
 }

@@ -29,6 +29,10 @@ var (
 	ErrCorrupt = driver.ErrCorrupt
 	// ErrCallback: an asynchronous request's callback panicked.
 	ErrCallback = driver.ErrCallback
+	// ErrResourceExhausted: an allocation would pass a memory budget
+	// (MAX_HOST_MEMORY, the device's memory); the error names the node,
+	// the shape and the bytes.
+	ErrResourceExhausted = driver.ErrResourceExhausted
 )
 
 // Property keys: the OpenVINO string names that Core.Property,
@@ -44,6 +48,7 @@ const (
 	KeyEnableProfiling              = driver.KeyEnableProfiling
 	KeyInferencePrecisionHint       = driver.KeyInferencePrecisionHint
 	KeyExecutionModeHint            = driver.KeyExecutionModeHint
+	KeyMaxHostMemory                = driver.KeyMaxHostMemory
 	KeyCacheDir                     = driver.KeyCacheDir
 	KeyModelPriority                = driver.KeyModelPriority
 	KeyLogLevel                     = driver.KeyLogLevel
