@@ -169,44 +169,55 @@ func typed[T any](x *Tensor) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
-func (x *Tensor) mustBe(t ElementType) {
-	if x.typ != t {
-		panic(fmt.Sprintf("tensor: %v accessor used on a %v tensor", t, x.typ))
+// mustData returns Data's slice, panicking with its error: the per-type
+// accessors below are Data for code that has checked the element type and
+// the layout, where a mismatch is a programmer error.
+func mustData[T Elem](x *Tensor) []T {
+	v, err := Data[T](x)
+	if err != nil {
+		panic(err)
 	}
+	return v
 }
 
-// F32 returns the elements of a contiguous f32 tensor, sharing memory. It
-// panics on another element type or a non-contiguous view (programmer
-// errors): it is for code that has checked both. Data[float32] is the form
-// that returns an error instead, for everything else.
-func (x *Tensor) F32() []float32 { x.mustBe(F32); return typed[float32](x) }
+// rawBits reinterprets a []Float16 or []BFloat16 as its raw bits.
+func rawBits[T Float16 | BFloat16](v []T) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+}
 
-// F64 returns the elements of a contiguous f64 tensor, sharing memory.
-func (x *Tensor) F64() []float64 { x.mustBe(F64); return typed[float64](x) }
+// F32 is Data[float32] for code that has checked the tensor is a
+// contiguous f32 one: it panics (with Data's error) otherwise. Use Data
+// where the type is not known.
+func (x *Tensor) F32() []float32 { return mustData[float32](x) }
 
-// F16 returns the raw IEEE half bits of a contiguous f16 tensor, sharing memory.
-func (x *Tensor) F16() []uint16 { x.mustBe(F16); return typed[uint16](x) }
+// F64 is Data[float64] that panics on a mismatch; see F32.
+func (x *Tensor) F64() []float64 { return mustData[float64](x) }
 
-// BF16 returns the raw bfloat16 bits of a contiguous bf16 tensor, sharing memory.
-func (x *Tensor) BF16() []uint16 { x.mustBe(BF16); return typed[uint16](x) }
+// F16 is Data[Float16] as raw IEEE half bits, panicking on a mismatch;
+// see F32.
+func (x *Tensor) F16() []uint16 { return rawBits(mustData[Float16](x)) }
 
-// I8 returns the elements of a contiguous i8 tensor, sharing memory.
-func (x *Tensor) I8() []int8 { x.mustBe(I8); return typed[int8](x) }
+// BF16 is Data[BFloat16] as raw bfloat16 bits, panicking on a mismatch;
+// see F32.
+func (x *Tensor) BF16() []uint16 { return rawBits(mustData[BFloat16](x)) }
 
-// U8 returns the elements of a contiguous u8 tensor, sharing memory.
-func (x *Tensor) U8() []uint8 { x.mustBe(U8); return typed[uint8](x) }
+// I8 is Data[int8] that panics on a mismatch; see F32.
+func (x *Tensor) I8() []int8 { return mustData[int8](x) }
 
-// I16 returns the elements of a contiguous i16 tensor, sharing memory.
-func (x *Tensor) I16() []int16 { x.mustBe(I16); return typed[int16](x) }
+// U8 is Data[uint8] that panics on a mismatch; see F32.
+func (x *Tensor) U8() []uint8 { return mustData[uint8](x) }
 
-// I32 returns the elements of a contiguous i32 tensor, sharing memory.
-func (x *Tensor) I32() []int32 { x.mustBe(I32); return typed[int32](x) }
+// I16 is Data[int16] that panics on a mismatch; see F32.
+func (x *Tensor) I16() []int16 { return mustData[int16](x) }
 
-// I64 returns the elements of a contiguous i64 tensor, sharing memory.
-func (x *Tensor) I64() []int64 { x.mustBe(I64); return typed[int64](x) }
+// I32 is Data[int32] that panics on a mismatch; see F32.
+func (x *Tensor) I32() []int32 { return mustData[int32](x) }
 
-// Bool returns the elements of a contiguous boolean tensor, sharing memory.
-func (x *Tensor) Bool() []bool { x.mustBe(Bool); return typed[bool](x) }
+// I64 is Data[int64] that panics on a mismatch; see F32.
+func (x *Tensor) I64() []int64 { return mustData[int64](x) }
+
+// Bool is Data[bool] that panics on a mismatch; see F32.
+func (x *Tensor) Bool() []bool { return mustData[bool](x) }
 
 // View returns a region of interest [begin, end) of x along every axis,
 // sharing memory with x. begin and end must have x's rank.

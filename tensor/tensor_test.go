@@ -249,3 +249,42 @@ func TestElementTypeRoundTrip(t *testing.T) {
 	assert.True(t, U8.IsInteger())
 	assert.False(t, Bool.IsInteger())
 }
+
+// TestAccessorsAreData: each per-type accessor returns what Data returns
+// and panics with Data's error (ErrType, ErrShape) where Data fails.
+func TestAccessorsAreData(t *testing.T) {
+	x := MustNew(F32, Shape{2, 3})
+	got, err := Data[float32](x)
+	require.NoError(t, err)
+	assert.Equal(t, got, x.F32())
+	h := MustNew(F16, Shape{2})
+	hs, err := Data[Float16](h)
+	require.NoError(t, err)
+	hs[1] = NewFloat16(1.5)
+	assert.Equal(t, uint16(NewFloat16(1.5)), h.F16()[1], "F16 shares memory with Data[Float16]")
+	cases := []struct {
+		name     string
+		call     func()
+		sentinel error
+	}{
+		{"WrongType", func() { x.I64() }, ErrType},
+		{"WrongHalf", func() { x.BF16() }, ErrType},
+		{"View", func() {
+			v, err := x.View([]int64{0, 1}, []int64{2, 3})
+			require.NoError(t, err)
+			v.F32()
+		}, ErrShape},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				err, ok := r.(error)
+				require.True(t, ok, "panic value %v is not an error", r)
+				assert.ErrorIs(t, err, tc.sentinel)
+			}()
+			tc.call()
+			t.Fatal("no panic")
+		})
+	}
+}
