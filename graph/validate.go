@@ -79,10 +79,12 @@ type invalidError struct {
 	err    error
 }
 
+// Error returns the message with one "graph:".
 func (e *invalidError) Error() string {
 	return e.prefix + "invalid model: " + strings.TrimPrefix(e.err.Error(), "graph: ")
 }
 
+// Unwrap returns ErrInvalidModel and the error it marks.
 func (e *invalidError) Unwrap() []error { return []error{ErrInvalidModel, e.err} }
 
 // checkNode runs the structural checks of one node.

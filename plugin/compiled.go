@@ -88,8 +88,9 @@ func (c *CompiledModel) Property(key string) (string, error) {
 // waits for a free one when all are busy. It honours ctx while it waits and
 // while the device runs, and then returns an error wrapping ctx's.
 //
-// Inputs are never modified. The outputs are new tensors of this call (the
-// next call does not write into them). A missing or unknown input is an
+// Inputs are never modified (a pooled request keeps a reference to them
+// until its next call or Close). The outputs are new tensors of this call
+// (the next call does not write into them). A missing or unknown input is an
 // error wrapping ErrInvalidArgument or ErrNotFound that names it, as is a
 // tensor whose element type or shape does not fit the input.
 func (c *CompiledModel) Infer(ctx context.Context, inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, error) {

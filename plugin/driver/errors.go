@@ -42,5 +42,8 @@ type prefixedError struct {
 	err error
 }
 
+// Error returns the message with the device's prefix.
 func (e *prefixedError) Error() string { return e.msg }
+
+// Unwrap returns the error the prefix was put on.
 func (e *prefixedError) Unwrap() error { return e.err }
