@@ -14,8 +14,8 @@ import (
 )
 
 // Core reads models, compiles them for devices by name ("CPU", "GPU",
-// "GPU.1", "HETERO:GPU,CPU") and answers device properties; see
-// plugin.Core. Its zero value is ready to use.
+// "GPU.1", "HETERO:GPU,CPU", "AUTO", "BATCH:GPU(4)") and answers device
+// properties; see plugin.Core. Its zero value is ready to use.
 type Core = plugin.Core
 
 // NewCore returns a Core over every device clinfer has. It constructs

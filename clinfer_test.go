@@ -13,9 +13,9 @@ import (
 )
 
 // TestEveryDeviceRegistered: importing the root package alone registers
-// CPU, GPU and HETERO, and its names are plugin's.
+// CPU, GPU, HETERO, AUTO and BATCH, and its names are plugin's.
 func TestEveryDeviceRegistered(t *testing.T) {
-	assert.Subset(t, clinfer.Devices(), []string{"CPU", "GPU", "HETERO"})
+	assert.Subset(t, clinfer.Devices(), []string{"CPU", "GPU", "HETERO", "AUTO", "BATCH"})
 	assert.Equal(t, plugin.Devices(), clinfer.Devices())
 	var core *plugin.Core = clinfer.NewCore() // the same type
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })

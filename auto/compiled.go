@@ -127,6 +127,8 @@ func newCompiledModel(p *Plugin, m *graph.Model, s *setup) (*CompiledModel, erro
 		driver.ComputedSpec(driver.KeyExecutionDevices, func() (string, error) { return c.executionDevices(), nil }),
 		driver.ComputedSpec(driver.KeyOptimalNumberOfInferRequests, func() (string, error) { return strconv.Itoa(c.optimalRequests()), nil }),
 		driver.ComputedSpec(driver.KeyLoadedFromCache, c.loadedFromCache),
+		// NUM_STREAMS reads as what the serving devices resolved it to.
+		driver.PropertySpec{Key: driver.KeyNumStreams, Mutable: true, Get: func() (string, error) { return strconv.Itoa(c.streams()), nil }},
 	)
 	return c, nil
 }
@@ -189,6 +191,19 @@ func (c *CompiledModel) optimalRequests() int {
 	n := 0
 	for _, t := range c.serve() {
 		n += virtual.OptimalRequests(t.cm)
+	}
+	return max(n, 1)
+}
+
+// streams is the serving devices' NUM_STREAMS, summed (at least 1).
+func (c *CompiledModel) streams() int {
+	n := 0
+	for _, t := range c.serve() {
+		if v, err := t.cm.Property(driver.KeyNumStreams); err == nil {
+			if k, err := driver.ParseNumStreams(v); err == nil {
+				n += k
+			}
+		}
 	}
 	return max(n, 1)
 }

@@ -154,7 +154,12 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 		s.devices = append(s.devices, d)
 	}
 	if len(s.devices) == 0 {
-		return nil, driver.Errorf(driver.ErrUnsupported, "auto: no device has the capability the configuration needs (%s)", strings.Join(s.rejected, "; "))
+		why := strings.Join(s.rejected, "; ")
+		if need != "" {
+			prec, _ := cfg.Get(driver.KeyInferencePrecisionHint)
+			why = fmt.Sprintf("%s=%s needs %s: %s", driver.KeyInferencePrecisionHint, prec, need, why)
+		}
+		return nil, driver.Errorf(driver.ErrUnsupported, "auto: no device has the capability the configuration needs (%s)", why)
 	}
 	return s, nil
 }

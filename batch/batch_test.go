@@ -86,7 +86,8 @@ func compileBatch(t *testing.T, core *driver.Core, device string, props map[stri
 	return bc
 }
 
-// requests creates n requests, closed when the test ends.
+// requests creates n requests with input(i) bound to request i, closed
+// when the test ends.
 func requests(t *testing.T, cm driver.CompiledModel, n int) []driver.InferRequest {
 	t.Helper()
 	rs := make([]driver.InferRequest, n)
@@ -94,9 +95,54 @@ func requests(t *testing.T, cm driver.CompiledModel, n int) []driver.InferReques
 		r, err := cm.CreateInferRequest()
 		require.NoError(t, err)
 		t.Cleanup(func() { assert.NoError(t, r.Close()) })
+		require.NoError(t, r.SetTensor("x", input(i)))
 		rs[i] = r
 	}
 	return rs
+}
+
+// TestDynamicBatchKeepsItsPorts: a model with a dynamic axis 0 keeps it on
+// BATCH (as on its device, so implicit batching changes no port); requests
+// of batch 1 gather into batches and the others run alone, each with the
+// device's answer.
+func TestDynamicBatchKeepsItsPorts(t *testing.T) {
+	core := driver.NewCore()
+	defer func() { assert.NoError(t, core.Close()) }()
+	cm := compileBatch(t, core, "BATCH:CPU(2)", map[string]string{batch.KeyTimeout: "3600000"})
+	assert.Equal(t, "[N,8]", cm.Inputs()[0].Shape.String())
+	assert.Equal(t, "[N,4]", cm.Outputs()[0].Shape.String())
+	ref, err := core.CompileModel(context.Background(), denseModel(-1), "CPU", nil)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, ref.Close()) }()
+	rr, err := ref.CreateInferRequest()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, rr.Close()) }()
+	rs := requests(t, cm, 2)
+	for _, n := range []int64{3, 0} {
+		x := mustTensor(tensor.FromF32(tensor.Shape{n, 8}, seeded.Float32s(uint32(200+n), int(n*8), -2, 2)))
+		require.NoError(t, rs[0].SetTensor("x", x))
+		require.NoError(t, rs[0].Infer(context.Background()), "batch %d", n)
+		require.NoError(t, rr.SetTensor("x", x))
+		require.NoError(t, rr.Infer(context.Background()))
+		got, err := rs[0].Tensor("y")
+		require.NoError(t, err)
+		want, err := rr.Tensor("y")
+		require.NoError(t, err)
+		require.Equal(t, want.Shape(), got.Shape(), "batch %d", n)
+		assert.InDeltaSlice(t, want.Contiguous().F32(), got.Contiguous().F32(), 1e-6, "batch %d", n)
+	}
+	assert.Equal(t, batch.Stats{Alone: 2}, cm.Stats(), "batches other than 1 run alone")
+	require.NoError(t, rs[0].SetTensor("x", input(0)))
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Add(1)
+		go func() { // exits when Infer returns
+			defer wg.Done()
+			assert.NoError(t, r.Infer(context.Background()))
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int64(1), cm.Stats().Batches, "two requests of batch 1 make one batch")
 }
 
 // TestBatchedEqualsUnbatched runs n concurrent requests through BATCH of
@@ -233,6 +279,7 @@ func TestClosingRequestDissolvesBatch(t *testing.T) {
 	a, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, a.Close()) }()
+	require.NoError(t, a.SetTensor("x", input(0)))
 	b, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	done := make(chan error, 1)

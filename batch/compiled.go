@@ -21,18 +21,20 @@ var (
 	_ driver.AsyncCompiledModel = (*CompiledModel)(nil)
 )
 
-// CompiledModel is a model compiled at batch N and at batch 1 on one
-// device; its requests' inferences are gathered into batches (see the
-// package documentation). It is safe for concurrent use.
+// CompiledModel is a model compiled at batch N and as given (batch 1, or
+// a dynamic batch) on one device; its requests' inferences of batch 1 are
+// gathered into batches (see the package documentation). It is safe for
+// concurrent use.
 type CompiledModel struct {
 	name      string
 	device    string
 	n         int
 	timeout   time.Duration
-	single    driver.CompiledModel // batch 1: lone requests
+	single    driver.CompiledModel // the model as given: lone requests
 	batched   driver.CompiledModel // batch n; nil when n is 1
-	inputs    []driver.PortInfo
+	inputs    []driver.PortInfo    // the model's (axis 0 may be dynamic)
 	outputs   []driver.PortInfo
+	outOne    []tensor.Shape // the outputs' shapes at batch 1
 	props     *driver.Properties
 	profiling bool
 
@@ -104,17 +106,19 @@ type group struct {
 }
 
 // member is one inference in a group: where its inputs are and where its
-// outputs go, and how it ended.
+// outputs go, and how it ended. Only an inference of batch 1 joins a
+// group; the others run alone.
 type member struct {
 	in, out []*tensor.Tensor
+	one     bool          // every input has 1 on axis 0
 	done    chan struct{} // closed once a batched run wrote out and set err
 	err     error
 	prof    []driver.ProfilingInfo
 }
 
-func newCompiledModel(name string, s *setup, single, batched driver.CompiledModel) (*CompiledModel, error) {
+func newCompiledModel(name string, s *setup, single, batched driver.CompiledModel, outOne []tensor.Shape) (*CompiledModel, error) {
 	c := &CompiledModel{name: name, device: s.device, n: s.n, single: single, batched: batched,
-		inputs: single.Inputs(), outputs: single.Outputs()}
+		inputs: single.Inputs(), outputs: single.Outputs(), outOne: outOne}
 	ms, err := s.cfg.Get(KeyTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
@@ -148,6 +152,8 @@ func newCompiledModel(name string, s *setup, single, batched driver.CompiledMode
 		driver.ReadOnlySpec(driver.KeyOptimalNumberOfInferRequests, strconv.Itoa(c.n*workers)),
 		driver.ReadOnlySpec(driver.KeyExecutionDevices, execDevs),
 		driver.ReadOnlySpec(driver.KeyLoadedFromCache, loaded),
+		// NUM_STREAMS reads as what the device resolved it to.
+		driver.PropertySpec{Key: driver.KeyNumStreams, Mutable: true, Get: func() (string, error) { return single.Property(driver.KeyNumStreams) }},
 	)
 	conf, err := driver.ParseConfig(c.props)
 	if err != nil {
@@ -162,10 +168,11 @@ func newCompiledModel(name string, s *setup, single, batched driver.CompiledMode
 	return c, nil
 }
 
-// Inputs describes the model inputs (at batch 1).
+// Inputs describes the model inputs, as the model gives them (axis 0 is 1
+// or dynamic).
 func (c *CompiledModel) Inputs() []driver.PortInfo { return virtual.ClonePorts(c.inputs) }
 
-// Outputs describes the model outputs (at batch 1).
+// Outputs describes the model outputs, as the model gives them.
 func (c *CompiledModel) Outputs() []driver.PortInfo { return virtual.ClonePorts(c.outputs) }
 
 // Property returns the compiled model's configuration or a read-only fact:
@@ -267,7 +274,7 @@ func (c *CompiledModel) closedErr() error {
 // package documentation). It returns once m's outputs are written.
 func (c *CompiledModel) submit(ctx context.Context, m *member, alone func(context.Context, *member) error) error {
 	c.mu.Lock()
-	if c.batched == nil || c.live < c.n {
+	if c.batched == nil || c.live < c.n || !m.one {
 		c.mu.Unlock()
 		c.alone.Add(1)
 		return alone(ctx, m)
@@ -470,10 +477,8 @@ func (c *CompiledModel) newWorker() (_ *worker, err error) {
 		return nil, fmt.Errorf("batch: batched request of %q on %s: %w", c.name, c.device, err)
 	}
 	w := &worker{req: r}
-	for _, in := range c.inputs {
-		s, _ := in.Shape.ToShape() // static: batchModels checked
-		s = s.Clone()
-		s[0] = int64(c.n)
+	for _, in := range c.batched.Inputs() {
+		s, _ := in.Shape.ToShape() // static, n on axis 0: batchModels checked
 		t, err := tensor.New(in.Type, s)
 		if err == nil {
 			err = r.SetTensor(in.Name, t)

@@ -17,18 +17,21 @@
 //     axis, a Reshape that folds the batch away, dynamic image sizes) is
 //     an error wrapping driver.ErrUnsupported that says which input or
 //     output and why;
-//  2. compiles the model at batch N and at batch 1 on the device, through
-//     a driver.Core the BATCH plugin owns (so CACHE_DIR and the device's
-//     own configuration apply), with ALLOW_AUTO_BATCHING=NO so the device
-//     does not batch again.
+//  2. compiles the model at batch N and as given (batch 1, or its dynamic
+//     batch) on the device, through a driver.Core the BATCH plugin owns
+//     (so CACHE_DIR and the device's own configuration apply), with
+//     ALLOW_AUTO_BATCHING=NO so the device does not batch again.
 //
-// The compiled model's ports are the batch-1 ports. A request's inference
-// joins the open batch: the request that makes it N long copies every
+// The compiled model's ports are the model's, as on the device (a dynamic
+// batch stays dynamic, so implicit batching changes no port). An
+// inference whose inputs all have 1 on axis 0 joins the open batch; one
+// of another batch size (0 included) runs alone on the model as given.
+// A batch-1 inference joins the open batch: the request that makes it N long copies every
 // member's inputs into a batched request (one of the device's
 // OPTIMAL_NUMBER_OF_INFER_REQUESTS, reused), runs it and copies each
 // member's slice of the outputs back. A batch that is not full
 // AUTO_BATCH_TIMEOUT milliseconds (default 1000) after its first request
-// joined is dissolved and each member runs alone on the batch-1 model, so
+// joined is dissolved and each member runs alone on the model as given, so
 // a lone request waits at most that long; when fewer than N requests of
 // the compiled model exist, a batch can never fill and requests run alone
 // at once. No goroutine is started for this: each inference waits on its

@@ -183,13 +183,13 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if err != nil {
 		return nil, err
 	}
-	single, batched, err := batchModels(m, s.n)
+	single, outOne, batched, err := batchModels(m, s.n)
 	if err != nil {
 		return nil, err
 	}
 	one, err := p.Core.CompileModel(ctx, single, s.device, s.dprops)
 	if err != nil {
-		return nil, fmt.Errorf("batch: compile model %q at batch 1 on %s: %w", m.Name, s.device, err)
+		return nil, fmt.Errorf("batch: compile model %q on %s: %w", m.Name, s.device, err)
 	}
 	var many driver.CompiledModel
 	if batched != nil {
@@ -197,7 +197,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 			return nil, errors.Join(fmt.Errorf("batch: compile model %q at batch %d on %s: %w", m.Name, s.n, s.device, err), one.Close())
 		}
 	}
-	cm, err := newCompiledModel(m.Name, s, one, many)
+	cm, err := newCompiledModel(m.Name, s, one, many, outOne)
 	if err != nil {
 		return nil, errors.Join(err, one.Close(), closeIf(many))
 	}

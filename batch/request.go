@@ -16,14 +16,14 @@ var (
 )
 
 // InferRequest is one request of a BATCH compiled model: its inferences
-// join batches, or run alone on its own batch-1 request of the device
-// (made on first need). Methods are safe for concurrent use; while Infer
+// of batch 1 join batches, the others (and those a batch cannot take) run
+// alone on its own request of the device (made on first need). Methods are safe for concurrent use; while Infer
 // runs, SetTensor fails with driver.ErrBusy.
 type InferRequest struct {
 	c    *CompiledModel
 	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 
-	single driver.InferRequest // batch-1 request of the device, nil until a lone run
+	single driver.InferRequest // request of the device's model as given, nil until a lone run
 }
 
 func (c *CompiledModel) newRequest() (*InferRequest, error) {
@@ -81,18 +81,25 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	if err != nil {
 		return err
 	}
+	one := true
+	for _, t := range in {
+		one = one && t.Shape()[0] == 1
+	}
 	for j, o := range c.outputs {
 		if userOut[j] {
 			continue
 		}
-		shape, _ := o.Shape.ToShape() // static: batchModels checked
-		t, err := tensor.New(o.Type, shape)
+		out[j] = nil // a lone run's own, unless a batch writes this one
+		if !one {
+			continue
+		}
+		t, err := tensor.New(o.Type, c.outOne[j])
 		if err != nil {
 			return driver.Errorf(driver.ErrInvalidArgument, "batch: output %q: %w", o.Name, err)
 		}
 		out[j] = t
 	}
-	s.m = &member{in: in, out: out, done: make(chan struct{})}
+	s.m = &member{in: in, out: out, one: one, done: make(chan struct{})}
 	s.userOut = userOut
 	return nil
 }
@@ -105,8 +112,9 @@ func (r *InferRequest) batch(ctx context.Context, s *runState) error {
 	return r.c.submit(ctx, s.m, r.alone)
 }
 
-// alone runs m on the request's own batch-1 request, with m's tensors
-// bound to it (outputs are written in place).
+// alone runs m on the request's own request of the model as given, with
+// m's inputs bound to it; its outputs are the device's, copied into the
+// ones m has (bound by the user, or allocated for a batch).
 func (r *InferRequest) alone(ctx context.Context, m *member) error {
 	c := r.c
 	r.core.Mu.Lock()
@@ -126,13 +134,19 @@ func (r *InferRequest) alone(ctx context.Context, m *member) error {
 			return fmt.Errorf("batch: infer %q: input %q: %w", c.name, in.Name, err)
 		}
 	}
-	for j, out := range c.outputs {
-		if err := sr.SetTensor(out.Name, m.out[j]); err != nil {
-			return fmt.Errorf("batch: infer %q: output %q: %w", c.name, out.Name, err)
-		}
-	}
 	if err := sr.Infer(ctx); err != nil {
 		return fmt.Errorf("batch: infer %q on %s: %w", c.name, c.device, err)
+	}
+	for j, out := range c.outputs {
+		t, err := sr.Tensor(out.Name)
+		if err == nil && m.out[j] != nil {
+			err = m.out[j].CopyFrom(t)
+			t = m.out[j]
+		}
+		if err != nil {
+			return driver.Errorf(driver.ErrInvalidArgument, "batch: infer %q: output %q: %w", c.name, out.Name, err)
+		}
+		m.out[j] = t
 	}
 	if c.profiling {
 		m.prof = sr.ProfilingInfo()

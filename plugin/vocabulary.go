@@ -69,6 +69,7 @@ const (
 	KeyDeviceTotalMemSize           = driver.KeyDeviceTotalMemSize
 	KeyDeviceUUID                   = driver.KeyDeviceUUID
 	KeyDevicePriorities             = driver.KeyDevicePriorities
+	KeyAllowAutoBatching            = driver.KeyAllowAutoBatching
 	KeyNetworkName                  = driver.KeyNetworkName
 )
 

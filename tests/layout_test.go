@@ -81,16 +81,16 @@ func TestPackageDeps(t *testing.T) {
 	// The user API and the implementer API are split as database/sql and
 	// database/sql/driver: devices build on plugin/driver only, plugin
 	// imports no device, and the root package registers every device.
-	for _, dev := range []string{"./cpu_fallback", "./cpu_fallback/ref", "./clbackend", "./hetero", "./fusion"} {
+	for _, dev := range []string{"./cpu_fallback", "./cpu_fallback/ref", "./clbackend", "./hetero", "./auto", "./batch", "./internal/virtual", "./fusion"} {
 		d := deps(dev)
 		assert.NotContains(t, d, mod+"/plugin", "%s must build on plugin/driver, not on the user API", dev)
 		assert.Contains(t, d, mod+"/plugin/driver", dev)
 	}
 	user := deps("./plugin")
-	for _, dev := range []string{"/cpu_fallback", "/clbackend", "/hetero"} {
+	for _, dev := range []string{"/cpu_fallback", "/clbackend", "/hetero", "/auto", "/batch"} {
 		assert.NotContains(t, user, mod+dev, "the user API must not import a device")
 	}
-	assert.Subset(t, deps("."), []string{mod + "/cpu_fallback", mod + "/clbackend", mod + "/hetero", mod + "/plugin"}, "the root package registers every device")
+	assert.Subset(t, deps("."), []string{mod + "/cpu_fallback", mod + "/clbackend", mod + "/hetero", mod + "/auto", mod + "/batch", mod + "/plugin"}, "the root package registers every device")
 }
 
 // TestGPUOnlyProgram builds and runs a program that imports only the GPU
