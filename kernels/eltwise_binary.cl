@@ -12,8 +12,9 @@
 // -DINT_FMOD makes integer MOD truncate (the sign of the dividend, ONNX
 // fmod=1) instead of flooring; an integer MOD by zero gives 0.
 //
-// Work-size contract: 1-D NDRange with global size >= n; any local size.
-// Work item i computes output element i; items with i >= n do nothing. The
+// Work-size contract: 1-D NDRange with global size >= ceil(n / EPT); any
+// local size. Work item i computes output elements i*EPT.. (build option
+// EPT, default 1); items with i*EPT >= n do nothing. The
 // int array m describes the (collapsed) broadcast: m[0] = rank r, then r
 // output dims, r element strides of a and r of b (0 on broadcast axes).
 
@@ -72,14 +73,27 @@
 #endif
 #endif
 
+#ifndef EPT
+#define EPT 1
+#endif
+
 __kernel void eltwise_binary(__global const TIN* a, __global const TIN* b, __global TOUT* out,
                              const ulong n, __global const int* m)
 {
-    const size_t gid = get_global_id(0);
-    if (gid >= n) return;
+    const ulong i0 = (ulong)get_global_id(0) * EPT;
+    if (i0 >= n) return;
     // Same shapes, or one side a scalar, is rank 1: no index division.
-    const long2 o = nd_offsets2(gid, n, m);
-    const T x = LOAD(a, o.x);
-    const T y = LOAD(b, o.y);
-    STORE(gid, BINARY_OP(x, y));
+    long2 o = nd_offsets2(i0, n, m);
+#if EPT == 1
+    STORE(i0, BINARY_OP(LOAD(a, o.x), LOAD(b, o.y)));
+#else
+    uint c = nd_column(i0, m);
+    const int cnt = (int)min((ulong)EPT, n - i0);
+    for (int e = 0; e < cnt; ++e) {
+        if (e > 0) o = nd_next2(o, &c, i0 + e, n, m);
+        const T x = LOAD(a, o.x);
+        const T y = LOAD(b, o.y);
+        STORE(i0 + e, BINARY_OP(x, y));
+    }
+#endif
 }

@@ -64,10 +64,13 @@ var variants = []Kernel{
 	{Name: "topk", File: "topk.cl", Entry: "topk"},
 	{Name: "topk_smallest", File: "topk.cl", Entry: "topk", Options: "-DSMALLEST"},
 	{Name: "where", File: "where.cl", Entry: "where_select"},
+	{Name: "fused_gemm_tiled", File: "gemm_tiled.cl", Entry: "fused_gemm_tiled"},
+	{Name: "conv2d_implicit_gemm", File: "gemm_tiled.cl", Entry: "fused_gemm_tiled", Options: "-DIM2COL"},
 }
 
-// reduceOps are the REDUCE_OP values of reduce.cl; each is the entry
-// "reduce_" + the value in lower case.
+// reduceOps are the REDUCE_OP values of reduce.cl; each is the entries
+// "reduce_" and "reduce_wg_" (one work group per output) + the value in
+// lower case.
 var reduceOps = []string{"L1", "L2", "LOG_SUM_EXP", "MAX", "MEAN", "MIN", "PROD", "SUM", "SUM_SQUARE"}
 
 // opFiles are the element-wise files whose operation macros are entries:
@@ -89,12 +92,13 @@ var kernelDeclRe = regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(`)
 // programmer error TestCatalogue reports first.
 func buildCatalogue() []Kernel {
 	c := slices.Clone(variants)
-	served := map[string]bool{"reduce.cl/reduce": true}
+	served := map[string]bool{"reduce.cl/reduce": true, "reduce.cl/reduce_wg": true}
 	for _, k := range variants {
 		served[k.File+"/"+k.Entry] = true
 	}
 	for _, op := range reduceOps {
-		c = append(c, Kernel{Name: "reduce_" + strings.ToLower(op), File: "reduce.cl", Entry: "reduce", Options: "-DREDUCE_OP=" + op})
+		c = append(c, Kernel{Name: "reduce_" + strings.ToLower(op), File: "reduce.cl", Entry: "reduce", Options: "-DREDUCE_OP=" + op},
+			Kernel{Name: "reduce_wg_" + strings.ToLower(op), File: "reduce.cl", Entry: "reduce_wg", Options: "-DREDUCE_OP=" + op})
 	}
 	for _, f := range opFiles {
 		served[f.file+"/"+f.entry] = true

@@ -15,6 +15,13 @@
 // Work item i reduces its count input elements serially. The host merges
 // adjacent reduced axes (and adjacent kept ones), so a reduction over
 // contiguous axes is one strided walk.
+//
+// reduce_wg (entries reduce_wg_<op>) takes the same arguments with one work
+// group per output: build option WG (default 64), the group size. Work-size
+// contract: 1-D NDRange, local size exactly WG (the kernel requires it),
+// global size n * WG; group g folds the elements k = l, l + WG, ... of
+// output g in item l, then the partial results in a tree in local memory,
+// and item 0 stores. No item returns early (the tree has barriers).
 
 #include "half.clh"
 
@@ -70,6 +77,34 @@
 #define STEP(acc, v) ((acc) += (v))
 #endif
 
+#ifndef WG
+#define WG 64
+#endif
+
+// kept_offset is the input offset of the first element reduced into
+// output i.
+static long kept_offset(ulong i, __global const int* m)
+{
+    const int nk = m[0];
+    long base = 0;
+    for (int d = nk - 1; d >= 0; --d) {
+        const long dim = m[1 + d];
+        base += (long)(i % dim) * m[1 + nk + d];
+        i /= dim;
+    }
+    return base;
+}
+
+// tree folds the WG partial results of part into part[0] with MERGE.
+static void tree(__local T* part, const int l)
+{
+    for (int s = WG / 2; s > 0; s /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < s) part[l] = MERGE(part[l], part[l + s]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 // reduce_offset is the input offset of the k-th reduced element.
 static long reduce_offset(long base, long k, __global const int* red, const int nr)
 {
@@ -87,13 +122,7 @@ __kernel void reduce(__global const TS* in, __global TS* out, const ulong n, __g
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
     const int nk = m[0];
-    long base = 0;
-    ulong r = gid;
-    for (int d = nk - 1; d >= 0; --d) {
-        const long dim = m[1 + d];
-        base += (long)(r % dim) * m[1 + nk + d];
-        r /= dim;
-    }
+    const long base = kept_offset(gid, m);
     __global const int* red = m + 1 + 2 * nk;
     const int nr = red[0];
     const long count = red[1 + 2 * nr];
@@ -132,4 +161,44 @@ __kernel void reduce(__global const TS* in, __global TS* out, const ulong n, __g
     }
 #endif
     ST(out, gid, acc);
+}
+
+__attribute__((reqd_work_group_size(WG, 1, 1)))
+__kernel void reduce_wg(__global const TS* in, __global TS* out, const ulong n, __global const int* m)
+{
+    __local T part[WG];
+    const ulong g = get_group_id(0);
+    const int l = (int)get_local_id(0);
+    const int live = g < n;
+    const int nk = m[0];
+    __global const int* red = m + 1 + 2 * nk;
+    const int nr = red[0];
+    const long count = live ? red[1 + 2 * nr] : 0;
+    const long base = live ? kept_offset(g, m) : 0;
+    T acc = INIT;
+    for (long k = l; k < count; k += WG) STEP(acc, LD(in, reduce_offset(base, k, red, nr)));
+    part[l] = acc;
+    tree(part, l);
+    acc = part[0];
+#if REDUCE_OP == LOG_SUM_EXP
+    // Second pass, shifted by the maximum so that exp cannot overflow.
+    const T mx = acc;
+    T s = 0;
+    if (isfinite(mx)) {
+        for (long k = l; k < count; k += WG) s += exp(LD(in, reduce_offset(base, k, red, nr)) - mx);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    part[l] = s;
+    for (int h = WG / 2; h > 0; h /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < h) part[l] += part[l + h];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (isfinite(mx)) acc = mx + log(part[0]);
+#elif REDUCE_OP == MEAN
+    acc = count > 0 ? acc / (T)count : NAN;
+#elif REDUCE_OP == L2
+    acc = sqrt(acc);
+#endif
+    if (live && l == 0) ST(out, g, acc);
 }

@@ -16,10 +16,19 @@
 //
 // resize_nearest is the gather for tables where every axis has one tap of
 // weight 1 (nearest mode), with the same m (w is not read). Work-size
-// contract: 3-D NDRange of exactly (last output dim, second-to-last output
+// contract: 3-D NDRange of at least (last output dim, second-to-last output
 // dim or 1, the product of the other output dims), rank >= 1; any local
 // size. Item (x, y, z) writes output element (z * H + y) * W + x; items
 // past W, H or n do nothing. No index division for rank <= 3.
+//
+// resize_upsample is nearest upsampling by integer factors SH, SW (build
+// options, default 2, 2) of the last two axes, out[z, y, x] = in[z, y /
+// SH, x / SW], for the tables where nearest mode comes to that; build
+// option VW (default 1): input pixels per item. Work-size contract: 3-D
+// NDRange, global size >= (ceil(IW / VW), IH, planes), any local size;
+// item (i, y, z) reads input pixels i*VW.. of row y of plane z and writes
+// each SH x SW times; items outside do nothing. The int array u holds IH,
+// IW, planes.
 //
 // -DHALF stores in and out as f16 (half.clh); the weights w stay f32 and
 // the interpolation is computed in float.
@@ -118,4 +127,33 @@ __kernel void resize_nearest(__global const FT* in, __global FT* out, const ulon
         o += (long)i * st[d];
     }
     ST(out, gid, outside ? extrapolation : LD(in, outside ? 0 : o));
+}
+
+#ifndef SH
+#define SH 2
+#endif
+#ifndef SW
+#define SW 2
+#endif
+#ifndef VW
+#define VW 1
+#endif
+
+__kernel void resize_upsample(__global const FT* in, __global FT* out, __global const int* u)
+{
+    const int IH = u[0], IW = u[1];
+    const int x0 = (int)get_global_id(0) * VW, y = (int)get_global_id(1);
+    const long z = (long)get_global_id(2);
+    if (x0 >= IW || y >= IH || z >= u[2]) return;
+    const long OW = (long)IW * SW;
+    __global const FT* ip = in + (z * IH + y) * IW;
+    __global FT* op = out + (z * IH * SH + (long)y * SH) * OW;
+    for (int v = 0; v < VW; ++v) {
+        const int x = x0 + v;
+        if (x < IW) {
+            const float val = LD(ip, x);
+            for (int r = 0; r < SH; ++r)
+                for (int s = 0; s < SW; ++s) ST(op, r * OW + (long)x * SW + s, val);
+        }
+    }
 }

@@ -5,8 +5,9 @@
 // through the generic KernelFusion lowering.
 //
 // Work-size contract (graph.LaunchElementwise): 1-D NDRange with global
-// size >= n; any local size. Work item i computes output element i; items
-// with i >= n do nothing. Arguments: the inputs x and gate, the output y,
+// size >= ceil(n / EPT); any local size. Work item i computes output
+// elements i*EPT.. (build option EPT, default 1); items with i*EPT >= n do
+// nothing. Arguments: the inputs x and gate, the output y,
 // n = the number of elements of y, the int array m (m[0] = rank r, r dims
 // of y, then r element strides of x and r of gate, 0 on broadcast axes)
 // and the float params p (unused). Built with -DHALF (f16 activations)
@@ -15,12 +16,21 @@
 #include "half.clh"
 #include "nd_index.clh"
 
+#ifndef EPT
+#define EPT 1
+#endif
+
 __kernel void se_residual(__global const FT* x, __global const FT* gate, __global FT* y,
                           const ulong n, __global const int* m, __global const float* p)
 {
-    const size_t gid = get_global_id(0);
-    if (gid >= n) return;
-    const long2 o = nd_offsets2(gid, n, m); // x at o.x, gate at o.y
-    const float v = LD(x, o.x);
-    ST(y, gid, v + v * LD(gate, o.y));
+    const ulong i0 = (ulong)get_global_id(0) * EPT;
+    if (i0 >= n) return;
+    long2 o = nd_offsets2(i0, n, m); // x at o.x, gate at o.y
+    uint c = nd_column(i0, m);
+    const int cnt = (int)min((ulong)EPT, n - i0);
+    for (int e = 0; e < cnt; ++e) {
+        if (e > 0) o = nd_next2(o, &c, i0 + e, n, m);
+        const float v = LD(x, o.x);
+        ST(y, i0 + e, v + v * LD(gate, o.y));
+    }
 }

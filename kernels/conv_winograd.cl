@@ -1,0 +1,94 @@
+// conv_winograd.cl: the transforms of the Winograd F(2x2,3x3) convolution
+// (3x3 window, stride 1, dilation 1, one group): the input transform
+// V = B^T d B of every 4x4 input tile, then (fused_gemm, batched over the
+// 16 transform points) M = U . V with the weights U = G g G^T transformed on
+// the host, then the output transform Y = A^T m A of every tile with bias
+// and post-ops. An output tile is 2x2 pixels; tiles cover ceil(OH/2) x
+// ceil(OW/2) per image, P tiles in all.
+//
+// winograd_input_2x2_3x3: x [N, C, H, W] -> v [16][C][P]. Work-size
+// contract: 2-D NDRange, global size >= (P, C), any local size; item (p,
+// c) transforms the 4x4 tile p of channel c (rows 2*th - PH.., columns
+// 2*tw - PW.., 0 outside the image); items outside do nothing. The int
+// array m holds N, C, H, W, TH, TW (tiles per column and row), PH, PW.
+//
+// winograd_output_2x2_3x3: mt [16][OC][P] -> out [N, OC, OH, OW]. Work-size
+// contract: 2-D NDRange, global size >= (P, OC), any local size; item (p,
+// oc) writes the up to 2x2 pixels of tile p of channel oc inside the
+// image, each with the bias and the post-op table; items outside do
+// nothing. The int array m holds N, OC, OH, OW, TH, TW, has_bias.
+//
+// -DHALF (f16 activations): every buffer is f16 through half.clh's
+// macros, the math and the post-op tables f32.
+
+#include "half.clh"
+#include "post_ops.clh"
+
+__kernel void winograd_input_2x2_3x3(__global const FT* x, __global FT* v, __global const int* m)
+{
+    const int C = m[1], H = m[2], W = m[3], TH = m[4], TW = m[5], PH = m[6], PW = m[7];
+    const int P = m[0] * TH * TW;
+    const int p = (int)get_global_id(0), c = (int)get_global_id(1);
+    if (p >= P || c >= C) return;
+    const int b = p / (TH * TW), th = (p / TW) % TH, tw = p % TW;
+    const int ih0 = 2 * th - PH, iw0 = 2 * tw - PW;
+    __global const FT* xp = x + ((long)b * C + c) * H * W;
+    float d[4][4];
+    for (int i = 0; i < 4; ++i) {
+        const int ih = ih0 + i;
+        for (int j = 0; j < 4; ++j) {
+            const int iw = iw0 + j;
+            d[i][j] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? LD(xp, (long)ih * W + iw) : 0.0f;
+        }
+    }
+    // t = B^T d (rows), then t B (columns): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+    float t[4][4];
+    for (int j = 0; j < 4; ++j) {
+        t[0][j] = d[0][j] - d[2][j];
+        t[1][j] = d[1][j] + d[2][j];
+        t[2][j] = d[2][j] - d[1][j];
+        t[3][j] = d[1][j] - d[3][j];
+    }
+    const long plane = (long)C * P;
+    __global FT* vp = v + (long)c * P + p;
+    for (int i = 0; i < 4; ++i) {
+        ST(vp, (4 * i + 0) * plane, t[i][0] - t[i][2]);
+        ST(vp, (4 * i + 1) * plane, t[i][1] + t[i][2]);
+        ST(vp, (4 * i + 2) * plane, t[i][2] - t[i][1]);
+        ST(vp, (4 * i + 3) * plane, t[i][1] - t[i][3]);
+    }
+}
+
+__kernel void winograd_output_2x2_3x3(__global const FT* mt, __global const FT* bias, __global const FT* res,
+                                      __global FT* out, __global const int* m, __global const int* pm,
+                                      __global const float* pf)
+{
+    const int OC = m[1], OH = m[2], OW = m[3], TH = m[4], TW = m[5];
+    const int P = m[0] * TH * TW;
+    const int p = (int)get_global_id(0), oc = (int)get_global_id(1);
+    if (p >= P || oc >= OC) return;
+    const long plane = (long)OC * P;
+    __global const FT* mp = mt + (long)oc * P + p;
+    float s[2][4];
+    // s = A^T m (rows), then s A (columns): A^T = [1 1 1 0; 0 1 -1 -1].
+    for (int j = 0; j < 4; ++j) {
+        const float m0 = LD(mp, (0 + j) * plane), m1 = LD(mp, (4 + j) * plane);
+        const float m2 = LD(mp, (8 + j) * plane), m3 = LD(mp, (12 + j) * plane);
+        s[0][j] = m0 + m1 + m2;
+        s[1][j] = m1 - m2 - m3;
+    }
+    const int b = p / (TH * TW), th = (p / TW) % TH, tw = p % TW;
+    const float bv = m[6] ? LD(bias, oc) : 0.0f;
+    for (int i = 0; i < 2; ++i) {
+        const int oh = 2 * th + i;
+        if (oh >= OH) break;
+        const float y[2] = {s[i][0] + s[i][1] + s[i][2], s[i][1] - s[i][2] - s[i][3]};
+        for (int j = 0; j < 2; ++j) {
+            const int ow = 2 * tw + j;
+            if (ow < OW) {
+                const ulong o = (((ulong)b * OC + oc) * OH + oh) * OW + ow;
+                ST(out, o, post_ops(y[j] + bv, o, pm, pf, res));
+            }
+        }
+    }
+}
