@@ -30,6 +30,7 @@ type CompiledModel struct {
 	core      driver.ModelCore // ports, properties, closed, profiled times
 	profiling bool
 	cacheDir  string
+	tuning    *tuning // kernel variant configuration (variants.go)
 	hostParam []bool
 	plugin    *Plugin
 
@@ -90,6 +91,9 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *dri
 	cm.profiling = conf.EnableProfiling
 	if cm.cacheDir, err = cfg.Get(driver.KeyCacheDir); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
+	}
+	if cm.tuning, err = tuningOf(d, cfg, cm.cacheDir); err != nil {
+		return nil, fmt.Errorf("gpu: compile model %q: %w", m.Name, err)
 	}
 	for _, n := range model.Parameters {
 		cm.hostParam = append(cm.hostParam, isHostParam(model, n))
@@ -295,7 +299,7 @@ func (c *CompiledModel) probePlan(ctx context.Context, p *Plugin) error {
 	}
 	shapes := probeShapes(ins)
 	key := planKey(shapes, nil)
-	pl, err := c.buildPlan(ctx, p, key, shapes, nil)
+	pl, err := c.buildPlan(withProbe(ctx), p, key, shapes, nil)
 	if err != nil {
 		return ctx.Err()
 	}
@@ -360,10 +364,15 @@ func (c *CompiledModel) CreateInferRequest() (driver.InferRequest, error) {
 	return r, nil
 }
 
+// KeyKernelVariant is the runtime model's RT.Extra key of the kernel
+// variant a node of a hot family runs ("gemm/direct:VW=16,MR=8,NV=2,WG=1").
+const KeyKernelVariant = "KERNEL_VARIANT"
+
 // RuntimeModel returns a clone of the executed graph whose nodes carry
 // RT.Extra LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE (catalogue name and
-// kernel entry), ORIGINAL_NAMES and, once a profiled request has run,
-// PERF_COUNTER (microseconds of device time). For a model with dynamic
+// kernel entry), KERNEL_VARIANT (nodes of a hot family), ORIGINAL_NAMES
+// and, once a profiled request has run, PERF_COUNTER (microseconds of
+// device time). For a model with dynamic
 // inputs, EXECUTION_ORDER and IMPL_TYPE are those of the plan the last
 // inference used ("planned per input shape" before the first).
 func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
@@ -384,7 +393,11 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 	}
 	for i, n := range nodes {
 		if pl != nil {
-			c.core.Annotate(n, pl.order[pl.nodeByName(orig[i].Name)], pl.impl[pl.nodeByName(orig[i].Name)])
+			pn := pl.nodeByName(orig[i].Name)
+			c.core.Annotate(n, pl.order[pn], pl.impl[pn])
+			if v, ok := pl.variants[pn]; ok {
+				n.RT.Extra[KeyKernelVariant] = v
+			}
 		} else {
 			c.core.Annotate(n, i, "planned per input shape")
 		}

@@ -5,32 +5,48 @@ import (
 	"slices"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/tensor"
 )
 
-// convRows is fused_conv2d_blocked's MR for oc output channels: of 8, 16
-// and 24 (8 only with vectors narrower than 16) the one that pads oc
-// least, the larger on a tie (more reuse of each input vector).
-func convRows(oc, vw int64) int64 {
+// The convolutions of the hot families (kernels.Families): conv (regular
+// KxK: direct register-blocked, implicit GEMM on the tiled GEMM, Winograd
+// F(2x2,3x3)), dwconv (depthwise: direct, local-memory tiles) and deconv
+// (kernel = stride: direct), each emitted as the variant choose picks;
+// 1x1 convolutions are GEMMs (lower_gemm.go).
+
+// convRows is fused_conv2d_blocked's MR for oc output channels under the
+// heuristics: of 8, 16 and 24 (8 only with vectors narrower than 16) the
+// one that pads oc least, the larger on a tie (more reuse of each input
+// vector).
+func convRows(oc int64, vw int) int {
 	if vw < 16 {
 		return 8
 	}
-	best := int64(8)
-	for _, mr := range []int64{16, 24} {
-		if ceilDiv(oc, mr)*mr <= ceilDiv(oc, best)*best {
+	best := 8
+	for _, mr := range []int{16, 24} {
+		if ceilDiv(oc, int64(mr))*int64(mr) <= ceilDiv(oc, int64(best))*int64(best) {
 			best = mr
 		}
 	}
 	return best
 }
 
+// convOp is one blocked convolution: values, geometry and post-op tables.
+type convOp struct {
+	x, w, bias, y int
+	g             conv2D
+	pm, pf, res   slotArg
+}
+
 // fastConv lowers a 1-D or 2-D Conv or FusedConv with f32 data (or f16
 // throughout: the kernels are built with halfDefine), a host
-// (constant) weight, dilation 1 and one group or depthwise groups to one
-// launch of the register-blocked kernels (block.clh) with the node's post-ops:
-// fused_gemm for a 1x1 convolution without stride or pads (a GEMM per
-// image: W [OC, C] x X [C, H*W]), fused_dwconv2d for a depthwise one,
-// fused_conv2d_blocked for the others. It reports false for other forms,
-// which the caller runs with its one-output-per-item kernel.
+// (constant) weight, dilation 1 and one group or depthwise groups to a
+// variant of a hot family with the node's post-ops: the gemm family for
+// a 1x1 convolution without stride or pads (a GEMM per image: W [OC, C] x
+// X [C, H*W]), dwconv for a depthwise one, conv for the others. It
+// reports false for other forms, which the caller runs with its
+// one-output-per-item kernel.
 func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
 	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
@@ -63,27 +79,153 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	if ys.NumElements() == 0 {
 		return true, nil
 	}
-	barg, hasBias := optArg(bias, w)
-	bl := b.blocking()
-	window := fmt.Sprintf("-DVW=%d -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, KH, KW, SH, SW) + b.halfDefine(y)
+	op := convOp{x: x, w: w, bias: bias, y: y, g: cg, pm: pm, pf: pf, res: res}
+	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d s=%dx%d p=%dx%d%s", N, C, H, W, OC, KH, KW, SH, SW, PH, PW, b.halfDefine(y))
 	if depthwise {
-		const rb = 4
-		m := []int64{N, C, H, W, OH, OW, PH, PW, hasBias}
-		global, local := bl.geometry(ceilDiv(OW, bl.vw), ceilDiv(OH, rb), N*C)
-		return true, b.emitND(n, "fused_dwconv2d", fmt.Sprintf("%s -DRB=%d", window, rb), global, local,
-			slotArg(x), slotArg(w), barg, res, slotArg(y), b.meta(m), pm, pf)
+		applies := func(v kernels.Variant) string {
+			if v.Algorithm == "local" && (KH > 7 || KW > 7 || SH > 2 || SW > 2) {
+				return "the local tile takes windows up to 7x7 and strides up to 2"
+			}
+			return ""
+		}
+		heur := mustVariant("dwconv", "direct", b.vectorWidth(), 4, b.groupPolicy())
+		if !b.cpuDevice() {
+			heur = mustVariant("dwconv", "local", 16, 8)
+		}
+		return true, b.choose(n, "dwconv", key, true, applies, heur, func(v kernels.Variant) error { return b.emitDWConv(n, v, op) })
 	}
-	mr := convRows(OC, bl.vw)
-	m := []int64{N, C, H, W, OC, OH, OW, PH, PW, hasBias}
-	global, local := bl.geometry(ceilDiv(OC, mr), OH*ceilDiv(OW, bl.vw), N)
-	return true, b.emitND(n, "fused_conv2d_blocked", fmt.Sprintf("%s -DMR=%d", window, mr), global, local,
-		slotArg(x), b.packRows(w, OC, C*KH*KW, C*KH*KW, 1, mr), barg, res, slotArg(y), b.meta(m), pm, pf)
+	applies := func(v kernels.Variant) string {
+		if v.Algorithm == "winograd_2x2_3x3" && (KH != 3 || KW != 3 || SH != 1 || SW != 1) {
+			return "Winograd F(2x2,3x3) takes 3x3 windows of stride 1"
+		}
+		return ""
+	}
+	vw := b.vectorWidth()
+	heur := mustVariant("conv", "direct", vw, convRows(OC, vw), b.groupPolicy())
+	if !b.cpuDevice() {
+		heur = mustVariant("conv", "implicit_gemm", 64, 64, 16, 4, 4, 4)
+	}
+	return true, b.choose(n, "conv", key, true, applies, heur, func(v kernels.Variant) error { return b.emitConv(n, v, op) })
+}
+
+// windowDefines are the build options of a convolution's window and
+// strides, with the f16 define of its output.
+func (b *builder) windowDefines(op convOp) string {
+	g := op.g
+	return fmt.Sprintf(" -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", g.KH, g.KW, g.SH, g.SW) + b.halfDefine(op.y)
+}
+
+// emitConv emits a regular convolution as variant v of the conv family.
+func (b *builder) emitConv(n *graph.Node, v kernels.Variant, op convOp) error {
+	g := op.g
+	barg, hasBias := optArg(op.bias, op.w)
+	switch v.Algorithm {
+	case "implicit_gemm":
+		K := g.C * g.KH * g.KW
+		m := []int64{g.OC, g.OH * g.OW, K, K, 1, 0, g.OH * g.OW, hasBias, 0, 0, 1, g.N, 0, g.C * g.H * g.W, g.OC * g.OH * g.OW,
+			g.C, g.H, g.W, g.OW, g.PH, g.PW}
+		local := kernels.TiledLocalSize(v)
+		global := []int{int(ceilDiv(g.OH*g.OW, int64(v.Get("TS_N")))) * local[0], int(ceilDiv(g.OC, int64(v.Get("TS_M")))) * local[1], int(g.N)}
+		return b.emitND(n, "conv2d_implicit_gemm", v.Defines()+b.windowDefines(op), global, local,
+			slotArg(op.w), slotArg(op.x), barg, op.res, slotArg(op.y), b.meta(m), float32(1), float32(0), op.pm, op.pf)
+	case "winograd_2x2_3x3":
+		return b.emitWinograd(n, v, op)
+	}
+	vw, mr := int64(v.Get("VW")), int64(v.Get("MR"))
+	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, g.PH, g.PW, hasBias}
+	local := groupOf(v.Get("WG"), 3)
+	global := roundGlobal([]int64{ceilDiv(g.OC, mr), g.OH * ceilDiv(g.OW, vw), g.N}, local)
+	K := g.C * g.KH * g.KW
+	return b.emitND(n, "fused_conv2d_blocked", v.Defines()+b.windowDefines(op), global, local,
+		slotArg(op.x), b.packRows(op.w, g.OC, K, K, 1, mr), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)
+}
+
+// emitWinograd emits a 3x3 stride-1 convolution as Winograd F(2x2,3x3):
+// the input transform into V [16][C][P] (P output tiles of 2x2), the 16
+// GEMMs U . V of fused_gemm with the variant's blocking (U = G g G^T, the
+// transformed weights [16][OC][C], made here once), and the output
+// transform with bias and post-ops.
+func (b *builder) emitWinograd(n *graph.Node, v kernels.Variant, op convOp) error {
+	g := op.g
+	th, tw := ceilDiv(g.OH, 2), ceilDiv(g.OW, 2)
+	P := g.N * th * tw
+	typ := b.val(op.y).typ
+	vt := b.temp(typ, []int64{16, g.C, P})
+	mt := b.temp(typ, []int64{16, g.OC, P})
+	half := b.halfDefine(op.y)
+	in := b.meta([]int64{g.N, g.C, g.H, g.W, th, tw, g.PH, g.PW})
+	if err := b.emitND(n, "winograd_input_2x2_3x3", half, []int{int(P), int(g.C)}, nil, slotArg(op.x), slotArg(vt), in); err != nil {
+		return err
+	}
+	u := b.layout(op.w, winogradWeights(b.hostF32(op.w), g.OC, g.C), "#winograd2x2")
+	gemm := gemmOp{a: u, b: vt, bias: -1, out: mt, mode: 0, alpha: 1, pm: b.meta([]int64{0, 0}), pf: b.floats(nil), res: slotArg(mt),
+		g: gemmGeom{M: g.OC, N: P, K: g.C, aRow: g.C, aK: 1, bK: P, bCol: 1,
+			batch: []int64{16}, aBatch: []int64{g.OC * g.C}, bBatch: []int64{g.C * P}}}
+	if err := b.emitGEMM(n, mustVariant("gemm", "direct", v.Get("VW"), v.Get("MR"), v.Get("NV"), v.Get("WG")), gemm); err != nil {
+		return err
+	}
+	barg, hasBias := optArg(op.bias, op.w)
+	out := b.meta([]int64{g.N, g.OC, g.OH, g.OW, th, tw, hasBias})
+	return b.emitND(n, "winograd_output_2x2_3x3", half, []int{int(P), int(g.OC)}, nil,
+		slotArg(mt), barg, op.res, slotArg(op.y), out, op.pm, op.pf)
+}
+
+// winogradWeights returns U = G g G^T of 3x3 weights w [OC, C, 3, 3] laid
+// out as [16][OC][C] (element xi = 4i + j of the 4x4 transform), with G =
+// [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+func winogradWeights(w []float32, oc, c int64) []float32 {
+	G := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+	u := make([]float32, 16*oc*c)
+	for o := int64(0); o < oc; o++ {
+		for i := int64(0); i < c; i++ {
+			k := w[(o*c+i)*9 : (o*c+i)*9+9]
+			var t [4][3]float64 // G g
+			for r := 0; r < 4; r++ {
+				for col := 0; col < 3; col++ {
+					for x := 0; x < 3; x++ {
+						t[r][col] += G[r][x] * float64(k[x*3+col])
+					}
+				}
+			}
+			for r := 0; r < 4; r++ {
+				for col := 0; col < 4; col++ {
+					var s float64 // (G g) G^T
+					for x := 0; x < 3; x++ {
+						s += t[r][x] * G[col][x]
+					}
+					u[(int64(r*4+col)*oc+o)*c+i] = float32(s)
+				}
+			}
+		}
+	}
+	return u
+}
+
+// emitDWConv emits a depthwise convolution as variant v of the dwconv
+// family.
+func (b *builder) emitDWConv(n *graph.Node, v kernels.Variant, op convOp) error {
+	g := op.g
+	barg, hasBias := optArg(op.bias, op.w)
+	m := b.meta([]int64{g.N, g.C, g.H, g.W, g.OH, g.OW, g.PH, g.PW, hasBias})
+	if v.Algorithm == "local" {
+		tx, ty := int64(v.Get("TX")), int64(v.Get("TY"))
+		local := []int{int(tx), int(ty), 1}
+		global := []int{int(ceilDiv(g.OW, tx) * tx), int(ceilDiv(g.OH, ty) * ty), int(g.N * g.C)}
+		return b.emitND(n, "fused_dwconv2d_local", v.Defines()+b.windowDefines(op), global, local,
+			slotArg(op.x), slotArg(op.w), barg, op.res, slotArg(op.y), m, op.pm, op.pf)
+	}
+	vw, rb := int64(v.Get("VW")), int64(v.Get("RB"))
+	local := groupOf(v.Get("WG"), 3)
+	global := roundGlobal([]int64{ceilDiv(g.OW, vw), ceilDiv(g.OH, rb), g.N * g.C}, local)
+	return b.emitND(n, "fused_dwconv2d", v.Defines()+b.windowDefines(op), global, local,
+		slotArg(op.x), slotArg(op.w), barg, op.res, slotArg(op.y), m, op.pm, op.pf)
 }
 
 // fastDeconv lowers a 2-D ConvTranspose whose kernel equals its stride
 // (no pads, output padding or dilation, one group, f32 or f16 throughout,
-// host weights) to one fused_deconv2d launch, and reports false for other
-// forms.
+// host weights) to a variant of the deconv family (fused_deconv2d; its
+// vector width must be a multiple of the kernel width), and reports false
+// for other forms.
 func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
 	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
@@ -96,12 +238,20 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	N, C, H, W := xs[0], xs[1], xs[2], xs[3]
 	OC, KH, KW := ws[1], ws[2], ws[3]
 	stride := n.Attrs.Ints("strides", ones(2))
-	bl := b.blocking()
-	if stride[0] != KH || stride[1] != KW || bl.vw%KW != 0 || ys[2] != H*KH || ys[3] != W*KW ||
+	if stride[0] != KH || stride[1] != KW || ys[2] != H*KH || ys[3] != W*KW ||
 		slices.ContainsFunc(n.Attrs.Ints("dilations", ones(2)), func(d int64) bool { return d != 1 }) {
 		return false, nil // pads or output padding show as another output size
 	}
-	OH, OW := ys[2], ys[3]
+	applies := func(v kernels.Variant) string {
+		if int64(v.Get("VW"))%KW != 0 {
+			return fmt.Sprintf("vector width %d is not a multiple of the kernel width %d", v.Get("VW"), KW)
+		}
+		return ""
+	}
+	vw := b.vectorWidth()
+	if int64(vw)%KW != 0 {
+		return false, nil
+	}
 	pm, pf, res, err := b.postTables(n, y)
 	if err != nil {
 		return true, err
@@ -109,31 +259,63 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	if ys.NumElements() == 0 {
 		return true, nil
 	}
-	mr := int64(8)
-	for _, c := range []int64{1, 2, 4} {
-		if OC <= c {
+	mr := 8
+	for _, c := range []int{1, 2, 4} {
+		if OC <= int64(c) {
 			mr = c
 			break
 		}
 	}
+	op := convOp{x: x, w: w, bias: bias, y: y, pm: pm, pf: pf, res: res,
+		g: conv2D{N: N, C: C, OC: OC, H: H, W: W, OH: ys[2], OW: ys[3], KH: KH, KW: KW, SH: KH, SW: KW, group: 1}}
+	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d%s", N, C, H, W, OC, KH, KW, b.halfDefine(y))
+	return true, b.choose(n, "deconv", key, true, applies, mustVariant("deconv", "direct", vw, mr, b.groupPolicy()),
+		func(v kernels.Variant) error { return b.emitDeconv(n, v, op) })
+}
+
+// emitDeconv emits a kernel = stride ConvTranspose as variant v of the
+// deconv family.
+func (b *builder) emitDeconv(n *graph.Node, v kernels.Variant, op convOp) error {
+	g := op.g
+	vw, mr := int64(v.Get("VW")), int64(v.Get("MR"))
 	// Weight vectors: lane l of (block, c, kh, i) is w[c, oc, kh, l % KW].
-	src := b.hostF32(w)
-	blocks := ceilDiv(OC, mr)
-	dst := make([]float32, blocks*C*KH*mr*bl.vw)
-	for oc := int64(0); oc < OC; oc++ {
-		for c := int64(0); c < C; c++ {
-			for kh := int64(0); kh < KH; kh++ {
-				base := (((oc/mr)*C+c)*KH+kh)*mr*bl.vw + (oc%mr)*bl.vw
-				for l := int64(0); l < bl.vw; l++ {
-					dst[base+l] = src[((c*OC+oc)*KH+kh)*KW+l%KW]
+	src := b.hostF32(op.w)
+	blocks := ceilDiv(g.OC, mr)
+	dst := make([]float32, blocks*g.C*g.KH*mr*vw)
+	for oc := int64(0); oc < g.OC; oc++ {
+		for c := int64(0); c < g.C; c++ {
+			for kh := int64(0); kh < g.KH; kh++ {
+				base := (((oc/mr)*g.C+c)*g.KH+kh)*mr*vw + (oc%mr)*vw
+				for l := int64(0); l < vw; l++ {
+					dst[base+l] = src[((c*g.OC+oc)*g.KH+kh)*g.KW+l%g.KW]
 				}
 			}
 		}
 	}
-	wp := b.layout(w, dst, fmt.Sprintf("#deconv%d/%d", mr, bl.vw))
-	barg, hasBias := optArg(bias, w)
-	m := []int64{N, C, H, W, OC, OH, OW, hasBias}
-	global, local := bl.geometry(blocks, OH*ceilDiv(OW, bl.vw), N)
-	return true, b.emitND(n, "fused_deconv2d", fmt.Sprintf("-DVW=%d -DMR=%d -DSTR_H=%d -DSTR_W=%d", bl.vw, mr, KH, KW)+b.halfDefine(y), global, local,
-		slotArg(x), slotArg(wp), barg, res, slotArg(y), b.meta(m), pm, pf)
+	wp := b.layout(op.w, dst, fmt.Sprintf("#deconv%d/%d", mr, vw))
+	barg, hasBias := optArg(op.bias, op.w)
+	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, hasBias}
+	local := groupOf(v.Get("WG"), 3)
+	global := roundGlobal([]int64{blocks, g.OH * ceilDiv(g.OW, vw), g.N}, local)
+	return b.emitND(n, "fused_deconv2d", fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d", v.Defines(), g.KH, g.KW)+b.halfDefine(op.y), global, local,
+		slotArg(op.x), slotArg(wp), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)
+}
+
+// ceilDiv is a / b rounded up.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// sameFloat reports whether output out is f32 or f16 and every present
+// value of vs has its type: the conv and GEMM kernels, built with
+// halfDefine(out), read every tensor buffer in that one type.
+func (b *builder) sameFloat(out int, vs ...int) bool {
+	t := b.val(out).typ
+	if t != tensor.F32 && t != tensor.F16 {
+		return false
+	}
+	for _, v := range vs {
+		if v >= 0 && b.val(v).typ != t {
+			return false
+		}
+	}
+	return true
 }

@@ -1,9 +1,11 @@
 package clbackend
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -58,10 +60,26 @@ func (b *builder) binary(n *graph.Node, name string, x, y, out int) error {
 		return err
 	}
 	os := b.val(out).shape
-	m := b.meta(broadcastMeta(os, b.val(x).shape, b.val(y).shape))
+	table := broadcastMeta(os, b.val(x).shape, b.val(y).shape)
+	m := b.meta(table)
 	cnt := os.NumElements()
-	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
+	if cnt == 0 {
+		return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
+	}
+	// The broadcast (merged dims and strides) and the types decide the
+	// variant; the op does not.
+	key := fmt.Sprintf("%v %s %s", table, b.val(x).typ, b.val(out).typ)
+	tunable := x == b.in(n, 0) && y == b.in(n, 1) && out == b.out(n, 0) && len(n.Inputs) == 2 && b.val(x).typ.IsFloat()
+	return b.choose(n, "eltwise", key, tunable, func(kernels.Variant) string { return "" }, eltwiseHeuristic,
+		func(v kernels.Variant) error {
+			global, local := group1D(ceilDiv(cnt, int64(v.Get("EPT"))), v.Get("WG"))
+			return b.emitND(n, name, defines+" "+v.Defines(), global, local, slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
+		})
 }
+
+// eltwiseHeuristic is the heuristics' variant of the broadcast
+// element-wise kernels.
+var eltwiseHeuristic = mustVariant("eltwise", "flat", 1, 0)
 
 func lowerBinary(b *builder, n *graph.Node) error {
 	return b.binary(n, lowerings()[n.OpType].kernel, b.in(n, 0), b.in(n, 1), b.out(n, 0))

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -173,9 +174,10 @@ func lowerFullyConnected(b *builder, n *graph.Node) error {
 		slotArg(a), slotArg(w), barg, res, slotArg(y), uint64(cnt), int32(N), int32(K), int32(has), pm, pf)
 }
 
-// gemmRows is fused_gemm's MR for m rows: 12 where that pads m less than
-// 8 does, else 8; 4 with vectors narrower than 16 (fewer registers).
-func gemmRows(m, vw int64) int64 {
+// gemmRows is fused_gemm's MR for m rows under the heuristics: 12 where
+// that pads m less than 8 does, else 8; 4 with vectors narrower than 16
+// (fewer registers).
+func gemmRows(m int64, vw int) int {
 	if vw < 16 {
 		return 4
 	}
@@ -243,11 +245,12 @@ func (b *builder) relaid(v int, rows, cols, rs, cs int64) int {
 	return b.layout(v, dst, fmt.Sprintf("#%dx%d/%d,%d", rows, cols, rs, cs))
 }
 
-// fusedGEMM emits out = post(alpha * A.B + bias) as one fused_gemm launch
-// over g's batch (B's columns must be contiguous: g.bCol == 1). mode is
-// the bias mode of gemm_fused.cl (0 none, 1 bias[row], 2 bias[column], 3 beta *
-// C with g's C strides); a host A is packed. The data is of out's type,
-// f32 or f16 (the caller checks).
+// fusedGEMM emits out = post(alpha * A.B + bias) over g's batch as one
+// launch of a variant of the gemm family (B's columns must be contiguous:
+// g.bCol == 1): fused_gemm, register-blocked (a host A is packed), or
+// fused_gemm_tiled, the local-memory tiled form. mode is the bias mode of
+// gemm_fused.cl (0 none, 1 bias[row], 2 bias[column], 3 beta * C with g's C
+// strides). The data is of out's type, f32 or f16 (the caller checks).
 func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mode int64, alpha, beta float32) error {
 	if g.bCol != 1 && g.N > 1 {
 		return errUnsupported(n, "fused_gemm needs B with contiguous rows (column stride %d)", g.bCol)
@@ -256,17 +259,48 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 	if err != nil {
 		return err
 	}
-	bl := b.blocking()
-	mr := gemmRows(g.M, bl.vw)
-	const nv = 2
-	defines := fmt.Sprintf("-DVW=%d -DMR=%d -DNV=%d", bl.vw, mr, nv) + b.halfDefine(out)
-	aarg := slotArg(a)
-	if b.val(a).host != nil && !slices.ContainsFunc(g.aBatch, func(s int64) bool { return s != 0 }) {
-		aarg = b.packRows(a, g.M, g.K, g.aRow, g.aK, mr)
-		defines += " -DA_PACKED"
+	if g.M*g.N*prod(g.batch) == 0 {
+		return nil
 	}
+	aForm := "rows"
+	switch {
+	case b.val(a).host != nil && !slices.ContainsFunc(g.aBatch, func(s int64) bool { return s != 0 }):
+		aForm = "host"
+	case g.aK != 1:
+		aForm = "cols"
+	}
+	key := fmt.Sprintf("M=%d N=%d K=%d batch=%v a=%s mode=%d%s", g.M, g.N, g.K, g.batch, aForm, mode, b.halfDefine(out))
+	op := gemmOp{a: a, b: bb, bias: bias, out: out, g: g, mode: mode, alpha: alpha, beta: beta, pm: pm, pf: pf, res: res}
+	return b.choose(n, "gemm", key, true, func(kernels.Variant) string { return "" }, b.gemmHeuristic(g),
+		func(v kernels.Variant) error { return b.emitGEMM(n, v, op) })
+}
+
+// gemmOp is one GEMM launch: operands, geometry, bias mode, scalars and
+// post-op tables.
+type gemmOp struct {
+	a, b, bias, out int
+	g               gemmGeom
+	mode            int64
+	alpha, beta     float32
+	pm, pf, res     slotArg
+}
+
+// gemmHeuristic is the heuristics' gemm variant: on a GPU-type device the
+// tiled form with 64x64 tiles and 16x16 groups; elsewhere fused_gemm at
+// the device's vector width, gemmRows rows, one item per group on a CPU.
+func (b *builder) gemmHeuristic(g gemmGeom) kernels.Variant {
+	if !b.cpuDevice() && g.M >= 32 && g.N >= 32 {
+		return mustVariant("gemm", "tiled", 64, 64, 16, 4, 4, 4)
+	}
+	vw := b.vectorWidth()
+	return mustVariant("gemm", "direct", vw, gemmRows(g.M, vw), 2, b.groupPolicy())
+}
+
+// emitGEMM emits op as variant v of the gemm family.
+func (b *builder) emitGEMM(n *graph.Node, v kernels.Variant, op gemmOp) error {
+	g := op.g
 	q := int64(len(g.batch))
-	m := []int64{g.M, g.N, g.K, g.aRow, g.aK, g.bK, g.N, mode, g.cRow, g.cCol, q}
+	m := []int64{g.M, g.N, g.K, g.aRow, g.aK, g.bK, g.N, op.mode, g.cRow, g.cCol, q}
 	m = append(m, g.batch...)
 	m = append(m, g.aBatch...)
 	m = append(m, g.bBatch...)
@@ -277,13 +311,25 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 		batch *= g.batch[d]
 	}
 	m = append(m, outStrides...)
-	if g.M*g.N*batch == 0 {
-		return nil
+	barg, _ := optArg(op.bias, op.b)
+	half := b.halfDefine(op.out)
+	aarg := slotArg(op.a)
+	if v.Algorithm == "tiled" {
+		local := kernels.TiledLocalSize(v)
+		global := []int{int(ceilDiv(g.N, int64(v.Get("TS_N")))) * local[0], int(ceilDiv(g.M, int64(v.Get("TS_M")))) * local[1], int(batch)}
+		return b.emitND(n, "fused_gemm_tiled", v.Defines()+half, global, local,
+			aarg, slotArg(op.b), barg, op.res, slotArg(op.out), b.meta(m), op.alpha, op.beta, op.pm, op.pf)
 	}
-	barg, _ := optArg(bias, bb)
-	global, local := bl.geometry(ceilDiv(g.M, mr), ceilDiv(g.N, nv*bl.vw), batch)
+	vw, mr, nv := int64(v.Get("VW")), int64(v.Get("MR")), int64(v.Get("NV"))
+	defines := v.Defines() + half
+	if b.val(op.a).host != nil && !slices.ContainsFunc(g.aBatch, func(s int64) bool { return s != 0 }) {
+		aarg = b.packRows(op.a, g.M, g.K, g.aRow, g.aK, mr)
+		defines += " -DA_PACKED"
+	}
+	local := groupOf(v.Get("WG"), 3)
+	global := roundGlobal([]int64{ceilDiv(g.M, mr), ceilDiv(g.N, nv*vw), batch}, local)
 	return b.emitND(n, "fused_gemm", defines, global, local,
-		aarg, slotArg(bb), barg, res, slotArg(out), b.meta(m), alpha, beta, pm, pf)
+		aarg, slotArg(op.b), barg, op.res, slotArg(op.out), b.meta(m), op.alpha, op.beta, op.pm, op.pf)
 }
 
 // gemmLowerings are the GPU table entries (see lowering) of the matrix

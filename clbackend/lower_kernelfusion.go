@@ -1,7 +1,10 @@
 package clbackend
 
 import (
+	"fmt"
+
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -74,7 +77,22 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 		return nil
 	}
 	args = append(args, uint64(cnt), b.meta(table), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
-	return b.emit(n, n.Attrs.String(graph.AttrKernel, ""), half, cnt, args...)
+	name := n.Attrs.String(graph.AttrKernel, "")
+	k, err := kernels.Lookup(name)
+	if err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	fam, ok := kernels.FamilyOfEntry(k.Entry)
+	if !ok || n.Attrs.String(graph.AttrLaunch, "") != graph.LaunchElementwise {
+		return b.emit(n, name, half, cnt, args...)
+	}
+	// A kernel fusion of a hot family (se_residual): EPT elements per item.
+	key := fmt.Sprintf("%s %v%s", name, table, half)
+	return b.choose(n, fam.Name, key, true, func(kernels.Variant) string { return "" }, mustVariant(fam.Name, "flat", 1, 0),
+		func(v kernels.Variant) error {
+			global, local := group1D(ceilDiv(cnt, int64(v.Get("EPT"))), v.Get("WG"))
+			return b.emitND(n, name, half+" "+v.Defines(), global, local, args...)
+		})
 }
 
 // broadcastsTo reports whether s broadcasts to out (numpy rules) without

@@ -1,7 +1,11 @@
 package clbackend
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -52,7 +56,25 @@ func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) e
 	m = append(m, rs...)
 	m = append(m, count)
 	cnt := b.val(out).shape.NumElements()
-	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(out), uint64(cnt), b.meta(m))
+	meta := b.meta(m)
+	if cnt == 0 {
+		return b.emit(n, name, defines, cnt, slotArg(x), slotArg(out), uint64(cnt), meta)
+	}
+	key := fmt.Sprintf("%s %v %s", name, m, b.val(x).typ)
+	tunable := x == b.in(n, 0) && out == b.out(n, 0) && b.val(x).typ != tensor.F64
+	heur := mustVariant("reduce", "serial", 0)
+	if !b.cpuDevice() && count >= 4*cnt && count >= 1024 {
+		heur = mustVariant("reduce", "workgroup", 256)
+	}
+	return b.choose(n, "reduce", key, tunable, func(kernels.Variant) string { return "" }, heur, func(v kernels.Variant) error {
+		if v.Algorithm == "workgroup" {
+			wg := v.Get("WG")
+			wgName := "reduce_wg_" + strings.TrimPrefix(name, "reduce_")
+			return b.emitND(n, wgName, defines+" "+v.Defines(), []int{int(cnt) * wg}, []int{wg}, slotArg(x), slotArg(out), uint64(cnt), meta)
+		}
+		global, local := group1D(cnt, v.Get("WG"))
+		return b.emitND(n, name, defines, global, local, slotArg(x), slotArg(out), uint64(cnt), meta)
+	})
 }
 
 func lowerReduce(b *builder, n *graph.Node) error {

@@ -1,9 +1,11 @@
 package clbackend
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -124,19 +126,86 @@ func lowerResize(b *builder, n *graph.Node) error {
 	m = append(m, ioff...)
 	m = append(m, woff...)
 	m = append(m, table...)
-	if r >= 1 && oneTap(taps, wts) {
-		// A gather: no tap loop, no weights, a 3-D range (resize.cl).
-		h := int64(1)
-		if r >= 2 {
-			h = os[r-2]
+	one := r >= 1 && oneTap(taps, wts)
+	sh, sw := upsampleFactors(is, os, taps, table, int(base), ioff, wts, roi != nil)
+	applies := func(v kernels.Variant) string {
+		switch {
+		case v.Algorithm == "gather" && !one:
+			return "the gather takes nearest tables (one tap of weight 1 per axis)"
+		case v.Algorithm == "upsample" && sh == 0:
+			return "not a nearest upsampling of the last two axes by integer factors"
 		}
-		global := []int{int(os[r-1]), int(h), int(cnt / (os[r-1] * h))}
-		return b.emitND(n, "resize_nearest", b.halfDefine(x), global, nil, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
-			n.Attrs.Float("extrapolation_value", 0))
+		return ""
 	}
-	// The weights stay f32 with f16 data (resize.cl).
-	return b.emit(n, "resize", b.halfDefine(x), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts),
-		n.Attrs.Float("extrapolation_value", 0))
+	heur := mustVariant("resize", "taps", 0)
+	switch {
+	case sh > 0:
+		heur = mustVariant("resize", "upsample", 4, 0)
+	case one:
+		heur = mustVariant("resize", "gather", 0, 1)
+	}
+	key := fmt.Sprintf("in=%v out=%v taps=%v%s", is, os, taps, b.halfDefine(x))
+	extrap := n.Attrs.Float("extrapolation_value", 0)
+	return b.choose(n, "resize", key, true, applies, heur, func(v kernels.Variant) error {
+		switch v.Algorithm {
+		case "upsample":
+			planes := cnt / (os[r-1] * os[r-2])
+			vw := int64(v.Get("VW"))
+			local := []int{v.Get("WG"), 1, 1}
+			if local[0] == 0 {
+				local = nil
+			}
+			global := roundGlobal([]int64{ceilDiv(is[r-1], vw), is[r-2], planes}, local)
+			return b.emitND(n, "resize_upsample", fmt.Sprintf("%s -DSH=%d -DSW=%d", v.Defines(), sh, sw)+b.halfDefine(x), global, local,
+				slotArg(x), slotArg(y), b.meta([]int64{is[r-2], is[r-1], planes}))
+		case "gather":
+			// A gather: no tap loop, no weights, a 3-D range (resize.cl).
+			h := int64(1)
+			if r >= 2 {
+				h = os[r-2]
+			}
+			var local []int
+			if v.Get("WX") > 0 {
+				local = []int{v.Get("WX"), v.Get("WY"), 1}
+			}
+			global := roundGlobal([]int64{os[r-1], h, cnt / (os[r-1] * h)}, local)
+			return b.emitND(n, "resize_nearest", b.halfDefine(x), global, local, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts), extrap)
+		}
+		// The weights stay f32 with f16 data (resize.cl).
+		global, local := group1D(cnt, v.Get("WG"))
+		return b.emitND(n, "resize", b.halfDefine(x), global, local, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts), extrap)
+	})
+}
+
+// upsampleFactors returns the integer factors (SH, SW) by which nearest
+// tables upsample the last two axes (index c of an axis reads c / S), the
+// other axes being identities, or zeros when the tables are not such an
+// upsampling (resize_upsample then does not apply).
+func upsampleFactors(is, os tensor.Shape, taps, table []int64, base int, ioff []int64, wts []float32, crop bool) (int64, int64) {
+	r := len(is)
+	if r < 2 || crop || !oneTap(taps, wts) {
+		return 0, 0
+	}
+	var f [2]int64
+	for d := 0; d < r; d++ {
+		s := int64(1)
+		if d >= r-2 {
+			if is[d] == 0 || os[d]%is[d] != 0 {
+				return 0, 0
+			}
+			s = os[d] / is[d]
+			f[d-(r-2)] = s
+		} else if os[d] != is[d] {
+			return 0, 0
+		}
+		idx := table[int(ioff[d])-base:]
+		for c := int64(0); c < os[d]; c++ {
+			if idx[c] != c/s {
+				return 0, 0
+			}
+		}
+	}
+	return f[0], f[1]
 }
 
 // oneTap reports whether every axis has one tap and every weight is 1

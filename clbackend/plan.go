@@ -82,6 +82,10 @@ type plan struct {
 
 	impl   map[*graph.Node]string
 	order  map[*graph.Node]int
+	// variants is the kernel variant each node of a hot family runs
+	// (kernels.Variant's String form), choices the choices in plan order.
+	variants map[*graph.Node]string
+	choices  []TunedOp
 	byName map[string]*graph.Node
 	progs  []*shared[*cl.Program]
 	// consts holds the device copies of host values that are not weights.
@@ -113,6 +117,15 @@ type builder struct {
 	pl    *plan
 	model *graph.Model
 	of    map[graph.Output]int
+
+	// Kernel variant choice (variants.go, tuner.go): the device's limits
+	// (read once), whether this is a probe plan (never tuned), whether
+	// tuning timed a choice, the choices made and the tuner's session.
+	lim     *kernels.Limits
+	probe   bool
+	tuned   bool
+	choices []variantChoice
+	ts      *tuneSession
 }
 
 // errUnsupported is an error wrapping driver.ErrUnsupported about node n.
@@ -220,13 +233,18 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 	if err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q: %w", c.model.Name, err)
 	}
-	b := &builder{ctx: ctx, p: p, c: c, model: model, of: map[graph.Output]int{},
-		pl: &plan{key: key, impl: map[*graph.Node]string{}, order: map[*graph.Node]int{}, consts: map[int]*cl.MemObject{}}}
+	b := &builder{ctx: ctx, p: p, c: c, model: model, of: map[graph.Output]int{}, probe: isProbe(ctx),
+		pl: &plan{key: key, impl: map[*graph.Node]string{}, order: map[*graph.Node]int{}, consts: map[int]*cl.MemObject{},
+			variants: map[*graph.Node]string{}}}
 	defer func() {
+		if cerr := b.closeTuning(); err == nil && cerr != nil {
+			err = plugin.Errorf(plugin.ErrDevice, "gpu: tuning queue: %w", cerr)
+		}
 		if err != nil {
 			_ = b.pl.release()
 		}
 	}()
+	progress := progressOf(ctx)
 	b.pl.params = make([]int, len(model.Parameters))
 	b.pl.hostIn = make([]bool, len(model.Parameters))
 	pindex := map[*graph.Node]int{}
@@ -304,6 +322,9 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 		if err := l.lower(b, n); err != nil {
 			return nil, err
 		}
+		if progress != nil {
+			progress(TuneProgress{Done: i + 1, Total: len(nodes), Node: n.Name, Tuned: b.tunedNode(n)})
+		}
 		var impls []string
 		for _, l := range b.pl.launches[first:] {
 			impls = append(impls, l.kernel.Name+":"+l.kernel.Entry)
@@ -326,8 +347,29 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 	if err := b.uploadConsts(); err != nil {
 		return nil, err
 	}
+	for _, ch := range b.choices {
+		b.pl.choices = append(b.pl.choices, ch.report())
+	}
+	if b.tuned {
+		if err := b.c.tuning.db.Save(); err != nil && b.c.tuning.db.Path() != "" {
+			warnf("gpu: keeping the tuning results of %q: %v", c.model.Name, err)
+		}
+	}
 	return b.pl, nil
 }
+
+// tunedNode reports whether the latest choice timed candidates for n.
+func (b *builder) tunedNode(n *graph.Node) bool {
+	return len(b.choices) > 0 && b.choices[len(b.choices)-1].node == n.Name && b.choices[len(b.choices)-1].source == "tuned"
+}
+
+type probeKey struct{}
+
+// withProbe marks a plan build as a probe of representative shapes: its
+// choices are never tuned (the real shapes are tuned when planned).
+func withProbe(ctx context.Context) context.Context { return context.WithValue(ctx, probeKey{}, true) }
+
+func isProbe(ctx context.Context) bool { v, _ := ctx.Value(probeKey{}).(bool); return v }
 
 // newValue adds a value and returns its index.
 func (b *builder) newValue(t tensor.ElementType, s tensor.Shape, host *tensor.Tensor) int {
@@ -508,6 +550,9 @@ func (b *builder) emitND(node *graph.Node, name, defines string, global, local [
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
 	}
 	b.pl.progs = append(b.pl.progs, prog)
+	if err := b.checkLaunchable(prog.val, k.Entry, local); err != nil {
+		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
+	}
 	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,
 		global: slices.Clone(global), local: slices.Clone(local)}
 	b.pl.launches = append(b.pl.launches, l)

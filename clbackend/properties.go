@@ -110,6 +110,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 			return strconv.Itoa(optimalRequests(d.props, d)), nil
 		}),
 	)
+	specs = append(specs, tuningSpecs()...)
 	if d.uuid != "" {
 		specs = append(specs, driver.ReadOnlySpec(driver.KeyDeviceUUID, d.uuid))
 	}
