@@ -74,15 +74,9 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 			params = []float32{0}
 		}
 		args = append(args, uint64(cnt), table, params)
-		// At least one item past n, to exercise the bounds check.
-		out := e.launch(t, k, "", global1D(int(cnt)+1), nil, args...)
 		want, err := ref.Evaluate(kf, ins)
 		require.NoError(t, err)
-		w, got := want[0].F32(), f32s(out[len(ins)])
-		require.Len(t, got, len(w))
-		for i := range w {
-			assert.InDelta(t, w[i], got[i], 1e-4+1e-3*float64(abs(w[i])), "%s element %d", k.Name, i)
-		}
+		w := want[0].F32()
 		// f16 storage: every float buffer but the params as f16 bits.
 		half := slices.Clone(args)
 		for i := range len(ins) + 1 {
@@ -91,13 +85,45 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 			tensor.F32ToF16Slice(h, f)
 			half[i] = h
 		}
-		out = e.launch(t, k, "-DHALF", global1D(int(cnt)+1), nil, half...)
-		hb := out[len(ins)]
-		for i := range w {
-			g := tensor.F16ToFloat32(binary.LittleEndian.Uint16(hb[2*i:]))
-			assert.InDelta(t, w[i], g, 1e-2+1e-2*float64(abs(w[i])), "%s -DHALF element %d", k.Name, i)
+		run := func(t *testing.T, extra string, global, local []int, half16 bool) {
+			out := e.launch(t, k, extra, global, local, args...)
+			got := f32s(out[len(ins)])
+			require.Len(t, got, len(w))
+			for i := range w {
+				assert.InDelta(t, w[i], got[i], 1e-4+1e-3*float64(abs(w[i])), "%s element %d", k.Name, i)
+			}
+			if !half16 {
+				return
+			}
+			out = e.launch(t, k, extra+" -DHALF", global, local, half...)
+			hb := out[len(ins)]
+			for i := range w {
+				g := tensor.F16ToFloat32(binary.LittleEndian.Uint16(hb[2*i:]))
+				assert.InDelta(t, w[i], g, 1e-2+1e-2*float64(abs(w[i])), "%s -DHALF element %d", k.Name, i)
+			}
 		}
+		fam, ok := kernels.FamilyOfEntry(k.Entry)
+		if !ok || f.Launch != graph.LaunchElementwise {
+			// At least one item past n, to exercise the bounds check.
+			run(t, "", global1D(int(cnt)+1), nil, true)
+			return
+		}
+		// A kernel of a variant family (se_residual): EPT elements per
+		// item, every declared point.
+		forVariants(t, fam.Name, "flat", func(t *testing.T, v kernels.Variant, full bool) {
+			global, local := group1D(ceil(int(cnt), v.Get("EPT")), v.Get("WG"))
+			run(t, v.Defines(), global, local, full)
+		})
 	}
+}
+
+// declaredVariants returns every variant the tables declare.
+func declaredVariants() []kernels.Variant {
+	var out []kernels.Variant
+	for _, f := range kernels.Families() {
+		out = append(out, f.Variants(kernels.Limits{})...)
+	}
+	return out
 }
 
 // f16Pattern is n f16 bit patterns cycling through 1, -2, 0.5, -0.5 and 2

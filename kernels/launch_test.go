@@ -16,6 +16,9 @@ type clEnv struct {
 	dev *cl.Device
 	ctx *cl.Context
 	q   *cl.CommandQueue
+	// progs are the programs built so far, by file and options: the
+	// variant specs launch one program in several geometries.
+	progs map[string]*cl.Program
 }
 
 func newCLEnv(t *testing.T) *clEnv {
@@ -27,7 +30,35 @@ func newCLEnv(t *testing.T) *clEnv {
 	q, err := ctx.CreateCommandQueue(dev, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, q.Close()) })
-	return &clEnv{dev: dev, ctx: ctx, q: q}
+	e := &clEnv{dev: dev, ctx: ctx, q: q, progs: map[string]*cl.Program{}}
+	t.Cleanup(func() {
+		for _, p := range e.progs {
+			assert.NoError(t, p.Close())
+		}
+	})
+	return e
+}
+
+// program returns k's program built with its options plus extra and
+// -Werror (a warning fails the launch: every option set a spec runs builds
+// cleanly on the device), built once per environment.
+func (e *clEnv) program(t *testing.T, k kernels.Kernel, extra string) *cl.Program {
+	t.Helper()
+	opts := k.Options + " " + extra + " -cl-std=CL1.2 -Werror"
+	key := k.File + "|" + opts
+	if p, ok := e.progs[key]; ok {
+		return p
+	}
+	src, err := k.Source()
+	require.NoError(t, err)
+	prog, err := e.ctx.CreateProgramWithSource([]string{src})
+	require.NoError(t, err)
+	if err := prog.BuildProgram(nil, opts); err != nil {
+		assert.NoError(t, prog.Close())
+		require.NoError(t, err, "building %s with %q %q", k.File, k.Options, extra)
+	}
+	e.progs[key] = prog
+	return prog
 }
 
 // launch builds the catalogue entry k with its options plus extra, passes
@@ -36,12 +67,7 @@ func newCLEnv(t *testing.T) *clEnv {
 // argument read back from the device, in argument order.
 func (e *clEnv) launch(t *testing.T, k kernels.Kernel, extra string, global, local []int, args ...any) [][]byte {
 	t.Helper()
-	src, err := k.Source()
-	require.NoError(t, err)
-	prog, err := e.ctx.CreateProgramWithSource([]string{src})
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, prog.Close()) }()
-	require.NoError(t, prog.BuildProgram(nil, k.Options+" "+extra+" -cl-std=CL1.2"), "building %s with %q %q", k.File, k.Options, extra)
+	prog := e.program(t, k, extra)
 	kern, err := prog.CreateKernel(k.Entry)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, kern.Close()) }()

@@ -1,7 +1,6 @@
 package kernels_test
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -78,6 +77,9 @@ func TestKernelsUnderOclgrind(t *testing.T) {
 	for _, k := range kernels.All() {
 		assert.Contains(t, out, "--- PASS: TestCatalogueKernels/"+k.Name+" ", "kernel %s did not run under oclgrind", k.Name)
 	}
+	for _, v := range declaredVariants() {
+		assert.Contains(t, out, "/"+v.String()+" (", "declared variant %s did not pass under oclgrind", v)
+	}
 }
 
 // TestOclgrindCatchesOutOfBounds checks the checker: a kernel that writes
@@ -105,6 +107,9 @@ func TestCatalogueKernels(t *testing.T) {
 	for _, k := range kernels.All() {
 		t.Run(k.Name, func(t *testing.T) {
 			spec, ok := launchSpecs[k.Entry]
+			if !ok {
+				spec, ok = variantSpecs[k.Entry]
+			}
 			if f, declared := fusion.LookupKernelFusion(k.Name); declared && !ok {
 				// A kernel fusion's launch follows from its declaration.
 				spec, ok = kernelFusionSpec(f), true
@@ -112,6 +117,13 @@ func TestCatalogueKernels(t *testing.T) {
 			require.True(t, ok, "no launch spec for kernel entry %s (%s): add one to launchSpecs", k.Entry, k.File)
 			spec(t, e, k)
 		})
+	}
+	// Every declared variant ran: a variant no spec runs is untested.
+	if !t.Failed() {
+		for _, v := range declaredVariants() {
+			_, ran := ranVariants.Load(v.String())
+			assert.True(t, ran, "declared variant %s ran in no launch spec: its kernel's spec must run every point of its algorithm (forVariants)", v)
+		}
 	}
 }
 
@@ -205,20 +217,6 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"copy_words": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(7), nil, []uint32{1, 2, 3, 4, 5, 6, 7}, make([]uint32, 7), uint64(7))
 	},
-	"eltwise_binary": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// a [2,3] with b [3] broadcast over rows.
-		m := []int32{2, 2, 3, 3, 1, 0, 1}
-		e.launch(t, k, "", global1D(6), nil, fill(6, 0.5, 3), fill(3, 0.5, 2), make([]float32, 6), uint64(6), m)
-		switch k.Name {
-		case "max":
-			// f16 storage computed in float: 0x3c00 is 1, 0xc000 is -2.
-			e.launch(t, k, "-DT=float -DIS_FLOAT -DHALF_IN -DHALF_OUT", global1D(6), nil, []uint16{0x3c00, 0xc000, 0, 0x3c00, 0x4000, 0xc000},
-				[]uint16{0, 0x3c00, 0xc000}, make([]uint16, 6), uint64(6), m)
-		case "mod":
-			// Truncated (fmod=1) integer remainder, with a zero divisor.
-			e.launch(t, k, "-DT=long -DINT_FMOD", global1D(6), nil, []int64{7, -7, 5, -5, 3, 0}, []int64{3, -2, 0}, make([]int64, 6), uint64(6), m)
-		}
-	},
 	"eltwise_unary": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(10), nil, fill(10, 0.1, 1), make([]float32, 10), uint64(10), float32(1), float32(0.5))
 		// f16 storage computed in float (f16 bits: 0x3c00 is 1).
@@ -292,38 +290,6 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				run("-DT=uchar -DIS_INT", u8, make([]byte, c.out))
 			}
 		}
-	},
-	"reduce": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// [2,3,4] reduced over axis 1.
-		m := []int32{2, 2, 4, 12, 1, 1, 3, 4, 3}
-		e.launch(t, k, "", global1D(8), nil, fill(24, -1, 1), make([]float32, 8), uint64(8), m)
-		e.launch(t, k, "-DHALF", global1D(8), nil, f16Pattern(24, false), make([]uint16, 8), uint64(8), m)
-		if fp64, err := e.dev.HasFP64(); err == nil && fp64 {
-			d := make([]float64, 24)
-			for i := range d {
-				d[i] = float64(i%5) - 2
-			}
-			e.launch(t, k, "-DT=double", global1D(8), nil, d, make([]float64, 8), uint64(8), m)
-		}
-	},
-	"resize": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// [1,1,2,2] -> [1,1,4,3]: 2 taps along H (the first coordinate
-		// outside the crop), 4 (cubic) along W.
-		m := []int32{4, 1, 1, 4, 3, 4, 4, 2, 1, 1, 1, 2, 4, 21, 22, 23, 31, 0, 1, 2, 10,
-			0, 0, -1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1}
-		w := []float32{1, 1, 0.5, 0.5, 0.75, 0.25, 0.25, 0.75, 1, 0,
-			-0.1, 0.6, 0.6, -0.1, 0, 1, 0, 0, -0.05, 0.3, 0.8, -0.05}
-		e.launch(t, k, "", global1D(12), nil, fill(4, -1, 1), make([]float32, 12), uint64(12), m, w, float32(10))
-		// f16 data; the weights stay f32.
-		e.launch(t, k, "-DHALF", global1D(12), nil, f16Pattern(4, false), make([]uint16, 12), uint64(12), m, w, float32(10))
-	},
-	"resize_nearest": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// [2,1,2,2] -> [2,1,4,3] (3-D range 3x4x2, padded to 4x4x2),
-		// the last H coordinate outside the crop.
-		m := []int32{4, 2, 1, 4, 3, 4, 4, 2, 1, 1, 1, 1, 1, 21, 23, 24, 28, 0, 2, 3, 7,
-			0, 1, 0, 0, 0, 1, -1, 0, 1, 1}
-		e.launch(t, k, "", []int{4, 4, 2}, nil, fill(8, -1, 1), make([]float32, 24), uint64(24), m, fill(10, 1, 1), float32(10))
-		e.launch(t, k, "-DHALF", []int{4, 4, 2}, nil, f16Pattern(8, false), make([]uint16, 24), uint64(24), m, fill(10, 1, 1), float32(10))
 	},
 	"conv3d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,3,4,4], w [4,1,2,3,3], groups 2, stride (1,2,2), pads
@@ -422,94 +388,6 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// f16 tensors (the post-op tables stay int and f32).
 		e.launch(t, k, "-DOCB=2 -DHALF", global1D(18), nil, f16Pattern(50, false), f16Pattern(36, false), f16Pattern(4, true), f16Pattern(4, false),
 			make([]uint16, 36), uint64(18), m, pm, pf)
-	},
-	"fused_gemm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// 2 batches of [5,3] . [3,11] in 4x8 blocks (VW 4): partial row
-		// and column blocks, items past the range. Packed A shared by
-		// the batches, row bias, dense residual sum and relu; then
-		// strided A with a batch stride, beta * C and a broadcast
-		// residual [11] with hardswish.
-		m := []int32{5, 11, 3, 0, 0, 11, 11, 1, 0, 0, 1, 2, 0, 33, 55}
-		e.launch(t, k, "-DVW=4 -DMR=4 -DNV=2 -DA_PACKED", []int{3, 3, 3}, nil, fill(24, -1, 1), fill(66, -1, 1),
-			fill(5, -1, 1), fill(110, -1, 1), make([]float32, 110), m, float32(1.5), float32(0), []int32{2, 0, 1, -1}, []float32{0, 0, 0, 0})
-		m = []int32{5, 11, 3, 3, 1, 11, 11, 3, 11, 1, 1, 2, 15, 33, 55}
-		e.launch(t, k, "-DVW=4 -DMR=4 -DNV=2", []int{3, 3, 3}, nil, fill(30, -1, 1), fill(66, -1, 1),
-			fill(55, -1, 1), fill(11, -1, 1), make([]float32, 110), m, float32(1), float32(0.5),
-			[]int32{2, 0, 3, 3, 2, 5, 11, 0, 0, 1}, []float32{0, 0, 0, 0})
-		// Both again on f16 tensors, VW 4 and 16; column bias (mode 2)
-		// with the packed A.
-		for _, vw := range []int{4, 16} {
-			m = []int32{5, 11, 3, 0, 0, 11, 11, 2, 0, 0, 1, 2, 0, 33, 55}
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DNV=2 -DA_PACKED -DHALF", vw), []int{3, 3, 3}, nil, f16Pattern(24, false), f16Pattern(66, false),
-				f16Pattern(11, false), f16Pattern(110, false), make([]uint16, 110), m, float32(1.5), float32(0), []int32{2, 0, 1, -1}, []float32{0, 0, 0, 0})
-			m = []int32{5, 11, 3, 3, 1, 11, 11, 3, 11, 1, 1, 2, 15, 33, 55}
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DNV=2 -DHALF", vw), []int{3, 3, 3}, nil, f16Pattern(30, false), f16Pattern(66, false),
-				f16Pattern(55, false), f16Pattern(11, false), make([]uint16, 110), m, float32(1), float32(0.5),
-				[]int32{2, 0, 3, 3, 2, 5, 11, 0, 0, 1}, []float32{0, 0, 0, 0})
-		}
-	},
-	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// x [1,2,5,11], 3x3, pad 1 -> [1,5,5,11], OC 5 in blocks of 4
-		// (weights packed [2][18][4]); x [1,2,9,19], 3x3, stride 2, pad
-		// 1 -> [1,5,5,10]; each with VW 4 (clamped, shuffled loads at
-		// the row ends) and VW 16 (lane by lane: rows shorter than a
-		// vector). Bias, dense residual sum and clip.
-		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
-		for _, c := range []struct {
-			extra   string
-			vw      int
-			h, w, s int32
-			oh, ow  int
-		}{
-			{"", 4, 5, 11, 1, 5, 11}, {"-DSTR_H=2 -DSTR_W=2", 4, 9, 19, 2, 5, 10},
-			{"", 16, 5, 11, 1, 5, 11}, {"-DSTR_H=2 -DSTR_W=2", 16, 9, 19, 2, 5, 10},
-		} {
-			m := []int32{1, 2, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
-			out := 5 * c.oh * c.ow
-			tiles := (c.ow + c.vw - 1) / c.vw
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 %s", c.vw, c.extra), []int{3, c.oh*tiles + 1, 2}, nil,
-				fill(int(2*c.h*c.w), -1, 1), fill(144, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 %s -DHALF", c.vw, c.extra), []int{3, c.oh*tiles + 1, 2}, nil,
-				f16Pattern(int(2*c.h*c.w), false), f16Pattern(144, false), f16Pattern(5, false), f16Pattern(out, false), make([]uint16, out), m, pm, pf)
-		}
-	},
-	"fused_deconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// x [1,3,4,9], 2x2 kernel and stride -> [1,5,8,18], OC 5 in
-		// blocks of 4 (weights packed [2][3][2][4][VW]); VW 4 and 16.
-		// Bias, dense residual sum and clip.
-		m := []int32{1, 3, 4, 9, 5, 8, 18, 1}
-		for _, vw := range []int{4, 16} {
-			tiles := (18 + vw - 1) / vw
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DSTR_H=2 -DSTR_W=2", vw), []int{3, 8*tiles + 1, 2}, nil,
-				fill(108, -1, 1), fill(48*vw, -1, 1), fill(5, -1, 1), fill(720, -1, 1), make([]float32, 720), m,
-				[]int32{2, 0, 2, -1}, []float32{0, 0, -1, 1})
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DMR=4 -DSTR_H=2 -DSTR_W=2 -DHALF", vw), []int{3, 8*tiles + 1, 2}, nil,
-				f16Pattern(108, false), f16Pattern(48*vw, false), f16Pattern(5, false), f16Pattern(720, false), make([]uint16, 720), m,
-				[]int32{2, 0, 2, -1}, []float32{0, 0, -1, 1})
-		}
-	},
-	"fused_dwconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// x [2,3,6,13], 5x5, pad 2 -> [2,3,6,13] in 4-row items; x
-		// [1,2,9,19], 3x3, stride 2, pad 1 -> [1,2,5,10]; VW 4 and 16.
-		// Bias, dense residual sum and clip.
-		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
-		for _, c := range []struct {
-			extra         string
-			vw            int
-			n, c, h, w, p int32
-			oh, ow, kk    int
-		}{
-			{"-DWIN_H=5 -DWIN_W=5", 4, 2, 3, 6, 13, 2, 6, 13, 25}, {"-DSTR_H=2 -DSTR_W=2", 4, 1, 2, 9, 19, 1, 5, 10, 9},
-			{"-DWIN_H=5 -DWIN_W=5", 16, 2, 3, 6, 13, 2, 6, 13, 25}, {"-DSTR_H=2 -DSTR_W=2", 16, 1, 2, 9, 19, 1, 5, 10, 9},
-		} {
-			m := []int32{c.n, c.c, c.h, c.w, int32(c.oh), int32(c.ow), c.p, c.p, 1}
-			planes := int(c.n * c.c)
-			out := planes * c.oh * c.ow
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DRB=4 %s", c.vw, c.extra), []int{(c.ow+c.vw-1)/c.vw + 1, (c.oh+3)/4 + 1, planes + 1}, nil,
-				fill(planes*int(c.h*c.w), -1, 1), fill(int(c.c)*c.kk, -1, 1), fill(int(c.c), -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
-			e.launch(t, k, fmt.Sprintf("-DVW=%d -DRB=4 %s -DHALF", c.vw, c.extra), []int{(c.ow+c.vw-1)/c.vw + 1, (c.oh+3)/4 + 1, planes + 1}, nil,
-				f16Pattern(planes*int(c.h*c.w), false), f16Pattern(int(c.c)*c.kk, false), f16Pattern(int(c.c), false), f16Pattern(out, false), make([]uint16, out), m, pm, pf)
-		}
 	},
 	"fully_connected": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// a [3,4] . w [4,5] + bias [5], then sum (residual [3,1]) and gelu.

@@ -1,0 +1,401 @@
+package kernels_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/kernels"
+)
+
+// The launch specs of the kernels whose variants the tables declare
+// (kernels.Families): each runs every declared point of the algorithms
+// it serves, as a subtest named by the variant, with the variant's build
+// options and the geometry its parameters give. TestCatalogueKernels
+// fails when a declared variant ran nowhere, and TestKernelsUnderOclgrind
+// when one did not pass under oclgrind.
+
+// ranVariants records the variants the launch specs ran (String form).
+var ranVariants sync.Map
+
+// forVariants runs fn for every declared variant of family fam's
+// algorithm alg (whatever the device's limits: oclgrind and POCL run them
+// all), each as subtest v.String(). full is set for the algorithm's first
+// point: a spec runs all its cases (f16, other windows) there and its
+// base case on the others, so that each variant runs without building
+// every program of the algorithm several times over.
+func forVariants(t *testing.T, fam, alg string, fn func(t *testing.T, v kernels.Variant, full bool)) {
+	t.Helper()
+	f, ok := kernels.LookupFamily(fam)
+	require.True(t, ok, "no family %s", fam)
+	vs := f.AlgorithmVariants(alg, kernels.Limits{})
+	require.NotEmpty(t, vs, "%s/%s declares no variant", fam, alg)
+	for i, v := range vs {
+		t.Run(v.String(), func(t *testing.T) {
+			fn(t, v, i == 0)
+			if !t.Failed() {
+				ranVariants.Store(v.String(), true)
+			}
+		})
+	}
+}
+
+// firstOf reports whether k is the first catalogue entry of its entry
+// point: the variants of entries that differ only in their operation
+// (eltwise_binary's ops, reduce's) run on the first; the others run the
+// default point.
+func firstOf(k kernels.Kernel) bool {
+	for _, o := range kernels.All() {
+		if o.Entry == k.Entry && o.File == k.File {
+			return o.Name == k.Name
+		}
+	}
+	return false
+}
+
+// ones is a work group of one item per dimension (the WG=1 policy), nil
+// for the driver's choice.
+func wgOnes(wg, dims int) []int {
+	if wg != 1 {
+		return nil
+	}
+	l := make([]int, dims)
+	for i := range l {
+		l[i] = 1
+	}
+	return l
+}
+
+// roundUp rounds each global size to a multiple of local (nil: unchanged).
+func roundUp(global, local []int) []int {
+	out := append([]int(nil), global...)
+	for i := range out {
+		if local != nil {
+			out[i] = (out[i] + local[i] - 1) / local[i] * local[i]
+		}
+	}
+	return out
+}
+
+func ceil(a, b int) int { return (a + b - 1) / b }
+
+// group1D is the 1-D launch of n items in groups of wg (0: the driver's
+// choice), at least one item past n.
+func group1D(n, wg int) ([]int, []int) {
+	if wg == 0 {
+		return global1D(n + 1), nil
+	}
+	return []int{ceil(n+1, wg) * wg}, []int{wg}
+}
+
+// variantSpecs are the launch specs of the variant kernels, by entry.
+var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
+	"fused_gemm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// 2 batches of [5,3] . [3,11]: partial row and column blocks,
+		// items past the range. Packed A shared by the batches, row
+		// bias, dense residual sum and relu; then strided A with a batch
+		// stride, beta * C and a broadcast residual [11] with hardswish;
+		// both on f32 and on f16 tensors. The Winograd GEMMs are the
+		// same kernel.
+		run := func(t *testing.T, v kernels.Variant, full bool) {
+			mr, nr := v.Get("MR"), v.Get("NV")*v.Get("VW")
+			local := wgOnes(v.Get("WG"), 3)
+			global := []int{ceil(5, mr) + 1, ceil(11, nr) + 1, 3}
+			packed := ceil(5, mr) * 3 * mr
+			m1 := []int32{5, 11, 3, 0, 0, 11, 11, 1, 0, 0, 1, 2, 0, 33, 55}
+			m2 := []int32{5, 11, 3, 3, 1, 11, 11, 3, 11, 1, 1, 2, 15, 33, 55}
+			pm1, pm2 := []int32{2, 0, 1, -1}, []int32{2, 0, 3, 3, 2, 5, 11, 0, 0, 1}
+			pf := []float32{0, 0, 0, 0}
+			e.launch(t, k, v.Defines()+" -DA_PACKED", global, local, fill(packed, -1, 1), fill(66, -1, 1),
+				fill(5, -1, 1), fill(110, -1, 1), make([]float32, 110), m1, float32(1.5), float32(0), pm1, pf)
+			if !full {
+				return
+			}
+			e.launch(t, k, v.Defines(), global, local, fill(30, -1, 1), fill(66, -1, 1),
+				fill(55, -1, 1), fill(11, -1, 1), make([]float32, 110), m2, float32(1), float32(0.5), pm2, pf)
+			m1[7] = 2 // column bias with the packed A on f16
+			e.launch(t, k, v.Defines()+" -DA_PACKED -DHALF", global, local, f16Pattern(packed, false), f16Pattern(66, false),
+				f16Pattern(11, false), f16Pattern(110, false), make([]uint16, 110), m1, float32(1.5), float32(0), pm1, pf)
+			e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(30, false), f16Pattern(66, false),
+				f16Pattern(55, false), f16Pattern(11, false), make([]uint16, 110), m2, float32(1), float32(0.5), pm2, pf)
+		}
+		forVariants(t, "gemm", "direct", run)
+		forVariants(t, "conv", "winograd_2x2_3x3", run)
+	},
+	"fused_gemm_tiled": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		if k.Name == "conv2d_implicit_gemm" {
+			// x [2,3,7,9]: 3x3 pad 1 -> [2,5,7,9] (row bias, clip), and
+			// 3x3 stride 2 pad 1 -> [2,5,4,5]: M = 5, K = 27, N = OH*OW
+			// per image (the batch).
+			forVariants(t, "conv", "implicit_gemm", func(t *testing.T, v kernels.Variant, full bool) {
+				for ci, c := range []struct {
+					s, oh, ow int
+				}{{1, 7, 9}, {2, 4, 5}} {
+					if ci > 0 && !full {
+						break
+					}
+					n := c.oh * c.ow
+					m := []int32{5, int32(n), 27, 27, 1, 0, int32(n), 1, 0, 0, 1, 2, 0, 189, int32(5 * n), 3, 7, 9, int32(c.ow), 1, 1}
+					local := kernels.TiledLocalSize(v)
+					global := []int{ceil(n, v.Get("TS_N")) * local[0], ceil(5, v.Get("TS_M")) * local[1], 2}
+					defs := fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d", v.Defines(), c.s, c.s)
+					pm, pf := []int32{1, 2, 0}, []float32{-1, 1}
+					e.launch(t, k, defs, global, local, fill(135, -1, 1), fill(378, -1, 1), fill(5, -1, 1), fill(1, 0, 1),
+						make([]float32, 10*n), m, float32(1), float32(0), pm, pf)
+					if !full {
+						continue
+					}
+					e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(135, false), f16Pattern(378, false), f16Pattern(5, false),
+						f16Pattern(1, false), make([]uint16, 10*n), m, float32(1), float32(0), pm, pf)
+				}
+			})
+			return
+		}
+		// 2 batches of [35,17] . [17,33] (partial tiles): a strided A
+		// with a batch stride, beta * C and a broadcast residual with
+		// hardswish; then a transposed A (column stride) with a column
+		// bias, on f16.
+		forVariants(t, "gemm", "tiled", func(t *testing.T, v kernels.Variant, full bool) {
+			local := kernels.TiledLocalSize(v)
+			global := []int{ceil(33, v.Get("TS_N")) * local[0], ceil(35, v.Get("TS_M")) * local[1], 2}
+			m := []int32{35, 33, 17, 17, 1, 33, 33, 3, 33, 1, 1, 2, 595, 561, 1155}
+			pm := []int32{2, 0, 3, 3, 2, 35, 33, 0, 0, 1}
+			pf := []float32{0, 0, 0, 0}
+			e.launch(t, k, v.Defines(), global, local, fill(1190, -1, 1), fill(1122, -1, 1), fill(1155, -1, 1),
+				fill(33, -1, 1), make([]float32, 2310), m, float32(1), float32(0.5), pm, pf)
+			if !full {
+				return
+			}
+			mt := []int32{35, 33, 17, 1, 35, 33, 33, 2, 0, 0, 1, 2, 0, 561, 1155}
+			e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(595, false), f16Pattern(1122, false), f16Pattern(33, false),
+				f16Pattern(33, false), make([]uint16, 2310), mt, float32(1), float32(0), []int32{1, 1, 0}, []float32{0, 0})
+		})
+	},
+	"winograd_input_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,2,5,7], pad 1 -> 3 x 4 tiles: v [16][2][12].
+		m := []int32{1, 2, 5, 7, 3, 4, 1, 1}
+		e.launch(t, k, "", []int{13, 3}, nil, fill(70, -1, 1), make([]float32, 384), m)
+		e.launch(t, k, "-DHALF", []int{13, 3}, nil, f16Pattern(70, false), make([]uint16, 384), m)
+	},
+	"winograd_output_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// mt [16][3][12] -> out [1,3,5,7] (the last tiles cut), bias,
+		// dense residual sum and clip.
+		m := []int32{1, 3, 5, 7, 3, 4, 1}
+		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+		e.launch(t, k, "", []int{13, 4}, nil, fill(576, -1, 1), fill(3, -1, 1), fill(105, -1, 1), make([]float32, 105), m, pm, pf)
+		e.launch(t, k, "-DHALF", []int{13, 4}, nil, f16Pattern(576, false), f16Pattern(3, false), f16Pattern(105, false), make([]uint16, 105), m, pm, pf)
+	},
+	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,2,5,11], 3x3, pad 1 -> [1,5,5,11]; x [1,2,9,19], 3x3,
+		// stride 2, pad 1 -> [1,5,5,10]; OC 5 in one block of MR
+		// (weights packed [1][18][MR]). Bias, dense residual sum and
+		// clip; f32 and f16.
+		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+		forVariants(t, "conv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
+			vw, mr := v.Get("VW"), v.Get("MR")
+			for _, c := range []struct {
+				extra   string
+				h, w    int32
+				oh, ow  int
+				strided bool
+			}{{"", 5, 11, 5, 11, false}, {"-DSTR_H=2 -DSTR_W=2", 9, 19, 5, 10, true}} {
+				if c.strided && !full {
+					break
+				}
+				m := []int32{1, 2, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
+				out := 5 * c.oh * c.ow
+				local := wgOnes(v.Get("WG"), 3)
+				global := []int{2, c.oh*ceil(c.ow, vw) + 1, 2}
+				defs := v.Defines() + " " + c.extra
+				e.launch(t, k, defs, global, local, fill(int(2*c.h*c.w), -1, 1), fill(18*mr, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
+				if !full {
+					continue
+				}
+				e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(int(2*c.h*c.w), false), f16Pattern(18*mr, false), f16Pattern(5, false),
+					f16Pattern(out, false), make([]uint16, out), m, pm, pf)
+			}
+		})
+	},
+	"fused_deconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,3,4,9], 2x2 kernel and stride -> [1,5,8,18], OC 5 in
+		// blocks of MR (weights packed [blocks][3][2][MR][VW]). Bias,
+		// dense residual sum and clip; f32 and f16.
+		m := []int32{1, 3, 4, 9, 5, 8, 18, 1}
+		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+		forVariants(t, "deconv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
+			vw, mr := v.Get("VW"), v.Get("MR")
+			blocks := ceil(5, mr)
+			wn := blocks * 3 * 2 * mr * vw
+			local := wgOnes(v.Get("WG"), 3)
+			global := []int{blocks + 1, 8*ceil(18, vw) + 1, 2}
+			defs := v.Defines() + " -DSTR_H=2 -DSTR_W=2"
+			e.launch(t, k, defs, global, local, fill(108, -1, 1), fill(wn, -1, 1), fill(5, -1, 1), fill(720, -1, 1), make([]float32, 720), m, pm, pf)
+			if !full {
+				return
+			}
+			e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(108, false), f16Pattern(wn, false), f16Pattern(5, false),
+				f16Pattern(720, false), make([]uint16, 720), m, pm, pf)
+		})
+	},
+	"fused_dwconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		dwCases(t, e, k, "direct", func(v kernels.Variant, oh, ow, planes int) ([]int, []int) {
+			local := wgOnes(v.Get("WG"), 3)
+			return []int{ceil(ow, v.Get("VW")) + 1, ceil(oh, v.Get("RB")) + 1, planes + 1}, local
+		})
+	},
+	"fused_dwconv2d_local": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		dwCases(t, e, k, "local", func(v kernels.Variant, oh, ow, planes int) ([]int, []int) {
+			tx, ty := v.Get("TX"), v.Get("TY")
+			return []int{ceil(ow, tx) * tx, ceil(oh, ty) * ty, planes}, []int{tx, ty, 1}
+		})
+	},
+	"resize_nearest": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,1,2,2] -> [2,1,4,3] (3-D range 3x4x2, rounded up to the
+		// work group), the last H coordinate outside the crop.
+		m := []int32{4, 2, 1, 4, 3, 4, 4, 2, 1, 1, 1, 1, 1, 21, 23, 24, 28, 0, 2, 3, 7,
+			0, 1, 0, 0, 0, 1, -1, 0, 1, 1}
+		forVariants(t, "resize", "gather", func(t *testing.T, v kernels.Variant, full bool) {
+			var local []int
+			if v.Get("WX") > 0 {
+				local = []int{v.Get("WX"), v.Get("WY"), 1}
+			}
+			global := roundUp([]int{4, 4, 2}, local)
+			e.launch(t, k, "", global, local, fill(8, -1, 1), make([]float32, 24), uint64(24), m, fill(10, 1, 1), float32(10))
+			if full {
+				e.launch(t, k, "-DHALF", global, local, f16Pattern(8, false), make([]uint16, 24), uint64(24), m, fill(10, 1, 1), float32(10))
+			}
+		})
+	},
+	"resize_upsample": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,3,4,5] -> [2,3,8,15]: factors 2 and 3, 6 planes.
+		forVariants(t, "resize", "upsample", func(t *testing.T, v kernels.Variant, full bool) {
+			var local []int
+			if v.Get("WG") > 0 {
+				local = []int{v.Get("WG"), 1, 1}
+			}
+			global := roundUp([]int{ceil(5, v.Get("VW")) + 1, 5, 7}, local)
+			defs := v.Defines() + " -DSH=2 -DSW=3"
+			e.launch(t, k, defs, global, local, fill(120, -1, 1), make([]float32, 720), []int32{4, 5, 6})
+			if full {
+				e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(120, false), make([]uint16, 720), []int32{4, 5, 6})
+			}
+		})
+	},
+	"resize": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [1,1,2,2] -> [1,1,4,3]: 2 taps along H (the first coordinate
+		// outside the crop), 4 (cubic) along W.
+		m := []int32{4, 1, 1, 4, 3, 4, 4, 2, 1, 1, 1, 2, 4, 21, 22, 23, 31, 0, 1, 2, 10,
+			0, 0, -1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1}
+		w := []float32{1, 1, 0.5, 0.5, 0.75, 0.25, 0.25, 0.75, 1, 0,
+			-0.1, 0.6, 0.6, -0.1, 0, 1, 0, 0, -0.05, 0.3, 0.8, -0.05}
+		forVariants(t, "resize", "taps", func(t *testing.T, v kernels.Variant, full bool) {
+			global, local := group1D(12, v.Get("WG"))
+			e.launch(t, k, "", global, local, fill(4, -1, 1), make([]float32, 12), uint64(12), m, w, float32(10))
+			if full { // f16 data; the weights stay f32.
+				e.launch(t, k, "-DHALF", global, local, f16Pattern(4, false), make([]uint16, 12), uint64(12), m, w, float32(10))
+			}
+		})
+	},
+	"eltwise_binary": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// a [2,3] with b [3] broadcast over rows; a [3,5,7] with b
+		// [5,1] (runs of EPT cross the rows).
+		run := func(t *testing.T, extra string, global, local []int) {
+			m := []int32{2, 2, 3, 3, 1, 0, 1}
+			e.launch(t, k, extra, global, local, fill(6, 0.5, 3), fill(3, 0.5, 2), make([]float32, 6), uint64(6), m)
+			m = []int32{3, 3, 5, 7, 35, 7, 1, 0, 1, 0}
+			e.launch(t, k, extra, global, local, fill(105, 0.5, 3), fill(5, 0.5, 2), make([]float32, 105), uint64(105), m)
+			switch k.Name {
+			case "max":
+				// f16 storage computed in float: 0x3c00 is 1, 0xc000 is -2.
+				m = []int32{2, 2, 3, 3, 1, 0, 1}
+				e.launch(t, k, extra+" -DT=float -DIS_FLOAT -DHALF_IN -DHALF_OUT", global, local, []uint16{0x3c00, 0xc000, 0, 0x3c00, 0x4000, 0xc000},
+					[]uint16{0, 0x3c00, 0xc000}, make([]uint16, 6), uint64(6), m)
+			case "mod":
+				// Truncated (fmod=1) integer remainder, with a zero divisor.
+				m = []int32{2, 2, 3, 3, 1, 0, 1}
+				e.launch(t, k, extra+" -DT=long -DINT_FMOD", global, local, []int64{7, -7, 5, -5, 3, 0}, []int64{3, -2, 0}, make([]int64, 6), uint64(6), m)
+			}
+		}
+		if !firstOf(k) {
+			run(t, "", global1D(106), nil)
+			return
+		}
+		forVariants(t, "eltwise", "flat", func(t *testing.T, v kernels.Variant, full bool) {
+			global, local := group1D(ceil(105, v.Get("EPT")), v.Get("WG"))
+			run(t, v.Defines(), global, local)
+		})
+	},
+	"reduce": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,3,4] reduced over axis 1.
+		m := []int32{2, 2, 4, 12, 1, 1, 3, 4, 3}
+		run := func(t *testing.T, global, local []int) {
+			e.launch(t, k, "", global, local, fill(24, -1, 1), make([]float32, 8), uint64(8), m)
+			e.launch(t, k, "-DHALF", global, local, f16Pattern(24, false), make([]uint16, 8), uint64(8), m)
+			if fp64, err := e.dev.HasFP64(); err == nil && fp64 {
+				d := make([]float64, 24)
+				for i := range d {
+					d[i] = float64(i%5) - 2
+				}
+				e.launch(t, k, "-DT=double", global, local, d, make([]float64, 8), uint64(8), m)
+			}
+		}
+		if !firstOf(k) {
+			run(t, global1D(8), nil)
+			return
+		}
+		forVariants(t, "reduce", "serial", func(t *testing.T, v kernels.Variant, full bool) {
+			global, local := group1D(8, v.Get("WG"))
+			run(t, global, local)
+		})
+	},
+	"reduce_wg": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// [2,3,4] reduced over axis 1, and [2,150] over axis 1 (more
+		// elements than items): one group per output.
+		m1 := []int32{2, 2, 4, 12, 1, 1, 3, 4, 3}
+		m2 := []int32{1, 2, 150, 1, 150, 1, 150}
+		run := func(t *testing.T, extra string, wg int) {
+			e.launch(t, k, extra, []int{8 * wg}, []int{wg}, fill(24, -1, 1), make([]float32, 8), uint64(8), m1)
+			e.launch(t, k, extra+" -DHALF", []int{8 * wg}, []int{wg}, f16Pattern(24, false), make([]uint16, 8), uint64(8), m1)
+			e.launch(t, k, extra, []int{2 * wg}, []int{wg}, fill(300, -1, 1), make([]float32, 2), uint64(2), m2)
+		}
+		if !firstOf(k) {
+			run(t, "", 64)
+			return
+		}
+		forVariants(t, "reduce", "workgroup", func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), v.Get("WG")) })
+	},
+}
+
+// dwCases runs the depthwise cases for every variant of algorithm alg:
+// x [2,3,6,13], 5x5, pad 2 -> [2,3,6,13]; x [1,2,9,19], 3x3, stride 2,
+// pad 1 -> [1,2,5,10]. Bias, dense residual sum and clip; f32 and f16.
+func dwCases(t *testing.T, e *clEnv, k kernels.Kernel, alg string, geometry func(v kernels.Variant, oh, ow, planes int) ([]int, []int)) {
+	pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+	forVariants(t, "dwconv", alg, func(t *testing.T, v kernels.Variant, full bool) {
+		for _, c := range []struct {
+			extra         string
+			n, c, h, w, p int32
+			oh, ow, kk    int
+		}{
+			{"-DWIN_H=5 -DWIN_W=5", 2, 3, 6, 13, 2, 6, 13, 25}, {"-DSTR_H=2 -DSTR_W=2", 1, 2, 9, 19, 1, 5, 10, 9},
+		} {
+			if c.p == 1 && !full {
+				break
+			}
+			m := []int32{c.n, c.c, c.h, c.w, int32(c.oh), int32(c.ow), c.p, c.p, 1}
+			planes := int(c.n * c.c)
+			out := planes * c.oh * c.ow
+			global, local := geometry(v, c.oh, c.ow, planes)
+			defs := v.Defines() + " " + c.extra
+			e.launch(t, k, defs, global, local, fill(planes*int(c.h*c.w), -1, 1), fill(int(c.c)*c.kk, -1, 1), fill(int(c.c), -1, 1),
+				fill(out, -1, 1), make([]float32, out), m, pm, pf)
+			if !full {
+				continue
+			}
+			e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(planes*int(c.h*c.w), false), f16Pattern(int(c.c)*c.kk, false),
+				f16Pattern(int(c.c), false), f16Pattern(out, false), make([]uint16, out), m, pm, pf)
+		}
+	})
+}
