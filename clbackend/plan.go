@@ -80,14 +80,14 @@ type plan struct {
 
 	planned, naive int64 // activation bytes: the plan's, and all intermediates'
 
-	impl   map[*graph.Node]string
-	order  map[*graph.Node]int
+	impl  map[*graph.Node]string
+	order map[*graph.Node]int
 	// variants is the kernel variant each node of a hot family runs
 	// (kernels.Variant's String form), choices the choices in plan order.
 	variants map[*graph.Node]string
 	choices  []TunedOp
-	byName map[string]*graph.Node
-	progs  []*shared[*cl.Program]
+	byName   map[string]*graph.Node
+	progs    []*shared[*cl.Program]
 	// consts holds the device copies of host values that are not weights.
 	consts map[int]*cl.MemObject
 }

@@ -423,8 +423,8 @@ var families = []Family{
 		Algorithms: []Algorithm{
 			{
 				Name: "direct", Entries: []string{"fused_gemm"},
-				Doc:    "register-blocked: MR rows x NV vectors of VW columns per item, serial fma over K, B read straight from global memory",
-				Params: []Param{vwParam, {Name: "MR", Values: []int{4, 8, 12}, Define: true, Doc: "output rows per work item"}, {Name: "NV", Values: []int{2}, Define: true, Doc: "vectors of VW columns per work item"}, wgParam},
+				Doc:       "register-blocked: MR rows x NV vectors of VW columns per item, serial fma over K, B read straight from global memory",
+				Params:    []Param{vwParam, {Name: "MR", Values: []int{4, 8, 12}, Define: true, Doc: "output rows per work item"}, {Name: "NV", Values: []int{2}, Define: true, Doc: "vectors of VW columns per work item"}, wgParam},
 				WorkGroup: groupWG,
 			},
 			{
