@@ -388,6 +388,11 @@ func lowerCases() map[string][]lowerCase {
 				graph.NewConstant("scales", t).Out(0))
 		}})
 	}
+	cases["Resize"] = append(cases["Resize"], lowerCase{"nearest_integer_factors", func(g *caseGen) *graph.Model {
+		t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 2, 3})
+		return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", g.dim(1, 2), g.dim(1, 3), g.dim(2, 6), g.dim(2, 6)), graph.Output{},
+			graph.NewConstant("scales", t).Out(0))
+	}})
 	// Every post-op kind, alone on FusedConv and after a residual sum on
 	// FullyConnected.
 	for _, p := range []graph.PostOp{
@@ -501,6 +506,7 @@ func TestLoweringsMatchCPU(t *testing.T) {
 	defer cpu.Close()
 	all := lowerCases()
 	used := map[string]bool{} // catalogue entries the cases launched
+	lim := deviceLimits(gpu.devices[gpu.def])
 	var ops []string
 	for op, l := range lowerings() {
 		if l.lower != nil { // host-only ops fold at plan time
@@ -525,11 +531,11 @@ func TestLoweringsMatchCPU(t *testing.T) {
 				nodes, err := rm.Nodes()
 				require.NoError(t, err)
 				found := false
+				ran := map[string]bool{} // kernel variants the nodes ran
 				for _, n := range nodes {
-					for _, impl := range strings.Split(n.RT.Extra["IMPL_TYPE"], ",") {
-						if name, _, ok := strings.Cut(impl, ":"); ok {
-							used[name] = true
-						}
+					markUsed(used, n)
+					if v := n.RT.Extra[KeyKernelVariant]; v != "" {
+						ran[v] = true
 					}
 					if n.OpType == op {
 						found = true
@@ -537,6 +543,22 @@ func TestLoweringsMatchCPU(t *testing.T) {
 					}
 				}
 				assert.True(t, found, "the model has no %s node", op)
+				// The other algorithms of the families the case reaches
+				// (their first point on this device), so every kernel a
+				// family can launch for this op is compared with the CPU.
+				for _, v := range otherAlgorithms(ran, lim) {
+					t.Run(v.Family+"_"+v.Algorithm, func(t *testing.T) {
+						got, cm := inferAllWith(t, gpu, m, ins, map[string]string{KeyKernelVariants: v.String()})
+						assertOutputsClose(t, want, got, 1e-4, 1e-3)
+						rm, err := cm.RuntimeModel()
+						require.NoError(t, err)
+						nodes, err := rm.Nodes()
+						require.NoError(t, err)
+						for _, n := range nodes {
+							markUsed(used, n)
+						}
+					})
+				}
 			})
 		}
 	}
@@ -556,6 +578,46 @@ func TestLoweringsMatchCPU(t *testing.T) {
 		l, ok := lowerings()[op]
 		assert.True(t, ok && l.lower != nil, "lowerCases has a case for %s, which the GPU does not lower", op)
 	}
+}
+
+// markUsed records the catalogue entries runtime-model node n ran.
+func markUsed(used map[string]bool, n *graph.Node) {
+	for _, impl := range strings.Split(n.RT.Extra["IMPL_TYPE"], ",") {
+		if name, _, ok := strings.Cut(impl, ":"); ok {
+			used[name] = true
+		}
+	}
+}
+
+// otherAlgorithms returns, for each family of the variants in ran, the
+// first point that fits lim of every algorithm none of them used.
+func otherAlgorithms(ran map[string]bool, lim kernels.Limits) []kernels.Variant {
+	var out []kernels.Variant
+	seen := map[string]bool{}
+	for s := range ran {
+		v, err := kernels.ParseVariant(s)
+		if err != nil {
+			continue
+		}
+		seen[v.Family+"/"+v.Algorithm] = true
+	}
+	fams := map[string]bool{}
+	for s := range ran {
+		if v, err := kernels.ParseVariant(s); err == nil {
+			fams[v.Family] = true
+		}
+	}
+	for _, f := range kernels.Families() {
+		if !fams[f.Name] {
+			continue
+		}
+		for _, a := range f.Algorithms {
+			if vs := f.AlgorithmVariants(a.Name, lim); !seen[f.Name+"/"+a.Name] && len(vs) > 0 {
+				out = append(out, vs[0])
+			}
+		}
+	}
+	return out
 }
 
 // instance builds case ci of op's cases with its seeded inputs (the seed

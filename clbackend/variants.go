@@ -156,25 +156,30 @@ func tuningOf(d *device, cfg *plugin.Properties, cacheDir string) (*tuning, erro
 	return t, nil
 }
 
-// limits are the variant limits of the plan's device: its preferred float
-// vector width (4 at least: the kernels' default builds everywhere), its
-// largest work group and its local memory.
+// limits are the variant limits of the plan's device (deviceLimits), read
+// once per plan.
 func (b *builder) limits() kernels.Limits {
-	if b.lim != nil {
-		return *b.lim
+	if b.lim == nil {
+		lim := deviceLimits(b.c.dev)
+		b.lim = &lim
 	}
+	return *b.lim
+}
+
+// deviceLimits are the variant limits of d: its preferred float vector
+// width (4 at least: the kernels' default builds everywhere), its largest
+// work group and its local memory.
+func deviceLimits(d *device) kernels.Limits {
 	lim := kernels.Limits{VectorWidth: kernels.MinVectorWidth}
-	d := b.c.dev.cl
-	if w, err := d.PreferredVectorWidths(); err == nil {
+	if w, err := d.cl.PreferredVectorWidths(); err == nil {
 		lim.VectorWidth = max(lim.VectorWidth, w.Float)
 	}
-	if n, err := d.MaxWorkGroupSize(); err == nil {
+	if n, err := d.cl.MaxWorkGroupSize(); err == nil {
 		lim.MaxWorkGroup = n
 	}
-	if n, err := d.LocalMemSize(); err == nil {
+	if n, err := d.cl.LocalMemSize(); err == nil {
 		lim.LocalMem = n
 	}
-	b.lim = &lim
 	return lim
 }
 

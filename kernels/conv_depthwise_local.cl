@@ -6,9 +6,9 @@
 // fused_dwconv2d_local: depthwise conv2d (group = C = OC) with a KH x KW
 // window, strides SH, SW, dilation 1 (build options WIN_H, WIN_W, STR_H,
 // STR_W; default 3, 3, 1, 1), pads, bias and post-ops; weights [C, 1, KH,
-// KW]. Build options TX, TY (default 16, 8): the work group. Work-size
-// contract: 3-D NDRange, local size exactly (TX, TY, 1) (the kernel
-// requires it), global size (ceil(OW/TX)*TX, ceil(OH/TY)*TY, N*C); group
+// KW]. Build options TX, TY (default 16, 8): the work group.
+// Work-size contract: 3-D NDRange, local size exactly (TX, TY, 1) (the
+// kernel requires it), global size (ceil(OW/TX)*TX, ceil(OH/TY)*TY, N*C); group
 // (gx, gy, z) computes the output pixels of rows gy*TY.. and columns
 // gx*TX.. of plane z (image z / C, channel z % C), item (lx, ly) the one
 // at (gy*TY + ly, gx*TX + lx) as a serial f32 fma sum in kernel row,

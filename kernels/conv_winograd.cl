@@ -6,14 +6,14 @@
 // and post-ops. An output tile is 2x2 pixels; tiles cover ceil(OH/2) x
 // ceil(OW/2) per image, P tiles in all.
 //
-// winograd_input_2x2_3x3: x [N, C, H, W] -> v [16][C][P]. Work-size
-// contract: 2-D NDRange, global size >= (P, C), any local size; item (p,
+// winograd_input_2x2_3x3: x [N, C, H, W] -> v [16][C][P].
+// Work-size contract: 2-D NDRange, global size >= (P, C), any local size; item (p,
 // c) transforms the 4x4 tile p of channel c (rows 2*th - PH.., columns
 // 2*tw - PW.., 0 outside the image); items outside do nothing. The int
 // array m holds N, C, H, W, TH, TW (tiles per column and row), PH, PW.
 //
-// winograd_output_2x2_3x3: mt [16][OC][P] -> out [N, OC, OH, OW]. Work-size
-// contract: 2-D NDRange, global size >= (P, OC), any local size; item (p,
+// winograd_output_2x2_3x3: mt [16][OC][P] -> out [N, OC, OH, OW].
+// Work-size contract: 2-D NDRange, global size >= (P, OC), any local size; item (p,
 // oc) writes the up to 2x2 pixels of tile p of channel oc inside the
 // image, each with the bias and the post-op table; items outside do
 // nothing. The int array m holds N, OC, OH, OW, TH, TW, has_bias.

@@ -1,0 +1,176 @@
+package clbackend
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// variantCases are, per hot family (kernels.Families), seeded models whose
+// nodes every algorithm of the family can run: 3x3 stride-1 windows
+// (Winograd), nearest upsampling by integer factors (resize_upsample), a
+// kernel width that divides every vector width (fused_deconv2d), odd
+// sizes that leave partial blocks and tiles. TestVariantsMatchCPU runs
+// every declared variant on them; a new variant needs nothing here.
+func variantCases() map[string][]lowerCase {
+	conv := func(op string, attrs graph.Attrs, post []graph.PostOp, x []int64, w []int64, res bool) func(g *caseGen) *graph.Model {
+		return func(g *caseGen) *graph.Model {
+			ins := []graph.Output{g.x("x", x...), g.c(-0.5, 0.5, w...), g.c(-1, 1, w[0])}
+			node := graph.NewNode(op, "node", ins, attrs, 1)
+			if res {
+				tmp := graph.NewModel("tmp", g.params, []*graph.Node{graph.NewResult("y", node.Out(0))})
+				require.NoError(g.t, tmp.InferShapes())
+				os, _ := node.Outputs[0].Shape.ToShape()
+				node.Inputs = append(node.Inputs, g.x("res", os...))
+			}
+			if post != nil {
+				graph.SetPostOps(node, post)
+			}
+			return g.model(node)
+		}
+	}
+	sumHardSwish := []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostHardSwish}}
+	return map[string][]lowerCase{
+		"gemm": {
+			{"matmul_batch", func(g *caseGen) *graph.Model {
+				return g.one("MatMul", nil, g.x("a", 2, 19, 23), g.x("b", 23, 37))
+			}},
+			{"fully_connected_sum_relu", func(g *caseGen) *graph.Model {
+				node := graph.NewNode(graph.OpFullyConnected, "node",
+					[]graph.Output{g.x("a", 3, 29), g.c(-0.5, 0.5, 29, 41), g.c(-1, 1, 41), g.x("res", 3, 41)}, nil, 1)
+				graph.SetPostOps(node, []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostRelu}})
+				return g.model(node)
+			}},
+			{"pointwise_conv_hardswish", conv(graph.OpFusedConv, graph.Attrs{"kernel_shape": []int64{1, 1}},
+				[]graph.PostOp{{Kind: graph.PostHardSwish}}, []int64{1, 7, 9, 11}, []int64{13, 7, 1, 1}, false)},
+		},
+		"conv": {
+			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 3, 11, 13}, []int64{10, 3, 3, 3}, false)},
+			{"3x3_asymmetric_pads_sum_hardswish", conv(graph.OpFusedConv, graph.Attrs{"pads": []int64{1, 0, 2, 1}}, sumHardSwish,
+				[]int64{1, 4, 9, 10}, []int64{5, 4, 3, 3}, true)},
+		},
+		"dwconv": {
+			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"group": int64(5), "pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 5, 13, 17}, []int64{5, 1, 3, 3}, false)},
+			{"5x5_stride2_clip", conv(graph.OpFusedConv, graph.Attrs{"group": int64(3), "strides": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
+				[]graph.PostOp{{Kind: graph.PostClip, Alpha: -0.3, Beta: 0.4}}, []int64{1, 3, 11, 19}, []int64{3, 1, 5, 5}, false)},
+		},
+		"deconv": {
+			{"2x2_stride2", func(g *caseGen) *graph.Model {
+				return g.one("ConvTranspose", graph.Attrs{"strides": []int64{2, 2}},
+					g.x("x", 1, 3, 5, 9), g.c(-0.5, 0.5, 3, 6, 2, 2), g.c(-1, 1, 6))
+			}},
+		},
+		"resize": {
+			{"nearest_2x", func(g *caseGen) *graph.Model {
+				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 2, 2})
+				return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", 1, 3, 5, 7), graph.Output{}, graph.NewConstant("scales", t).Out(0))
+			}},
+		},
+		"eltwise": {
+			{"add_channel_broadcast", func(g *caseGen) *graph.Model {
+				return g.one("Add", nil, g.x("a", 2, 3, 5, 7), g.x("b", 3, 1, 1))
+			}},
+			{"mul_row_broadcast", func(g *caseGen) *graph.Model {
+				return g.one("Mul", nil, g.x("a", 3, 20), g.x("b", 20))
+			}},
+		},
+		"reduce": {
+			{"mean_spatial", func(g *caseGen) *graph.Model {
+				return g.one("ReduceMean", nil, g.x("x", 2, 3, 9, 17), g.ints(2, 3))
+			}},
+			{"log_sum_exp_long_axis", func(g *caseGen) *graph.Model {
+				return g.one("ReduceLogSumExp", graph.Attrs{"keepdims": int64(0)}, g.x("x", 4, 300), g.ints(1))
+			}},
+		},
+		"se": kernelFusionCases(),
+	}
+}
+
+// TestVariantsMatchCPU runs every declared kernel variant (kernels.Families)
+// that fits this device on its family's variantCases, forced with
+// GPU_KERNEL_VARIANTS, and compares the outputs with the CPU reference;
+// the first variant of each algorithm runs again on f16 activations. It
+// fails for a declared variant that no case ran (the runtime model's
+// KERNEL_VARIANT), so a new variant is tested the moment it is declared.
+// Variants the device cannot launch (wider vectors, larger groups, more
+// local memory) are listed, not run.
+func TestVariantsMatchCPU(t *testing.T) {
+	t.Setenv(EnvEmulateFP16, "1")
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	lim := deviceLimits(gpu.devices[gpu.def])
+	cases := variantCases()
+	exercised := map[string]bool{}
+	var unfit []string
+	for _, f := range kernels.Families() {
+		cs := cases[f.Name]
+		require.NotEmpty(t, cs, "family %s has no variantCases", f.Name)
+		type instance struct {
+			m    *graph.Model
+			ins  map[string]*tensor.Tensor
+			want []*tensor.Tensor
+		}
+		var insts []instance
+		for ci, c := range cs {
+			m, ins := c.instance(t, "variant/"+f.Name+"/"+c.name, ci)
+			want, _ := inferAll(t, cpu, m, ins)
+			insts = append(insts, instance{m, ins, want})
+		}
+		firstOfAlg := map[string]bool{}
+		for _, v := range f.Variants(kernels.Limits{}) {
+			if why := v.Fits(lim); why != "" {
+				unfit = append(unfit, v.String()+": "+why)
+				continue
+			}
+			full := !firstOfAlg[v.Algorithm]
+			firstOfAlg[v.Algorithm] = true
+			t.Run(v.String(), func(t *testing.T) {
+				props := map[string]string{KeyKernelVariants: v.String()}
+				halfRan := false
+				for _, in := range insts {
+					got, cm := inferAllWith(t, gpu, in.m, in.ins, props)
+					assertOutputsClose(t, in.want, got, 1e-4, 1e-3)
+					if ranVariant(t, cm, v) {
+						exercised[v.String()] = true
+					}
+					if full {
+						half := map[string]string{KeyKernelVariants: v.String(), plugin.KeyInferencePrecisionHint: "f16"}
+						got, cm := inferAllWith(t, gpu, in.m, in.ins, half)
+						assertOutputsClose(t, in.want, got, 2e-2, 2e-2)
+						halfRan = halfRan || ranVariant(t, cm, v)
+					}
+				}
+				assert.True(t, !full || halfRan, "no case ran %s on f16 activations", v)
+			})
+		}
+	}
+	if len(unfit) > 0 {
+		t.Logf("declared variants this device (%s) cannot launch, not run here:\n%s", gpu.devices[gpu.def].fullName, strings.Join(unfit, "\n"))
+	}
+	for _, f := range kernels.Families() {
+		for _, v := range f.Variants(lim) {
+			assert.True(t, exercised[v.String()], "declared variant %s ran on no case of variantCases[%q]: add a case every algorithm of the family applies to", v, f.Name)
+		}
+	}
+}
+
+// ranVariant reports whether a node of cm's runtime model ran variant v.
+func ranVariant(t *testing.T, cm plugin.CompiledModel, v kernels.Variant) bool {
+	t.Helper()
+	rm, err := cm.RuntimeModel()
+	require.NoError(t, err)
+	nodes, err := rm.Nodes()
+	require.NoError(t, err)
+	return slices.ContainsFunc(nodes, func(n *graph.Node) bool { return n.RT.Extra[KeyKernelVariant] == v.String() })
+}
