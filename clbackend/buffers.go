@@ -132,7 +132,7 @@ func (c *CompiledModel) programWith(p *Plugin, k kernels.Kernel, opts string) (*
 	if err != nil {
 		return nil, err
 	}
-	return p.cache.program(c.dev, c.ctx.val, k.File, src, opts, c.cacheDir)
+	return p.cache.program(c.dev, c.ctx.val, k.File, src, opts, c.cacheDir, c.compilerLog)
 }
 
 // upload copies a host tensor into a new read-only device buffer.

@@ -31,6 +31,11 @@ type CompiledModel struct {
 	profiling bool
 	cacheDir  string
 	tuning    *tuning // kernel variant configuration (variants.go)
+	// compilerLog is set with LOG_LEVEL LOG_WARNING or above: programs are
+	// built without -w, and a build that leaves a log (warnings) prints
+	// it on stderr. Otherwise kernels are built with -w, so no compiler
+	// output reaches the user's terminal.
+	compilerLog bool
 	hostParam []bool
 	plugin    *Plugin
 
@@ -89,6 +94,7 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *dri
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	cm.profiling = conf.EnableProfiling
+	cm.compilerLog = conf.LogLevel >= driver.LogWarning
 	if cm.cacheDir, err = cfg.Get(driver.KeyCacheDir); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}

@@ -63,6 +63,8 @@ type launch struct {
 	// global is the NDRange (1 to 3 dimensions) and local the work-group
 	// size (nil: the driver picks); see emitND.
 	global, local []int
+	// bytes is the size of the buffers the launch binds: what it moves.
+	bytes int64
 }
 
 // plan is the launch plan of one set of input shapes (and host-known input
@@ -499,6 +501,21 @@ func (b *builder) alias(out, in int) {
 	ov.root = iv.root
 }
 
+// argBytes is the size of the distinct buffers among args.
+func (b *builder) argBytes(args []any) int64 {
+	seen := map[int]bool{}
+	var n int64
+	for _, a := range args {
+		if s, ok := a.(slotArg); ok {
+			if r := b.val(int(s)).root; !seen[r] {
+				seen[r] = true
+				n += int64(b.val(r).bytes)
+			}
+		}
+	}
+	return n
+}
+
 // emit appends a launch of catalogue kernel name built with the extra
 // defines, covering n work items with args: a 1-D NDRange of n rounded up
 // to workGroupMultiple, the work-group size left to the driver (kernels
@@ -544,7 +561,11 @@ func (b *builder) emitND(node *graph.Node, name, defines string, global, local [
 	if err := kernels.CheckArgs(k, defines, check); err != nil {
 		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: %w", node.Name, err)
 	}
-	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines), " ")
+	quiet := " -w" // no compiler warnings on the user's terminal (POCL prints a count)
+	if b.c.compilerLog {
+		quiet = ""
+	}
+	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines+quiet), " ")
 	prog, err := b.c.programWith(b.p, k, opts)
 	if err != nil {
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
@@ -554,7 +575,7 @@ func (b *builder) emitND(node *graph.Node, name, defines string, global, local [
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
 	}
 	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,
-		global: slices.Clone(global), local: slices.Clone(local)}
+		global: slices.Clone(global), local: slices.Clone(local), bytes: b.argBytes(args)}
 	b.pl.launches = append(b.pl.launches, l)
 	return nil
 }

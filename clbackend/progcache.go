@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -90,8 +91,9 @@ func cacheFile(dir, key string) string { return filepath.Join(dir, "clinfer-"+ke
 
 // program returns the program of src built with options for device d in
 // ctx, with a reference for the caller (who releases it). label names the
-// program in errors (the .cl file). cacheDir "" means no disk cache.
-func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, cacheDir string) (*shared[*cl.Program], error) {
+// program in errors (the .cl file). cacheDir "" means no disk cache. With
+// logBuild, a source build that leaves a log prints it on stderr.
+func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, cacheDir string, logBuild bool) (*shared[*cl.Program], error) {
 	key := programKey(d, src, options)
 	mkey := d.id() + "/" + key
 	c.mu.Lock()
@@ -118,7 +120,7 @@ func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, 
 	c.entries[mkey] = e
 	c.mu.Unlock()
 
-	prog, err := c.load(d, ctx, label, src, options, cacheDir, key)
+	prog, err := c.load(d, ctx, label, src, options, cacheDir, key, logBuild)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,7 +141,7 @@ func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, 
 
 // load builds the program: from the binary under cacheDir when there is a
 // good one, else from source (and then writes the binary there).
-func (c *programCache) load(d *device, ctx *cl.Context, label, src, options, cacheDir, key string) (*cl.Program, error) {
+func (c *programCache) load(d *device, ctx *cl.Context, label, src, options, cacheDir, key string, logBuild bool) (*cl.Program, error) {
 	if cacheDir != "" {
 		prog, err := loadBinary(d, ctx, cacheFile(cacheDir, key), options)
 		if err == nil {
@@ -153,6 +155,11 @@ func (c *programCache) load(d *device, ctx *cl.Context, label, src, options, cac
 	prog, err := buildSource(d, ctx, label, src, options)
 	if err != nil {
 		return nil, err
+	}
+	if logBuild {
+		if log, err := prog.BuildLog(d.cl); err == nil && strings.TrimSpace(log) != "" {
+			fmt.Fprintf(os.Stderr, "gpu: building %s with %q on %s: compiler output:\n%s\n", label, options, d.name(), strings.TrimSpace(log))
+		}
 	}
 	c.sourceBuilds.Add(1)
 	if cacheDir != "" {

@@ -376,7 +376,7 @@ func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, uploa
 	var prof []driver.ProfilingInfo
 	k := 0
 	for i, l := range pl.launches {
-		e := driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: driver.OptimizedOut}
+		e := driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: driver.OptimizedOut, Bytes: l.bytes}
 		if l.n != 0 {
 			p, err := evs.kernels[k].Profile()
 			if err != nil {

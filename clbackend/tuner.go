@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -67,8 +69,10 @@ type TunedOp struct {
 	// and Heuristic (0 when not measured).
 	Ms, HeuristicMs float64
 	// Tried counts the candidates timed, Refused those the device could not
-	// build or launch or that differed from the reference.
+	// build or launch or that differed from the reference; Refusals says
+	// why (this compile's tuning only).
 	Tried, Refused int
+	Refusals       []string
 }
 
 // KernelChoices returns the kernel variant choices of the plan the last
@@ -89,8 +93,12 @@ func (c *CompiledModel) KernelChoices() []TunedOp {
 
 func (ch variantChoice) report() TunedOp {
 	return TunedOp{Node: ch.node, Op: ch.op, Key: ch.key, Variant: ch.chosen.String(), Heuristic: ch.heur.String(), Source: ch.source,
-		Ms: ch.ms, HeuristicMs: ch.heuristicMs, Tried: ch.tried, Refused: ch.refused}
+		Ms: ch.ms, HeuristicMs: ch.heuristicMs, Tried: ch.tried, Refused: ch.refused, Refusals: ch.refusals}
 }
+
+// errPruned marks a candidate whose warm-up was so slow that it was not
+// timed further: tried, not refused.
+var errPruned = errors.New("not timed further")
 
 // tuneSession is the tuner's device state for one plan build.
 type tuneSession struct {
@@ -110,10 +118,17 @@ func (b *builder) closeTuning() error {
 
 // tune times the candidates of one choice (ordered and cut by
 // tune.Order) and returns the record of the fastest that matches the
-// reference. A candidate that fails to build or launch, or whose result
-// differs, is refused and counted, never fatal; only when every candidate
-// is refused does tuning fail.
-func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuristic kernels.Variant, emit func(kernels.Variant) error) (tune.Record, error) {
+// reference, and why candidates were refused. A candidate that fails to
+// build or launch, or whose result differs, is refused and counted,
+// never fatal; only when every candidate is refused does tuning fail.
+//
+// The candidates are timed in windows of at most tuneWindow, each with the
+// best so far, round-robin: one run of each per round, so that the load
+// of a shared machine drifting over the seconds of a window falls on all
+// of them alike. The first round warms up and checks the outputs; a
+// candidate over four times slower than the best there is not timed
+// further.
+func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuristic kernels.Variant, emit func(kernels.Variant) error) (tune.Record, []string, error) {
 	tn := b.c.tuning
 	budget := tn.mode.Budget()
 	if b.ts == nil {
@@ -122,52 +137,191 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 	if b.ts.q == nil {
 		q, err := b.c.ctx.val.CreateCommandQueue(b.c.dev.cl, cl.CommandQueueProfilingEnable)
 		if err != nil {
-			return tune.Record{}, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q on %s: command queue: %w", n.Name, b.c.dev.name(), err)
+			return tune.Record{}, nil, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q on %s: command queue: %w", n.Name, b.c.dev.name(), err)
 		}
 		b.ts.q = q
 	}
 	order := tune.Order(cands, heuristic, b.ts.winners[heuristic.Family], budget)
 	ins, want, err := b.tuneInputs(n, key)
 	if err != nil {
-		return tune.Record{}, err
+		return tune.Record{}, nil, err
+	}
+	inBufs, err := b.inputBuffers(n, ins)
+	defer func() {
+		for _, m := range inBufs {
+			_ = m.Close()
+		}
+	}()
+	if err != nil {
+		return tune.Record{}, nil, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q: input buffers: %w", n.Name, err)
 	}
 	rec := tune.Record{Mode: tn.mode.String(), Heuristic: heuristic.String()}
-	best := math.Inf(1)
-	var bestV kernels.Variant
 	var failures []string
-	for _, v := range order {
+	var best *candidate
+	for len(order) > 0 {
 		if err := b.ctx.Err(); err != nil {
-			return tune.Record{}, fmt.Errorf("gpu: tuning node %q: %w", n.Name, err)
+			return tune.Record{}, failures, fmt.Errorf("gpu: tuning node %q: %w", n.Name, err)
 		}
-		ms, err := b.timeCandidate(n, v, ins, want, budget, best, emit)
-		rec.Tried++
-		if err != nil {
-			rec.Refused++
-			failures = append(failures, fmt.Sprintf("%s: %v", v, err))
-			continue
+		k := min(len(order), tuneWindow)
+		window := order[:k]
+		order = order[k:]
+		var runs []*candidate
+		if best != nil {
+			runs = append(runs, best)
 		}
-		if v.Equal(heuristic) {
-			rec.HeuristicMs = ms
+		for _, v := range window {
+			rec.Tried++
+			c, err := b.prepare(n, v, inBufs, want, emit)
+			if err != nil && tuneTrace != nil {
+				tuneTrace(v, 0, err)
+			}
+			if err != nil {
+				rec.Refused++
+				failures = append(failures, fmt.Sprintf("%s: %v", v, err))
+				continue
+			}
+			runs = append(runs, c)
 		}
-		if ms < best {
-			best, bestV = ms, v
+		b.timeRounds(runs, budget, &failures, &rec)
+		for _, c := range runs {
+			if c.err == nil && c != best && (best == nil || c.ms < best.ms) {
+				if best != nil {
+					best.close()
+				}
+				best = c
+				continue
+			}
+			if c != best {
+				c.close()
+			}
 		}
 	}
-	if bestV.IsZero() {
-		return tune.Record{}, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q (%s): every candidate was refused: %s", n.Name, key, errors.Join(stringErrs(failures)...))
+	if best == nil {
+		return tune.Record{}, failures, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q (%s): every candidate was refused: %s", n.Name, key, strings.Join(failures, "; "))
 	}
-	rec.Variant, rec.Ms = bestV.String(), best
-	b.ts.winners[bestV.Family] = appendUnique(b.ts.winners[bestV.Family], bestV)
-	return rec, nil
+	defer best.close()
+	rec.Variant, rec.Ms = best.v.String(), best.ms
+	if best.v.Equal(heuristic) {
+		rec.HeuristicMs = best.ms
+	}
+	b.ts.winners[best.v.Family] = appendUnique(b.ts.winners[best.v.Family], best.v)
+	return rec, failures, nil
 }
 
-func stringErrs(ss []string) []error {
-	out := make([]error, len(ss))
-	for i, s := range ss {
-		out[i] = errors.New(s)
-	}
-	return out
+// tuneWindow is how many candidates the tuner keeps on the device at once.
+const tuneWindow = 6
+
+// candidate is one variant bound to device buffers, and its times.
+type candidate struct {
+	v     kernels.Variant
+	run   *tuneRun
+	progs []*shared[*cl.Program]
+	times []float64
+	ms    float64
+	err   error
 }
+
+func (c *candidate) close() {
+	if c.run != nil {
+		c.run.close()
+		c.run = nil
+	}
+	for _, p := range c.progs {
+		_ = p.release()
+	}
+	c.progs = nil
+}
+
+// prepare emits v tentatively, binds its launches to device buffers (the
+// node's inputs shared), runs them once and checks the outputs against
+// want; the emission is rolled back, the launches and their programs kept.
+func (b *builder) prepare(n *graph.Node, v kernels.Variant, inBufs map[int]*cl.MemObject, want []*tensor.Tensor, emit func(kernels.Variant) error) (_ *candidate, err error) {
+	mark := b.mark()
+	defer b.rollback(mark)
+	if err := emit(v); err != nil {
+		return nil, err
+	}
+	c := &candidate{v: v}
+	defer func() {
+		if err != nil {
+			c.close()
+		}
+	}()
+	for _, p := range b.pl.progs[mark.progs:] {
+		p.acquire()
+		c.progs = append(c.progs, p)
+	}
+	launches := slices.Clone(b.pl.launches[mark.launches:])
+	if c.run, err = b.materialize(launches, inBufs); err != nil {
+		return nil, err
+	}
+	if _, err := c.run.once(b.ts.q); err != nil {
+		return nil, err
+	}
+	for i, w := range want {
+		got, err := c.run.read(b.ts.q, b, b.out(n, i))
+		if err != nil {
+			return nil, err
+		}
+		if err := closeEnough(w, got); err != nil {
+			return nil, fmt.Errorf("output %d differs from the CPU reference: %w", i, err)
+		}
+	}
+	return c, nil
+}
+
+// timeRounds runs the candidates round-robin, budget.WarmUp rounds untimed
+// then budget.Runs timed, and sets each one's median; one that fails or,
+// after the warm-up, is over four times slower than the fastest is
+// dropped (err set; only a failure counts as refused).
+func (b *builder) timeRounds(cs []*candidate, budget tune.Budget, failures *[]string, rec *tune.Record) {
+	warm := make([]float64, len(cs))
+	for r := 0; r < budget.WarmUp+budget.Runs; r++ {
+		for i := range cs {
+			c := cs[(i+r)%len(cs)] // rotate who runs first
+			if c.err != nil {
+				continue
+			}
+			ms, err := c.run.once(b.ts.q)
+			if err != nil {
+				c.err = err
+				rec.Refused++
+				*failures = append(*failures, fmt.Sprintf("%s: %v", c.v, err))
+				continue
+			}
+			if r < budget.WarmUp {
+				warm[(i+r)%len(cs)] = ms
+				continue
+			}
+			c.times = append(c.times, ms)
+		}
+		if r == budget.WarmUp-1 || (budget.WarmUp == 0 && r == 0) {
+			fastest := math.Inf(1)
+			for i, c := range cs {
+				if c.err == nil && warm[i] > 0 {
+					fastest = math.Min(fastest, warm[i])
+				}
+			}
+			for i, c := range cs {
+				if c.err == nil && warm[i] > 4*fastest && warm[i] > 0.5 {
+					c.err = errPruned
+				}
+			}
+		}
+	}
+	for _, c := range cs {
+		if c.err == nil {
+			c.ms = tune.Median(c.times)
+		}
+		if tuneTrace != nil {
+			tuneTrace(c.v, c.ms, c.err)
+		}
+	}
+}
+
+// tuneTrace, when set (tests), sees every timed candidate: its median, or
+// why it was dropped.
+var tuneTrace func(v kernels.Variant, ms float64, err error)
 
 func appendUnique(vs []kernels.Variant, v kernels.Variant) []kernels.Variant {
 	for _, o := range vs {
@@ -223,51 +377,6 @@ func (b *builder) tuneInputs(n *graph.Node, key string) ([]*tensor.Tensor, []*te
 	return ins, want, nil
 }
 
-// timeCandidate emits variant v tentatively, runs its launches and
-// returns their median time in milliseconds after checking the outputs
-// against want; the emission is rolled back. A candidate whose warm-up
-// already takes more than four times best is not timed further.
-func (b *builder) timeCandidate(n *graph.Node, v kernels.Variant, ins, want []*tensor.Tensor, budget tune.Budget, best float64, emit func(kernels.Variant) error) (float64, error) {
-	mark := b.mark()
-	defer b.rollback(mark)
-	if err := emit(v); err != nil {
-		return 0, err
-	}
-	launches := b.pl.launches[mark.launches:]
-	run, err := b.materialize(n, launches, ins)
-	if err != nil {
-		return 0, err
-	}
-	defer run.close()
-	var times []float64
-	for i := 0; i < budget.WarmUp+budget.Runs; i++ {
-		ms, err := run.once(b.ts.q)
-		if err != nil {
-			return 0, err
-		}
-		if i < budget.WarmUp {
-			if i == 0 && ms > 4*best && ms > 0.5 {
-				return 0, fmt.Errorf("warm-up %.3g ms, over 4x the best %.3g ms: not timed further", ms, best)
-			}
-			continue
-		}
-		times = append(times, ms)
-	}
-	for i, w := range want {
-		got, err := run.read(b.ts.q, b, b.out(n, i))
-		if err != nil {
-			return 0, err
-		}
-		if err := closeEnough(w, got); err != nil {
-			return 0, fmt.Errorf("output %d differs from the CPU reference: %w", i, err)
-		}
-	}
-	if len(times) == 0 {
-		return 0, nil
-	}
-	return tune.Median(times), nil
-}
-
 // closeEnough checks got against want within a tolerance for the
 // accumulation order of the variants (f32) or f16 storage.
 func closeEnough(want, got *tensor.Tensor) error {
@@ -298,40 +407,56 @@ type tuneRun struct {
 	bufs     map[int]*cl.MemObject // root value -> buffer
 }
 
-// materialize binds the launches' arguments to fresh device buffers: host
-// values uploaded, the node's inputs filled with ins, the rest (outputs,
-// temporaries) allocated.
-func (b *builder) materialize(n *graph.Node, launches []launch, ins []*tensor.Tensor) (_ *tuneRun, err error) {
+// inputBuffers uploads the node's seeded inputs (those that are not host
+// values), one buffer per root value.
+func (b *builder) inputBuffers(n *graph.Node, ins []*tensor.Tensor) (map[int]*cl.MemObject, error) {
+	out := map[int]*cl.MemObject{}
+	for i := range n.Inputs {
+		v := b.in(n, i)
+		if v < 0 || ins[i] == nil || b.val(v).host != nil {
+			continue
+		}
+		root := b.val(v).root
+		if _, ok := out[root]; ok {
+			continue
+		}
+		data := ins[i].Contiguous().Bytes()
+		if len(data) == 0 {
+			data = make([]byte, 4)
+		}
+		m, err := b.c.ctx.val.CreateBuffer(cl.MemReadWrite|cl.MemCopyHostPtr, data)
+		if err != nil {
+			return out, err
+		}
+		out[root] = m
+	}
+	return out, nil
+}
+
+// materialize binds the launches' arguments to device buffers: the
+// node's inputs to inBufs (shared, not the run's), host values uploaded,
+// the rest (outputs, temporaries) allocated.
+func (b *builder) materialize(launches []launch, inBufs map[int]*cl.MemObject) (_ *tuneRun, err error) {
 	r := &tuneRun{launches: launches, bufs: map[int]*cl.MemObject{}}
 	defer func() {
 		if err != nil {
 			r.close()
 		}
 	}()
-	input := map[int]*tensor.Tensor{}
-	for i := range n.Inputs {
-		if v := b.in(n, i); v >= 0 && ins[i] != nil {
-			input[b.val(v).root] = ins[i]
-		}
-	}
 	ctx := b.c.ctx.val
 	buffer := func(v int) (*cl.MemObject, error) {
 		root := b.val(v).root
+		if m, ok := inBufs[root]; ok {
+			return m, nil
+		}
 		if m, ok := r.bufs[root]; ok {
 			return m, nil
 		}
 		rv := b.val(root)
-		var data []byte
-		switch {
-		case rv.host != nil:
-			data = rv.host.Contiguous().Bytes()
-		case input[root] != nil:
-			data = input[root].Contiguous().Bytes()
-		}
 		var m *cl.MemObject
 		var err error
-		if data != nil && len(data) > 0 {
-			m, err = ctx.CreateBuffer(cl.MemReadWrite|cl.MemCopyHostPtr, data)
+		if rv.host != nil && rv.host.NumElements() > 0 {
+			m, err = ctx.CreateBuffer(cl.MemReadWrite|cl.MemCopyHostPtr, rv.host.Contiguous().Bytes())
 		} else {
 			m, err = ctx.CreateEmptyBuffer(cl.MemReadWrite, max(rv.bytes, 4))
 		}
@@ -402,7 +527,7 @@ func (r *tuneRun) read(q *cl.CommandQueue, b *builder, v int) (*tensor.Tensor, e
 	val := b.val(v)
 	m, ok := r.bufs[val.root]
 	if !ok {
-		return nil, fmt.Errorf("no launch writes the output")
+		return nil, errors.New("no launch writes the output")
 	}
 	t, err := tensor.New(val.typ, val.shape)
 	if err != nil {

@@ -220,6 +220,7 @@ type variantChoice struct {
 	source          string // "heuristic", "recorded", "tuned", "forced"
 	ms, heuristicMs float64
 	tried, refused  int
+	refusals        []string
 }
 
 // choose picks the variant of family fam for node n and emits it: the
@@ -267,9 +268,13 @@ func (b *builder) choose(n *graph.Node, fam, key string, tunable bool, applies f
 		}
 	}
 	if ch.source == "heuristic" && tunable && tn != nil && tn.mode != tune.None && !b.probe {
-		r, err := b.tune(n, key, cands, heuristic, emit)
+		r, refusals, err := b.tune(n, key, cands, heuristic, emit)
 		if err != nil && b.ctx.Err() != nil {
 			return err
+		}
+		ch.refusals = refusals
+		if err != nil {
+			ch.refusals = append(ch.refusals, err.Error())
 		}
 		if v, perr := kernels.ParseVariant(r.Variant); err == nil && perr == nil {
 			ch.chosen, ch.source, ch.ms, ch.heuristicMs, ch.tried, ch.refused = v, "tuned", r.Ms, r.HeuristicMs, r.Tried, r.Refused

@@ -88,6 +88,27 @@ __kernel void eltwise_binary(__global const TIN* a, __global const TIN* b, __glo
     STORE(i0, BINARY_OP(LOAD(a, o.x), LOAD(b, o.y)));
 #else
     uint c = nd_column(i0, m);
+    const int rank = m[0];
+    if (i0 + EPT <= n && c + EPT <= (uint)m[rank]) {
+        // The run stays in one row of the innermost axis: fixed-length
+        // loops over a contiguous (stride 1) or broadcast (stride 0)
+        // operand, which the compiler vectorizes.
+        const int sa = m[2 * rank], sb = m[3 * rank];
+        if (sa == 1 && sb == 0) {
+            const T y = LOAD(b, o.y);
+            for (int e = 0; e < EPT; ++e) STORE(i0 + e, BINARY_OP((T)LOAD(a, o.x + e), y));
+            return;
+        }
+        if (sa == 0 && sb == 1) {
+            const T x = LOAD(a, o.x);
+            for (int e = 0; e < EPT; ++e) STORE(i0 + e, BINARY_OP(x, (T)LOAD(b, o.y + e)));
+            return;
+        }
+        if (sa == 1 && sb == 1) {
+            for (int e = 0; e < EPT; ++e) STORE(i0 + e, BINARY_OP((T)LOAD(a, o.x + e), (T)LOAD(b, o.y + e)));
+            return;
+        }
+    }
     const int cnt = (int)min((ulong)EPT, n - i0);
     for (int e = 0; e < cnt; ++e) {
         if (e > 0) o = nd_next2(o, &c, i0 + e, n, m);

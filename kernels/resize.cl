@@ -148,6 +148,17 @@ __kernel void resize_upsample(__global const FT* in, __global FT* out, __global 
     const long OW = (long)IW * SW;
     __global const FT* ip = in + (z * IH + y) * IW;
     __global FT* op = out + (z * IH * SH + (long)y * SH) * OW;
+    if (x0 + VW <= IW) {
+        // A full run: VW input pixels, then each output row as one
+        // contiguous run of VW * SW values.
+        float t[VW];
+        for (int v = 0; v < VW; ++v) t[v] = LD(ip, x0 + v);
+        for (int r = 0; r < SH; ++r) {
+            __global FT* row = op + r * OW + (long)x0 * SW;
+            for (int j = 0; j < VW * SW; ++j) ST(row, j, t[j / SW]);
+        }
+        return;
+    }
     for (int v = 0; v < VW; ++v) {
         const int x = x0 + v;
         if (x < IW) {

@@ -27,6 +27,17 @@ __kernel void se_residual(__global const FT* x, __global const FT* gate, __globa
     if (i0 >= n) return;
     long2 o = nd_offsets2(i0, n, m); // x at o.x, gate at o.y
     uint c = nd_column(i0, m);
+    const int rank = m[0];
+    if (EPT > 1 && i0 + EPT <= n && c + EPT <= (uint)m[rank] && m[2 * rank] == 1 && m[3 * rank] == 0) {
+        // A run inside a row of x with one gate value: a fixed-length
+        // loop the compiler vectorizes.
+        const float g = LD(gate, o.y);
+        for (int e = 0; e < EPT; ++e) {
+            const float v = LD(x, o.x + e);
+            ST(y, i0 + e, v + v * g);
+        }
+        return;
+    }
     const int cnt = (int)min((ulong)EPT, n - i0);
     for (int e = 0; e < cnt; ++e) {
         if (e > 0) o = nd_next2(o, &c, i0 + e, n, m);

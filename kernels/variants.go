@@ -140,6 +140,15 @@ func (v Variant) Get(name string) int {
 	return 0
 }
 
+// Point maps v's parameters to their values.
+func (v Variant) Point() Point {
+	a, ok := v.algorithm()
+	if !ok {
+		return Point{}
+	}
+	return a.point(v)
+}
+
 // With returns v with parameter name set to x (v itself when its
 // algorithm has no such parameter).
 func (v Variant) With(name string, x int) Variant {

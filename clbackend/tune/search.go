@@ -47,12 +47,31 @@ func Order(cands []kernels.Variant, heuristic kernels.Variant, winners []kernels
 	for _, w := range winners {
 		add(w)
 	}
-	seen := map[string]bool{heuristic.Algorithm: true}
+	// Each other algorithm's point closest to the heuristic's (most
+	// parameters of the same name at the same value; the first on a tie).
+	var algs []string
+	best := map[string]kernels.Variant{}
+	score := map[string]int{}
+	hv := heuristic.Point()
 	for _, v := range cands {
-		if !seen[v.Algorithm] {
-			seen[v.Algorithm] = true
-			add(v)
+		if v.Algorithm == heuristic.Algorithm {
+			continue
 		}
+		s := 0
+		for name, x := range v.Point() {
+			if y, ok := hv[name]; ok && x == y {
+				s++
+			}
+		}
+		if _, ok := best[v.Algorithm]; !ok {
+			algs = append(algs, v.Algorithm)
+			best[v.Algorithm], score[v.Algorithm] = v, s
+		} else if s > score[v.Algorithm] {
+			best[v.Algorithm], score[v.Algorithm] = v, s
+		}
+	}
+	for _, a := range algs {
+		add(best[a])
 	}
 	type near struct {
 		v    kernels.Variant

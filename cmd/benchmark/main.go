@@ -567,11 +567,18 @@ func printCounters(out io.Writer, prof []driver.ProfilingInfo) {
 		return
 	}
 	fmt.Fprintln(out, "performance counters (last inference of request 1):")
-	fmt.Fprintf(out, "  %-30s %-14s %-24s %-10s %12s %12s\n", "node", "type", "exec type", "status", "real µs", "cpu µs")
+	fmt.Fprintf(out, "  %-30s %-14s %-24s %-10s %12s %12s %10s %8s\n", "node", "type", "exec type", "status", "real µs", "cpu µs", "MB moved", "GB/s")
 	var total time.Duration
 	for _, p := range prof {
-		fmt.Fprintf(out, "  %-30s %-14s %-24s %-10s %12.1f %12.1f\n", p.NodeName, p.NodeType, p.ExecType, p.Status,
-			float64(p.RealTime.Nanoseconds())/1e3, float64(p.CPUTime.Nanoseconds())/1e3)
+		mb, gbs := "-", "-"
+		if p.Bytes > 0 {
+			mb = fmt.Sprintf("%.2f", float64(p.Bytes)/1e6)
+			if p.RealTime > 0 {
+				gbs = fmt.Sprintf("%.1f", float64(p.Bytes)/p.RealTime.Seconds()/1e9)
+			}
+		}
+		fmt.Fprintf(out, "  %-30s %-14s %-24s %-10s %12.1f %12.1f %10s %8s\n", p.NodeName, p.NodeType, p.ExecType, p.Status,
+			float64(p.RealTime.Nanoseconds())/1e3, float64(p.CPUTime.Nanoseconds())/1e3, mb, gbs)
 		if p.NodeType != "Stage" {
 			total += p.RealTime
 		}

@@ -141,4 +141,8 @@ type ProfilingInfo struct {
 	RealTime time.Duration
 	// CPUTime is host time spent on it.
 	CPUTime time.Duration
+	// Bytes is the memory the op's kernel reads and writes (the sizes of
+	// its buffer arguments; 0 when the device does not count them), so
+	// that Bytes / RealTime is its bandwidth.
+	Bytes int64
 }
