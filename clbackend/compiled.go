@@ -36,8 +36,8 @@ type CompiledModel struct {
 	// it on stderr. Otherwise kernels are built with -w, so no compiler
 	// output reaches the user's terminal.
 	compilerLog bool
-	hostParam []bool
-	plugin    *Plugin
+	hostParam   []bool
+	plugin      *Plugin
 
 	// static is the plan of the declared input shapes, built at compile
 	// time when they are static (nil otherwise).
