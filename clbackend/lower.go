@@ -191,6 +191,17 @@ func broadcastMeta(out tensor.Shape, ins ...tensor.Shape) []int64 {
 			}
 		}
 	}
+	// Axes of size 1 move no element: drop them, so that the kernels
+	// see fewer axes (a channel gate [N,C,1,1] over [1,C,H,W] is rank 2).
+	for d := len(dims) - 1; d >= 0 && len(dims) > 1; d-- {
+		if dims[d] == 1 {
+			dims = append(dims[:d], dims[d+1:]...)
+			for i := range st {
+				st[i] = append(st[i][:d], st[i][d+1:]...)
+			}
+		}
+	}
+	r = len(dims)
 	// Merge axis d into d-1 where each input's strides chain.
 	for d := r - 1; d > 0; d-- {
 		ok := true

@@ -70,16 +70,43 @@ func (b *builder) binary(n *graph.Node, name string, x, y, out int) error {
 	// variant; the op does not.
 	key := fmt.Sprintf("%v %s %s", table, b.val(x).typ, b.val(out).typ)
 	tunable := x == b.in(n, 0) && y == b.in(n, 1) && out == b.out(n, 0) && len(n.Inputs) == 2 && b.val(x).typ.IsFloat()
-	return b.choose(n, "eltwise", key, tunable, func(kernels.Variant) string { return "" }, eltwiseHeuristic,
+	return b.choose(n, "eltwise", key, tunable, func(kernels.Variant) string { return "" }, b.runsHeuristic("eltwise"),
 		func(v kernels.Variant) error {
-			global, local := group1D(ceilDiv(cnt, int64(v.Get("EPT"))), v.Get("WG"))
-			return b.emitND(n, name, defines+" "+v.Defines(), global, local, slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
+			return b.emitRuns(n, name, defines, v, cnt, table, slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
 		})
 }
 
-// eltwiseHeuristic is the heuristics' variant of the broadcast
-// element-wise kernels.
-var eltwiseHeuristic = mustVariant("eltwise", "flat", 1, 0)
+// runsHeuristic is the heuristics' variant of the families of
+// element-wise runs (eltwise, se, copy): on a CPU device rows of runs of
+// 16 elements (contiguous runs the compiler vectorizes, no index
+// division), elsewhere one element per item in a flat range.
+func (b *builder) runsHeuristic(fam string) kernels.Variant {
+	if b.cpuDevice() {
+		return mustVariant(fam, "rows", 16, 0)
+	}
+	return mustVariant(fam, "flat", 1, 0)
+}
+
+// emitRuns emits one launch of catalogue kernel name over the cnt
+// elements of the iteration space table (broadcastMeta's layout: rank,
+// dims, strides...) as variant v of a family of element-wise runs: a 1-D
+// range of runs of EPT elements (flat), or a 2-D range of runs along the
+// innermost axis by rows (rows).
+func (b *builder) emitRuns(n *graph.Node, name, defines string, v kernels.Variant, cnt int64, table []int64, args ...any) error {
+	ept, wg := int64(v.Get("EPT")), v.Get("WG")
+	defines += " " + v.Defines()
+	if v.Algorithm == "rows" {
+		inner := table[table[0]] // the innermost dim
+		var local []int
+		if wg > 0 {
+			local = []int{wg, 1}
+		}
+		global := roundGlobal([]int64{ceilDiv(inner, ept), cnt / inner}, local)
+		return b.emitND(n, name, defines, global, local, args...)
+	}
+	global, local := group1D(ceilDiv(cnt, ept), wg)
+	return b.emitND(n, name, defines, global, local, args...)
+}
 
 func lowerBinary(b *builder, n *graph.Node) error {
 	return b.binary(n, lowerings()[n.OpType].kernel, b.in(n, 0), b.in(n, 1), b.out(n, 0))

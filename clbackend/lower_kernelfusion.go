@@ -88,11 +88,8 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 	}
 	// A kernel fusion of a hot family (se_residual): EPT elements per item.
 	key := fmt.Sprintf("%s %v%s", name, table, half)
-	return b.choose(n, fam.Name, key, true, func(kernels.Variant) string { return "" }, mustVariant(fam.Name, "flat", 1, 0),
-		func(v kernels.Variant) error {
-			global, local := group1D(ceilDiv(cnt, int64(v.Get("EPT"))), v.Get("WG"))
-			return b.emitND(n, name, half+" "+v.Defines(), global, local, args...)
-		})
+	return b.choose(n, fam.Name, key, true, func(kernels.Variant) string { return "" }, b.runsHeuristic(fam.Name),
+		func(v kernels.Variant) error { return b.emitRuns(n, name, half, v, cnt, table, args...) })
 }
 
 // broadcastsTo reports whether s broadcasts to out (numpy rules) without

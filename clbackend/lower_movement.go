@@ -1,7 +1,9 @@
 package clbackend
 
 import (
+	"fmt"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -46,7 +48,18 @@ func (b *builder) copyView(n *graph.Node, src, dst int, dims, sst []int64, soff 
 	if len(dims) == 0 {
 		m = []int64{1, 1, 0, 0, soff, doff}
 	}
-	return b.emit(n, "strided_copy", "-DT="+bitsType(b.val(dst).typ), cnt, slotArg(src), slotArg(dst), uint64(cnt), b.meta(m))
+	defines := "-DT=" + bitsType(b.val(dst).typ)
+	meta := b.meta(m)
+	if cnt == 0 {
+		return b.emit(n, "strided_copy", defines, cnt, slotArg(src), slotArg(dst), uint64(cnt), meta)
+	}
+	key := fmt.Sprintf("%v %s", m[:len(m)-2], b.val(dst).typ)
+	// One copy computes a node's output only when the node is one copy.
+	tunable := src == b.in(n, 0) && dst == b.out(n, 0) && len(n.Outputs) == 1 && b.val(src).shape.NumElements() == cnt
+	return b.choose(n, "copy", key, tunable, func(kernels.Variant) string { return "" }, b.runsHeuristic("copy"),
+		func(v kernels.Variant) error {
+			return b.emitRuns(n, "strided_copy", defines, v, cnt, m, slotArg(src), slotArg(dst), uint64(cnt), meta)
+		})
 }
 
 // copyBroadcast copies src into dst, broadcasting (Expand).

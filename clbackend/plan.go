@@ -123,11 +123,12 @@ type builder struct {
 	// Kernel variant choice (variants.go, tuner.go): the device's limits
 	// (read once), whether this is a probe plan (never tuned), whether
 	// tuning timed a choice, the choices made and the tuner's session.
-	lim     *kernels.Limits
-	probe   bool
-	tuned   bool
-	choices []variantChoice
-	ts      *tuneSession
+	lim       *kernels.Limits
+	probe     bool
+	tuned     bool
+	tunedKeys map[string]bool
+	choices   []variantChoice
+	ts        *tuneSession
 }
 
 // errUnsupported is an error wrapping driver.ErrUnsupported about node n.

@@ -184,6 +184,11 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 		}
 		b.timeRounds(runs, budget, &failures, &rec)
 		for _, c := range runs {
+			if c.err == nil && c.v.Equal(heuristic) {
+				rec.HeuristicMs = c.ms
+			}
+		}
+		for _, c := range runs {
 			if c.err == nil && c != best && (best == nil || c.ms < best.ms) {
 				if best != nil {
 					best.close()
@@ -201,9 +206,6 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 	}
 	defer best.close()
 	rec.Variant, rec.Ms = best.v.String(), best.ms
-	if best.v.Equal(heuristic) {
-		rec.HeuristicMs = best.ms
-	}
 	b.ts.winners[best.v.Family] = appendUnique(b.ts.winners[best.v.Family], best.v)
 	return rec, failures, nil
 }

@@ -265,6 +265,9 @@ func (b *builder) choose(n *graph.Node, fam, key string, tunable bool, applies f
 	case recorded && (tn.mode != tune.Exhaustive || rec.Mode == tune.Exhaustive.String()):
 		if v, err := kernels.ParseVariant(rec.Variant); err == nil && slices.ContainsFunc(cands, v.Equal) {
 			ch.chosen, ch.source, ch.ms, ch.heuristicMs = v, "recorded", rec.Ms, rec.HeuristicMs
+			if b.tunedKeys[key] {
+				ch.source = "tuned" // by an earlier node of this plan
+			}
 		}
 	}
 	if ch.source == "heuristic" && tunable && tn != nil && tn.mode != tune.None && !b.probe {
@@ -280,6 +283,10 @@ func (b *builder) choose(n *graph.Node, fam, key string, tunable bool, applies f
 			ch.chosen, ch.source, ch.ms, ch.heuristicMs, ch.tried, ch.refused = v, "tuned", r.Ms, r.HeuristicMs, r.Tried, r.Refused
 			tn.db.Put(key, r)
 			b.tuned = true
+			if b.tunedKeys == nil {
+				b.tunedKeys = map[string]bool{}
+			}
+			b.tunedKeys[key] = true
 		}
 	}
 	mark := b.mark()

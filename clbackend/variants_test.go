@@ -92,6 +92,14 @@ func variantCases() map[string][]lowerCase {
 			}},
 		},
 		"se": kernelFusionCases(),
+		"copy": {
+			{"concat_channels", func(g *caseGen) *graph.Model {
+				return g.one("Concat", graph.Attrs{"axis": int64(1)}, g.x("a", 2, 3, 5, 7), g.x("b", 2, 4, 5, 7))
+			}},
+			{"transpose", func(g *caseGen) *graph.Model {
+				return g.one("Transpose", graph.Attrs{"perm": []int64{0, 2, 1}}, g.x("x", 2, 9, 37))
+			}},
+		},
 	}
 }
 

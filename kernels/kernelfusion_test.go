@@ -110,10 +110,12 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 		}
 		// A kernel of a variant family (se_residual): EPT elements per
 		// item, every declared point.
-		forVariants(t, fam.Name, "flat", func(t *testing.T, v kernels.Variant, full bool) {
-			global, local := group1D(ceil(int(cnt), v.Get("EPT")), v.Get("WG"))
-			run(t, v.Defines(), global, local, full)
-		})
+		for _, alg := range []string{"flat", "rows"} {
+			forVariants(t, fam.Name, alg, func(t *testing.T, v kernels.Variant, full bool) {
+				global, local := runsGeometry(v)(int(cnt), int(ys[r-1]))
+				run(t, v.Defines(), global, local, full)
+			})
+		}
 	}
 }
 

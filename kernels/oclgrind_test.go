@@ -370,11 +370,6 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		e.launch(t, k, "", global1D(8), nil, fill(24, -2, 2), make([]float32, 24), uint64(8), uint64(3), uint64(4))
 		e.launch(t, k, "-DHALF", global1D(8), nil, f16Pattern(24, false), make([]uint16, 24), uint64(8), uint64(3), uint64(4))
 	},
-	"strided_copy": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// Transpose [2,3] -> [3,2].
-		m := []int32{2, 3, 2, 1, 3, 2, 1, 0, 0}
-		e.launch(t, k, "", global1D(6), nil, []uint32{1, 2, 3, 4, 5, 6}, make([]uint32, 6), uint64(6), m)
-	},
 	"where_select": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// cond [3], x [2,3], y scalar.
 		m := []int32{2, 2, 3, 0, 1, 3, 1, 0, 0}

@@ -90,6 +90,28 @@ func group1D(n, wg int) ([]int, []int) {
 	return []int{ceil(n+1, wg) * wg}, []int{wg}
 }
 
+// geometry returns the NDRange of a launch over n elements whose innermost
+// axis has inner of them.
+type geometry func(n, inner int) (global, local []int)
+
+// runsGeometry is the geometry of a variant of the families of
+// element-wise runs (eltwise, se, copy): runs of EPT in a 1-D range
+// (flat) or along the innermost axis by rows (rows), in groups of WG, at
+// least one item past the end on each axis.
+func runsGeometry(v kernels.Variant) geometry {
+	return func(n, inner int) ([]int, []int) {
+		ept, wg := v.Get("EPT"), v.Get("WG")
+		if v.Algorithm != "rows" {
+			return group1D(ceil(n, ept), wg)
+		}
+		var local []int
+		if wg > 0 {
+			local = []int{wg, 1}
+		}
+		return roundUp([]int{ceil(inner, ept) + 1, n/inner + 1}, local), local
+	}
+}
+
 // variantSpecs are the launch specs of the variant kernels, by entry.
 var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"fused_gemm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -301,31 +323,49 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"eltwise_binary": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// a [2,3] with b [3] broadcast over rows; a [3,5,7] with b
 		// [5,1] (runs of EPT cross the rows).
-		run := func(t *testing.T, extra string, global, local []int) {
+		run := func(t *testing.T, extra string, geo geometry) {
 			m := []int32{2, 2, 3, 3, 1, 0, 1}
-			e.launch(t, k, extra, global, local, fill(6, 0.5, 3), fill(3, 0.5, 2), make([]float32, 6), uint64(6), m)
-			m = []int32{3, 3, 5, 7, 35, 7, 1, 0, 1, 0}
-			e.launch(t, k, extra, global, local, fill(105, 0.5, 3), fill(5, 0.5, 2), make([]float32, 105), uint64(105), m)
+			g, l := geo(6, 3)
+			e.launch(t, k, extra, g, l, fill(6, 0.5, 3), fill(3, 0.5, 2), make([]float32, 6), uint64(6), m)
 			switch k.Name {
 			case "max":
 				// f16 storage computed in float: 0x3c00 is 1, 0xc000 is -2.
-				m = []int32{2, 2, 3, 3, 1, 0, 1}
-				e.launch(t, k, extra+" -DT=float -DIS_FLOAT -DHALF_IN -DHALF_OUT", global, local, []uint16{0x3c00, 0xc000, 0, 0x3c00, 0x4000, 0xc000},
+				e.launch(t, k, extra+" -DT=float -DIS_FLOAT -DHALF_IN -DHALF_OUT", g, l, []uint16{0x3c00, 0xc000, 0, 0x3c00, 0x4000, 0xc000},
 					[]uint16{0, 0x3c00, 0xc000}, make([]uint16, 6), uint64(6), m)
 			case "mod":
 				// Truncated (fmod=1) integer remainder, with a zero divisor.
-				m = []int32{2, 2, 3, 3, 1, 0, 1}
-				e.launch(t, k, extra+" -DT=long -DINT_FMOD", global, local, []int64{7, -7, 5, -5, 3, 0}, []int64{3, -2, 0}, make([]int64, 6), uint64(6), m)
+				e.launch(t, k, extra+" -DT=long -DINT_FMOD", g, l, []int64{7, -7, 5, -5, 3, 0}, []int64{3, -2, 0}, make([]int64, 6), uint64(6), m)
 			}
+			m = []int32{3, 3, 5, 7, 35, 7, 1, 0, 1, 0}
+			g, l = geo(105, 7)
+			e.launch(t, k, extra, g, l, fill(105, 0.5, 3), fill(5, 0.5, 2), make([]float32, 105), uint64(105), m)
 		}
 		if !firstOf(k) {
-			run(t, "", global1D(106), nil)
+			run(t, "", func(n, _ int) ([]int, []int) { return global1D(n + 1), nil })
 			return
 		}
-		forVariants(t, "eltwise", "flat", func(t *testing.T, v kernels.Variant, full bool) {
-			global, local := group1D(ceil(105, v.Get("EPT")), v.Get("WG"))
-			run(t, v.Defines(), global, local)
-		})
+		for _, alg := range []string{"flat", "rows"} {
+			forVariants(t, "eltwise", alg, func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), runsGeometry(v)) })
+		}
+	},
+	"strided_copy": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// Transpose [2,3] -> [3,2]; a [2,3,4] block into the middle of
+		// a [2,5,4] (Concat's copies: destination offset 4).
+		run := func(t *testing.T, extra string, geo geometry) {
+			m := []int32{2, 3, 2, 1, 3, 2, 1, 0, 0}
+			g, l := geo(6, 2)
+			e.launch(t, k, extra, g, l, []uint32{1, 2, 3, 4, 5, 6}, make([]uint32, 6), uint64(6), m)
+			m = []int32{2, 2, 12, 12, 1, 20, 1, 0, 4}
+			g, l = geo(24, 12)
+			src := make([]uint32, 24)
+			for i := range src {
+				src[i] = uint32(i)
+			}
+			e.launch(t, k, extra, g, l, src, make([]uint32, 40), uint64(24), m)
+		}
+		for _, alg := range []string{"flat", "rows"} {
+			forVariants(t, "copy", alg, func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), runsGeometry(v)) })
+		}
 	},
 	"reduce": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3,4] reduced over axis 1.

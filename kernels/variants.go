@@ -42,6 +42,9 @@ type Algorithm struct {
 	Entries []string
 	// Params are its parameters, in the order a variant lists them.
 	Params []Param
+	// Defines are build options every point of the algorithm adds
+	// ("-DROWS"): the form of its entry point the algorithm uses.
+	Defines string
 	// Valid, when set, rejects parameter combinations the kernel
 	// contract does not allow; p maps each parameter to its value.
 	Valid func(p Point) bool
@@ -166,13 +169,13 @@ func (v Variant) With(name string, x int) Variant {
 }
 
 // Defines returns the build options of v's Define parameters
-// ("-DVW=16 -DMR=8 -DNV=2").
+// ("-DVW=16 -DMR=8 -DNV=2"), after its algorithm's own.
 func (v Variant) Defines() string {
 	a, ok := v.algorithm()
 	if !ok {
 		return ""
 	}
-	var parts []string
+	parts := strings.Fields(a.Defines)
 	for i, p := range a.Params {
 		if p.Define && i < len(v.Values) {
 			parts = append(parts, fmt.Sprintf("-D%s=%d", p.Name, v.Values[i]))
@@ -531,7 +534,13 @@ var families = []Family{
 		Algorithms: []Algorithm{
 			{
 				Name: "flat", Entries: []string{"eltwise_binary"},
-				Doc:       "EPT consecutive output elements per item, operand offsets located once per run of the innermost axis",
+				Doc:       "EPT consecutive output elements per item of a 1-D range, operand offsets located once per run of the innermost axis",
+				Params:    []Param{eptParam, wg1DParam},
+				WorkGroup: groupWG,
+			},
+			{
+				Name: "rows", Entries: []string{"eltwise_binary"}, Defines: "-DROWS",
+				Doc:       "a 2-D range over (runs of EPT along the innermost axis, rows): no index division for rank 2",
 				Params:    []Param{eptParam, wg1DParam},
 				WorkGroup: groupWG,
 			},
@@ -560,7 +569,30 @@ var families = []Family{
 		Algorithms: []Algorithm{
 			{
 				Name: "flat", Entries: []string{"se_residual"},
-				Doc:       "EPT consecutive output elements per item, the gate located once per run of the innermost axis",
+				Doc:       "EPT consecutive output elements per item of a 1-D range, the gate located once per run of the innermost axis",
+				Params:    []Param{eptParam, wg1DParam},
+				WorkGroup: groupWG,
+			},
+			{
+				Name: "rows", Entries: []string{"se_residual"}, Defines: "-DROWS",
+				Doc:       "a 2-D range over (runs of EPT along a channel's pixels, channels): one gate value per row, no index division",
+				Params:    []Param{eptParam, wg1DParam},
+				WorkGroup: groupWG,
+			},
+		},
+	},
+	{
+		Name: "copy", Ops: "the strided copies of the data-movement ops (Concat, Split, Slice, Transpose, Expand, Tile, ...)",
+		Algorithms: []Algorithm{
+			{
+				Name: "flat", Entries: []string{"strided_copy"},
+				Doc:       "EPT consecutive elements per item of a 1-D range",
+				Params:    []Param{eptParam, wg1DParam},
+				WorkGroup: groupWG,
+			},
+			{
+				Name: "rows", Entries: []string{"strided_copy"}, Defines: "-DROWS",
+				Doc:       "a 2-D range over (runs of EPT along the innermost axis, rows): contiguous runs copied as vectors, no index division for rank 2",
 				Params:    []Param{eptParam, wg1DParam},
 				WorkGroup: groupWG,
 			},
