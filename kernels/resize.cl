@@ -24,11 +24,10 @@
 // resize_upsample is nearest upsampling by integer factors SH, SW (build
 // options, default 2, 2) of the last two axes, out[z, y, x] = in[z, y /
 // SH, x / SW], for the tables where nearest mode comes to that; build
-// option VW (default 1): input pixels per item. Work-size contract: 3-D
-// NDRange, global size >= (ceil(IW / VW), IH, planes), any local size;
-// item (i, y, z) reads input pixels i*VW.. of row y of plane z and writes
-// each SH x SW times; items outside do nothing. The int array u holds IH,
-// IW, planes.
+// option VW (default 1): output pixels per item. Work-size contract: 3-D
+// NDRange, global size >= (ceil(IW * SW / VW), IH * SH, planes), any local
+// size; item (i, y, z) writes output pixels i*VW.. of row y of plane z;
+// items outside do nothing. The int array u holds IH, IW, planes.
 //
 // -DHALF stores in and out as f16 (half.clh); the weights w stay f32 and
 // the interpolation is computed in float.
@@ -142,29 +141,16 @@ __kernel void resize_nearest(__global const FT* in, __global FT* out, const ulon
 __kernel void resize_upsample(__global const FT* in, __global FT* out, __global const int* u)
 {
     const int IH = u[0], IW = u[1];
+    const int OW = IW * SW;
     const int x0 = (int)get_global_id(0) * VW, y = (int)get_global_id(1);
     const long z = (long)get_global_id(2);
-    if (x0 >= IW || y >= IH || z >= u[2]) return;
-    const long OW = (long)IW * SW;
-    __global const FT* ip = in + (z * IH + y) * IW;
-    __global FT* op = out + (z * IH * SH + (long)y * SH) * OW;
-    if (x0 + VW <= IW) {
-        // A full run: VW input pixels, then each output row as one
-        // contiguous run of VW * SW values.
-        float t[VW];
-        for (int v = 0; v < VW; ++v) t[v] = LD(ip, x0 + v);
-        for (int r = 0; r < SH; ++r) {
-            __global FT* row = op + r * OW + (long)x0 * SW;
-            for (int j = 0; j < VW * SW; ++j) ST(row, j, t[j / SW]);
-        }
+    if (x0 >= OW || y >= IH * SH || z >= u[2]) return;
+    __global const FT* ip = in + (z * IH + y / SH) * IW;
+    __global FT* op = out + (z * IH * SH + y) * (long)OW;
+    if (x0 + VW <= OW) {
+        // A full run of the output row: VW stores, VW / SW loads.
+        for (int j = 0; j < VW; ++j) ST(op, x0 + j, LD(ip, (x0 + j) / SW));
         return;
     }
-    for (int v = 0; v < VW; ++v) {
-        const int x = x0 + v;
-        if (x < IW) {
-            const float val = LD(ip, x);
-            for (int r = 0; r < SH; ++r)
-                for (int s = 0; s < SW; ++s) ST(op, r * OW + (long)x * SW + s, val);
-        }
-    }
+    for (int x = x0; x < OW; ++x) ST(op, x, LD(ip, x / SW));
 }

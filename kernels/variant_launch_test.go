@@ -297,7 +297,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			if v.Get("WG") > 0 {
 				local = []int{v.Get("WG"), 1, 1}
 			}
-			global := roundUp([]int{ceil(5, v.Get("VW")) + 1, 5, 7}, local)
+			global := roundUp([]int{ceil(15, v.Get("VW")) + 1, 9, 7}, local)
 			defs := v.Defines() + " -DSH=2 -DSW=3"
 			e.launch(t, k, defs, global, local, fill(120, -1, 1), make([]float32, 720), []int32{4, 5, 6})
 			if full {

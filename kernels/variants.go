@@ -517,8 +517,8 @@ var families = []Family{
 			},
 			{
 				Name: "upsample", Entries: []string{"resize_upsample"},
-				Doc:       "nearest upsampling by integer factors of the last two axes: an item reads VW input pixels of a row and writes their SH x SW copies",
-				Params:    []Param{{Name: "VW", Values: []int{1, 4, 8}, Define: true, Doc: "input pixels per work item"}, wg1DParam},
+				Doc:       "nearest upsampling by integer factors of the last two axes: an item writes VW pixels of an output row from VW / SW input pixels, no index table",
+				Params:    []Param{{Name: "VW", Values: []int{4, 8, 16}, Define: true, Doc: "output pixels per work item"}, wg1DParam},
 				WorkGroup: groupWG,
 			},
 			{
