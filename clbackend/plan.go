@@ -256,6 +256,9 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 	}
 	b.pl.byName = map[string]*graph.Node{}
 	for i, n := range nodes {
+		if progress != nil && i > 0 {
+			progress(TuneProgress{Done: i, Total: len(nodes), Node: nodes[i-1].Name, Tuned: b.tunedNode(nodes[i-1])})
+		}
 		b.pl.order[n] = i
 		b.pl.byName[n.Name] = n
 		if err := ctx.Err(); err != nil {
@@ -325,9 +328,6 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 		if err := l.lower(b, n); err != nil {
 			return nil, err
 		}
-		if progress != nil {
-			progress(TuneProgress{Done: i + 1, Total: len(nodes), Node: n.Name, Tuned: b.tunedNode(n)})
-		}
 		var impls []string
 		for _, l := range b.pl.launches[first:] {
 			impls = append(impls, l.kernel.Name+":"+l.kernel.Entry)
@@ -336,6 +336,9 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 			impls = []string{"alias"}
 		}
 		b.pl.impl[n] = strings.Join(slices.Compact(impls), ",")
+	}
+	if progress != nil && len(nodes) > 0 {
+		progress(TuneProgress{Done: len(nodes), Total: len(nodes), Node: nodes[len(nodes)-1].Name, Tuned: b.tunedNode(nodes[len(nodes)-1])})
 	}
 	for _, r := range model.Results {
 		if len(r.Inputs) != 1 || !r.Inputs[0].Valid() {
@@ -502,6 +505,10 @@ func (b *builder) alias(out, in int) {
 	ov.root = iv.root
 }
 
+// optionRecorder, when set (tests), sees the catalogue entry and build
+// options of every program a plan asks for.
+var optionRecorder func(k kernels.Kernel, options string)
+
 // argBytes is the size of the distinct buffers among args.
 func (b *builder) argBytes(args []any) int64 {
 	seen := map[int]bool{}
@@ -567,6 +574,9 @@ func (b *builder) emitND(node *graph.Node, name, defines string, global, local [
 		quiet = ""
 	}
 	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines+quiet), " ")
+	if optionRecorder != nil {
+		optionRecorder(k, opts)
+	}
 	prog, err := b.c.programWith(b.p, k, opts)
 	if err != nil {
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)

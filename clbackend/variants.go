@@ -349,8 +349,13 @@ func (b *builder) checkLaunchable(prog *cl.Program, entry string, local []int) e
 		items *= l
 	}
 	d := b.c.dev.cl
-	if max, err := k.WorkGroupSize(d); err == nil && items > max {
-		return fmt.Errorf("kernel %s: work group of %d items, CL_KERNEL_WORK_GROUP_SIZE is %d: %w", entry, items, max, errUnfit)
+	if limit, err := k.WorkGroupSize(d); err == nil {
+		if kernelGroupLimit > 0 {
+			limit = min(limit, kernelGroupLimit)
+		}
+		if items > limit {
+			return fmt.Errorf("kernel %s: work group of %d items, CL_KERNEL_WORK_GROUP_SIZE is %d: %w", entry, items, limit, errUnfit)
+		}
 	}
 	if lm, err := k.LocalMemSize(d); err == nil {
 		if dev := b.limits().LocalMem; dev > 0 && lm > dev {
@@ -359,6 +364,10 @@ func (b *builder) checkLaunchable(prog *cl.Program, entry string, local []int) e
 	}
 	return nil
 }
+
+// kernelGroupLimit, when positive (tests), caps CL_KERNEL_WORK_GROUP_SIZE
+// as a device whose kernels take smaller groups would.
+var kernelGroupLimit int
 
 // groupOf returns the work-group size of a register-blocked launch under
 // policy wg (kernels' WG parameter): nil for the driver's choice, ones

@@ -100,8 +100,8 @@ func TestSourceExpandsIncludes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, src, "#line 1 \"nd_index.clh\"\n// nd_index.clh:")
 	assert.Contains(t, src, "long2 nd_offsets2(")
-	// The line after the include is the file's line 16.
-	assert.Regexp(t, "#line 16 \"strided_copy.cl\"\n\n#ifndef T\n", src)
+	// The line after the include is the file's line 20.
+	assert.Regexp(t, "#line 20 \"strided_copy.cl\"\n\n#ifndef T\n", src)
 	for _, f := range kernels.Files() {
 		src, err := kernels.Source(f)
 		require.NoError(t, err)
