@@ -341,7 +341,7 @@ func (b *builder) checkLaunchable(prog *cl.Program, entry string, local []int) e
 	}
 	k, err := prog.CreateKernel(entry)
 	if err != nil {
-		return err
+		return plugin.Errorf(plugin.ErrDevice, "kernel %s on %s: %w", entry, b.c.dev.name(), err)
 	}
 	defer k.Close()
 	items := 1
