@@ -47,11 +47,16 @@ func BenchmarkPPOCR(b *testing.B) {
 // benchModel compiles a cached model on a device, fills its only input with
 // seeded values in [-1, 1) and times Infer.
 func benchModel(b *testing.B, model string, shape tensor.Shape, device string) {
+	benchModelWith(b, model, shape, device, nil)
+}
+
+// benchModelWith is benchModel with compile properties.
+func benchModelWith(b *testing.B, model string, shape tensor.Shape, device string, props map[string]string) {
 	m := readModel(b, model)
 	core := driver.NewCore()
 	defer core.Close()
 	ctx := context.Background()
-	cm, err := core.CompileModel(ctx, m, device, nil)
+	cm, err := core.CompileModel(ctx, m, device, props)
 	if err != nil {
 		b.Fatalf("compiling %s on %s: %v", model, device, err)
 	}

@@ -140,7 +140,7 @@ func lowerResize(b *builder, n *graph.Node) error {
 	heur := mustVariant("resize", "taps", 0)
 	switch {
 	case sh > 0:
-		heur = mustVariant("resize", "upsample", 8, 0)
+		heur = mustVariant("resize", "upsample", 4, 0)
 	case one:
 		heur = mustVariant("resize", "gather", 0, 1)
 	}

@@ -148,8 +148,23 @@ __kernel void resize_upsample(__global const FT* in, __global FT* out, __global 
     __global const FT* ip = in + (z * IH + y / SH) * IW;
     __global FT* op = out + (z * IH * SH + y) * (long)OW;
     if (x0 + VW <= OW) {
+#if SW == 2 && (VW == 4 || VW == 8 || VW == 16)
+        // Doubling columns: VW/2 contiguous loads spread over a vector
+        // store of VW (x0 is a multiple of VW, so of 2).
+#if VW == 4
+        const float a = LD(ip, x0 / 2), b = LD(ip, x0 / 2 + 1);
+        ST4(op + x0, 0, ((float4)(a, a, b, b)));
+#elif VW == 8
+        const float4 v = LD4(ip + x0 / 2, 0);
+        ST8(op + x0, 0, ((float8)(v.s0, v.s0, v.s1, v.s1, v.s2, v.s2, v.s3, v.s3)));
+#else
+        const float8 v = LD8(ip + x0 / 2, 0);
+        ST16(op + x0, 0, ((float16)(v.s0, v.s0, v.s1, v.s1, v.s2, v.s2, v.s3, v.s3, v.s4, v.s4, v.s5, v.s5, v.s6, v.s6, v.s7, v.s7)));
+#endif
+#else
         // A full run of the output row: VW stores, VW / SW loads.
         for (int j = 0; j < VW; ++j) ST(op, x0 + j, LD(ip, (x0 + j) / SW));
+#endif
         return;
     }
     for (int x = x0; x < OW; ++x) ST(op, x, LD(ip, x / SW));
