@@ -19,9 +19,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # System packages the tests need: OpenCL (POCL as the CPU OpenCL device, the
 # ICD loader and headers for cgo), clinfo, oclgrind (OpenCL kernel checker),
 # CLBlast (GEMM peer for benchmarks), pkg-config, the ONNX backend test
-# data, debootstrap (the device bundle's Debian 11 build sysroot).
+# data, debootstrap (the device bundle's Debian 11 build sysroot), clang-15
+# (the LLVM of Debian 12's POCL: the kernels' portability matrix builds
+# them for CPU targets POCL here does not compile for).
 APT_PKGS := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo \
-	libonnx-testdata oclgrind libclblast-dev pkg-config debootstrap
+	libonnx-testdata oclgrind libclblast-dev pkg-config debootstrap clang-15
 
 # Packages whose tests exercise concurrency; `test` also runs them with -race.
 RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/... ./auto/... ./batch/...
@@ -30,7 +32,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-models bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
+.PHONY: test deps go-toolchain models refs run bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -77,7 +79,7 @@ vet:
 CASES_ENV := CONFORMANCE_CASES='$(CURDIR)/$(OUT)/conformance-cases-{device}.txt'
 unit:
 	mkdir -p $(OUT)
-	@rc=0; CONFORMANCE_SUMMARY='$(CURDIR)/$(OUT)/conformance-{device}.txt' $(CASES_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... || rc=$$?; \
+	@rc=0; CLINFER_REQUIRE_CLANG=1 CONFORMANCE_SUMMARY='$(CURDIR)/$(OUT)/conformance-{device}.txt' $(CASES_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... || rc=$$?; \
 	for d in CPU GPU; do sed -n '1,7p' $(OUT)/conformance-$$d.txt 2>/dev/null || true; done; \
 	exit $$rc
 
@@ -127,6 +129,29 @@ bench-models bench-cpu: models
 bench-auto: models
 	mkdir -p $(OUT)
 	$(GO) run ./bench/autobench -runs 3 -json $(OUT)/bench-auto.json | tee $(OUT)/bench-auto.txt
+
+## bench-tune: the tuned kernels, side by side in one run: cmd/tune -mode
+## fast tunes PP-OCR det 640, det 320 and cls into $(OUT)/tune-cache (the
+## tuning passes' times), then $(BENCH_COUNT) rounds each of the PP-OCR
+## models on the GPU with the heuristics and tuned, SGEMM 1024 tuned next
+## to the FP32 FMA peak, the data-movement kernels next to the copy
+## bandwidth, and ONNX Runtime (2 threads); medians and ratios, the
+## device (POCL target) named.
+TUNE_CACHE := $(OUT)/tune-cache
+bench-tune: models
+	mkdir -p $(OUT)
+	rm -rf $(TUNE_CACHE) $(OUT)/bench-tune-go.txt $(OUT)/bench-tune-ort.txt
+	$(GO) build -o $(OUT)/tune ./cmd/tune
+	$(GO) test -c -o $(OUT)/bench.test ./bench/
+	$(OUT)/tune -m .cache/models/ch_PP-OCRv4_det_infer.onnx -shape 'x=[1,3,640,640]' -mode fast -cache_dir $(TUNE_CACHE) -json $(OUT)/tune-det640.json | tail -3
+	$(OUT)/tune -m .cache/models/ch_PP-OCRv4_det_infer.onnx -shape 'x=[1,3,320,320]' -mode fast -cache_dir $(TUNE_CACHE) -json $(OUT)/tune-det320.json | tail -2
+	$(OUT)/tune -m .cache/models/ch_ppocr_mobile_v2.0_cls_infer.onnx -shape 'x=[1,3,48,192]' -mode fast -cache_dir $(TUNE_CACHE) -json $(OUT)/tune-cls.json | tail -2
+	for i in $$(seq $(BENCH_COUNT)); do \
+		(cd bench && CLINFER_TUNE_CACHE=$(CURDIR)/$(TUNE_CACHE) GOMAXPROCS=2 ../$(OUT)/bench.test -test.run '^$$' \
+			-test.bench '^Benchmark(PPOCRTuned|PeakFMA|SGEMMTuned|DataMovement|Copy)$$' -test.benchtime 10x) | tee -a $(OUT)/bench-tune-go.txt; \
+		NODE_PATH=.cache/node_modules node scripts/ortref/bench.js --threads 2 | tee -a $(OUT)/bench-tune-ort.txt; \
+	done
+	$(GO) run ./bench/sidebyside -go $(OUT)/bench-tune-go.txt -ort $(OUT)/bench-tune-ort.txt -tune $(OUT)/tune-det640.json,$(OUT)/tune-det320.json,$(OUT)/tune-cls.json
 
 ## bench-conv: the GPU device's Conv kernels (regular, 1x1, depthwise,
 ## deconvolution) in GFLOPS on PP-OCR shapes.

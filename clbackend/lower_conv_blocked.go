@@ -88,7 +88,16 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 			}
 			return ""
 		}
-		heur := mustVariant("dwconv", "direct", b.vectorWidth(), 4, b.groupPolicy())
+		// Narrower vectors for narrow rows, two rows per item for
+		// strided or large planes: what FAST tuning chose on POCL.
+		vw, rb := b.vectorWidth(), 4
+		if OW <= 48 && vw > 8 {
+			vw = 8
+		}
+		if SH == 2 || OH >= 128 {
+			rb = 2
+		}
+		heur := mustVariant("dwconv", "direct", vw, rb, b.groupPolicy())
 		if !b.cpuDevice() {
 			heur = mustVariant("dwconv", "local", 16, 8)
 		}

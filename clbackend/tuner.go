@@ -205,10 +205,21 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 		return tune.Record{}, failures, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q (%s): every candidate was refused: %s", n.Name, key, strings.Join(failures, "; "))
 	}
 	defer best.close()
+	// A candidate replaces the heuristic's choice only when it is clearly
+	// faster: within 5% the difference is the noise of a shared machine.
+	if !best.v.Equal(heuristic) && rec.HeuristicMs > 0 && best.ms > heuristicMargin*rec.HeuristicMs {
+		rec.Variant, rec.Ms = heuristic.String(), rec.HeuristicMs
+		b.ts.winners[heuristic.Family] = appendUnique(b.ts.winners[heuristic.Family], heuristic)
+		return rec, failures, nil
+	}
 	rec.Variant, rec.Ms = best.v.String(), best.ms
 	b.ts.winners[best.v.Family] = appendUnique(b.ts.winners[best.v.Family], best.v)
 	return rec, failures, nil
 }
+
+// heuristicMargin is how much faster than the heuristic's choice a
+// candidate must be to replace it.
+const heuristicMargin = 0.95
 
 // tuneWindow is how many candidates the tuner keeps on the device at once.
 const tuneWindow = 6

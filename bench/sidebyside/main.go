@@ -17,14 +17,15 @@ import (
 func main() {
 	goPath := flag.String("go", "", "output of `go test -bench` (required)")
 	ortPath := flag.String("ort", "", "output of scripts/ortref/bench.js (optional)")
+	tunePaths := flag.String("tune", "", "comma-separated cmd/tune -json reports: also print the bench-tune figures (peak, SGEMM, bandwidth, tuning passes)")
 	flag.Parse()
-	if err := run(*goPath, *ortPath, os.Stdout); err != nil {
+	if err := run(*goPath, *ortPath, *tunePaths, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "sidebyside:", err)
 		os.Exit(1)
 	}
 }
 
-func run(goPath, ortPath string, w io.Writer) error {
+func run(goPath, ortPath, tunePaths string, w io.Writer) error {
 	if goPath == "" {
 		return fmt.Errorf("-go is required")
 	}
@@ -48,7 +49,24 @@ func run(goPath, ortPath string, w io.Writer) error {
 			return fmt.Errorf("%s: %w", ortPath, err)
 		}
 	}
-	return writeTable(w, goRes, ort)
+	if err := writeTable(w, goRes, ort); err != nil {
+		return err
+	}
+	if tunePaths == "" {
+		return nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	m, device, err := parseMetrics(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", goPath, err)
+	}
+	runs, err := readTuneRuns(strings.Split(tunePaths, ","))
+	if err != nil {
+		return err
+	}
+	return writeTuneReport(w, m, device, runs)
 }
 
 // result is one clinfer benchmark: its model key, device and median time.
@@ -74,6 +92,9 @@ func parseGoBench(r io.Reader) ([]result, error) {
 			if _, err := strconv.Atoi(name[i+1:]); err == nil {
 				name = name[:i] // GOMAXPROCS suffix
 			}
+		}
+		if otherMetric(fields) {
+			continue // a figure of the -tune report (gflops, GB/s)
 		}
 		ms, ok := metric(fields, "ms/infer", 1)
 		if !ok {
@@ -105,6 +126,17 @@ func parseGoBench(r io.Reader) ([]result, error) {
 		res[i] = result{key: k[0], device: k[1], ms: bench.Median(samples[k]), runs: len(samples[k])}
 	}
 	return res, nil
+}
+
+// otherMetric reports whether a benchmark line reports a unit that is not
+// a time.
+func otherMetric(fields []string) bool {
+	for i := 3; i < len(fields); i += 2 {
+		if !timeUnits[fields[i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // metric finds "<value> <unit>" in a benchmark line and scales the value.
