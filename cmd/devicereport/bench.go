@@ -96,6 +96,7 @@ func (r *runner) benchSteps() []step {
 				d.Bench.CopyGBs, d.Bench.LaunchUS = copyLaunchFigures(parseBench(out))
 			}},
 	)
+	steps = append(steps, r.tuneStep(t))
 	shape := "1x3x640x640"
 	if q {
 		shape = "1x3x320x320"
@@ -104,6 +105,43 @@ func (r *runner) benchSteps() []step {
 		argv:  []string{"bin/compiletime", "-model", filepath.Join(".cache", "models", ppocr[1].file), "-device", "GPU", "-shape", shape, "-runs", "1"},
 		bench: func(d *DeviceReport, out string) { d.Bench.Compile = compileFigures(out) }})
 	return steps
+}
+
+// tuneJSON is the part of cmd/tune's -json report the device report keeps.
+type tuneJSON struct {
+	Mode        string  `json:"mode"`
+	TuneSeconds float64 `json:"tune_seconds"`
+	BeforeMs    float64 `json:"before_ms"`
+	AfterMs     float64 `json:"after_ms"`
+	Tuned       int     `json:"tuned"`
+	Recorded    int     `json:"recorded"`
+}
+
+// tuneStep is a FAST tuning pass of PP-OCR det (640, or 320 with --quick)
+// with its latency before (heuristics) and after (tuned kernels), into a
+// tuning cache of the run's own.
+func (r *runner) tuneStep(t time.Duration) step {
+	shape, runs := ppocr[2], "10"
+	if r.opts.quick {
+		shape, runs = ppocr[1], "3"
+	}
+	jsonPath := filepath.Join(r.opts.out, "logs", "tune-"+shape.name+".json")
+	return step{name: "tune-fast-" + shape.name, timeout: t,
+		argv: []string{"bin/tune", "-m", filepath.Join(".cache", "models", shape.file), "-d", "GPU", "-shape", "x=" + shape.shape,
+			"-mode", "fast", "-runs", runs, "-cache_dir", filepath.Join(r.opts.out, "tune-cache"), "-json", jsonPath},
+		bench: func(d *DeviceReport, _ string) {
+			b, err := os.ReadFile(jsonPath)
+			if err != nil {
+				return
+			}
+			var j tuneJSON
+			if json.Unmarshal(b, &j) != nil || j.AfterMs <= 0 {
+				return
+			}
+			d.Bench.Tune = &TuneBench{Model: shape.name, Mode: j.Mode, Seconds: j.TuneSeconds, BeforeMS: j.BeforeMs, AfterMS: j.AfterMs, Choices: j.Tuned + j.Recorded}
+			d.Tuning = fmt.Sprintf("%s on %s: %d kernel choices in %.1f s; latency %.2f ms with the heuristics, %.2f ms tuned (%.2fx)",
+				j.Mode, shape.name, j.Tuned+j.Recorded, j.TuneSeconds, j.BeforeMs, j.AfterMs, j.BeforeMs/j.AfterMs)
+		}}
 }
 
 // model returns the figures of the named model benchmark, adding them.

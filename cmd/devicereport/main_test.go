@@ -68,6 +68,7 @@ func fakeBundle(t *testing.T) string {
 		"bin/clinfo":               "cat <<'EOF'\n" + clinfo + "\nEOF\n",
 		"bin/benchmark":            `while [ $# -gt 0 ]; do if [ "$1" = -json ]; then echo '{"throughput_fps": 100, "latency_ms": {"median": 5}, "compile_ms": 300, "nireq": 4}' > "$2"; fi; shift; done`,
 		"bin/compiletime":          `printf '1x3x640x640\tcold\tmedian\t  900.0 ms\n'`,
+		"bin/tune":                 `while [ $# -gt 0 ]; do if [ "$1" = -json ]; then echo '{"mode": "FAST", "tune_seconds": 12.5, "before_ms": 40, "after_ms": 32, "tuned": 90, "recorded": 3}' > "$2"; fi; shift; done`,
 		"tests/tests.test":         `echo "    x.go:1: f16 mode: native (GPU.0 has cl_khr_fp16)"; echo "--- PASS: TestONNXBackendGPU/node/test_relu (0.0s)"; echo "--- SKIP: TestONNXBackendGPU/node/test_odd (0.0s)"; echo "ONNX backend suite: CPU and GPU pass the same cases"`,
 		"clbackend/clbackend.test": `if [ "$CLINFER_GPU_DEVICE" = GPU.1 ]; then echo "--- FAIL: TestLoweringsMatchCPU/Relu (0.1s)"; exit 1; fi; echo "--- PASS: TestLoweringsMatchCPU/Relu (0.1s)"`,
 		"clbackend/cl/cl.test":     `echo "--- PASS: TestVectorAdd (0.1s)"`,
@@ -116,6 +117,8 @@ func TestRunWritesReport(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "**FAILED**: GPU.1 lowering")
 	assert.Contains(t, string(md), "`TestLoweringsMatchCPU/Relu`")
+	assert.Equal(t, &TuneBench{Model: "det_1x3x320x320", Mode: "FAST", Seconds: 12.5, Choices: 93, BeforeMS: 40, AfterMS: 32}, d.Bench.Tune)
+	assert.Contains(t, string(md), "| tuning | FAST on det_1x3x320x320: 93 kernel choices in 12.5 s; latency 40.00 ms with the heuristics, 32.00 ms tuned (1.25x) |")
 	assert.FileExists(t, filepath.Join(out, "logs", "GPU.1-lowering.log"))
 
 	// -devices keeps one device; it passes.

@@ -106,6 +106,19 @@ type Benchmarks struct {
 	CopyGBs  map[string]float64 `json:"copy_gb_per_s"`
 	LaunchUS map[string]float64 `json:"launch_us"`
 	Compile  []CompileBench     `json:"compile"`
+	// Tune is the FAST tuning pass (cmd/tune), when it ran.
+	Tune *TuneBench `json:"tune,omitempty"`
+}
+
+// TuneBench is a tuning pass of one model: its mode, wall time, kernel
+// choices, and the model's median latency before (heuristics) and after.
+type TuneBench struct {
+	Model    string  `json:"model"`
+	Mode     string  `json:"mode"`
+	Seconds  float64 `json:"seconds"`
+	Choices  int     `json:"choices"`
+	BeforeMS float64 `json:"before_ms"`
+	AfterMS  float64 `json:"after_ms"`
 }
 
 // ModelBench is one PP-OCR model: median latency (sync, LATENCY hint),
@@ -184,7 +197,7 @@ func (c clinfoJSON) devices() []DeviceReport {
 				Driver: d.Driver, Version: d.Version, CVersion: d.CVersion, ComputeUnits: d.ComputeUnits,
 				ClockMHz: d.ClockMHz, GlobalMemBytes: d.GlobalMem, MaxWorkGroup: d.MaxWorkGroup,
 				HasFP16: d.FP16, HasFP64: d.FP64, Extensions: d.Extensions,
-				Tuning: "not available in this build (no kernel tuner yet)",
+				Tuning: "not run",
 			})
 		}
 	}

@@ -11,7 +11,7 @@
 #
 #   BUNDLE                      commit and build date
 #   go.mod                      (RepoRoot finds the tree by it)
-#   bin/                        clinfo infer benchmark compiletime devicereport
+#   bin/                        clinfo infer benchmark tune compiletime devicereport
 #   clbackend/clbackend.test    clbackend/cl/cl.test  kernels/kernels.test
 #   tests/tests.test            bench/bench.test
 #   tests/testdata/             the real models' inputs and ONNX Runtime's outputs
@@ -51,7 +51,7 @@ mkdir -p "$P/bin" "$P/lib" "$P/.cache"
 # print function names and lines from the pclntab.
 LDFLAGS="-s -w"
 log "building commands"
-for c in cmd/clinfo cmd/infer cmd/benchmark bench/compiletime cmd/devicereport; do
+for c in cmd/clinfo cmd/infer cmd/benchmark cmd/tune bench/compiletime cmd/devicereport; do
 	"$GO" build -trimpath -ldflags "$LDFLAGS" -o "$P/bin/$(basename "$c")" "./$c"
 done
 log "building test binaries"
