@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/clbackend/tune"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
@@ -142,10 +143,13 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *dri
 		cm.static = pl
 		cm.plans[key] = pl
 		planned, naive = formatBytes(pl.planned), formatBytes(pl.naive)
-	} else if !slices.Contains(cm.hostParam, true) {
+	} else if !slices.Contains(cm.hostParam, true) && cm.tuning.mode == tune.None {
 		// Dynamic input dims: plan one representative shape now so that
 		// every program the model needs is built at compile time; a
 		// request with another shape re-plans from built programs only.
+		// (When tuning, the first inference's shapes are planned and tuned
+		// instead: a probe plan of the same shapes would be reused
+		// untuned.)
 		if err := cm.probePlan(ctx, p); err != nil {
 			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/internal/clcheck"
 	"github.com/clinfer/clinfer/kernels"
 )
@@ -86,6 +87,11 @@ func matrixBuilds(t *testing.T, lim kernels.Limits) []build {
 // option sets the GPU lowerings emit are built the same way by
 // clbackend's TestLoweringOptionsBuildEverywhere.
 func TestPortabilityMatrix(t *testing.T) {
+	if !cl.Enabled {
+		// Nothing here needs OpenCL, but make test runs the cgo build's
+		// tests too: one run of the matrix is enough.
+		t.Skip("built without OpenCL: the cgo build of this test (go test ./kernels/) builds the matrix")
+	}
 	clang, err := clcheck.Clang()
 	if err != nil {
 		if os.Getenv(envRequireClang) != "" {
