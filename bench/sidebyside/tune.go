@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/clinfer/clinfer/bench"
 )
 
 // The -tune report of `make bench-tune`: the figures next to the model
@@ -66,7 +68,7 @@ func (m metrics) get(name, unit string) (float64, bool) {
 	if len(v) == 0 {
 		return 0, false
 	}
-	return median(v), true
+	return bench.Median(v), true
 }
 
 // hasMetrics reports whether benchmark name reports any non-time metric.
