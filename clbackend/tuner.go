@@ -104,6 +104,7 @@ var errPruned = errors.New("not timed further")
 type tuneSession struct {
 	q       *cl.CommandQueue
 	winners map[string][]kernels.Variant // family -> variants that won keys
+	live    int64                        // bytes of the candidates' buffers
 }
 
 // closeTuning releases the tuner's queue.
@@ -418,6 +419,10 @@ type tuneRun struct {
 	kernels  []*cl.Kernel
 	launches []launch
 	bufs     map[int]*cl.MemObject // root value -> buffer
+	// bytes is what the run holds on the device, counted in *live (the
+	// tuner's total) until close.
+	bytes int64
+	live  *int64
 }
 
 // inputBuffers uploads the node's seeded inputs (those that are not host
@@ -456,6 +461,28 @@ func (b *builder) materialize(launches []launch, inBufs map[int]*cl.MemObject) (
 			r.close()
 		}
 	}()
+	// The buffers the run allocates, against half the device's memory
+	// less what the tuner holds already: a candidate that does not fit is
+	// refused before anything is allocated.
+	need := int64(0)
+	seen := map[int]bool{}
+	for _, l := range launches {
+		for _, a := range l.args {
+			if s, ok := a.(slotArg); ok {
+				if root := b.val(int(s)).root; !seen[root] && inBufs[root] == nil {
+					seen[root] = true
+					need += int64(max(b.val(root).bytes, 4))
+				}
+			}
+		}
+	}
+	if d := b.c.dev; d.memSize > 0 && b.ts.live+need > d.memSize/2 {
+		return nil, plugin.Errorf(plugin.ErrResourceExhausted, "gpu: tuning: a candidate needs %s of device buffers, the tuner holds %s, over half of %s's %s",
+			tensor.FormatBytes(need), tensor.FormatBytes(b.ts.live), d.name(), tensor.FormatBytes(d.memSize))
+	}
+	r.live = &b.ts.live
+	r.bytes = need
+	b.ts.live += need
 	ctx := b.c.ctx.val
 	buffer := func(v int) (*cl.MemObject, error) {
 		root := b.val(v).root
@@ -558,6 +585,10 @@ func (r *tuneRun) read(q *cl.CommandQueue, b *builder, v int) (*tensor.Tensor, e
 
 // close releases the run's kernels and buffers.
 func (r *tuneRun) close() {
+	if r.live != nil {
+		*r.live -= r.bytes
+		r.live = nil
+	}
 	for _, k := range r.kernels {
 		_ = k.Close()
 	}
