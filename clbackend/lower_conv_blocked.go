@@ -88,13 +88,11 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 			}
 			return ""
 		}
-		// Narrower vectors for narrow rows, two rows per item for
-		// strided or large planes: what FAST tuning chose on POCL.
+		// Two rows per item for strided windows: what FAST tuning chose
+		// on POCL. (Not from the plane's size: a model with dynamic
+		// spatial dims re-plans new shapes from built programs.)
 		vw, rb := b.vectorWidth(), 4
-		if OW <= 48 && vw > 8 {
-			vw = 8
-		}
-		if SH == 2 || OH >= 128 {
+		if SH == 2 {
 			rb = 2
 		}
 		heur := mustVariant("dwconv", "direct", vw, rb, b.groupPolicy())

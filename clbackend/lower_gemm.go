@@ -287,18 +287,16 @@ type gemmOp struct {
 
 // gemmHeuristic is the heuristics' gemm variant: on a GPU-type device the
 // tiled form with 64x64 tiles and 16x16 groups; elsewhere fused_gemm at
-// the device's vector width (8 columns narrower when N is small: less
-// padding of the last column block), gemmRows rows (4 for up to 128
-// rows: more items for the threads), one item per group on a CPU. What
-// FAST tuning chose for PP-OCR det and cls on POCL (skylake-avx512).
+// the device's vector width, gemmRows rows (4 for up to 128 rows, what
+// FAST tuning chose for PP-OCR det and cls on POCL: more items for the
+// threads), one item per group on a CPU. Its build options depend on M
+// (a convolution's output channels), not on N (the pixels), so a model
+// with dynamic spatial dims re-plans new shapes from built programs.
 func (b *builder) gemmHeuristic(g gemmGeom) kernels.Variant {
-	if !b.cpuDevice() && g.M >= 32 && g.N >= 32 {
+	if !b.cpuDevice() && g.M >= 32 {
 		return mustVariant("gemm", "tiled", 64, 64, 16, 4, 4, 4)
 	}
 	vw := b.vectorWidth()
-	if g.N <= 192 && vw > 8 {
-		vw = 8
-	}
 	mr := gemmRows(g.M, vw)
 	if g.M <= 128 {
 		mr = 4
