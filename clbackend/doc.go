@@ -21,6 +21,19 @@
 // every device's; Property reads the default device, which a SetProperties
 // holding DEVICE_ID alone switches. DeviceProperty reads any device.
 //
+// # Kernel variants and tuning
+//
+// The lowerings of the hot op families (kernels.Families: gemm, conv,
+// dwconv, deconv, resize, eltwise, se, copy, reduce) emit a declared
+// variant chosen per node by choose (variants.go): the one
+// GPU_KERNEL_VARIANTS forces, the record of the device's tuning file
+// (package tune; GPU_TUNING_FILE, or one per DEVICE_ARCHITECTURE and
+// driver under CACHE_DIR), the fastest candidate the tuner (tuner.go)
+// times on the device when GPU_TUNING_MODE is FAST or EXHAUSTIVE, or the
+// heuristics. The runtime model names it (KERNEL_VARIANT) and
+// CompiledModel.KernelChoices reports every choice with its times;
+// cmd/tune drives a tuning compile.
+//
 // # Ownership
 //
 // Every OpenCL handle has one owner. The plugin owns one context per device
