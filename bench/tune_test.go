@@ -15,7 +15,7 @@ import (
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -51,7 +51,7 @@ func tuningVariants(b *testing.B) []struct {
 		props map[string]string
 	}{
 		{"GPU-none", map[string]string{clbackend.KeyTuningMode: "NONE", clbackend.KeyTuningFile: filepath.Join(b.TempDir(), "none.json")}},
-		{"GPU-tuned", map[string]string{clbackend.KeyTuningMode: "FAST", plugin.KeyCacheDir: tuneCache(b)}},
+		{"GPU-tuned", map[string]string{clbackend.KeyTuningMode: "FAST", driver.KeyCacheDir: tuneCache(b)}},
 	}
 }
 
@@ -63,9 +63,9 @@ func printDevice(b *testing.B) {
 	if printedDevice {
 		return
 	}
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
-	name, err := core.Property("GPU", plugin.KeyFullDeviceName)
+	name, err := core.Property("GPU", driver.KeyFullDeviceName)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func BenchmarkSGEMMTuned(b *testing.B) {
 	m := graph.NewModel("sgemm", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", mm.Out(0))})
 	for _, v := range tuningVariants(b) {
 		b.Run(v.name, func(b *testing.B) {
-			core := plugin.NewCore()
+			core := driver.NewCore()
 			defer core.Close()
 			cm, err := core.CompileModel(context.Background(), m, "GPU", v.props)
 			if err != nil {
@@ -238,10 +238,10 @@ func BenchmarkDataMovement(b *testing.B) {
 	const model = "ch_PP-OCRv4_det_infer.onnx"
 	shape := tensor.Shape{1, 3, 640, 640}
 	m := readModel(b, model)
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	props := tuningVariants(b)[1].props
-	props[plugin.KeyEnableProfiling] = "YES"
+	props[driver.KeyEnableProfiling] = "YES"
 	cm, err := core.CompileModel(context.Background(), m, "GPU", props)
 	if err != nil {
 		b.Fatal(err)

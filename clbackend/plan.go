@@ -241,7 +241,7 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 			variants: map[*graph.Node]string{}}}
 	defer func() {
 		if cerr := b.closeTuning(); err == nil && cerr != nil {
-			err = plugin.Errorf(plugin.ErrDevice, "gpu: tuning queue: %w", cerr)
+			err = driver.Errorf(driver.ErrDevice, "gpu: tuning queue: %w", cerr)
 		}
 		if err != nil {
 			_ = b.pl.release()

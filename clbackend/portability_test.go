@@ -15,7 +15,7 @@ import (
 
 	"github.com/clinfer/clinfer/internal/clcheck"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // vwRe finds the vector width a program is built with.
@@ -56,7 +56,7 @@ func TestLoweringOptionsBuildEverywhere(t *testing.T) {
 			m, _ := c.instance(t, op, ci)
 			for _, precision := range []string{"f32", "f16"} {
 				cm, err := gpu.CompileModel(context.Background(), m, map[string]string{
-					plugin.KeyDisableTransformations: "YES", plugin.KeyInferencePrecisionHint: precision})
+					driver.KeyDisableTransformations: "YES", driver.KeyInferencePrecisionHint: precision})
 				require.NoError(t, err, "%s/%s on %s", op, c.name, precision)
 				require.NoError(t, cm.Close())
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -138,7 +138,7 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 	if b.ts.q == nil {
 		q, err := b.c.ctx.val.CreateCommandQueue(b.c.dev.cl, cl.CommandQueueProfilingEnable)
 		if err != nil {
-			return tune.Record{}, nil, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q on %s: command queue: %w", n.Name, b.c.dev.name(), err)
+			return tune.Record{}, nil, driver.Errorf(driver.ErrDevice, "gpu: tuning node %q on %s: command queue: %w", n.Name, b.c.dev.name(), err)
 		}
 		b.ts.q = q
 	}
@@ -154,7 +154,7 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 		}
 	}()
 	if err != nil {
-		return tune.Record{}, nil, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q: input buffers: %w", n.Name, err)
+		return tune.Record{}, nil, driver.Errorf(driver.ErrDevice, "gpu: tuning node %q: input buffers: %w", n.Name, err)
 	}
 	rec := tune.Record{Mode: tn.mode.String(), Heuristic: heuristic.String()}
 	var failures []string
@@ -203,7 +203,7 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 		}
 	}
 	if best == nil {
-		return tune.Record{}, failures, plugin.Errorf(plugin.ErrDevice, "gpu: tuning node %q (%s): every candidate was refused: %s", n.Name, key, strings.Join(failures, "; "))
+		return tune.Record{}, failures, driver.Errorf(driver.ErrDevice, "gpu: tuning node %q (%s): every candidate was refused: %s", n.Name, key, strings.Join(failures, "; "))
 	}
 	defer best.close()
 	// A candidate replaces the heuristic's choice only when it is clearly
@@ -371,7 +371,7 @@ func (b *builder) tuneInputs(n *graph.Node, key string) ([]*tensor.Tensor, []*te
 				return nil, nil, err
 			}
 			if t, err = f.Convert(val.typ); err != nil {
-				return nil, nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: tuning node %q: input %d of type %s: %w", n.Name, i, val.typ, err)
+				return nil, nil, driver.Errorf(driver.ErrUnsupported, "gpu: tuning node %q: input %d of type %s: %w", n.Name, i, val.typ, err)
 			}
 		}
 		ins[i] = t
@@ -386,7 +386,7 @@ func (b *builder) tuneInputs(n *graph.Node, key string) ([]*tensor.Tensor, []*te
 	}
 	want, err := ref.Evaluate(n, refIn)
 	if err != nil {
-		return nil, nil, plugin.Errorf(plugin.ErrUnsupported, "gpu: tuning node %q: the CPU reference: %w", n.Name, err)
+		return nil, nil, driver.Errorf(driver.ErrUnsupported, "gpu: tuning node %q: the CPU reference: %w", n.Name, err)
 	}
 	return ins, want, nil
 }
@@ -477,7 +477,7 @@ func (b *builder) materialize(launches []launch, inBufs map[int]*cl.MemObject) (
 		}
 	}
 	if d := b.c.dev; d.memSize > 0 && b.ts.live+need > d.memSize/2 {
-		return nil, plugin.Errorf(plugin.ErrResourceExhausted, "gpu: tuning: a candidate needs %s of device buffers, the tuner holds %s, over half of %s's %s",
+		return nil, driver.Errorf(driver.ErrResourceExhausted, "gpu: tuning: a candidate needs %s of device buffers, the tuner holds %s, over half of %s's %s",
 			tensor.FormatBytes(need), tensor.FormatBytes(b.ts.live), d.name(), tensor.FormatBytes(d.memSize))
 	}
 	r.live = &b.ts.live

@@ -16,7 +16,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -32,7 +32,7 @@ func tuningModel(t *testing.T) (*graph.Model, map[string]*tensor.Tensor) {
 }
 
 // choices returns the kernel choices of cm by node name.
-func choices(t *testing.T, cm plugin.CompiledModel) map[string]TunedOp {
+func choices(t *testing.T, cm driver.CompiledModel) map[string]TunedOp {
 	t.Helper()
 	out := map[string]TunedOp{}
 	for _, c := range cm.(*CompiledModel).KernelChoices() {
@@ -112,11 +112,11 @@ func TestTuningUnderCacheDir(t *testing.T) {
 	gpu := newGPU(t)
 	m, ins := tuningModel(t)
 	dir := t.TempDir()
-	_, _ = inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningMode: "FAST", plugin.KeyCacheDir: dir})
+	_, _ = inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningMode: "FAST", driver.KeyCacheDir: dir})
 	path := tune.FileName(dir, tuningDevice(gpu.devices[gpu.def]))
 	require.FileExists(t, path)
 	forgetTuningFiles()
-	_, cm := inferAllWith(t, gpu, m, ins, map[string]string{plugin.KeyCacheDir: dir})
+	_, cm := inferAllWith(t, gpu, m, ins, map[string]string{driver.KeyCacheDir: dir})
 	for node, c := range choices(t, cm) {
 		assert.Equal(t, "recorded", c.Source, node)
 	}
@@ -194,7 +194,7 @@ func TestTuningProgress(t *testing.T) {
 	var seen []TuneProgress
 	ctx := WithTuneProgress(context.Background(), func(p TuneProgress) { seen = append(seen, p) })
 	cm, err := gpu.CompileModel(ctx, m, map[string]string{KeyTuningMode: "FAST", KeyTuningFile: filepath.Join(t.TempDir(), "t.json"),
-		plugin.KeyDisableTransformations: "YES"})
+		driver.KeyDisableTransformations: "YES"})
 	require.NoError(t, err)
 	defer cm.Close()
 	require.NotEmpty(t, seen)
@@ -223,7 +223,7 @@ func TestTuningProperties(t *testing.T) {
 	} {
 		_, err := gpu.CompileModel(context.Background(), m, map[string]string{c.key: c.value})
 		require.Error(t, err, c.value)
-		assert.ErrorIs(t, err, plugin.ErrInvalidArgument)
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), c.key)
 		assert.Contains(t, err.Error(), c.want)
 	}
@@ -246,7 +246,7 @@ func TestCompilerOutputQuiet(t *testing.T) {
 	}{{"", true}, {"LOG_ERROR", true}, {"LOG_WARNING", false}, {"LOG_DEBUG", false}} {
 		props := map[string]string{}
 		if c.level != "" {
-			props[plugin.KeyLogLevel] = c.level
+			props[driver.KeyLogLevel] = c.level
 		}
 		_, cm := inferAllWith(t, gpu, m, ins, props)
 		pl := cm.(*CompiledModel).static

@@ -12,7 +12,7 @@ import (
 	"github.com/clinfer/clinfer/clbackend/tune"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // Device-adaptive kernels: the lowerings of the hot op families
@@ -37,8 +37,8 @@ const (
 )
 
 // tuningSpecs are the property specs of the variant choice.
-func tuningSpecs() []plugin.PropertySpec {
-	return []plugin.PropertySpec{
+func tuningSpecs() []driver.PropertySpec {
+	return []driver.PropertySpec{
 		{
 			Key: KeyTuningMode, Mutable: true, Default: tune.None.String(),
 			Accepted: strings.Join(tune.ModeNames(), ", "),
@@ -109,15 +109,15 @@ func tuningDevice(d *device) tune.Device {
 
 // tuningOf reads the variant configuration of a compile on d under cfg and
 // opens (once per process) the tuning cache it names.
-func tuningOf(d *device, cfg *plugin.Properties, cacheDir string) (*tuning, error) {
+func tuningOf(d *device, cfg *driver.Properties, cacheDir string) (*tuning, error) {
 	get := func(k string) string { v, _ := cfg.Get(k); return v }
 	mode, err := tune.ParseMode(get(KeyTuningMode))
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: %s: %w", KeyTuningMode, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: %s: %w", KeyTuningMode, err)
 	}
 	vs, err := parseVariants(get(KeyKernelVariants))
 	if err != nil {
-		return nil, plugin.Errorf(plugin.ErrInvalidArgument, "gpu: %s: %w", KeyKernelVariants, err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: %s: %w", KeyKernelVariants, err)
 	}
 	t := &tuning{mode: mode, forced: map[string]kernels.Variant{}}
 	for _, v := range vs {
@@ -147,7 +147,7 @@ func tuningOf(d *device, cfg *plugin.Properties, cacheDir string) (*tuning, erro
 	db, err := tune.Open(path, dev)
 	if err != nil {
 		if !errors.Is(err, tune.ErrFile) {
-			return nil, plugin.Errorf(plugin.ErrDevice, "gpu: %w", err)
+			return nil, driver.Errorf(driver.ErrDevice, "gpu: %w", err)
 		}
 		warnf("gpu: %v", err)
 	}
@@ -341,7 +341,7 @@ func (b *builder) checkLaunchable(prog *cl.Program, entry string, local []int) e
 	}
 	k, err := prog.CreateKernel(entry)
 	if err != nil {
-		return plugin.Errorf(plugin.ErrDevice, "kernel %s on %s: %w", entry, b.c.dev.name(), err)
+		return driver.Errorf(driver.ErrDevice, "kernel %s on %s: %w", entry, b.c.dev.name(), err)
 	}
 	defer k.Close()
 	items := 1

@@ -11,7 +11,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -156,7 +156,7 @@ func TestVariantsMatchCPU(t *testing.T) {
 						exercised[v.String()] = true
 					}
 					if full {
-						half := map[string]string{KeyKernelVariants: v.String(), plugin.KeyInferencePrecisionHint: "f16"}
+						half := map[string]string{KeyKernelVariants: v.String(), driver.KeyInferencePrecisionHint: "f16"}
 						got, cm := inferAllWith(t, gpu, in.m, in.ins, half)
 						assertOutputsClose(t, in.want, got, 2e-2, 2e-2)
 						halfRan = halfRan || ranVariant(t, cm, v)
@@ -180,7 +180,7 @@ func TestVariantsMatchCPU(t *testing.T) {
 }
 
 // ranVariant reports whether a node of cm's runtime model ran variant v.
-func ranVariant(t *testing.T, cm plugin.CompiledModel, v kernels.Variant) bool {
+func ranVariant(t *testing.T, cm driver.CompiledModel, v kernels.Variant) bool {
 	t.Helper()
 	rm, err := cm.RuntimeModel()
 	require.NoError(t, err)

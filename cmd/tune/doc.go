@@ -18,7 +18,7 @@
 // clinfer in the user's cache directory. -v prints the kernel compiler's
 // output and why candidates were refused.
 //
-// In the data flow of DESIGN.md it is a client of plugin.Core and of the
+// In the data flow of DESIGN.md it is a client of driver.Core and of the
 // GPU device's tuner (clbackend, clbackend/tune); the device bundle runs
 // a fast pass as one of its device steps (cmd/devicereport).
 package main

@@ -21,7 +21,7 @@ import (
 	"github.com/clinfer/clinfer/clbackend/tune"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/cliutil"
-	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -149,9 +149,9 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		return err
 	}
 	if o.verbose {
-		props[plugin.KeyLogLevel] = plugin.LogWarning.String()
+		props[driver.KeyLogLevel] = driver.LogWarning.String()
 	}
-	core := plugin.NewCore()
+	core := driver.NewCore()
 	defer core.Close()
 	fmt.Fprintf(out, "model      %s\n", modelName)
 	fmt.Fprintf(out, "inputs     %s\n", describe(m, inputs))
@@ -172,7 +172,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if o.file != "" {
 		tuned[clbackend.KeyTuningFile] = o.file
 	} else {
-		tuned[plugin.KeyCacheDir] = o.cacheDir
+		tuned[driver.KeyCacheDir] = o.cacheDir
 	}
 	bar := newProgress(out, terminal)
 	t0 := time.Now()
@@ -244,7 +244,7 @@ type choicer interface {
 // dynamic inputs is planned, and tuned) under progress, then runs more and
 // returns their median latency in milliseconds and the kernel choices of
 // the plan.
-func timeModel(ctx context.Context, core *plugin.Core, m *graph.Model, device string, props map[string]string,
+func timeModel(ctx context.Context, core *driver.Core, m *graph.Model, device string, props map[string]string,
 	ins map[string]*tensor.Tensor, runs int, progress func(clbackend.TuneProgress)) (float64, []clbackend.TunedOp, error) {
 	pctx := ctx
 	if progress != nil {
