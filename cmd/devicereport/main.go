@@ -253,9 +253,12 @@ func (r *runner) runStep(ctx context.Context, s step, device string) Suite {
 // device).
 func (r *runner) machineSteps() []step {
 	t := r.timeout(5*time.Minute, 2*time.Minute)
+	// The kernel catalogue launches every declared variant of every
+	// kernel on every device: as long as a package suite.
+	tk := r.timeout(12*time.Minute, 4*time.Minute)
 	return []step{
 		{name: "cl-binding", dir: "clbackend/cl", argv: []string{"clbackend/cl/cl.test", "-test.v", "-test.count=1", "-test.timeout=" + t.String()}, tests: true, timeout: t + 15*time.Second},
-		{name: "kernels", dir: "kernels", argv: []string{"kernels/kernels.test", "-test.v", "-test.count=1", "-test.timeout=" + t.String()}, tests: true, timeout: t + 15*time.Second},
+		{name: "kernels", dir: "kernels", argv: []string{"kernels/kernels.test", "-test.v", "-test.count=1", "-test.timeout=" + tk.String()}, tests: true, timeout: tk + 15*time.Second},
 	}
 }
 
