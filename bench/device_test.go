@@ -111,7 +111,7 @@ func BenchmarkCopy(b *testing.B) {
 }
 
 // BenchmarkLaunch measures kernel launch overhead on the benchmark device
-// with copy.cl's copy_words on one element: "roundtrip" is one enqueue
+// with movement_copy.cl's copy_words on one element: "roundtrip" is one enqueue
 // and a clFinish (what a lone small op costs a request, µs/launch), and
 // "batch" 100 enqueues back to back then one clFinish (the per-kernel cost
 // inside a launch plan, µs/launch).

@@ -87,7 +87,7 @@ func f32Bytes(v []float32) []byte {
 // that enqueues one C = A.B and waits for it.
 type sgemmRunner func(e *sgemmEnv) (run func() error, closeFn func() error, err error)
 
-// clinferSGEMM runs kernels/sgemm.cl with its default tiling.
+// clinferSGEMM runs kernels/gemm_sgemm.cl with its default tiling.
 func clinferSGEMM(e *sgemmEnv) (func() error, func() error, error) {
 	k := kernels.MustLookup("sgemm")
 	tl := kernels.DefaultSGEMMTiling
@@ -212,7 +212,7 @@ func clinferFusedGEMM(e *sgemmEnv) (func() error, func() error, error) {
 
 // BenchmarkSGEMM measures C = A.B for square f32 matrices on one OpenCL
 // device: clinfer's fused_gemm (what the GPU device runs; "clinfer") and
-// its local-memory tiled sgemm kernel (sgemm.cl, tuned for GPUs and not
+// its local-memory tiled sgemm kernel (gemm_sgemm.cl, tuned for GPUs and not
 // used by the device's lowerings; "clinfer-tiled") next to CLBlast's Sgemm
 // (with -tags clblast; `make bench-gemm`) in the same run. Each iteration
 // is one GEMM enqueued and waited for; it reports the median GFLOPS over

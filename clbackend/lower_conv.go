@@ -7,7 +7,7 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// lowerConvAnyRank sends 3-D Conv and ConvTranspose to conv3d.cl and the
+// lowerConvAnyRank sends 3-D Conv and ConvTranspose to conv_3d.cl and the
 // others to lowerConv.
 func lowerConvAnyRank(b *builder, n *graph.Node) error {
 	if len(b.val(b.in(n, 0)).shape) == 5 {

@@ -205,7 +205,7 @@ func (b *builder) binaryDefines(n *graph.Node, name string, tx, ty, to tensor.El
 
 // lowerPow runs Pow of equal float types on eltwise_binary and every other
 // combination of numeric types (integers, or a base and an exponent of
-// different types) on pow.cl; the output has the base's type.
+// different types) on eltwise_pow.cl; the output has the base's type.
 func lowerPow(b *builder, n *graph.Node) error {
 	x, e, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
 	tx, te := b.val(x).typ, b.val(e).typ

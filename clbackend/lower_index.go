@@ -121,7 +121,7 @@ func lowerGatherND(b *builder, n *graph.Node) error {
 		uint64(cnt), b.meta(m))
 }
 
-// scatterReductions numbers the reduction attribute as scatter.cl does.
+// scatterReductions numbers the reduction attribute as index_scatter.cl does.
 var scatterReductions = map[string]int32{"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
 
 // scatterSetup copies data into the output (the scatter kernels update it

@@ -7,7 +7,7 @@ import (
 
 // This file holds the windowed ops over three spatial axes: MaxPool and
 // AveragePool of 1 to 3 spatial axes (pool.cl), and 3-D Conv and
-// ConvTranspose (conv3d.cl); 1-D and 2-D convolutions stay with lowerConv.
+// ConvTranspose (conv_3d.cl); 1-D and 2-D convolutions stay with lowerConv.
 
 // to3D returns the (D, H, W) view of 1 to 3 spatial values, filling the
 // missing leading axes with fill.

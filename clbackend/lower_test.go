@@ -100,6 +100,21 @@ func single(build func(g *caseGen) *graph.Model) []lowerCase {
 // type. TestLoweringsMatchCPU fails for a lowered op without cases.
 func lowerCases() map[string][]lowerCase {
 	cases := map[string][]lowerCase{}
+	// The examples of the op table's rows (graph.OpSpec.Examples).
+	for _, op := range graph.OpTypes() {
+		s, _ := graph.Lookup(op)
+		for _, ex := range s.Examples {
+			name := ex.Name
+			if name == "" {
+				name = "example"
+			}
+			cases[op] = append(cases[op], lowerCase{name, func(g *caseGen) *graph.Model {
+				m, err := ex.Build(op)
+				require.NoError(g.t, err)
+				return m
+			}})
+		}
+	}
 	positive := map[string]bool{"Sqrt": true, "Log": true, "Reciprocal": true, "Acosh": true}
 	unit := map[string]bool{"Asin": true, "Acos": true, "Atanh": true}
 	cases["Gelu"] = append(cases["Gelu"], lowerCase{"tanh", func(g *caseGen) *graph.Model {
@@ -127,7 +142,7 @@ func lowerCases() map[string][]lowerCase {
 	}
 	for op, l := range lowerings() {
 		if !slices.Contains(kernels.BinaryOps(), l.kernel) && op != "Pow" || slices.Contains([]string{"Max", "Min", "Sum", "Mean"}, op) {
-			continue // eltwise_binary.cl (Pow: pow.cl too); the variadic ops follow
+			continue // eltwise_binary.cl (Pow: eltwise_pow.cl too); the variadic ops follow
 		}
 		cases[op] = single(func(g *caseGen) *graph.Model {
 			d0, d1, d2 := g.dim(1, 3), g.dim(2, 4), g.dim(2, 7)
@@ -241,14 +256,6 @@ func lowerCases() map[string][]lowerCase {
 		ax := graph.NewNode("Mod", "ax", []graph.Output{g.param("axis", tensor.I32), g.ints32(3)}, nil, 1).Out(0)
 		return g.one("CumSum", nil, g.param("i", tensor.I64, g.dim(2, 3), g.dim(2, 6), g.dim(1, 4)), ax)
 	}})
-	for _, mode := range []string{"DCR", "CRD"} {
-		cases["DepthToSpace"] = append(cases["DepthToSpace"], lowerCase{mode, func(g *caseGen) *graph.Model {
-			return g.one("DepthToSpace", graph.Attrs{"blocksize": int64(2), "mode": mode}, g.x("x", g.dim(1, 2), 4*g.dim(1, 3), g.dim(1, 4), g.dim(1, 4)))
-		}})
-	}
-	cases["SpaceToDepth"] = single(func(g *caseGen) *graph.Model {
-		return g.one("SpaceToDepth", graph.Attrs{"blocksize": int64(2)}, g.x("x", g.dim(1, 2), g.dim(1, 3), 2*g.dim(1, 3), 2*g.dim(1, 4)))
-	})
 	cases["GatherElements"] = single(func(g *caseGen) *graph.Model {
 		d0, d1 := g.dim(2, 4), g.dim(3, 6)
 		idx := make([]int64, d0*2)
@@ -258,21 +265,6 @@ func lowerCases() map[string][]lowerCase {
 		it, _ := tensor.FromI64(tensor.Shape{d0, 2}, idx)
 		return g.one("GatherElements", graph.Attrs{"axis": int64(1)}, g.x("x", d0, d1), graph.NewConstant("idx", it).Out(0))
 	})
-	cases["Trilu"] = []lowerCase{}
-	for _, c := range []struct {
-		k     int64
-		upper int64
-	}{{0, 1}, {1, 1}, {-1, 0}, {2, 0}} {
-		cases["Trilu"] = append(cases["Trilu"], lowerCase{fmt.Sprintf("upper_%d_k_%d", c.upper, c.k), func(g *caseGen) *graph.Model {
-			return g.one("Trilu", graph.Attrs{"upper": c.upper}, g.x("x", g.dim(1, 3), g.dim(2, 5), g.dim(2, 6)), g.ints(c.k))
-		}})
-	}
-	cases["Trilu"] = append(cases["Trilu"], lowerCase{"runtime_k_default_upper", func(g *caseGen) *graph.Model {
-		// k is a runtime scalar in [-5, 5]; no upper attribute.
-		return g.one("Trilu", nil, g.x("x", g.dim(2, 5), g.dim(2, 6)), g.param("k", tensor.I64))
-	}}, lowerCase{"no_k", func(g *caseGen) *graph.Model {
-		return g.one("Trilu", graph.Attrs{"upper": int64(0)}, g.x("x", g.dim(2, 5), g.dim(2, 6)))
-	}})
 	for _, op := range []string{"GlobalAveragePool", "GlobalMaxPool"} {
 		cases[op] = single(func(g *caseGen) *graph.Model {
 			return g.one(op, nil, g.x("x", g.dim(1, 2), g.dim(2, 5), g.dim(2, 6), g.dim(2, 6)))
@@ -517,7 +509,7 @@ func TestLoweringsMatchCPU(t *testing.T) {
 	sort.Strings(ops)
 	for _, op := range ops {
 		cs, ok := all[op]
-		if !assert.True(t, ok && len(cs) > 0, "op %s is in the GPU lowering table but has no case in lowerCases (clbackend/lower_test.go): add one", op) {
+		if !assert.True(t, ok && len(cs) > 0, "op %s is in the GPU lowering table but has no case: add Examples to its row in graph/ops_<family>.go, or cases to lowerCases (clbackend/lower_test.go)", op) {
 			continue
 		}
 		for ci, c := range cs {

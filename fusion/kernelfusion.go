@@ -36,7 +36,7 @@ type KernelFusion struct {
 	// Kernel is the catalogue name of the kernel, which is also the
 	// __kernel function File defines ("se_residual").
 	Kernel string
-	// File is the OpenCL C file in kernels/ ("se_residual.cl").
+	// File is the OpenCL C file in kernels/ ("kernelfusion_se_residual.cl").
 	File string
 	// Launch is the launch convention: graph.LaunchElementwise or
 	// graph.LaunchRows.

@@ -26,7 +26,7 @@ func KernelFusions() []KernelFusion {
 		Name:    PassFuseSEResidual,
 		Doc:     "fuse x + x*gate (squeeze-excitation gate with residual) into one se_residual launch",
 		Kernel:  "se_residual",
-		File:    "se_residual.cl",
+		File:    "kernelfusion_se_residual.cl",
 		Launch:  graph.LaunchElementwise,
 		Pattern: Op("Add", Any().As("x"), Op("Mul", Same("x"), Any().As("gate")).Commutative()).Commutative(),
 		Inputs:  []Input{{Name: "x", Shape: "N,C,H,W"}, {Name: "gate", Shape: "N,C,1,1"}},
@@ -36,7 +36,7 @@ func KernelFusions() []KernelFusion {
 		Name:   PassFuseLayerNormRelu,
 		Doc:    "fuse LayerNormalization over the last axis + Relu into one layer_norm_relu launch per row",
 		Kernel: "layer_norm_relu",
-		File:   "layer_norm_relu.cl",
+		File:   "kernelfusion_layer_norm_relu.cl",
 		Launch: graph.LaunchRows,
 		Pattern: Op("Relu", Op("LayerNormalization", Any().As("x"), Const().As("scale"), Const().As("bias")).
 			Attr("axis", int64(-1), int64(-1)).As("ln")),

@@ -123,6 +123,10 @@ type OpSpec struct {
 	// order the shared element-wise kernels take them (p0, p1): every
 	// device reads its defaults here (see ParamValue).
 	Params []Param
+	// Examples are small instances of the op (see Example) that the
+	// device tests run against the CPU reference: an op with examples
+	// needs no test case of its own in the device packages.
+	Examples []Example
 	// Infer sets n.Outputs[*].Type and .Shape from n's inputs and
 	// attributes. It may read constant inputs with n.ConstInput. It returns
 	// an error (via n.Errorf) for inputs or attributes that make no sense.

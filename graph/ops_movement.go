@@ -450,7 +450,20 @@ var movementOps = []OpSpec{
 	{Name: "Pad", MinInputs: 2, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferPad},
 	{Name: "Identity", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferIdentity},
 	{Name: "Dropout", MinInputs: 1, MaxInputs: 3, KeepOutputs: 1, Infer: inferDropout},
-	{Name: "DepthToSpace", MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth},
-	{Name: "SpaceToDepth", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth},
-	{Name: "Trilu", Since: 14, MinInputs: 1, MaxInputs: 2, Infer: inferTrilu},
+	{Name: "DepthToSpace", MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth, Examples: []Example{
+		{Name: "DCR", Attrs: Attrs{"blocksize": int64(2), "mode": "DCR"}, Inputs: []ExampleInput{{Shape: []int64{2, 8, 3, 4}}}},
+		{Name: "CRD", Attrs: Attrs{"blocksize": int64(2), "mode": "CRD"}, Inputs: []ExampleInput{{Shape: []int64{1, 12, 2, 3}}}},
+	}},
+	{Name: "SpaceToDepth", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth, Examples: []Example{
+		{Attrs: Attrs{"blocksize": int64(2)}, Inputs: []ExampleInput{{Shape: []int64{2, 3, 4, 6}}}},
+	}},
+	{Name: "Trilu", Since: 14, MinInputs: 1, MaxInputs: 2, Infer: inferTrilu, Examples: []Example{
+		{Name: "upper_k0", Attrs: Attrs{"upper": int64(1)}, Inputs: []ExampleInput{{Shape: []int64{2, 4, 5}}, {Ints: []int64{0}}}},
+		{Name: "upper_k1", Attrs: Attrs{"upper": int64(1)}, Inputs: []ExampleInput{{Shape: []int64{3, 5, 4}}, {Ints: []int64{1}}}},
+		{Name: "lower_k-1", Attrs: Attrs{"upper": int64(0)}, Inputs: []ExampleInput{{Shape: []int64{1, 6, 6}}, {Ints: []int64{-1}}}},
+		{Name: "lower_k2", Attrs: Attrs{"upper": int64(0)}, Inputs: []ExampleInput{{Shape: []int64{2, 3, 7}}, {Ints: []int64{2}}}},
+		// k a runtime scalar (seeded in [-5, 5]), upper by default.
+		{Name: "runtime_k_default_upper", Inputs: []ExampleInput{{Shape: []int64{4, 6}}, {Type: tensor.I64, Shape: []int64{}}}},
+		{Name: "no_k", Attrs: Attrs{"upper": int64(0)}, Inputs: []ExampleInput{{Shape: []int64{5, 3}}}},
+	}},
 }

@@ -84,3 +84,30 @@ func mustSpec(op string) OpSpec {
 	s, _ := Lookup(op)
 	return s
 }
+
+// TestOpExamples builds every example of the op table (OpSpec.Examples)
+// into its one-node model: an example that does not fit its op's arity,
+// attributes or shape inference fails here with the op and example named,
+// before any device test runs it. Names are unique within an op.
+func TestOpExamples(t *testing.T) {
+	n := 0
+	for _, op := range OpTypes() {
+		s, _ := Lookup(op)
+		names := map[string]bool{}
+		for _, ex := range s.Examples {
+			n++
+			assert.False(t, names[ex.Name], "op %s: two examples named %q", op, ex.Name)
+			names[ex.Name] = true
+			m, err := ex.Build(op)
+			if !assert.NoError(t, err) {
+				continue
+			}
+			assert.Len(t, m.Results, max(ex.Outputs, 1), "op %s example %q", op, ex.Name)
+		}
+	}
+	assert.NotZero(t, n, "no op declares examples")
+	// A wrong example is an error naming the op and the example.
+	bad := Example{Name: "rank1", Inputs: []ExampleInput{{Shape: []int64{5}}}}
+	_, err := bad.Build("Trilu")
+	assert.ErrorContains(t, err, "op Trilu, example rank1")
+}

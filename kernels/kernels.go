@@ -55,15 +55,15 @@ var variants = []Kernel{
 	{Name: "avg_pool", File: "pool.cl", Entry: "pool"},
 	{Name: "max_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX"},
 	{Name: "max_pool_indices", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX -DPOOL_INDICES"},
-	{Name: "arg_max", File: "arg_reduce.cl", Entry: "arg_reduce"},
-	{Name: "arg_min", File: "arg_reduce.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
+	{Name: "arg_max", File: "reduce_arg.cl", Entry: "arg_reduce"},
+	{Name: "arg_min", File: "reduce_arg.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
 	{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},
 	{Name: "layer_norm_stats", File: "norm.cl", Entry: "layer_norm", Options: "-DLN_STATS"},
-	{Name: "softmax", File: "softmax.cl", Entry: "softmax"},
-	{Name: "log_softmax", File: "softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
-	{Name: "topk", File: "topk.cl", Entry: "topk"},
-	{Name: "topk_smallest", File: "topk.cl", Entry: "topk", Options: "-DSMALLEST"},
-	{Name: "where", File: "where.cl", Entry: "where_select"},
+	{Name: "softmax", File: "activation_softmax.cl", Entry: "softmax"},
+	{Name: "log_softmax", File: "activation_softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
+	{Name: "topk", File: "reduce_topk.cl", Entry: "topk"},
+	{Name: "topk_smallest", File: "reduce_topk.cl", Entry: "topk", Options: "-DSMALLEST"},
+	{Name: "where", File: "compare_where.cl", Entry: "where_select"},
 	{Name: "fused_gemm_tiled", File: "gemm_tiled.cl", Entry: "fused_gemm_tiled"},
 	{Name: "conv2d_implicit_gemm", File: "gemm_tiled.cl", Entry: "fused_gemm_tiled", Options: "-DIM2COL"},
 }
@@ -202,7 +202,7 @@ func Files() []string {
 	return out
 }
 
-// Source returns the OpenCL C source of an embedded file ("copy.cl"), with
+// Source returns the OpenCL C source of an embedded file ("movement_copy.cl"), with
 // each line `#include "name.clh"` replaced by the embedded header
 // name.clh: OpenCL builds a program from strings, with no include path, so
 // the source is complete here, and a header's text is part of the source

@@ -34,7 +34,7 @@ func TestCatalogue(t *testing.T) {
 		used[k.File] = true
 	}
 	files := kernels.Files()
-	assert.Subset(t, files, []string{"copy.cl", "eltwise_unary.cl", "eltwise_binary.cl"})
+	assert.Subset(t, files, []string{"movement_copy.cl", "eltwise_unary.cl", "eltwise_binary.cl"})
 	for _, f := range files {
 		assert.True(t, used[f], "%s is in no catalogue entry", f)
 	}
@@ -62,7 +62,7 @@ func TestSourceRules(t *testing.T) {
 				}
 				body := src[loc[0]:end]
 				if strings.Contains(body, "barrier(") {
-					// Work-group kernels (sgemm.cl) cannot return early: every
+					// Work-group kernels (gemm_sgemm.cl) cannot return early: every
 					// item must reach every barrier, so they guard each load
 					// and store instead and say so in their contract.
 					assert.NotContains(t, body, "return", "kernel at offset %d of %s uses barriers and must not return early", loc[0], f)
@@ -96,12 +96,12 @@ func TestLookupUnknown(t *testing.T) {
 // embedded header by the header's text, with #line directives that keep
 // the file's own line numbers after it.
 func TestSourceExpandsIncludes(t *testing.T) {
-	src, err := kernels.Source("strided_copy.cl")
+	src, err := kernels.Source("movement_strided_copy.cl")
 	require.NoError(t, err)
 	assert.Contains(t, src, "#line 1 \"nd_index.clh\"\n// nd_index.clh:")
 	assert.Contains(t, src, "long2 nd_offsets2(")
 	// The line after the include is the file's line 20.
-	assert.Regexp(t, "#line 20 \"strided_copy.cl\"\n\n#ifndef T\n", src)
+	assert.Regexp(t, "#line 20 \"movement_strided_copy.cl\"\n\n#ifndef T\n", src)
 	for _, f := range kernels.Files() {
 		src, err := kernels.Source(f)
 		require.NoError(t, err)

@@ -2,7 +2,7 @@ package kernels
 
 import "fmt"
 
-// SGEMMTiling is the blocking of the "sgemm" kernel (sgemm.cl): a work group
+// SGEMMTiling is the blocking of the "sgemm" kernel (gemm_sgemm.cl): a work group
 // computes a TileM x TileN tile of C, stepping through K by TileK, and each
 // work item a WorkM x WorkN block of it, its columns in runs of Vec held
 // in vector registers (Vec 0 means 1).
@@ -22,11 +22,11 @@ func (t SGEMMTiling) vec() int {
 // DefaultSGEMMTiling is the blocking the GPU device and the benchmarks
 // use: 128x128 tiles, K steps of 16, 8x8 per work item in float8 columns
 // (16x16 work groups); the fastest of the tilings tried on POCL (see
-// bench/sgemm_test.go). sgemm.cl's own defaults (no options) are 64x64x16
+// bench/sgemm_test.go). gemm_sgemm.cl's own defaults (no options) are 64x64x16
 // with 4x4 scalar blocks.
 var DefaultSGEMMTiling = SGEMMTiling{TileM: 128, TileN: 128, TileK: 16, WorkM: 8, WorkN: 8, Vec: 8}
 
-// Validate reports whether the tiling satisfies sgemm.cl's contract.
+// Validate reports whether the tiling satisfies gemm_sgemm.cl's contract.
 func (t SGEMMTiling) Validate() error {
 	if t.TileM <= 0 || t.TileN <= 0 || t.TileK <= 0 || t.WorkM <= 0 || t.WorkN <= 0 {
 		return fmt.Errorf("kernels: sgemm tiling %+v: sizes must be positive", t)

@@ -114,7 +114,7 @@ func (g gemmCase) run(t *testing.T, e *clEnv, tl kernels.SGEMMTiling, seed uint3
 	return f32s(outs[2]), want
 }
 
-// TestSGEMM checks sgemm.cl against a float64 reference on shapes that are
+// TestSGEMM checks gemm_sgemm.cl against a float64 reference on shapes that are
 // and are not multiples of the tile, with transposes, offsets, a padded
 // ldc and beta, for the default tiling and a small one; elements of C
 // outside the M x N window must be left alone.

@@ -118,14 +118,15 @@ func TestOpTableImplemented(t *testing.T) {
 }
 
 // familyFiles are where an op family's code is in each package.
-var familyFiles = []struct{ dir, prefix string }{
-	{"graph", "ops_"}, {"cpu_fallback/ref", "ops_"}, {"clbackend", "lower_"}, {"onnx", "ops_"},
+var familyFiles = []struct{ dir, prefix, ext string }{
+	{"graph", "ops_", ".go"}, {"cpu_fallback/ref", "ops_", ".go"}, {"clbackend", "lower_", ".go"}, {"onnx", "ops_", ".go"},
+	{"kernels", "", ".cl"},
 }
 
 // TestFamilyFiles checks the layout that makes "where is op X?" a question
 // of file names: in graph, cpu_fallback/ref, clbackend and onnx every
-// ops_*.go (lower_*.go) is named by an op family (graph.Families), with an
-// optional detail after it; graph has a file for every family, the CPU
+// ops_*.go (lower_*.go), and every OpenCL file kernels/*.cl, is named by an
+// op family (graph.Families), with an optional detail after it; graph has a file for every family, the CPU
 // reference and the GPU one for every family they run; no file is named
 // *_more*, *_misc* or *_util*, and no Go file other than a test is over
 // 600 lines.
@@ -138,15 +139,15 @@ func TestFamilyFiles(t *testing.T) {
 	have := map[string]map[string]bool{} // dir -> families with a file
 	for _, d := range familyFiles {
 		have[d.dir] = map[string]bool{}
-		files, err := filepath.Glob(filepath.Join(root, d.dir, d.prefix+"*.go"))
+		files, err := filepath.Glob(filepath.Join(root, d.dir, d.prefix+"*"+d.ext))
 		require.NoError(t, err)
 		for _, f := range files {
 			name := filepath.Base(f)
 			if strings.HasSuffix(name, "_test.go") {
 				continue
 			}
-			fam, _, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(name, d.prefix), ".go"), "_")
-			assert.True(t, fams[fam], "%s/%s is not named by an op family (%s<family>[_detail].go; families: %v)", d.dir, name, d.prefix, graph.Families())
+			fam, _, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(name, d.prefix), d.ext), "_")
+			assert.True(t, fams[fam], "%s/%s is not named by an op family (%s<family>[_detail]%s; families: %v)", d.dir, name, d.prefix, d.ext, graph.Families())
 			have[d.dir][fam] = true
 		}
 	}

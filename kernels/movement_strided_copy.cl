@@ -1,4 +1,4 @@
-// strided_copy.cl: copies an N-D strided view of src into an N-D strided
+// movement_strided_copy.cl: copies an N-D strided view of src into an N-D strided
 // view of dst. One kernel serves Transpose, Slice, Concat, Split, Expand,
 // Tile and the other pure data-movement ops: the host turns each into
 // iteration dims and two stride sets.

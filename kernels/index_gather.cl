@@ -1,4 +1,4 @@
-// gather.cl: ONNX Gather: out[outer, j, inner] = data[outer, idx[j], inner].
+// index_gather.cl: ONNX Gather: out[outer, j, inner] = data[outer, idx[j], inner].
 //
 // Build options: -DT=<uchar|ushort|uint|ulong> is an unsigned type of the
 // data element size; -DIDX=<int|long> is the index type.

@@ -1,4 +1,4 @@
-// hardmax.cl: ONNX Hardmax along one axis of f32 data: 1 at the first
+// activation_hardmax.cl: ONNX Hardmax along one axis of f32 data: 1 at the first
 // maximum of every fibre, 0 elsewhere (a NaN is never the maximum, as in
 // the CPU device).
 //

@@ -1,4 +1,4 @@
-// se_residual.cl: y = x + x*gate, a squeeze-excitation gate applied with
+// kernelfusion_se_residual.cl: y = x + x*gate, a squeeze-excitation gate applied with
 // its residual (PP-OCRv4 det's RSE blocks: gate [N,C,1,1] broadcast over
 // x [N,C,H,W]), in one pass over x instead of a Mul and an Add. Declared
 // by the FuseSEResidual entry of fusion.KernelFusions; the GPU launches it

@@ -1,4 +1,4 @@
-// onehot.cl: ONNX OneHot: values[1] where the new axis equals the index
+// index_onehot.cl: ONNX OneHot: values[1] where the new axis equals the index
 // (negative indices count from depth), values[0] elsewhere; an index
 // outside [-depth, depth) gives an all-off fibre.
 //

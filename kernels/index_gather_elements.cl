@@ -1,4 +1,4 @@
-// gather_elements.cl: GatherElements: out[j] = data[j with its axis
+// index_gather_elements.cl: GatherElements: out[j] = data[j with its axis
 // coordinate replaced by indices[j]], for any element type moved as bits.
 //
 // Build options: -DT=<uchar|ushort|uint|ulong> is the element bits type;

@@ -1,4 +1,4 @@
-// pad.cl: ONNX Pad in constant, reflect, edge and wrap modes.
+// movement_pad.cl: ONNX Pad in constant, reflect, edge and wrap modes.
 //
 // Build options: -DT=<float|int|long|uchar> is the element type.
 //

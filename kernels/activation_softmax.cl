@@ -1,4 +1,4 @@
-// softmax.cl: Softmax and LogSoftmax of f32 data along one axis.
+// activation_softmax.cl: Softmax and LogSoftmax of f32 data along one axis.
 //
 // Build options: -DLOG_SOFTMAX computes log(softmax(x)); -DHALF reads and
 // writes f16 storage, computing in float (half.clh).

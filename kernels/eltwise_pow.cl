@@ -1,4 +1,4 @@
-// pow.cl: ONNX Pow where the exponent's type differs from the base's, or
+// eltwise_pow.cl: ONNX Pow where the exponent's type differs from the base's, or
 // both are integers (f32 ** f32 is eltwise_binary's POW): out, of the
 // base's type, is base ** exponent with numpy broadcasting.
 //

@@ -1,4 +1,4 @@
-// gather_nd.cl: ONNX GatherND with batch_dims: every index tuple of
+// index_gather_nd.cl: ONNX GatherND with batch_dims: every index tuple of
 // indices [..., k] selects a slice of data, copied as bits.
 //
 // Build options: -DT is an unsigned type of the element size; -DIDX=<int|

@@ -1,4 +1,4 @@
-// sgemm.cl: tiled, register-blocked f32 GEMM, C = alpha * A.B + beta * C,
+// gemm_sgemm.cl: tiled, register-blocked f32 GEMM, C = alpha * A.B + beta * C,
 // with A [M, K] and B [K, N] addressed through row and column strides (so a
 // transpose is a stride swap) and C [M, N] row-major with leading dimension
 // ldc. f32 accumulation.
@@ -56,7 +56,7 @@
 #define LOADV(i, p) vload8((i), (p))
 #define STOREV(v, p) vstore8((v), 0, (p))
 #else
-#error "sgemm.cl: VW must be 1, 2, 4 or 8"
+#error "gemm_sgemm.cl: VW must be 1, 2, 4 or 8"
 #endif
 #define NV (WPT_N / VW)
 #define RTS_M (TS_M / WPT_M)

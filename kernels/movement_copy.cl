@@ -1,4 +1,4 @@
-// copy.cl: copies a buffer element by element (Identity, and the
+// movement_copy.cl: copies a buffer element by element (Identity, and the
 // Parameter/Result moves of the launch plan).
 //
 // Work-size contract: 1-D NDRange with global size >= n (the host rounds it

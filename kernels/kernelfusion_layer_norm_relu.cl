@@ -1,4 +1,4 @@
-// layer_norm_relu.cl: y = max(0, (x - mean) / sqrt(var + eps) * scale +
+// kernelfusion_layer_norm_relu.cl: y = max(0, (x - mean) / sqrt(var + eps) * scale +
 // bias) over the last axis: LayerNormalization followed by Relu
 // (openWakeWord's dense blocks) in one launch. Declared by the
 // FuseLayerNormRelu entry of fusion.KernelFusions; the GPU launches it

@@ -1,4 +1,4 @@
-// conv3d.cl: 3-D Conv and ConvTranspose of f32 NCDHW data, direct: each
+// conv_3d.cl: 3-D Conv and ConvTranspose of f32 NCDHW data, direct: each
 // work item computes one output element over its window, with groups,
 // strides, pads (the begin pads; the end pads only shape the output) and
 // dilations. (1-D and 2-D convolutions have their own kernels in conv.cl

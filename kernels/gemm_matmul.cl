@@ -1,4 +1,4 @@
-// matmul.cl: batched f32 GEMM with broadcasting, out = alpha * A.B + beta * C,
+// gemm_matmul.cl: batched f32 GEMM with broadcasting, out = alpha * A.B + beta * C,
 // serving MatMul and Gemm (transposes are strides).
 //
 // Work-size contract: 1-D NDRange with global size >= n = batch * M * N;

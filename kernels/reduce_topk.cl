@@ -1,4 +1,4 @@
-// topk.cl: ONNX TopK along one axis: the k largest (or, with -DSMALLEST,
+// reduce_topk.cl: ONNX TopK along one axis: the k largest (or, with -DSMALLEST,
 // smallest) elements of every fibre, sorted, ties broken by the lower
 // index, with their indices.
 //

@@ -1,4 +1,4 @@
-// arg_reduce.cl: ArgMax/ArgMin along one axis; the output is the i64 index
+// reduce_arg.cl: ArgMax/ArgMin along one axis; the output is the i64 index
 // of the first (or, with select_last, the last) extreme element.
 //
 // Build options: -DARG_MIN selects ArgMin (default ArgMax); -DT=<float|int|

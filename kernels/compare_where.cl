@@ -1,4 +1,4 @@
-// where.cl: out = cond ? x : y with numpy broadcasting of all three inputs.
+// compare_where.cl: out = cond ? x : y with numpy broadcasting of all three inputs.
 //
 // Build options: -DT=<uchar|ushort|uint|ulong> is an unsigned type of the
 // element size of x, y and out (the select moves bits only).

@@ -1,4 +1,4 @@
-// scatter.cl: ONNX ScatterElements and ScatterND with reduction (none,
+// index_scatter.cl: ONNX ScatterElements and ScatterND with reduction (none,
 // add, mul, max, min), applied to an output that already holds a copy of
 // data. Updates that hit the same output element are applied in the order
 // of the updates tensor (the last one wins for none), by one work item, so

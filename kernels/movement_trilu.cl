@@ -1,4 +1,4 @@
-// trilu.cl: Trilu: keeps the upper (or lower) triangle of the last two
+// movement_trilu.cl: Trilu: keeps the upper (or lower) triangle of the last two
 // dimensions from diagonal k on and zeroes the rest, for any element type
 // moved as bits.
 //

@@ -1,4 +1,4 @@
-// cumsum.cl: CumSum along one axis, inclusive or exclusive, forward or
+// reduce_cumsum.cl: CumSum along one axis, inclusive or exclusive, forward or
 // reversed.
 //
 // Build options: -DT=<float|double|int|long> is the element type (default
