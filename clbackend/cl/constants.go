@@ -332,7 +332,24 @@ const (
 	deviceUUID                     = 0x106A // cl_khr_device_uuid
 	driverUUID                     = 0x106B // cl_khr_device_uuid
 
-	memSize = 0x1102
+	devicePlatform = 0x1031
+
+	contextReferenceCount = 0x1080
+	contextDevices        = 0x1081
+
+	queueContext        = 0x1090
+	queueDevice         = 0x1091
+	queueReferenceCount = 0x1092
+	queueProperties     = 0x1093
+	queuePriorityKHR    = 0x1096 // cl_khr_priority_hints
+	queueThrottleKHR    = 0x1097 // cl_khr_throttle_hints
+
+	memType           = 0x1100
+	memFlags          = 0x1101
+	memSize           = 0x1102
+	memReferenceCount = 0x1105
+	memContext        = 0x1106
+	memObjectBuffer   = 0x10F0
 
 	programBinarySizes = 0x1165
 	programNumKernels  = 0x1167

@@ -74,6 +74,40 @@ static cl_mem clinfer_create_buffer_c_copy(cl_context ctx, cl_mem_flags flags, s
 	}
 	return m;
 }
+
+// Handles users pass in as integers (OCL_CONTEXT, MEM_HANDLE) become
+// pointers here, in C, where OpenCL handles belong.
+static void *clinfer_handle(uintptr_t h) { return (void *)h; }
+
+static cl_int clinfer_retain(int kind, void *h) {
+	switch (kind) {
+	case 0: return clRetainContext((cl_context)h);
+	case 1: return clRetainCommandQueue((cl_command_queue)h);
+	case 2: return clRetainMemObject((cl_mem)h);
+	}
+	return CL_INVALID_VALUE;
+}
+
+// clCreateCommandQueueWithProperties is OpenCL 2.0; the headers declare it
+// only for that target, and an ICD loader of OpenCL 1.2 lacks it. A weak
+// reference keeps such loaders working: it is NULL there, and only queue
+// hints (which need it) fail.
+typedef cl_command_queue (CL_API_CALL *clinfer_cqwp_fn)(cl_context, cl_device_id, const cl_ulong *, cl_int *);
+#if defined(__ELF__)
+extern CL_API_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(cl_context, cl_device_id, const cl_ulong *, cl_int *) __attribute__((weak));
+static clinfer_cqwp_fn clinfer_cqwp(void) { return clCreateCommandQueueWithProperties; }
+#else
+static clinfer_cqwp_fn clinfer_cqwp(void) { return NULL; }
+#endif
+
+static cl_command_queue clinfer_create_queue_with_properties(cl_context ctx, cl_device_id dev, const cl_ulong *props, cl_int *err) {
+	clinfer_cqwp_fn f = clinfer_cqwp();
+	if (f == NULL) {
+		*err = CL_INVALID_OPERATION;
+		return NULL;
+	}
+	return f(ctx, dev, props, err);
+}
 */
 import "C"
 
@@ -463,4 +497,66 @@ func releaseEvent(h handle) error {
 		err = ierr
 	}
 	return err
+}
+
+// handleOf turns a handle users hold as an integer into a handle.
+func handleOf(h uintptr) handle { return handle(C.clinfer_handle(C.uintptr_t(h))) }
+
+// retain adds an OpenCL reference to an object of kind k (context, queue
+// or buffer) that another owner created.
+func retain(k kind, h handle) error {
+	var op string
+	var code C.int
+	switch k {
+	case kindContext:
+		op, code = "clRetainContext", 0
+	case kindCommandQueue:
+		op, code = "clRetainCommandQueue", 1
+	case kindMemObject:
+		op, code = "clRetainMemObject", 2
+	default:
+		return &Error{Op: "clRetain", Code: ErrInvalidValue}
+	}
+	if err := injected(op); err != nil {
+		return err
+	}
+	return status(op, C.clinfer_retain(code, h))
+}
+
+func getContextInfo(c handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetContextInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetContextInfo(C.cl_context(c), C.cl_context_info(param), size, v, ret)
+	})
+}
+
+func getCommandQueueInfo(q handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetCommandQueueInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetCommandQueueInfo(C.cl_command_queue(q), C.cl_command_queue_info(param), size, v, ret)
+	})
+}
+
+func getMemObjectInfo(m handle, param uint32, name string) ([]byte, error) {
+	return getInfo("clGetMemObjectInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+		return C.clGetMemObjectInfo(C.cl_mem(m), C.cl_mem_info(param), size, v, ret)
+	})
+}
+
+// queueWithPropertiesAvailable reports whether the ICD loader has
+// clCreateCommandQueueWithProperties (OpenCL 2.0).
+func queueWithPropertiesAvailable() bool { return C.clinfer_cqwp() != nil }
+
+func createCommandQueueWithProperties(ctx, device handle, props []uint64) (handle, error) {
+	const op = "clCreateCommandQueueWithProperties"
+	if err := injected(op); err != nil {
+		return nil, err
+	}
+	defer logSlow(op, time.Now(), nil)
+	list := make([]C.cl_ulong, 0, len(props)+1)
+	for _, p := range props {
+		list = append(list, C.cl_ulong(p))
+	}
+	list = append(list, 0)
+	var st C.cl_int
+	q := C.clinfer_create_queue_with_properties(C.cl_context(ctx), C.cl_device_id(device), &list[0], &st)
+	return handle(q), status(op, st)
 }

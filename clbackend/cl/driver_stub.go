@@ -142,3 +142,23 @@ func setUserEventStatus(handle, int32) error { return notBuilt("clSetUserEventSt
 func setEventCallback(handle, int32, func(int32)) error { return notBuilt("clSetEventCallback") }
 
 func releaseEvent(handle) error { return notBuilt("clReleaseEvent") }
+
+func handleOf(uintptr) handle { return nil }
+
+func retain(kind, handle) error { return notBuilt("clRetain") }
+
+func getContextInfo(handle, uint32, string) ([]byte, error) { return nil, notBuilt("clGetContextInfo") }
+
+func getCommandQueueInfo(handle, uint32, string) ([]byte, error) {
+	return nil, notBuilt("clGetCommandQueueInfo")
+}
+
+func getMemObjectInfo(handle, uint32, string) ([]byte, error) {
+	return nil, notBuilt("clGetMemObjectInfo")
+}
+
+func queueWithPropertiesAvailable() bool { return false }
+
+func createCommandQueueWithProperties(_, _ handle, _ []uint64) (handle, error) {
+	return nil, notBuilt("clCreateCommandQueueWithProperties")
+}
