@@ -6,7 +6,6 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/kernels"
-	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -132,35 +131,34 @@ func (c *CompiledModel) programWith(p *Plugin, k kernels.Kernel, opts string) (*
 	if err != nil {
 		return nil, err
 	}
-	return p.cache.program(c.dev, c.ctx.val, k.File, src, opts, c.cacheDir, c.compilerLog)
+	return p.cache.program(c.ctx, k.File, src, opts, c.cacheDir, c.compilerLog)
 }
 
-// upload copies a host tensor into a new read-only device buffer.
+// upload copies a host tensor into a new read-only device buffer, counted
+// in the context's weights (GPU_MEMORY_STATISTICS) until plan.release.
 func (c *CompiledModel) upload(t *tensor.Tensor) (*cl.MemObject, error) {
-	data := t.Contiguous().Bytes()
-	if len(data) == 0 {
-		data = make([]byte, 4)
-	}
-	buf, err := c.ctx.val.CreateBuffer(cl.MemReadOnly, data)
+	buf, err := c.ctx.upload(t, c.model.Name)
 	if err != nil {
-		return nil, driver.Errorf(driver.ErrDevice, "gpu: model %q: uploading %s (%d bytes) to %s: %w", c.model.Name, t, len(data), c.dev.name(), err)
+		return nil, err
 	}
+	c.ctx.weightBytes.Add(int64(buf.Size()))
 	return buf, nil
 }
 
 // weight returns the device copy of a Constant's tensor, uploading it on
-// first use: weights are on the device once per compiled model.
+// first use: weights are on the device once per context, shared by every
+// model compiled in it whose constant has the same content.
 func (c *CompiledModel) weight(name string, t *tensor.Tensor) (*cl.MemObject, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if b, ok := c.weights[name]; ok {
 		return b, nil
 	}
-	b, err := c.upload(t)
+	key, b, err := c.ctx.weight(t, c.model.Name)
 	if err != nil {
 		return nil, err
 	}
-	c.weights[name] = b
+	c.weights[name], c.wkeys[name] = b, key
 	return b, nil
 }
 

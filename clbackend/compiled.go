@@ -26,10 +26,11 @@ const buildOptions = "-cl-std=CL1.2"
 // plan and request. It is safe for concurrent use.
 type CompiledModel struct {
 	dev       *device
-	ctx       *shared[*cl.Context]
+	ctx       *clContext // the context it runs in (one reference)
 	model     *graph.Model
 	core      driver.ModelCore // ports, properties, closed, profiled times
 	profiling bool
+	hints     cl.QueueHints // of the queues its requests make
 	cacheDir  string
 	tuning    *tuning // kernel variant configuration (variants.go)
 	// compilerLog is set with LOG_LEVEL LOG_WARNING or above: programs are
@@ -50,6 +51,7 @@ type CompiledModel struct {
 
 	wmu     sync.Mutex
 	weights map[string]*cl.MemObject // Constant node name -> device copy
+	wkeys   map[string]string        // Constant node name -> its key in the context's weights
 
 	// running is held for reading by every Infer and for writing by Close,
 	// so Close waits for inferences on the device to end.
@@ -71,8 +73,19 @@ const (
 	KeyActivationBytesNaive   = "ACTIVATION_BYTES_NAIVE"
 )
 
-// compile plans a clone of m for device d under configuration cfg.
-func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *driver.Properties) (_ *CompiledModel, err error) {
+// compile plans a clone of m in context cc (whose reference it takes
+// over: the compiled model's, or released on error) under configuration
+// cfg.
+func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg *driver.Properties) (_ *CompiledModel, err error) {
+	d := cc.dev
+	cm := &CompiledModel{dev: d, ctx: cc, plugin: p, plans: map[string]*plan{}, weights: map[string]*cl.MemObject{}, wkeys: map[string]string{},
+		requests: map[*InferRequest]struct{}{}}
+	ok := false
+	defer func() {
+		if !ok { // an error, or a panic ImportModel recovers from
+			_ = cm.release()
+		}
+	}()
 	model := m.Clone()
 	if _, err := model.Nodes(); err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
@@ -87,8 +100,7 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *dri
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
-	cm := &CompiledModel{dev: d, model: model, plugin: p, plans: map[string]*plan{}, weights: map[string]*cl.MemObject{},
-		requests: map[*InferRequest]struct{}{}}
+	cm.model = model
 	cm.core.Init("gpu", model, cfg)
 	conf, err := driver.ParseConfig(cfg)
 	if err != nil {
@@ -116,16 +128,9 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *dri
 	if err := checkDisabled(model, d, cfg); err != nil {
 		return nil, err
 	}
-
-	cm.ctx, err = d.context()
-	if err != nil {
+	if err := cm.checkContext(cfg); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			_ = cm.release()
-		}
-	}()
 	static := !slices.Contains(cm.hostParam, true)
 	var shapes []tensor.Shape
 	for _, in := range cm.core.Inputs() {
@@ -174,6 +179,7 @@ func compile(ctx context.Context, p *Plugin, d *device, m *graph.Model, cfg *dri
 	if err := cm.warmUp(ctx); err != nil {
 		return nil, err
 	}
+	ok = true
 	return cm, nil
 }
 
@@ -446,14 +452,14 @@ func (c *CompiledModel) Close() error {
 func (c *CompiledModel) release() error {
 	var errs []error
 	for _, pl := range c.plans {
-		errs = append(errs, pl.release())
+		errs = append(errs, pl.release(c.ctx))
 	}
 	c.plans = nil
 	c.static = nil
-	for _, b := range c.weights {
-		errs = append(errs, b.Close())
+	for _, key := range c.wkeys {
+		errs = append(errs, c.ctx.releaseWeight(key))
 	}
-	c.weights = nil
+	c.weights, c.wkeys = nil, nil
 	if c.ctx != nil {
 		errs = append(errs, c.ctx.release())
 		c.ctx = nil

@@ -46,9 +46,12 @@ type device struct {
 
 	props *driver.Properties
 
-	mu     sync.Mutex
-	ctx    *shared[*cl.Context] // nil until the first compile
-	closed bool                 // the plugin is closed: no new context
+	mu       sync.Mutex
+	ctx      *clContext // the device's own context; nil until the first use
+	closed   bool       // the plugin is closed: no new context
+	contexts map[*clContext]struct{}
+	// cache is the plugin's program cache, which contexts build in.
+	cache *programCache
 }
 
 // id is the device's DEVICE_ID.
@@ -57,9 +60,9 @@ func (d *device) id() string { return strconv.Itoa(d.index) }
 // name is the device's full name for users ("GPU.1").
 func (d *device) name() string { return DeviceName + "." + d.id() }
 
-// context returns the device's context with a reference for the caller,
-// creating it on first use. The caller releases the reference.
-func (d *device) context() (*shared[*cl.Context], error) {
+// context returns the device's own context with a reference for the
+// caller, creating it on first use. The caller releases the reference.
+func (d *device) context() (*clContext, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -70,10 +73,10 @@ func (d *device) context() (*shared[*cl.Context], error) {
 		if err != nil {
 			return nil, driver.Errorf(driver.ErrDevice, "gpu: device %s (%s): %w", d.name(), d.fullName, err)
 		}
-		d.ctx = newShared(c)
+		d.ctx = newContext(d, d.cache, c, nil, 0, false) // the plugin's reference
+		d.trackLocked(d.ctx)
 	}
-	d.ctx.acquire()
-	return d.ctx, nil
+	return d.ctx.acquire(), nil
 }
 
 // closeContext drops the plugin's reference to the context.

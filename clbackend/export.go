@@ -152,17 +152,16 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 		if !ok {
 			continue
 		}
-		if err := p.cache.preload(d, devCtx.val, key, s.Data); err != nil {
+		if err := p.cache.preload(devCtx, key, s.Data); err != nil {
 			p.cache.binaryRejects.Add(1)
 		}
 	}
-	_ = devCtx.release()
 	defer func() {
 		if r := recover(); r != nil {
 			err = driver.Errorf(driver.ErrCorrupt, "gpu: import model %q: bad graph: %v", m.Name, r)
 		}
 	}()
-	c, err := compile(ctx, p, d, m, cfg)
+	c, err := compile(ctx, p, devCtx, m, cfg) // takes devCtx's reference
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("gpu: import: %w", ctx.Err())
@@ -201,14 +200,15 @@ func deviceIDOf(props map[string]string, p *Plugin) string {
 // device binary) and keeps it in the cache under key, unless the cache
 // already has that program. A key that does not name a program the kernels
 // could ask for is harmless: no plan ever looks it up.
-func (c *programCache) preload(d *device, ctx *cl.Context, key string, data []byte) error {
+func (c *programCache) preload(cc *clContext, key string, data []byte) error {
+	d, ctx := cc.dev, cc.cl
 	n, k := binary.Uvarint(data)
 	if k <= 0 || n > uint64(len(data)-k) {
 		return fmt.Errorf("gpu: import: program %s: bad options length", key)
 	}
 	options := string(data[k : k+int(n)])
 	bin := data[k+int(n):]
-	mkey := d.id() + "/" + key
+	mkey := cc.key + "/" + key
 	c.mu.Lock()
 	_, have := c.entries[mkey]
 	closed := c.closed

@@ -97,10 +97,12 @@ type plan struct {
 // nodeByName returns the plan's node called name (nil if none).
 func (pl *plan) nodeByName(name string) *graph.Node { return pl.byName[name] }
 
-// release frees what the plan owns on the device.
-func (pl *plan) release() error {
+// release frees what the plan owns on the device, in context cc (whose
+// weight statistics count its constants).
+func (pl *plan) release(cc *clContext) error {
 	var errs []error
 	for _, b := range pl.consts {
+		cc.weightBytes.Add(-int64(b.Size()))
 		errs = append(errs, b.Close())
 	}
 	pl.consts = nil
@@ -244,7 +246,7 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 			err = driver.Errorf(driver.ErrDevice, "gpu: tuning queue: %w", cerr)
 		}
 		if err != nil {
-			_ = b.pl.release()
+			_ = b.pl.release(b.c.ctx)
 		}
 	}()
 	progress := progressOf(ctx)

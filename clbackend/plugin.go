@@ -100,6 +100,7 @@ func newPlugin(devs []*cl.Device) (*Plugin, error) {
 		if err != nil {
 			return nil, driver.Errorf(driver.ErrDevice, "gpu: reading OpenCL device %d: %w", i, err)
 		}
+		dev.cache = p.cache
 		p.devices = append(p.devices, dev)
 	}
 	for _, d := range p.devices {
@@ -261,24 +262,35 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if err != nil {
 		return nil, err
 	}
+	tm, err := transform(ctx, m, d, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	cm, err := compile(ctx, p, cc, tm, cfg)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return cm, nil
+}
+
+// transform runs the fusion passes and the precision lowering of cfg on a
+// clone of m (m itself under DISABLE_TRANSFORMATIONS=YES), after refusing
+// the op types GPU_DISABLED_OPS lists.
+func transform(ctx context.Context, m *graph.Model, d *device, cfg *driver.Properties) (*graph.Model, error) {
 	// GPU_DISABLED_OPS speaks of the user's op types, which the passes
 	// may fuse away (a disabled Relu inside a FusedConv is still refused).
 	if err := checkDisabled(m, d, cfg); err != nil {
 		return nil, err
 	}
-	// The fusion passes run on a clone unless DISABLE_TRANSFORMATIONS=YES.
 	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
-	if tm, err = lowerPrecision(m, tm, cfg); err != nil {
-		return nil, err
-	}
-	cm, err := compile(ctx, p, d, tm, cfg)
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return cm, nil
+	return lowerPrecision(m, tm, cfg)
 }
 
 // lowerPrecision applies INFERENCE_PRECISION_HINT to the transformed model

@@ -89,13 +89,15 @@ func programKey(d *device, src, options string) string {
 // cacheFile is where the binary of the program with key lives in dir.
 func cacheFile(dir, key string) string { return filepath.Join(dir, "clinfer-"+key+".clbin") }
 
-// program returns the program of src built with options for device d in
-// ctx, with a reference for the caller (who releases it). label names the
-// program in errors (the .cl file). cacheDir "" means no disk cache. With
-// logBuild, a source build that leaves a log prints it on stderr.
-func (c *programCache) program(d *device, ctx *cl.Context, label, src, options, cacheDir string, logBuild bool) (*shared[*cl.Program], error) {
+// program returns the program of src built with options for context cc's
+// device in cc, with a reference for the caller (who releases it). label
+// names the program in errors (the .cl file). cacheDir "" means no disk
+// cache. With logBuild, a source build that leaves a log prints it on
+// stderr.
+func (c *programCache) program(cc *clContext, label, src, options, cacheDir string, logBuild bool) (*shared[*cl.Program], error) {
+	d, ctx := cc.dev, cc.cl
 	key := programKey(d, src, options)
-	mkey := d.id() + "/" + key
+	mkey := cc.key + "/" + key
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -252,6 +254,29 @@ func writeBinary(prog *cl.Program, path string) error {
 		_ = os.Remove(f.Name())
 	}
 	return err
+}
+
+// dropContext drops the cache's references to the programs of the context
+// with key ctxKey, whose last user is gone.
+func (c *programCache) dropContext(ctxKey string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for k, e := range c.entries {
+		if !strings.HasPrefix(k, ctxKey+"/") || strings.Contains(k[len(ctxKey)+1:], "/") {
+			continue
+		}
+		select {
+		case <-e.ready:
+			if e.prog != nil {
+				errs = append(errs, e.prog.release())
+			}
+			delete(c.entries, k)
+		default:
+			// Being built: by a holder of the context, so not now.
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // close drops the cache's references; programs still used by compiled

@@ -157,7 +157,7 @@ func BenchmarkProgramBuild(b *testing.B) {
 	sc, err := d.context()
 	require.NoError(b, err)
 	defer sc.release()
-	ctx := sc.val
+	ctx := sc.cl
 	k := kernels.MustLookup("relu_f32")
 	src, err := k.Source()
 	require.NoError(b, err)

@@ -84,6 +84,10 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 	specs = append(specs,
 		precisionSpec(d),
 		disabledOpsSpec(),
+		hintSpec(d, driver.KeyQueuePriority, "cl_khr_priority_hints"),
+		hintSpec(d, driver.KeyQueueThrottle, "cl_khr_throttle_hints"),
+		hostTaskPrioritySpec(),
+		memorySpec(d),
 		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
 		// device (OpenVINO's automatic batching, on by default for GPUs).
 		driver.BoolSpec(driver.KeyAllowAutoBatching, true),

@@ -19,9 +19,11 @@ type InferRequest struct {
 
 	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 
-	// Device resources, owned by the request (released by release).
-	queue  *cl.CommandQueue
-	states map[*plan]*planState
+	// Device resources, owned by the request (released by release); the
+	// queue is the context's user queue when ownQueue is false.
+	queue    *cl.CommandQueue
+	ownQueue bool
+	states   map[*plan]*planState
 
 	// pending is the inference whose commands are on the queue and not yet
 	// known to be done; drained by the next run, an error or release.
@@ -79,11 +81,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 			_ = r.release()
 		}
 	}()
-	var qprops cl.CommandQueueProperty
-	if c.profiling {
-		qprops |= cl.CommandQueueProfilingEnable
-	}
-	if r.queue, err = c.ctx.val.CreateCommandQueue(c.dev.cl, qprops); err != nil {
+	if r.queue, r.ownQueue, err = c.newQueue(); err != nil {
 		return nil, driver.Errorf(driver.ErrDevice, "gpu: infer request of %q on %s: command queue: %w", c.model.Name, c.dev.name(), err)
 	}
 	if c.static != nil {
@@ -111,7 +109,7 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 		}
 	}()
 	for _, size := range pl.bufSizes {
-		b, err := c.ctx.val.CreateEmptyBuffer(cl.MemReadWrite, size)
+		b, err := c.ctx.cl.CreateEmptyBuffer(cl.MemReadWrite, size)
 		if err != nil {
 			return nil, fail(fmt.Sprintf("activation buffer of %d bytes", size), err)
 		}
@@ -457,9 +455,9 @@ func (r *InferRequest) releaseLocked() error {
 		errs = append(errs, st.close())
 	}
 	r.states = nil
-	if r.queue != nil {
+	if r.queue != nil && r.ownQueue {
 		errs = append(errs, r.queue.Close())
-		r.queue = nil
 	}
+	r.queue = nil
 	return errors.Join(errs...)
 }

@@ -136,7 +136,7 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 		b.ts = &tuneSession{winners: map[string][]kernels.Variant{}}
 	}
 	if b.ts.q == nil {
-		q, err := b.c.ctx.val.CreateCommandQueue(b.c.dev.cl, cl.CommandQueueProfilingEnable)
+		q, err := b.c.ctx.cl.CreateCommandQueue(b.c.dev.cl, cl.CommandQueueProfilingEnable)
 		if err != nil {
 			return tune.Record{}, nil, driver.Errorf(driver.ErrDevice, "gpu: tuning node %q on %s: command queue: %w", n.Name, b.c.dev.name(), err)
 		}
@@ -442,7 +442,7 @@ func (b *builder) inputBuffers(n *graph.Node, ins []*tensor.Tensor) (map[int]*cl
 		if len(data) == 0 {
 			data = make([]byte, 4)
 		}
-		m, err := b.c.ctx.val.CreateBuffer(cl.MemReadWrite|cl.MemCopyHostPtr, data)
+		m, err := b.c.ctx.cl.CreateBuffer(cl.MemReadWrite|cl.MemCopyHostPtr, data)
 		if err != nil {
 			return out, err
 		}
@@ -483,7 +483,7 @@ func (b *builder) materialize(launches []launch, inBufs map[int]*cl.MemObject) (
 	r.live = &b.ts.live
 	r.bytes = need
 	b.ts.live += need
-	ctx := b.c.ctx.val
+	ctx := b.c.ctx.cl
 	buffer := func(v int) (*cl.MemObject, error) {
 		root := b.val(v).root
 		if m, ok := inBufs[root]; ok {

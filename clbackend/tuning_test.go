@@ -264,7 +264,7 @@ func TestCompilerOutputQuiet(t *testing.T) {
 		opts string
 		warn bool
 	}{{"-w", false}, {"", true}} {
-		prog, err := buildSource(d, ctx.val, "warning.cl", src, c.opts)
+		prog, err := buildSource(d, ctx.cl, "warning.cl", src, c.opts)
 		require.NoError(t, err)
 		log, err := prog.BuildLog(d.cl)
 		require.NoError(t, err)

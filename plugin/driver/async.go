@@ -479,6 +479,44 @@ func (r *AsyncInferRequest) SetTensor(name string, t *tensor.Tensor) error {
 	return r.sync.SetTensor(name, t)
 }
 
+// SetRemoteTensor binds a remote tensor on the wrapped request (see
+// RemoteBinder); it fails with ErrBusy while a run is in progress, and
+// with ErrNotImplemented when the device takes host tensors only.
+func (r *AsyncInferRequest) SetRemoteTensor(name string, t RemoteTensor) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(fmt.Sprintf("set remote tensor %q", name)); err != nil {
+		return err
+	}
+	rb, ok := r.sync.(RemoteBinder)
+	if !ok {
+		return errorf(ErrNotImplemented, "plugin: device %s takes host tensors only: cannot bind a remote tensor to %q", r.opts.device, name)
+	}
+	return rb.SetRemoteTensor(name, t)
+}
+
+// RemoteTensor returns the remote tensor bound to a port of the wrapped
+// request (see RemoteBinder).
+func (r *AsyncInferRequest) RemoteTensor(name string) (RemoteTensor, error) {
+	if r.isClosed() {
+		return nil, r.closedErr(fmt.Sprintf("remote tensor %q", name))
+	}
+	rb, ok := r.sync.(RemoteBinder)
+	if !ok {
+		return nil, errorf(ErrNotImplemented, "plugin: device %s takes host tensors only: no remote tensor for %q", r.opts.device, name)
+	}
+	return rb.RemoteTensor(name)
+}
+
+// Transfers returns the wrapped request's transfers of its last run (see
+// TransferCounter); zero when the device does not count them.
+func (r *AsyncInferRequest) Transfers() Transfers {
+	if tc, ok := r.sync.(TransferCounter); ok {
+		return tc.Transfers()
+	}
+	return Transfers{}
+}
+
 // Tensor returns the wrapped request's tensor; outputs are valid once Wait
 // has returned nil. After Close it is an error wrapping ErrClosed.
 func (r *AsyncInferRequest) Tensor(name string) (*tensor.Tensor, error) {

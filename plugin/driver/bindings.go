@@ -21,6 +21,10 @@ type Bindings struct {
 	// UserOut marks outputs the user bound with Set; inference writes into
 	// them instead of replacing them.
 	UserOut []bool
+	// RemoteIn and RemoteOut hold the remote tensors bound with SetRemote
+	// (nil for host-bound ports); a port has a host tensor or a remote
+	// one, not both.
+	RemoteIn, RemoteOut []RemoteTensor
 }
 
 // NewBindings returns empty bindings for a model's inputs and outputs.
@@ -33,6 +37,9 @@ func NewBindings(inputs, outputs []PortInfo) Bindings {
 		In:      make([]*tensor.Tensor, len(inputs)),
 		Out:     make([]*tensor.Tensor, len(outputs)),
 		UserOut: make([]bool, len(outputs)),
+
+		RemoteIn:  make([]RemoteTensor, len(inputs)),
+		RemoteOut: make([]RemoteTensor, len(outputs)),
 	}
 }
 
@@ -47,11 +54,59 @@ func (b *Bindings) Set(name string, t *tensor.Tensor) error {
 	}
 	if idx < b.nIn {
 		b.In[idx] = t
+		b.RemoteIn[idx] = nil
 		return nil
 	}
 	b.Out[idx-b.nIn] = t
 	b.UserOut[idx-b.nIn] = true
+	b.RemoteOut[idx-b.nIn] = nil
 	return nil
+}
+
+// SetRemote binds remote tensor t to the input or output called name
+// after CheckRemote's checks, in place of a host tensor. The device
+// checks that t is of its context.
+func (b *Bindings) SetRemote(name string, t RemoteTensor) error {
+	idx, err := CheckRemote(b.ports, name, t)
+	if err != nil {
+		return err
+	}
+	if idx < b.nIn {
+		b.RemoteIn[idx] = t
+		b.In[idx] = nil
+		return nil
+	}
+	b.RemoteOut[idx-b.nIn] = t
+	b.Out[idx-b.nIn] = nil
+	b.UserOut[idx-b.nIn] = false
+	return nil
+}
+
+// Remote returns the remote tensor bound to a port; an unknown name is an
+// error wrapping ErrNotFound, as is a port bound to a host tensor.
+func (b *Bindings) Remote(name string) (RemoteTensor, error) {
+	idx, err := portIndex(b.ports, name)
+	if err != nil {
+		return nil, err
+	}
+	var t RemoteTensor
+	if idx < b.nIn {
+		t = b.RemoteIn[idx]
+	} else {
+		t = b.RemoteOut[idx-b.nIn]
+	}
+	if t == nil {
+		return nil, errorf(ErrNotFound, "port %q has no remote tensor (bind one with SetRemoteTensor)", name)
+	}
+	return t, nil
+}
+
+// remoteAt returns the remote tensor bound to port i (inputs first).
+func (b *Bindings) remoteAt(i int) RemoteTensor {
+	if i < b.nIn {
+		return b.RemoteIn[i]
+	}
+	return b.RemoteOut[i-b.nIn]
 }
 
 // Get returns the tensor bound to an input, or an output's tensor. An
@@ -61,6 +116,9 @@ func (b *Bindings) Get(name string) (*tensor.Tensor, error) {
 	for i, p := range b.ports {
 		if p.Name != name {
 			continue
+		}
+		if rt := b.remoteAt(i); rt != nil {
+			return nil, errorf(ErrInvalidArgument, "port %q is bound to remote tensor %q, which stays on the device (read it with its CopyTo, or bind a host tensor)", name, rt.Name())
 		}
 		if i < b.nIn {
 			if b.In[i] == nil {
@@ -82,7 +140,7 @@ func (b *Bindings) Get(name string) (*tensor.Tensor, error) {
 // never bound), or nil when every input has one.
 func (b *Bindings) Unbound() error {
 	for i, t := range b.In {
-		if t == nil {
+		if t == nil && b.RemoteIn[i] == nil {
 			p := b.ports[i]
 			return errorf(ErrInvalidArgument, "input %q has no tensor (dynamic shape %v; bind one with SetTensor)", p.Name, p.Shape)
 		}
@@ -96,11 +154,16 @@ func (b *Bindings) Snapshot() (in, out []*tensor.Tensor, userOut []bool) {
 	return append([]*tensor.Tensor(nil), b.In...), append([]*tensor.Tensor(nil), b.Out...), append([]bool(nil), b.UserOut...)
 }
 
+// SnapshotRemote returns copies of RemoteIn and RemoteOut.
+func (b *Bindings) SnapshotRemote() (in, out []RemoteTensor) {
+	return append([]RemoteTensor(nil), b.RemoteIn...), append([]RemoteTensor(nil), b.RemoteOut...)
+}
+
 // Publish stores an inference's results as the outputs the user did not
 // bind (bound ones were written in place).
 func (b *Bindings) Publish(results []*tensor.Tensor) {
 	for i, t := range results {
-		if !b.UserOut[i] {
+		if !b.UserOut[i] && b.RemoteOut[i] == nil {
 			b.Out[i] = t
 		}
 	}

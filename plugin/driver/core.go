@@ -323,3 +323,69 @@ func sortedNames[V any](m map[string]V) []string {
 	sort.Strings(names)
 	return names
 }
+
+// remotePlugin returns the plugin of device as a RemotePlugin, and the
+// device id of the name ("GPU.1" -> "1"); a device without remote
+// contexts is an error wrapping ErrNotImplemented.
+func (c *Core) remotePlugin(device string) (RemotePlugin, deviceRef, error) {
+	ref, err := parseRef(device)
+	if err != nil {
+		return nil, ref, err
+	}
+	if ref.priorities != "" {
+		return nil, ref, errorf(ErrNotImplemented, "plugin: device %q: a virtual device has no remote context; use one of %s", device, ref.priorities)
+	}
+	p, err := c.plugin(ref.name)
+	if err != nil {
+		return nil, ref, err
+	}
+	rp, ok := p.(RemotePlugin)
+	if !ok {
+		return nil, ref, errorf(ErrNotImplemented, "plugin: device %q has no remote contexts (its tensors are host tensors)", device)
+	}
+	return rp, ref, nil
+}
+
+// DefaultContext returns a new reference to the context device ("GPU",
+// "GPU.1") compiles models in. A device without remote contexts is an
+// error wrapping ErrNotImplemented.
+func (c *Core) DefaultContext(device string) (RemoteContext, error) {
+	rp, ref, err := c.remotePlugin(device)
+	if err != nil {
+		return nil, err
+	}
+	return rp.DefaultContext(ref.id)
+}
+
+// CreateContext wraps the caller's device context, given by props
+// (OCL_CONTEXT, and optionally OCL_QUEUE and OCL_CONTEXT_DEVICE_ID for
+// "GPU"). props is not modified.
+func (c *Core) CreateContext(device string, props map[string]string) (RemoteContext, error) {
+	rp, ref, err := c.remotePlugin(device)
+	if err != nil {
+		return nil, err
+	}
+	if ref.id != "" {
+		return nil, errorf(ErrInvalidArgument, "plugin: CreateContext on %q: the context's device is OCL_CONTEXT_DEVICE_ID of OCL_CONTEXT, not a device id; name the device %q", device, ref.name)
+	}
+	return rp.CreateContext(props)
+}
+
+// CompileModelIn compiles m in remote context rc, on rc's device, with
+// that device's configuration overridden by props: the compiled model
+// shares the context's programs and weights with the other models
+// compiled in it, and takes its remote tensors. CACHE_DIR keeps program
+// binaries, but the compiled model itself is not cached.
+func (c *Core) CompileModelIn(ctx context.Context, m *graph.Model, rc RemoteContext, props map[string]string) (CompiledModel, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if m == nil || rc == nil {
+		return nil, errorf(ErrInvalidArgument, "plugin: CompileModelIn with a nil model or context")
+	}
+	rp, _, err := c.remotePlugin(rc.DeviceName())
+	if err != nil {
+		return nil, err
+	}
+	return rp.CompileModelIn(ctx, m, rc, props)
+}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/clinfer/clinfer/tensor"
@@ -64,29 +65,56 @@ func ParseDeviceName(s string) (name, id, priorities string, err error) {
 // error wrapping ErrInvalidArgument that names the port, what it wants and
 // what it got. The messages carry no package prefix: callers add theirs.
 func CheckTensor(ports []PortInfo, name string, t *tensor.Tensor) (int, error) {
-	idx := -1
-	for i, p := range ports {
-		if p.Name == name {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 {
-		names := make([]string, len(ports))
-		for i, p := range ports {
-			names[i] = p.Name
-		}
-		return -1, errorf(ErrNotFound, "no port %q (ports: %s)", name, strings.Join(names, ", "))
+	idx, err := portIndex(ports, name)
+	if err != nil {
+		return -1, err
 	}
 	p := ports[idx]
 	if t == nil {
 		return idx, errorf(ErrInvalidArgument, "port %q: nil tensor (want %s%s)", name, p.Type, p.Shape)
 	}
-	if t.Type() != p.Type {
-		return idx, errorf(ErrInvalidArgument, "port %q: element type %s, want %s", name, t.Type(), p.Type)
+	return idx, checkFit(p, t.Type(), t.Shape())
+}
+
+// CheckRemote is CheckTensor for a remote tensor: the port called name
+// must exist and take t's element type and shape.
+func CheckRemote(ports []PortInfo, name string, t RemoteTensor) (int, error) {
+	idx, err := portIndex(ports, name)
+	if err != nil {
+		return -1, err
 	}
-	if !p.Shape.Compatible(t.Shape()) {
-		return idx, errorf(ErrInvalidArgument, "port %q: shape %s does not fit %s", name, t.Shape(), p.Shape)
+	p := ports[idx]
+	if t == nil {
+		return idx, errorf(ErrInvalidArgument, "port %q: nil remote tensor (want %s%s)", name, p.Type, p.Shape)
+	}
+	if err := checkFit(p, t.Type(), t.Shape()); err != nil {
+		return idx, fmt.Errorf("remote tensor %q: %w", t.Name(), err)
 	}
 	return idx, nil
+}
+
+// portIndex finds the port called name; an unknown name is an error
+// wrapping ErrNotFound that lists the port names.
+func portIndex(ports []PortInfo, name string) (int, error) {
+	for i, p := range ports {
+		if p.Name == name {
+			return i, nil
+		}
+	}
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = p.Name
+	}
+	return -1, errorf(ErrNotFound, "no port %q (ports: %s)", name, strings.Join(names, ", "))
+}
+
+// checkFit fails when a tensor of typ and shape cannot be bound to p.
+func checkFit(p PortInfo, typ tensor.ElementType, shape tensor.Shape) error {
+	if typ != p.Type {
+		return errorf(ErrInvalidArgument, "port %q: element type %s, want %s", p.Name, typ, p.Type)
+	}
+	if !p.Shape.Compatible(shape) {
+		return errorf(ErrInvalidArgument, "port %q: shape %s does not fit %s", p.Name, shape, p.Shape)
+	}
+	return nil
 }

@@ -62,6 +62,42 @@ func (c *RequestCore) SetTensor(name string, t *tensor.Tensor) error {
 	return nil
 }
 
+// SetRemoteTensor binds remote tensor t to the input or output called
+// name (see Bindings.SetRemote) after check, the device's own test of t
+// (its context and device); it fails with ErrBusy while an inference
+// runs.
+func (c *RequestCore) SetRemoteTensor(name string, t RemoteTensor, check func(RemoteTensor) error) error {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	if err := c.Usable(); err != nil {
+		return err
+	}
+	if t != nil && check != nil {
+		if err := check(t); err != nil {
+			return fmt.Errorf("%s: set remote tensor %q for port %q: %w", c.prefix, t.Name(), name, err)
+		}
+	}
+	if err := c.IO.SetRemote(name, t); err != nil {
+		return fmt.Errorf("%s: set remote tensor: %w", c.prefix, err)
+	}
+	return nil
+}
+
+// RemoteTensor returns the remote tensor bound to a port (see
+// Bindings.Remote); it fails with ErrClosed once the request is closed.
+func (c *RequestCore) RemoteTensor(name string) (RemoteTensor, error) {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	if c.Closed {
+		return nil, fmt.Errorf("%s: infer request: remote tensor %q after Close: %w", c.prefix, name, ErrClosed)
+	}
+	t, err := c.IO.Remote(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.prefix, err)
+	}
+	return t, nil
+}
+
 // Tensor returns the tensor bound to an input, or an output's tensor (see
 // Bindings.Get); it fails with ErrClosed once the request is closed.
 func (c *RequestCore) Tensor(name string) (*tensor.Tensor, error) {

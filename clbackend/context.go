@@ -1,0 +1,257 @@
+package clbackend
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// clContext is an OpenCL context models compile into: the device's own
+// (made on the first compile, one per device) or one wrapping the user's
+// handles (Core.CreateContext). The models compiled in it share its
+// programs (the plugin's program cache keys them by the context) and its
+// weights (by content), and its remote tensors go to any of them. It is
+// reference counted: the plugin holds the device's own, and every
+// RemoteContext, compiled model and remote tensor holds one; the last
+// release drops its programs from the cache and releases its handles
+// (for a user context, the references clinfer took, never the user's).
+type clContext struct {
+	key   string // names the context in the program cache: "0" for GPU.0's own
+	dev   *device
+	cache *programCache
+	cl    *cl.Context
+	// queue is the user's queue (OCL_QUEUE), retained: the requests of
+	// models compiled in the context run on it. nil: each request makes
+	// its own.
+	queue *cl.CommandQueue
+	// devIndex is the device's index in the OpenCL context's device list
+	// (OCL_CONTEXT_DEVICE_ID).
+	devIndex int
+	user     bool
+
+	mu      sync.Mutex
+	refs    int
+	weights map[string]*weightBuf
+	// transfer is the queue remote tensors copy on without a user queue,
+	// made on first use.
+	transfer *cl.CommandQueue
+
+	weightBytes, activationBytes, stagingBytes, remoteBytes atomic.Int64
+}
+
+// weightBuf is one weight on the device, shared by the models whose
+// constants have its content.
+type weightBuf struct {
+	buf   *cl.MemObject
+	refs  int
+	bytes int64
+}
+
+// userContexts numbers user contexts for their program cache keys.
+var userContexts atomic.Int64
+
+// newContext returns a context over c and queue (owned: released with
+// the last reference) with one reference, the caller's, who registers it
+// with its device (track) for GPU_MEMORY_STATISTICS.
+func newContext(d *device, cache *programCache, c *cl.Context, queue *cl.CommandQueue, devIndex int, user bool) *clContext {
+	key := d.id()
+	if user {
+		key += "/user" + strconv.FormatInt(userContexts.Add(1), 10)
+	}
+	return &clContext{key: key, dev: d, cache: cache, cl: c, queue: queue, devIndex: devIndex, user: user, refs: 1, weights: map[string]*weightBuf{}}
+}
+
+// acquire adds a reference; acquiring a released context is a programmer
+// error of this package.
+func (cc *clContext) acquire() *clContext {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.refs <= 0 {
+		panic("clbackend: acquire of a released context")
+	}
+	cc.refs++
+	return cc
+}
+
+// release drops a reference; the last one drops the context's programs
+// from the cache and releases its queues and OpenCL context.
+func (cc *clContext) release() error {
+	cc.mu.Lock()
+	if cc.refs <= 0 {
+		cc.mu.Unlock()
+		return nil
+	}
+	cc.refs--
+	if cc.refs > 0 {
+		cc.mu.Unlock()
+		return nil
+	}
+	transfer := cc.transfer
+	cc.transfer = nil
+	cc.mu.Unlock()
+	cc.dev.untrack(cc)
+	var errs []error
+	if cc.user {
+		errs = append(errs, cc.cache.dropContext(cc.key))
+	}
+	errs = append(errs, transfer.Close(), cc.queue.Close(), cc.cl.Close())
+	return errors.Join(errs...)
+}
+
+// handle is the OpenCL context's handle, which tells whether two contexts
+// are the same OpenCL context.
+func (cc *clContext) handle() uintptr { return cc.cl.Handle() }
+
+// transferQueue returns the queue remote tensor copies run on: the user's
+// queue, else one of the context's own made on first use.
+func (cc *clContext) transferQueue() (*cl.CommandQueue, error) {
+	if cc.queue != nil {
+		return cc.queue, nil
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.transfer == nil {
+		q, err := cc.cl.CreateCommandQueue(cc.dev.cl, 0)
+		if err != nil {
+			return nil, err
+		}
+		cc.transfer = q
+	}
+	return cc.transfer, nil
+}
+
+// weight returns the device copy of a constant with t's content and its
+// key, adding a reference the caller gives back with releaseWeight:
+// models compiled in the context upload each weight once between them.
+func (cc *clContext) weight(t *tensor.Tensor, model string) (string, *cl.MemObject, error) {
+	t = t.Contiguous()
+	data := t.Bytes()
+	h := sha256.New()
+	h.Write([]byte(t.Type().String()))
+	for _, d := range t.Shape() {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(d)))
+	}
+	h.Write(data)
+	key := string(h.Sum(nil))
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if w, ok := cc.weights[key]; ok {
+		w.refs++
+		return key, w.buf, nil
+	}
+	buf, err := cc.upload(t, model)
+	if err != nil {
+		return "", nil, err
+	}
+	w := &weightBuf{buf: buf, refs: 1, bytes: int64(buf.Size())}
+	cc.weights[key] = w
+	cc.weightBytes.Add(w.bytes)
+	return key, buf, nil
+}
+
+// releaseWeight gives back a reference weight returned.
+func (cc *clContext) releaseWeight(key string) error {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	w, ok := cc.weights[key]
+	if !ok {
+		return nil
+	}
+	w.refs--
+	if w.refs > 0 {
+		return nil
+	}
+	delete(cc.weights, key)
+	cc.weightBytes.Add(-w.bytes)
+	return w.buf.Close()
+}
+
+// upload copies a host tensor into a new read-only device buffer.
+func (cc *clContext) upload(t *tensor.Tensor, model string) (*cl.MemObject, error) {
+	data := t.Contiguous().Bytes()
+	if len(data) == 0 {
+		data = make([]byte, 4)
+	}
+	buf, err := cc.cl.CreateBuffer(cl.MemReadOnly, data)
+	if err != nil {
+		return nil, driver.Errorf(driver.ErrDevice, "gpu: model %q: uploading %s (%d bytes) to %s: %w", model, t, len(data), cc.dev.name(), err)
+	}
+	return buf, nil
+}
+
+// stats is the context's GPU_MEMORY_STATISTICS.
+func (cc *clContext) stats() driver.MemoryStatistics {
+	return driver.MemoryStatistics{
+		Weights:       cc.weightBytes.Load(),
+		Activations:   cc.activationBytes.Load(),
+		Staging:       cc.stagingBytes.Load(),
+		RemoteTensors: cc.remoteBytes.Load(),
+	}
+}
+
+// params describes the context (RemoteContext.Params).
+func (cc *clContext) params() map[string]string {
+	p := map[string]string{
+		driver.KeyContextType:        driver.ContextTypeOCL,
+		driver.KeyOCLContext:         driver.FormatHandle(cc.cl.Handle()),
+		driver.KeyOCLContextDeviceID: strconv.Itoa(cc.devIndex),
+	}
+	if cc.queue != nil {
+		p[driver.KeyOCLQueue] = driver.FormatHandle(cc.queue.Handle())
+	}
+	return p
+}
+
+// describe names the context in errors.
+func (cc *clContext) describe() string {
+	kind := "its own context"
+	if cc.user {
+		kind = "a user context"
+	}
+	return fmt.Sprintf("%s (%s, OCL_CONTEXT %s)", cc.dev.name(), kind, driver.FormatHandle(cc.cl.Handle()))
+}
+
+// track registers a live context of the device.
+func (d *device) track(cc *clContext) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.trackLocked(cc)
+}
+
+// trackLocked is track with d.mu held.
+func (d *device) trackLocked(cc *clContext) {
+	if d.contexts == nil {
+		d.contexts = map[*clContext]struct{}{}
+	}
+	d.contexts[cc] = struct{}{}
+}
+
+// untrack forgets a released context.
+func (d *device) untrack(cc *clContext) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.contexts, cc)
+}
+
+// memoryStats sums the statistics of the device's live contexts.
+func (d *device) memoryStats() driver.MemoryStatistics {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var s driver.MemoryStatistics
+	for cc := range d.contexts {
+		c := cc.stats()
+		s.Weights += c.Weights
+		s.Activations += c.Activations
+		s.Staging += c.Staging
+		s.RemoteTensors += c.RemoteTensors
+	}
+	return s
+}
