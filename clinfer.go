@@ -43,6 +43,28 @@ type InferRequest = plugin.InferRequest
 // Wait, a callback and Cancel; see plugin.AsyncInferRequest.
 type AsyncInferRequest = plugin.AsyncInferRequest
 
+// RemoteContext is a device context (the GPU's own, or one over your
+// OpenCL context) that models compile into and remote tensors live in;
+// see plugin.RemoteContext and Core.DefaultContext, Core.CreateContext,
+// Core.CompileModelIn.
+type RemoteContext = plugin.RemoteContext
+
+// RemoteTensor is a tensor in device memory, bound to requests with
+// SetRemoteTensor so that pipelines stay on the device; see
+// plugin.RemoteTensor.
+type RemoteTensor = plugin.RemoteTensor
+
+// HostTensor is a host tensor in memory the device maps; see
+// plugin.HostTensor.
+type HostTensor = plugin.HostTensor
+
+// Transfers counts the bytes an inference moved between host and device;
+// see InferRequest.Transfers.
+type Transfers = plugin.Transfers
+
+// MemoryStatistics is the GPU_MEMORY_STATISTICS property, parsed.
+type MemoryStatistics = plugin.MemoryStatistics
+
 // PortInfo describes one input or output: name, element type and shape.
 type PortInfo = plugin.PortInfo
 

@@ -323,15 +323,20 @@ func (c *CompiledModel) probePlan(ctx context.Context, p *Plugin) error {
 	return nil
 }
 
-// planFor returns the plan of inputs ins, building and caching it on first
-// use (a new input shape re-plans rather than failing).
-func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor) (*plan, error) {
+// planFor returns the plan of inputs ins (or, where remote[i] is not nil,
+// of that remote tensor's shape), building and caching it on first use (a
+// new input shape re-plans rather than failing).
+func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor, remote []driver.RemoteTensor) (*plan, error) {
 	if c.static != nil {
 		return c.static, nil
 	}
 	shapes := make([]tensor.Shape, len(ins))
 	host := make([]*tensor.Tensor, len(ins))
 	for i, t := range ins {
+		if remote[i] != nil {
+			shapes[i] = remote[i].Shape() // not a host parameter: lockRemotes checked
+			continue
+		}
 		shapes[i] = t.Shape()
 		if c.hostParam[i] {
 			host[i] = t.Contiguous().Clone()

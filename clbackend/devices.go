@@ -82,13 +82,14 @@ func (d *device) context() (*clContext, error) {
 // closeContext drops the plugin's reference to the context.
 func (d *device) closeContext() error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.closed = true
-	if d.ctx == nil {
+	cc := d.ctx
+	d.ctx = nil
+	d.mu.Unlock()
+	if cc == nil {
 		return nil
 	}
-	err := d.ctx.release()
-	d.ctx = nil
+	err := cc.release() // untracks cc: not under d.mu
 	if err != nil {
 		return fmt.Errorf("gpu: device %s: %w", d.name(), err)
 	}

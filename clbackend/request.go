@@ -25,9 +25,14 @@ type InferRequest struct {
 	ownQueue bool
 	states   map[*plan]*planState
 
-	// pending is the inference whose commands are on the queue and not yet
-	// known to be done; drained by the next run, an error or release.
+	// pending is the inference that uses the request's buffers: from its
+	// preprocess until its commands are known to be done; drained by the
+	// next run, an error or release. ReleaseMemory leaves the request's
+	// memory alone while it is set.
 	pending *runState
+
+	// transfers are the last inference's bytes moved (Transfers).
+	transfers driver.Transfers
 
 	// warmUp marks the compile-time warm-up request (warmup.go), whose
 	// profile does not count in the runtime model.
@@ -41,10 +46,12 @@ type InferRequest struct {
 type planState struct {
 	bufs    []*cl.MemObject // per activation buffer of the plan
 	kernels []*cl.Kernel    // per launch
+	bytes   int64           // of bufs, counted in the context's activations
 }
 
-// close releases the state's kernels and buffers.
-func (st *planState) close() error {
+// close releases the state's kernels and buffers, and takes their bytes
+// off the activations of context cc.
+func (st *planState) close(cc *clContext) error {
 	var errs []error
 	for _, k := range st.kernels {
 		errs = append(errs, k.Close())
@@ -52,7 +59,8 @@ func (st *planState) close() error {
 	for _, b := range st.bufs {
 		errs = append(errs, b.Close())
 	}
-	st.kernels, st.bufs = nil, nil
+	cc.activationBytes.Add(-st.bytes)
+	st.kernels, st.bufs, st.bytes = nil, nil, 0
 	return errors.Join(errs...)
 }
 
@@ -105,7 +113,7 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 	st := &planState{}
 	defer func() {
 		if err != nil {
-			_ = st.close()
+			_ = st.close(c.ctx)
 		}
 	}()
 	for _, size := range pl.bufSizes {
@@ -114,6 +122,8 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 			return nil, fail(fmt.Sprintf("activation buffer of %d bytes", size), err)
 		}
 		st.bufs = append(st.bufs, b)
+		st.bytes += int64(size)
+		c.ctx.activationBytes.Add(int64(size))
 	}
 	for _, l := range pl.launches {
 		k, err := l.prog.CreateKernel(l.kernel.Entry)
@@ -206,6 +216,12 @@ func (e *events) close() error {
 type runState struct {
 	inputs, outputs []*tensor.Tensor
 	userOut         []bool
+	// remoteIn and remoteOut are the remote tensors bound to the ports
+	// (nil for host ports); each of them, once in remotes, is read-locked
+	// from preprocess to the end of the run so that its buffer stays open.
+	remoteIn, remoteOut []*RemoteTensor
+	remotes             []*RemoteTensor
+	transfers           driver.Transfers
 
 	pl       *plan
 	st       *planState
@@ -256,18 +272,31 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 		}
 		return nil
 	}
+	var remoteIn, remoteOut []driver.RemoteTensor
+	locked := func() error {
+		remoteIn, remoteOut = r.core.IO.SnapshotRemote()
+		return drain()
+	}
 	var err error
-	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, drain); err != nil {
+	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, locked); err != nil {
 		return err
 	}
-	pl, err := c.planFor(ctx, s.inputs)
+	if err := r.lockRemotes(s, remoteIn, remoteOut); err != nil {
+		return err
+	}
+	pl, err := c.planFor(ctx, s.inputs, remoteIn)
 	if err != nil {
+		s.unlockRemotes()
 		return fmt.Errorf("gpu: infer %q: %w", c.model.Name, err)
 	}
 	r.core.Mu.Lock()
 	st, err := r.state(pl)
+	if err == nil {
+		r.pending = s // the request's buffers are in use from here
+	}
 	r.core.Mu.Unlock()
 	if err != nil {
+		s.unlockRemotes()
 		return err
 	}
 	s.pl, s.st = pl, st
@@ -303,8 +332,10 @@ func (r *InferRequest) postprocess(s *runState) error {
 	if err := s.evs.close(); err != nil {
 		return r.fail("releasing events", err)
 	}
+	s.unlockRemotes()
 	r.core.IO.Publish(results)
 	r.core.Prof = prof
+	r.transfers = s.transfers
 	if c.profiling && !r.warmUp {
 		c.core.RecordPerf(prof)
 	}
@@ -365,6 +396,7 @@ func (r *InferRequest) drain(s *runState) error {
 	}
 	errs = append(errs, s.evs.close())
 	s.evs = events{}
+	s.unlockRemotes()
 	return errors.Join(errs...)
 }
 
@@ -452,7 +484,7 @@ func (r *InferRequest) releaseLocked() error {
 	var errs []error
 	errs = append(errs, r.drainPendingLocked())
 	for _, st := range r.states {
-		errs = append(errs, st.close())
+		errs = append(errs, st.close(r.c.ctx))
 	}
 	r.states = nil
 	if r.queue != nil && r.ownQueue {

@@ -45,16 +45,32 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 		if pl.hostIn[i] {
 			continue // part of the plan
 		}
+		dst := r.buffer(pl, s.st, pl.params[i])
+		if src := s.remoteIn[i]; src != nil {
+			// On the device, from the remote tensor: no host memory.
+			n := pl.values[pl.params[i]].bytes
+			if n == 0 {
+				continue
+			}
+			ev, err := r.queue.EnqueueCopyBuffer(src.buf, dst, 0, 0, n, nil)
+			if err != nil {
+				return r.fail(fmt.Sprintf("copying input %s from remote tensor %q", c.core.Input(i).Name, src.name), err)
+			}
+			s.keep(&s.evs.upload, ev)
+			s.transfers.DeviceToDevice += int64(n)
+			continue
+		}
 		s.hostIn[i] = t.Contiguous()
 		b := s.hostIn[i].Bytes()
 		if len(b) == 0 {
 			continue
 		}
-		ev, err := cl.EnqueueWriteSlice(r.queue, r.buffer(pl, s.st, pl.params[i]), false, 0, b, nil)
+		ev, err := cl.EnqueueWriteSlice(r.queue, dst, false, 0, b, nil)
 		if err != nil {
 			return r.fail("writing input "+c.core.Input(i).Name, err)
 		}
 		s.keep(&s.evs.upload, ev)
+		s.transfers.HostToDevice += int64(len(b))
 	}
 	s.upload = time.Since(t0)
 
@@ -163,6 +179,22 @@ func (r *InferRequest) download(s *runState) error {
 	s.staged = make([]*tensor.Tensor, len(s.pl.results))
 	for i, v := range pl.results {
 		sl := pl.values[v]
+		if rdst := s.remoteOut[i]; rdst != nil {
+			// On the device, into the remote tensor: no host memory.
+			if sl.typ != rdst.typ || !sl.shape.Equal(rdst.shape) {
+				return driver.Errorf(driver.ErrInvalidArgument, "gpu: infer %q: output %q is %s%s for these inputs, and its remote tensor %q is %s%s; bind one of the output's shape", c.model.Name, c.core.Output(i).Name, sl.typ, sl.shape, rdst.name, rdst.typ, rdst.shape)
+			}
+			if sl.bytes == 0 {
+				continue
+			}
+			ev, err := r.queue.EnqueueCopyBuffer(r.buffer(pl, s.st, v), rdst.buf, 0, 0, sl.bytes, nil)
+			if err != nil {
+				return r.fail(fmt.Sprintf("copying output %s into remote tensor %q", c.core.Output(i).Name, rdst.name), err)
+			}
+			s.keep(&s.evs.download, ev)
+			s.transfers.DeviceToDevice += int64(sl.bytes)
+			continue
+		}
 		dst := s.outputs[i]
 		switch {
 		case s.userOut[i] && dst.IsContiguous() && dst.Shape().Equal(sl.shape) && dst.Type() == sl.typ:
@@ -183,6 +215,7 @@ func (r *InferRequest) download(s *runState) error {
 			return r.fail("reading output "+c.core.Output(i).Name, err)
 		}
 		s.keep(&s.evs.download, ev)
+		s.transfers.DeviceToHost += int64(len(b))
 	}
 	s.download = time.Since(t2)
 	return nil

@@ -87,6 +87,31 @@ func Wrap[T Elem](shape Shape, v []T) (*Tensor, error) {
 	return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), data: data}, nil
 }
 
+// WrapBytes returns a contiguous tensor of type t and shape over raw
+// little-endian bytes without copying, as Wrap does for typed slices:
+// memory the caller owns (a buffer mapped by a device, a memory-mapped
+// file) and must keep valid while the tensor is in use. len(raw) must be
+// the tensor's byte size, and raw aligned for t's elements.
+func WrapBytes(t ElementType, shape Shape, raw []byte) (*Tensor, error) {
+	if !t.Valid() {
+		return nil, fmt.Errorf("%w: %v", ErrType, t)
+	}
+	if err := shape.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrShape, err)
+	}
+	n, ok := shape.Bytes(t)
+	if !ok || n != int64(len(raw)) {
+		return nil, fmt.Errorf("%w: %v%v needs %d bytes, got %d", ErrShape, t, shape, n, len(raw))
+	}
+	if len(raw) > 0 && uintptr(unsafe.Pointer(&raw[0]))%uintptr(t.Size()) != 0 {
+		return nil, fmt.Errorf("%w: %v data at an address not aligned to %d bytes", ErrType, t, t.Size())
+	}
+	if raw == nil {
+		raw = []byte{}
+	}
+	return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), data: raw}, nil
+}
+
 // Data returns the elements of x as a []T sharing memory with it. It is an
 // error, never a panic, when T does not match x's element type or x is a
 // non-contiguous view (call Contiguous first).

@@ -81,6 +81,9 @@ func CheckTensor(ports []PortInfo, name string, t *tensor.Tensor) (int, error) {
 func CheckRemote(ports []PortInfo, name string, t RemoteTensor) (int, error) {
 	idx, err := portIndex(ports, name)
 	if err != nil {
+		if t != nil {
+			err = fmt.Errorf("remote tensor %q: %w", t.Name(), err)
+		}
 		return -1, err
 	}
 	p := ports[idx]

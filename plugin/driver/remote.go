@@ -198,6 +198,12 @@ func (t Transfers) Add(o Transfers) Transfers {
 	return Transfers{t.HostToDevice + o.HostToDevice, t.DeviceToHost + o.DeviceToHost, t.DeviceToDevice + o.DeviceToDevice}
 }
 
+// String renders the counts: "host->device=N device->host=N
+// device->device=N" (bytes).
+func (t Transfers) String() string {
+	return fmt.Sprintf("host->device=%d device->host=%d device->device=%d", t.HostToDevice, t.DeviceToHost, t.DeviceToDevice)
+}
+
 // TransferCounter is implemented by infer requests that count their
 // transfers.
 type TransferCounter interface {
