@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -12,8 +13,9 @@ import (
 
 // Interface checks.
 var (
-	_ driver.InferRequest = (*InferRequest)(nil)
-	_ driver.Stager       = (*InferRequest)(nil)
+	_ driver.InferRequest    = (*InferRequest)(nil)
+	_ driver.Stager          = (*InferRequest)(nil)
+	_ driver.TransferCounter = (*InferRequest)(nil)
 )
 
 // InferRequest runs a HETERO compiled model: one request per subgraph, run
@@ -26,6 +28,9 @@ var (
 type InferRequest struct {
 	c    *CompiledModel
 	subs []driver.InferRequest
+	// remotes are the device tensors of links between subgraphs of one
+	// remote context (linkOnDevice), closed after the sub-requests.
+	remotes []driver.RemoteTensor
 	// static[k][i] reports that input i of subgraph k is bound once and
 	// for all to its producer's output tensor.
 	static [][]bool
@@ -57,13 +62,19 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 		}
 		r.subs = append(r.subs, sr)
 	}
-	// Intermediate tensors of static shape: one per link, shared.
+	// Intermediate tensors of static shape: one per link, shared; on the
+	// device for links between subgraphs of one remote context.
 	shared := map[source]*tensor.Tensor{}
 	r.static = make([][]bool, len(c.subs))
 	for k, sg := range c.subs {
 		r.static[k] = make([]bool, len(sg.inputs))
+	}
+	if err := r.linkOnDevice(); err != nil {
+		return nil, err
+	}
+	for k, sg := range c.subs {
 		for i, in := range sg.inputs {
-			if in.from.sub < 0 {
+			if in.from.sub < 0 || r.static[k][i] {
 				continue
 			}
 			t, ok := shared[in.from]
@@ -263,5 +274,129 @@ func (r *InferRequest) closeSubs() error {
 			errs = append(errs, fmt.Errorf("hetero: closing the request of %s: %w", r.c.subs[k].name, err))
 		}
 	}
+	for _, t := range r.remotes {
+		if err := t.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("hetero: closing intermediate %q: %w", t.Name(), err))
+		}
+	}
+	r.remotes = nil
 	return errors.Join(errs...)
+}
+
+// Transfers returns the bytes the sub-requests moved in the last
+// inference, summed: a link between subgraphs of one remote context moves
+// none across the host.
+func (r *InferRequest) Transfers() driver.Transfers {
+	var t driver.Transfers
+	for _, s := range r.subs {
+		if tc, ok := s.(driver.TransferCounter); ok {
+			t = t.Add(tc.Transfers())
+		}
+	}
+	return t
+}
+
+// SubTransfers returns each sub-request's transfers of the last
+// inference, in subgraph order.
+func (r *InferRequest) SubTransfers() []driver.Transfers {
+	out := make([]driver.Transfers, len(r.subs))
+	for k, s := range r.subs {
+		if tc, ok := s.(driver.TransferCounter); ok {
+			out[k] = tc.Transfers()
+		}
+	}
+	return out
+}
+
+// linkOnDevice binds, for every link of static shape whose producer and
+// consumers are all subgraphs compiled in one remote context (GPU
+// subgraphs on the same device) and which is no model output, one remote
+// tensor of that context as the producer's output and the consumers'
+// input: the value stays on the device between them.
+func (r *InferRequest) linkOnDevice() error {
+	c := r.c
+	consumers := map[source][][2]int{} // link -> (subgraph, input index)
+	for k, sg := range c.subs {
+		for i, in := range sg.inputs {
+			if in.from.sub >= 0 {
+				consumers[in.from] = append(consumers[in.from], [2]int{k, i})
+			}
+		}
+	}
+	contextOf := func(k int) string {
+		cm, ok := c.compiled[k].(driver.ContextModel)
+		if _, binds := r.subs[k].(driver.RemoteBinder); !ok || !binds {
+			return ""
+		}
+		rc, err := cm.Context()
+		if err != nil {
+			return ""
+		}
+		defer rc.Close()
+		return rc.DeviceName() + "/" + rc.Params()[driver.KeyOCLContext]
+	}
+	for _, src := range sortedSources(consumers) {
+		uses := consumers[src]
+		want := contextOf(src.sub)
+		if want == "" || isModelOutput(c.subs[src.sub], src.name) {
+			continue
+		}
+		same := true
+		for _, u := range uses {
+			same = same && contextOf(u[0]) == want
+		}
+		port, found := portNamed(c.compiled[src.sub].Outputs(), src.name)
+		s, static := port.Shape.ToShape()
+		if !same || !found || !static {
+			continue
+		}
+		rc, err := c.compiled[src.sub].(driver.ContextModel).Context()
+		if err != nil {
+			return fmt.Errorf("hetero: intermediate %q: %w", src.name, err)
+		}
+		t, err := rc.CreateTensor(src.name, port.Type, s, nil)
+		_ = rc.Close() // the tensor holds the context
+		if err != nil {
+			return fmt.Errorf("hetero: intermediate %q on %s: %w", src.name, c.subs[src.sub].device, err)
+		}
+		r.remotes = append(r.remotes, t)
+		if err := r.subs[src.sub].(driver.RemoteBinder).SetRemoteTensor(src.name, t); err != nil {
+			return fmt.Errorf("hetero: binding intermediate %q as output of %s: %w", src.name, c.subs[src.sub].name, err)
+		}
+		for _, u := range uses {
+			in := c.subs[u[0]].inputs[u[1]]
+			if err := r.subs[u[0]].(driver.RemoteBinder).SetRemoteTensor(in.name, t); err != nil {
+				return fmt.Errorf("hetero: binding intermediate %q as input of %s: %w", in.name, c.subs[u[0]].name, err)
+			}
+			r.static[u[0]][u[1]] = true
+		}
+	}
+	return nil
+}
+
+// isModelOutput reports whether the subgraph's Result called name is also
+// a model output (read on the host by postprocess).
+func isModelOutput(sg *subgraph, name string) bool {
+	for _, o := range sg.outputs {
+		if o.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedSources orders links by producer and name, so that tensors are
+// made in the same order every time.
+func sortedSources(m map[source][][2]int) []source {
+	out := make([]source, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].sub != out[j].sub {
+			return out[i].sub < out[j].sub
+		}
+		return out[i].name < out[j].name
+	})
+	return out
 }

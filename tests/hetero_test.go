@@ -242,3 +242,52 @@ func TestHeteroAsyncSplitModel(t *testing.T) {
 		}
 	}
 }
+
+// TestHeteroLinksStayOnDevice splits cls at every HardSigmoid (disabled on
+// the GPU): the squeeze-excite blocks' inputs go from one GPU subgraph
+// past the CPU's HardSigmoid to the next GPU subgraph's Mul. Those links
+// are remote tensors of the GPU's context, copied on the device
+// (DeviceToDevice bytes) instead of read back and written again, and the
+// outputs still equal the CPU device's.
+func TestHeteroLinksStayOnDevice(t *testing.T) {
+	m, c, _ := clsCase(t)
+	// Static shapes (the case's input shape, as a GPU pipeline fixes
+	// them): links of dynamic shape are sized by their producer's run and
+	// go through host memory.
+	require.Len(t, c.Inputs, 1)
+	x, err := c.Inputs[0].Tensor()
+	require.NoError(t, err)
+	s := x.Shape()
+	m.Parameters[0].Outputs[0].Shape = graph.ShapeOf(s...)
+	cpuCore := driver.NewCore()
+	defer cpuCore.Close()
+	want, _ := infer(t, cpuCore, m, "CPU", c)
+	core := heteroCore(t, "HardSigmoid")
+	cm, err := core.CompileModel(context.Background(), m, heteroGPUCPU, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	bindCase(t, r, c)
+	require.NoError(t, r.Infer(context.Background()))
+	for name, w := range want {
+		got, err := r.Tensor(name)
+		require.NoError(t, err)
+		assert.NoError(t, conformance.Compare(got, w, conformance.RealModelTolerance), "output %q", name)
+	}
+	hr := r.(*hetero.InferRequest)
+	devs, _ := cm.(*hetero.CompiledModel).Submodels()
+	subs := hr.SubTransfers()
+	var onDevice int64
+	for k, tr := range subs {
+		if strings.HasPrefix(devs[k], "GPU") {
+			onDevice += tr.DeviceToDevice
+		} else {
+			assert.Zero(t, tr.DeviceToDevice, "subgraph %d on %s", k, devs[k])
+		}
+	}
+	assert.Positive(t, onDevice, "links between GPU subgraphs are copied on the device")
+	assert.Equal(t, onDevice, hr.Transfers().DeviceToDevice)
+	t.Logf("HETERO:GPU,CPU over cls, %d subgraphs: %s", len(subs), hr.Transfers())
+}
