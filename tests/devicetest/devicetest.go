@@ -58,6 +58,7 @@ func Run(t *testing.T, newPlugin NewPlugin) {
 	t.Run("UseAfterClose", func(t *testing.T) { UseAfterClose(t, newPlugin) })
 	t.Run("Capabilities", func(t *testing.T) { Capabilities(t, newPlugin) })
 	t.Run("ConcurrentInfer", func(t *testing.T) { ConcurrentInfer(t, newPlugin) })
+	t.Run("Remote", func(t *testing.T) { Remote(t, newPlugin) })
 }
 
 // open constructs a plugin and closes it when the test ends.
