@@ -96,3 +96,52 @@ func TestRemoteTensorsThroughTheUserAPI(t *testing.T) {
 	_, err = core.DefaultContext("HETERO:GPU,CPU")
 	assert.ErrorIs(t, err, clinfer.ErrNotImplemented)
 }
+
+// TestAsyncRequestsTakeRemoteTensors: an asynchronous GPU request binds a
+// remote output and runs with no device-to-host bytes; an asynchronous
+// CPU request refuses the tensor by name.
+func TestAsyncRequestsTakeRemoteTensors(t *testing.T) {
+	ctx := context.Background()
+	core := clinfer.NewCore()
+	defer core.Close()
+	model, err := core.ReadModel(smallModel)
+	require.NoError(t, err)
+	gpu, err := core.CompileModel(ctx, model, "GPU", nil)
+	require.NoError(t, err)
+	defer gpu.Close()
+	rc, err := gpu.Context()
+	require.NoError(t, err)
+	defer rc.Close()
+	x := image(1, 64, 64)
+	want, err := gpu.Infer(ctx, map[string]*tensor.Tensor{"image": x})
+	require.NoError(t, err)
+	w := want["probs"]
+	out, err := rc.CreateTensor("probs-on-gpu", w.Type(), w.Shape(), nil)
+	require.NoError(t, err)
+	defer out.Close()
+
+	req, err := gpu.CreateAsyncInferRequest()
+	require.NoError(t, err)
+	defer req.Close()
+	require.NoError(t, req.SetTensor("image", x))
+	require.NoError(t, req.SetRemoteTensor("probs", out))
+	require.NoError(t, req.StartAsync(ctx))
+	require.NoError(t, req.Wait(ctx))
+	tr, err := req.Transfers()
+	require.NoError(t, err)
+	assert.Zero(t, tr.DeviceToHost)
+	assert.Equal(t, w.ByteSize(), tr.DeviceToDevice)
+	got := tensor.MustNew(w.Type(), w.Shape())
+	require.NoError(t, out.CopyTo(ctx, got))
+	assert.InDeltaSlice(t, w.F32(), got.F32(), 1e-5)
+
+	cpu, err := core.CompileModel(ctx, model, "CPU", nil)
+	require.NoError(t, err)
+	defer cpu.Close()
+	creq, err := cpu.CreateAsyncInferRequest()
+	require.NoError(t, err)
+	defer creq.Close()
+	err = creq.SetRemoteTensor("probs", out)
+	assert.ErrorIs(t, err, clinfer.ErrNotImplemented)
+	assert.ErrorContains(t, err, `"probs-on-gpu"`)
+}

@@ -202,6 +202,13 @@ func TestUserContext(t *testing.T) {
 		cm, err := p.CompileModelIn(ctx, convChain(t, 2, graph.StaticDim(1)), rc, nil)
 		require.NoError(t, err)
 		defer cm.Close()
+		// A second model in the context builds no program: it shares the
+		// first one's.
+		built := p.ProgramCacheStats().SourceBuilds
+		cm2, err := p.CompileModelIn(ctx, convChain(t, 2, graph.StaticDim(1)), rc, nil)
+		require.NoError(t, err)
+		assert.Equal(t, built, p.ProgramCacheStats().SourceBuilds, "programs are shared by the models of a context")
+		require.NoError(t, cm2.Close())
 		mctx, err := cm.(driver.ContextModel).Context()
 		require.NoError(t, err)
 		assert.Equal(t, rc.Params(), mctx.Params(), "the model reports the context it was compiled in")

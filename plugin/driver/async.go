@@ -490,7 +490,11 @@ func (r *AsyncInferRequest) SetRemoteTensor(name string, t RemoteTensor) error {
 	}
 	rb, ok := r.sync.(RemoteBinder)
 	if !ok {
-		return errorf(ErrNotImplemented, "plugin: device %s takes host tensors only: cannot bind a remote tensor to %q", r.opts.device, name)
+		rt := "<nil>"
+		if t != nil {
+			rt = fmt.Sprintf("%q of %s", t.Name(), t.DeviceName())
+		}
+		return errorf(ErrNotImplemented, "plugin: set remote tensor %s for port %q: device %s takes host tensors only; copy it into a host tensor (RemoteTensor.CopyTo) and bind that with SetTensor", rt, name, r.opts.device)
 	}
 	return rb.SetRemoteTensor(name, t)
 }
