@@ -331,6 +331,28 @@ func TestRemoteErrors(t *testing.T) {
 		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 		assert.ErrorContains(t, err, "holds 16 bytes, and f32[16] needs 64")
 	})
+	t.Run("caller releases its buffer", func(t *testing.T) {
+		// The tensor's own reference keeps the buffer alive: it works
+		// until its Close, which releases the last reference.
+		b, err := uc.CreateEmptyBuffer(cl.MemReadWrite, 64)
+		require.NoError(t, err)
+		params := BufferParams(b)
+		rt, err := other.CreateTensor("outlives", tensor.F32, tensor.Shape{16}, params)
+		require.NoError(t, err)
+		require.NoError(t, b.Close())
+		x := randInput(t, tensor.Shape{16}, 4)
+		require.NoError(t, rt.CopyFrom(ctx, x))
+		got := tensor.MustNew(tensor.F32, tensor.Shape{16})
+		require.NoError(t, rt.CopyTo(ctx, got))
+		assert.Equal(t, x.F32(), got.F32())
+		require.NoError(t, rt.Close())
+		// A released buffer's handle (0 once the cl package closed it) is
+		// refused by name.
+		_, err = other.CreateTensor("released", tensor.F32, tensor.Shape{16}, BufferParams(b))
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
+		assert.ErrorContains(t, err, `remote tensor "released"`)
+		assert.ErrorContains(t, err, "MEM_HANDLE")
+	})
 	t.Run("bad tensor keys", func(t *testing.T) {
 		_, err := rc.CreateTensor("k", tensor.F32, shape, map[string]string{"MEM_HANDEL": "0x1"})
 		assert.ErrorIs(t, err, driver.ErrInvalidArgument)
