@@ -38,9 +38,27 @@
 //
 // Every OpenCL handle has one owner. The plugin owns one context per device
 // and the program cache; a compiled model shares them by reference count
-// (so it stays usable after Plugin.Close) and owns its weight buffers; a
-// request owns its queue, buffers and kernels. Closing a compiled model
-// waits for running inferences and closes its requests.
+// (so it stays usable after Plugin.Close) and holds references to the
+// context's weight buffers, which the models of a context share by
+// content; a request owns its queue (unless the context has the user's
+// OCL_QUEUE), buffers and kernels. Closing a compiled model waits for
+// running inferences and closes its requests.
+//
+// # Remote contexts and tensors
+//
+// A context (context.go) is the device's own or one over the user's
+// cl_context and optional in-order queue (CreateContext, with references
+// of clinfer's own: the user's handles are never released). Models compile
+// into one (CompileModelIn) and share its programs and weights; remote
+// tensors (remote.go) are buffers of it, allocated or wrapping the user's
+// cl_mem; a request bound to them copies its inputs from and its outputs
+// into them with clEnqueueCopyBuffer (request_remote.go), so a pipeline's
+// values stay on the device, and counts the bytes it moved (Transfers).
+// GPU_MEMORY_STATISTICS sums the contexts' weights, activations, mapped
+// host tensors and remote tensors; CompiledModel.ReleaseMemory frees the
+// idle requests' activations. The requests' own queues take
+// GPU_QUEUE_PRIORITY and GPU_QUEUE_THROTTLE hints (queues.go) where the
+// device has cl_khr_priority_hints and cl_khr_throttle_hints.
 //
 // # Fusion
 //
