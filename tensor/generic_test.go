@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,4 +119,24 @@ func TestShapeBytes(t *testing.T) {
 	assert.Equal(t, int64(8), n)
 	assert.Equal(t, "64.0 GiB", FormatBytes(64<<30))
 	assert.Equal(t, "512 B", FormatBytes(512))
+}
+
+// TestWrapBytes: the tensor shares the bytes (no copy), and a wrong
+// length, type or misaligned start is an error.
+func TestWrapBytes(t *testing.T) {
+	words := make([]float32, 5) // float32-aligned backing memory
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 20)
+	x, err := WrapBytes(F32, Shape{2, 2}, raw[:16])
+	require.NoError(t, err)
+	x.F32()[3] = 7
+	assert.Equal(t, float32(7), words[3], "shares memory")
+	_, err = WrapBytes(F32, Shape{2, 2}, raw[:12])
+	assert.ErrorIs(t, err, ErrShape)
+	_, err = WrapBytes(F32, Shape{2, 2}, raw[1:17])
+	assert.ErrorIs(t, err, ErrType, "misaligned")
+	_, err = WrapBytes(ElementType(200), Shape{1}, raw[:4])
+	assert.ErrorIs(t, err, ErrType)
+	e, err := WrapBytes(F32, Shape{0, 3}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), e.NumElements())
 }
