@@ -47,9 +47,10 @@
 // # Remote contexts and tensors
 //
 // A context (context.go) is the device's own or one over the user's
-// cl_context and optional in-order queue (CreateContext, with references
-// of clinfer's own: the user's handles are never released). Models compile
-// into one (CompileModelIn) and share its programs and weights; remote
+// cl_context and optional in-order queue (CreateContext in
+// remote_plugin.go, with references of clinfer's own: the user's handles
+// are never released). Models compile into one (CompileModelIn) and share
+// its programs and weights; remote
 // tensors (remote.go) are buffers of it, allocated or wrapping the user's
 // cl_mem; a request bound to them copies its inputs from and its outputs
 // into them with clEnqueueCopyBuffer (request_remote.go), so a pipeline's
