@@ -49,6 +49,9 @@ type CompiledModel struct {
 	plans  map[string]*plan
 	latest *plan // the plan the last inference used (under planMu)
 
+	shapeMu   sync.Mutex
+	outShapes map[string][]tensor.Shape // OutputShapes' answers by plan key
+
 	wmu     sync.Mutex
 	weights map[string]*cl.MemObject // Constant node name -> device copy
 	wkeys   map[string]string        // Constant node name -> its key in the context's weights
@@ -356,6 +359,54 @@ func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor, remot
 	c.plans[key] = pl
 	c.latest = pl
 	return pl, nil
+}
+
+var _ driver.OutputShaper = (*CompiledModel)(nil)
+
+// HostInputs implements driver.OutputShaper: the inputs whose values the
+// plans read on the host (small integer shapes, axes, bounds), which
+// take host tensors only.
+func (c *CompiledModel) HostInputs() []bool { return slices.Clone(c.hostParam) }
+
+// OutputShapes implements driver.OutputShaper: the output shapes of an
+// inference of inputs of those shapes (and, for host inputs, values), as
+// the plan of those inputs will make them, by shape inference over the
+// model specialised to them; answers are cached by the plan's key. A
+// host input with no value leaves the outputs that depend on it nil.
+func (c *CompiledModel) OutputShapes(shapes []tensor.Shape, values []*tensor.Tensor) ([]tensor.Shape, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if len(shapes) != len(c.hostParam) {
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: output shapes of %q: %d input shapes for %d inputs", c.model.Name, len(shapes), len(c.hostParam))
+	}
+	host := make([]*tensor.Tensor, len(shapes))
+	for i, t := range values {
+		if i < len(host) && c.hostParam[i] && t != nil {
+			host[i] = t.Contiguous()
+		}
+	}
+	key := planKey(shapes, host)
+	c.shapeMu.Lock()
+	defer c.shapeMu.Unlock()
+	if out, ok := c.outShapes[key]; ok {
+		return out, nil
+	}
+	m, err := c.model.Specialize(shapes, host)
+	if err != nil {
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: output shapes of %q for input shapes %s: %w", c.model.Name, shapeList(shapes), err)
+	}
+	out := make([]tensor.Shape, len(m.Results))
+	for i, res := range m.Results {
+		if s, ok := res.Inputs[0].Shape().ToShape(); ok {
+			out[i] = s
+		}
+	}
+	if c.outShapes == nil {
+		c.outShapes = map[string][]tensor.Shape{}
+	}
+	c.outShapes[key] = out
+	return out, nil
 }
 
 // Inputs describes the model inputs.

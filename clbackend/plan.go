@@ -222,16 +222,10 @@ func shapeList(shapes []tensor.Shape) string {
 // buildPlan plans the compiled model for inputs of the given shapes; for
 // host parameters ins holds their values (others may hold only a shape).
 func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, shapes []tensor.Shape, hostVals []*tensor.Tensor) (_ *plan, err error) {
-	model := c.model.Clone()
-	for i, prm := range model.Parameters {
-		prm.Outputs[0].Shape = graph.StaticShape(shapes[i])
-		if i < len(hostVals) && hostVals[i] != nil {
-			// Known on the host: a constant of this plan, so that shape
-			// inference sees its values.
-			prm.OpType, prm.Value = graph.OpConstant, hostVals[i]
-		}
-	}
-	if err := model.InferShapes(); err != nil {
+	// Host parameters' values become constants of this plan, so that
+	// shape inference sees them.
+	model, err := c.model.Specialize(shapes, hostVals)
+	if err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q for input shapes %s: %w", c.model.Name, shapeList(shapes), err)
 	}
 	nodes, err := model.Nodes()

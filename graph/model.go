@@ -3,6 +3,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // ErrInvalidModel is wrapped by every error Validate returns.
@@ -219,6 +221,29 @@ func (m *Model) Clone() *Model {
 		}
 	}
 	return out
+}
+
+// Specialize returns a clone of m for one set of input shapes: Parameter i
+// has the static shape shapes[i] and, where values[i] is not nil, becomes
+// a Constant of that value (so that what the value decides, a Reshape's
+// target or a Range's length, is known), and shapes are inferred again.
+// A Result whose shape still has dynamic dims depends on values it was
+// not given. values may be shorter than shapes, or nil.
+func (m *Model) Specialize(shapes []tensor.Shape, values []*tensor.Tensor) (*Model, error) {
+	if len(shapes) != len(m.Parameters) {
+		return nil, invalid(fmt.Errorf("model %q: %d input shapes for %d parameters", m.Name, len(shapes), len(m.Parameters)))
+	}
+	out := m.Clone()
+	for i, prm := range out.Parameters {
+		prm.Outputs[0].Shape = StaticShape(shapes[i])
+		if i < len(values) && values[i] != nil {
+			prm.OpType, prm.Value = OpConstant, values[i]
+		}
+	}
+	if err := out.InferShapes(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (m *Model) reachable() []*Node {

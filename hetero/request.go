@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -29,11 +28,17 @@ type InferRequest struct {
 	c    *CompiledModel
 	subs []driver.InferRequest
 	// remotes are the device tensors of links between subgraphs of one
-	// remote context (linkOnDevice), closed after the sub-requests.
+	// remote context (linkOnDevice, sizeLinks), closed after the
+	// sub-requests.
 	remotes []driver.RemoteTensor
-	// static[k][i] reports that input i of subgraph k is bound once and
-	// for all to its producer's output tensor.
-	static [][]bool
+	// bound[k][i] reports that input i of subgraph k is bound by the
+	// request itself: once and for all to its producer's output tensor,
+	// or, for a link of dynamic shape on the device, by sizeLinks before
+	// its producer runs. link binds the others from the producer's result.
+	bound [][]bool
+	// dynamic[k] are the links of dynamic shape subgraph k makes on the
+	// device, sized by sizeLinks before each of its runs.
+	dynamic [][]*deviceLink
 
 	core driver.RequestCore // bindings, busy/closed state and the lock (core.Mu) for the rest
 }
@@ -65,16 +70,16 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	// Intermediate tensors of static shape: one per link, shared; on the
 	// device for links between subgraphs of one remote context.
 	shared := map[source]*tensor.Tensor{}
-	r.static = make([][]bool, len(c.subs))
+	r.bound = make([][]bool, len(c.subs))
 	for k, sg := range c.subs {
-		r.static[k] = make([]bool, len(sg.inputs))
+		r.bound[k] = make([]bool, len(sg.inputs))
 	}
 	if err := r.linkOnDevice(); err != nil {
 		return nil, err
 	}
 	for k, sg := range c.subs {
 		for i, in := range sg.inputs {
-			if in.from.sub < 0 || r.static[k][i] {
+			if in.from.sub < 0 || r.bound[k][i] {
 				continue
 			}
 			t, ok := shared[in.from]
@@ -95,17 +100,15 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 			if err := r.subs[k].SetTensor(in.name, t); err != nil {
 				return nil, fmt.Errorf("hetero: binding intermediate %q as input of %s: %w", in.name, sg.name, err)
 			}
-			r.static[k][i] = true
+			r.bound[k][i] = true
 		}
 	}
 	return r, nil
 }
 
 func portNamed(ps []driver.PortInfo, name string) (driver.PortInfo, bool) {
-	for _, p := range ps {
-		if p.Name == name {
-			return p, true
-		}
+	if i := portIndex(ps, name); i >= 0 {
+		return ps[i], true
 	}
 	return driver.PortInfo{}, false
 }
@@ -197,11 +200,12 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 }
 
 // link binds the inputs of subgraph k that earlier subgraphs computed
-// with shapes known only now: the producer's output tensor itself.
+// with shapes known only now (the producer's output tensor itself), then
+// sizes the links of dynamic shape k makes on the device (sizeLinks).
 func (r *InferRequest) link(k int) error {
 	sg := r.c.subs[k]
 	for i, in := range sg.inputs {
-		if in.from.sub < 0 || r.static[k][i] {
+		if in.from.sub < 0 || r.bound[k][i] {
 			continue
 		}
 		t, err := r.subs[in.from.sub].Tensor(in.from.name)
@@ -212,7 +216,7 @@ func (r *InferRequest) link(k int) error {
 			return fmt.Errorf("hetero: intermediate %q into %s on %s: %w", in.name, sg.name, sg.device, err)
 		}
 	}
-	return nil
+	return r.sizeLinks(k)
 }
 
 func (r *InferRequest) postprocess(ctx context.Context, s *runState) error {
@@ -305,98 +309,5 @@ func (r *InferRequest) SubTransfers() []driver.Transfers {
 			out[k] = tc.Transfers()
 		}
 	}
-	return out
-}
-
-// linkOnDevice binds, for every link of static shape whose producer and
-// consumers are all subgraphs compiled in one remote context (GPU
-// subgraphs on the same device) and which is no model output, one remote
-// tensor of that context as the producer's output and the consumers'
-// input: the value stays on the device between them.
-func (r *InferRequest) linkOnDevice() error {
-	c := r.c
-	consumers := map[source][][2]int{} // link -> (subgraph, input index)
-	for k, sg := range c.subs {
-		for i, in := range sg.inputs {
-			if in.from.sub >= 0 {
-				consumers[in.from] = append(consumers[in.from], [2]int{k, i})
-			}
-		}
-	}
-	contextOf := func(k int) string {
-		cm, ok := c.compiled[k].(driver.ContextModel)
-		if _, binds := r.subs[k].(driver.RemoteBinder); !ok || !binds {
-			return ""
-		}
-		rc, err := cm.Context()
-		if err != nil {
-			return ""
-		}
-		defer rc.Close()
-		return rc.DeviceName() + "/" + rc.Params()[driver.KeyOCLContext]
-	}
-	for _, src := range sortedSources(consumers) {
-		uses := consumers[src]
-		want := contextOf(src.sub)
-		if want == "" || isModelOutput(c.subs[src.sub], src.name) {
-			continue
-		}
-		same := true
-		for _, u := range uses {
-			same = same && contextOf(u[0]) == want
-		}
-		port, found := portNamed(c.compiled[src.sub].Outputs(), src.name)
-		s, static := port.Shape.ToShape()
-		if !same || !found || !static {
-			continue
-		}
-		rc, err := c.compiled[src.sub].(driver.ContextModel).Context()
-		if err != nil {
-			return fmt.Errorf("hetero: intermediate %q: %w", src.name, err)
-		}
-		t, err := rc.CreateTensor(src.name, port.Type, s, nil)
-		_ = rc.Close() // the tensor holds the context
-		if err != nil {
-			return fmt.Errorf("hetero: intermediate %q on %s: %w", src.name, c.subs[src.sub].device, err)
-		}
-		r.remotes = append(r.remotes, t)
-		if err := r.subs[src.sub].(driver.RemoteBinder).SetRemoteTensor(src.name, t); err != nil {
-			return fmt.Errorf("hetero: binding intermediate %q as output of %s: %w", src.name, c.subs[src.sub].name, err)
-		}
-		for _, u := range uses {
-			in := c.subs[u[0]].inputs[u[1]]
-			if err := r.subs[u[0]].(driver.RemoteBinder).SetRemoteTensor(in.name, t); err != nil {
-				return fmt.Errorf("hetero: binding intermediate %q as input of %s: %w", in.name, c.subs[u[0]].name, err)
-			}
-			r.static[u[0]][u[1]] = true
-		}
-	}
-	return nil
-}
-
-// isModelOutput reports whether the subgraph's Result called name is also
-// a model output (read on the host by postprocess).
-func isModelOutput(sg *subgraph, name string) bool {
-	for _, o := range sg.outputs {
-		if o.name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// sortedSources orders links by producer and name, so that tensors are
-// made in the same order every time.
-func sortedSources(m map[source][][2]int) []source {
-	out := make([]source, 0, len(m))
-	for s := range m {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].sub != out[j].sub {
-			return out[i].sub < out[j].sub
-		}
-		return out[i].name < out[j].name
-	})
 	return out
 }

@@ -85,8 +85,15 @@ func bindCase(t *testing.T, r driver.InferRequest, c *conformance.RealCase) {
 // op types.
 func heteroCore(t *testing.T, disabled string) *driver.Core {
 	t.Helper()
-	core := driver.NewCore()
+	core := newHeteroCore(t, disabled)
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })
+	return core
+}
+
+// newHeteroCore is heteroCore for a caller that closes the Core itself.
+func newHeteroCore(t *testing.T, disabled string) *driver.Core {
+	t.Helper()
+	core := driver.NewCore()
 	p, err := core.Plugin(heteroGPUCPU)
 	require.NoError(t, err)
 	if disabled != "" {

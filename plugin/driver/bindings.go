@@ -65,9 +65,17 @@ func (b *Bindings) Set(name string, t *tensor.Tensor) error {
 
 // SetRemote binds remote tensor t to the input or output called name
 // after CheckRemote's checks, in place of a host tensor. The device
-// checks that t is of its context.
+// checks that t is of its context. A nil t unbinds the port: an output
+// then gets the device's own tensor again, an input has none until the
+// next Set or SetRemote.
 func (b *Bindings) SetRemote(name string, t RemoteTensor) error {
-	idx, err := CheckRemote(b.ports, name, t)
+	var idx int
+	var err error
+	if t == nil {
+		idx, err = portIndex(b.ports, name)
+	} else {
+		idx, err = CheckRemote(b.ports, name, t)
+	}
 	if err != nil {
 		return err
 	}

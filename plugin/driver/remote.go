@@ -175,10 +175,31 @@ type MemoryReleaser interface {
 type RemoteBinder interface {
 	// SetRemoteTensor binds t to the input or output called name; the
 	// inference then reads or writes it on the device. A later SetTensor
-	// of the same port replaces it.
+	// of the same port replaces it; a nil t unbinds the port (an output
+	// then gets the device's own tensor again, an input needs a new one).
 	SetRemoteTensor(name string, t RemoteTensor) error
 	// RemoteTensor returns the remote tensor bound to a port.
 	RemoteTensor(name string) (RemoteTensor, error)
+}
+
+// OutputShaper is implemented by compiled models that can tell the shapes
+// of an inference's outputs before it runs, from its input shapes and the
+// values of the few inputs the model reads on the host. HETERO sizes the
+// device tensors of links of dynamic shape with it, so that they need not
+// go through host memory.
+type OutputShaper interface {
+	// HostInputs reports, per input in Inputs order, whether the model
+	// reads that input's values on the host (a shape, an axis, an index:
+	// they decide the plan as input shapes do). Such an input takes host
+	// tensors only.
+	HostInputs() []bool
+	// OutputShapes returns the shapes of the outputs, in Outputs order, of
+	// an inference of inputs of the given shapes; values[i] is input i's
+	// tensor where the caller has it on the host (nil otherwise). An
+	// output whose shape depends on values it was not given (a host input
+	// left nil, or an op whose output size is data-dependent) is nil:
+	// its size is known only once the model has run.
+	OutputShapes(shapes []tensor.Shape, values []*tensor.Tensor) ([]tensor.Shape, error)
 }
 
 // Transfers counts the bytes one inference moved: between host memory
