@@ -5,12 +5,14 @@ package tests
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/clbackend"
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/hetero"
@@ -34,6 +36,21 @@ func batchOf(t *testing.T, x *tensor.Tensor, n int64) *tensor.Tensor {
 	b, err := tensor.FromF32(s, out)
 	require.NoError(t, err)
 	return b
+}
+
+// cpuRequest returns a request of m compiled on the CPU device, closed
+// with the test: the reference outputs.
+func cpuRequest(t *testing.T, m *graph.Model) driver.InferRequest {
+	t.Helper()
+	core := driver.NewCore()
+	t.Cleanup(func() { assert.NoError(t, core.Close()) })
+	cm, err := core.CompileModel(context.Background(), m, "CPU", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, cm.Close()) })
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, r.Close()) })
+	return r
 }
 
 // cpuBytes returns the bytes of the inputs and outputs of the CPU
@@ -79,14 +96,7 @@ func TestHeteroDynamicLinksStayOnDevice(t *testing.T) {
 	runtime.GC()
 	base := cl.LiveObjects()
 	func() {
-		cpuCore := driver.NewCore()
-		defer cpuCore.Close()
-		cpu, err := cpuCore.CompileModel(context.Background(), m, "CPU", nil)
-		require.NoError(t, err)
-		defer cpu.Close()
-		cpuReq, err := cpu.CreateInferRequest()
-		require.NoError(t, err)
-		defer cpuReq.Close()
+		cpuReq := cpuRequest(t, m)
 
 		core := newHeteroCore(t, "HardSigmoid")
 		defer func() { assert.NoError(t, core.Close()) }()
@@ -139,4 +149,150 @@ func TestHeteroDynamicLinksStayOnDevice(t *testing.T) {
 	// Released objects' cleanups run on their own goroutines.
 	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(base, cl.LiveObjects()) }, patience, 10*time.Millisecond,
 		"OpenCL objects left: %v (before: %v)", cl.LiveObjects(), base)
+}
+
+// blindGPU is the GPU device under another name whose compiled models
+// answer OutputShapes truly once, then as a device that cannot tell its
+// output shapes before running (every shape nil): HETERO must then move
+// their links of dynamic shape through host memory.
+type blindGPU struct{ *clbackend.Plugin }
+
+const blindDevice = "BLINDGPU"
+
+func init() {
+	driver.Register(blindDevice, func() (driver.Plugin, error) {
+		p, err := clbackend.New()
+		if err != nil {
+			return nil, err
+		}
+		return &blindGPU{Plugin: p}, nil
+	})
+}
+
+// Name is the device's registered name.
+func (p *blindGPU) Name() string { return blindDevice }
+
+// CompileModel compiles on the GPU and wraps the model as blindModel.
+func (p *blindGPU) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
+	cm, err := p.Plugin.CompileModel(ctx, m, props)
+	if err != nil {
+		return nil, err
+	}
+	return &blindModel{CompiledModel: cm.(*clbackend.CompiledModel)}, nil
+}
+
+// blindModel is a GPU compiled model whose OutputShapes knows nothing
+// after its first call.
+type blindModel struct {
+	*clbackend.CompiledModel
+	calls atomic.Int32
+}
+
+// OutputShapes answers the GPU's shapes on the first call, then nil
+// shapes.
+func (m *blindModel) OutputShapes(shapes []tensor.Shape, values []*tensor.Tensor) ([]tensor.Shape, error) {
+	if m.calls.Add(1) == 1 {
+		return m.CompiledModel.OutputShapes(shapes, values)
+	}
+	return make([]tensor.Shape, len(m.Outputs())), nil
+}
+
+// linkModel is x f32[N,2] and s f32[2] -> y = Relu(x), si = Cast(Relu(s))
+// to i64, sf = Cast(si) to f32 -> h = HardSigmoid(Neg(y) + sf) -> out =
+// Reshape(Mul(y, h), si): the target shape si is computed on the device.
+// With HardSigmoid on the CPU the split is GPU (y, si, sf, the Add) ->
+// CPU (h) -> GPU (Mul, Reshape): the link y has a dynamic shape, and si
+// is a value the last subgraph reads on the host (a Reshape's shape).
+func linkModel(t *testing.T) *graph.Model {
+	t.Helper()
+	x := graph.NewParameter("x", tensor.F32, graph.PartialShape{Dims: []graph.Dim{graph.DynamicDim("N"), graph.StaticDim(2)}, RankKnown: true})
+	s := graph.NewParameter("s", tensor.F32, graph.ShapeOf(2))
+	node := func(op, name string, attrs graph.Attrs, in ...graph.Output) graph.Output {
+		return graph.NewNode(op, name, in, attrs, 1).Out(0)
+	}
+	y := node("Relu", "y", nil, x.Out(0))
+	si := node("Cast", "si", graph.Attrs{"to": int64(tensor.I64)}, node("Relu", "rs", nil, s.Out(0)))
+	sf := node("Cast", "sf", graph.Attrs{"to": int64(tensor.F32)}, si)
+	h := node("HardSigmoid", "h", nil, node("Add", "a", nil, node("Neg", "q", nil, y), sf))
+	out := node("Reshape", "reshaped", nil, node("Mul", "m", nil, y, h), si)
+	m := graph.NewModel("links", []*graph.Node{x, s}, []*graph.Node{graph.NewResult("out", out)})
+	require.NoError(t, m.InferShapes())
+	return m
+}
+
+// linkInputs returns linkModel's inputs for batch n: s reshapes [n,2]
+// to [2,n].
+func linkInputs(t *testing.T, n int64) map[string]*tensor.Tensor {
+	t.Helper()
+	xs := make([]float32, n*2)
+	for i := range xs {
+		xs[i] = float32(i%7) - 2.5
+	}
+	x, err := tensor.FromF32(tensor.Shape{n, 2}, xs)
+	require.NoError(t, err)
+	s, err := tensor.FromF32(tensor.Shape{2}, []float32{2, float32(n)})
+	require.NoError(t, err)
+	return map[string]*tensor.Tensor{"x": x, "s": s}
+}
+
+// TestHeteroHostLinks: links HETERO cannot keep on the device go through
+// host memory and the results stay right. On the GPU, si (a value the
+// consumer's plan reads on the host: the Reshape's shape, computed on the
+// device) goes through the host, while y (dynamic shape) stays on the
+// device; on a device that cannot tell its output shapes before running
+// (BLINDGPU, after its first answer), y falls back to the host from the
+// inference where that happens on.
+func TestHeteroHostLinks(t *testing.T) {
+	m := linkModel(t)
+	cpuReq := cpuRequest(t, m)
+	cases := []struct {
+		device string
+		// hostY reports, per inference, whether y goes through the host.
+		hostY []bool
+	}{
+		{"GPU", []bool{false, false, false}},
+		{blindDevice, []bool{false, true, true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.device, func(t *testing.T) {
+			core := driver.NewCore()
+			defer func() { assert.NoError(t, core.Close()) }()
+			name := "HETERO:" + tc.device + ",CPU"
+			p, err := core.Plugin(name)
+			require.NoError(t, err)
+			require.NoError(t, p.(*hetero.Plugin).SetDeviceProperties(tc.device, map[string]string{clbackend.KeyDisabledOps: "HardSigmoid"}))
+			cm, err := core.CompileModel(context.Background(), m, name, nil)
+			require.NoError(t, err)
+			defer cm.Close()
+			devs, _ := cm.(*hetero.CompiledModel).Submodels()
+			require.Equal(t, []string{tc.device, "CPU", tc.device}, devs)
+			r, err := cm.CreateInferRequest()
+			require.NoError(t, err)
+			defer r.Close()
+			hr := r.(*hetero.InferRequest)
+			for i, n := range []int64{2, 4, 2} {
+				for k, v := range linkInputs(t, n) {
+					require.NoError(t, cpuReq.SetTensor(k, v))
+					require.NoError(t, r.SetTensor(k, v))
+				}
+				require.NoError(t, cpuReq.Infer(context.Background()))
+				require.NoError(t, r.Infer(context.Background()), "inference %d, batch %d", i, n)
+				for _, o := range cm.Outputs() {
+					want, err := cpuReq.Tensor(o.Name)
+					require.NoError(t, err)
+					got, err := r.Tensor(o.Name)
+					require.NoError(t, err)
+					assert.NoError(t, conformance.Compare(got, want, conformance.DefaultTolerance(want.Type())), "inference %d, output %q", i, o.Name)
+				}
+				// a feeds the CPU, h comes from it; si is read on the host.
+				want := []string{"subgraph0/a/hetero", "subgraph0/si/hetero", "subgraph1/h/hetero"}
+				if tc.hostY[i] {
+					want = []string{"subgraph0/a/hetero", "subgraph0/si/hetero", "subgraph0/y/hetero", "subgraph1/h/hetero"}
+				}
+				host := hr.HostLinks()
+				assert.Equal(t, want, host, "inference %d", i)
+				t.Logf("inference %d, batch %d: %s; on the host: %v", i, n, hr.Transfers(), host)
+			}
+		})
+	}
 }
