@@ -231,3 +231,41 @@ func TestEmitChecksSignature(t *testing.T) {
 	err = b.emit(n, "relu", "", 3, slotArg(0), slotArg(1), uint64(3))
 	assert.ErrorContains(t, err, "takes 5 arguments (TIN* in, TOUT* out, ulong n, float p0, float p1), the launch passes 3")
 }
+
+// TestOutputShapes: the compiled model tells the output shapes of an
+// inference before it runs, equal to the inference's, from the input
+// shapes and the values of its host inputs (HostInputs); an output that
+// depends on a host input given no value is nil, and a wrong number of
+// shapes is an error naming the model.
+func TestOutputShapes(t *testing.T) {
+	gpu := newGPU(t)
+	x := graph.NewParameter("x", tensor.F32, graph.PartialShape{Dims: []graph.Dim{graph.DynamicDim("N"), graph.StaticDim(4)}, RankKnown: true})
+	axes := graph.NewParameter("axes", tensor.I64, graph.ShapeOf(1))
+	red := graph.NewNode("ReduceSum", "red", []graph.Output{x.Out(0), axes.Out(0)}, graph.Attrs{"keepdims": int64(0)}, 1)
+	relu := graph.NewNode("Relu", "relu", []graph.Output{x.Out(0)}, nil, 1)
+	m := graph.NewModel("shapes", []*graph.Node{x, axes}, []*graph.Node{graph.NewResult("sum", red.Out(0)), graph.NewResult("relu", relu.Out(0))})
+	require.NoError(t, m.InferShapes())
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	c := cm.(*CompiledModel)
+	assert.Equal(t, []bool{false, true}, c.HostInputs())
+	av, err := tensor.FromI64(tensor.Shape{1}, []int64{-1})
+	require.NoError(t, err)
+	for _, n := range []int64{3, 5, 3} {
+		shapes := []tensor.Shape{{n, 4}, {1}}
+		got, err := c.OutputShapes(shapes, []*tensor.Tensor{nil, av})
+		require.NoError(t, err)
+		outs, _ := inferAll(t, gpu, m, map[string]*tensor.Tensor{"x": randInput(t, tensor.Shape{n, 4}, 3), "axes": av})
+		require.Len(t, got, len(outs))
+		for i, o := range outs {
+			assert.Equal(t, o.Shape(), got[i], "batch %d output %d", n, i)
+		}
+		blind, err := c.OutputShapes(shapes, nil)
+		require.NoError(t, err)
+		assert.Equal(t, []tensor.Shape{nil, {n, 4}}, blind, "batch %d: the sum's shape needs the axes' value", n)
+	}
+	_, err = c.OutputShapes([]tensor.Shape{{3, 4}}, nil)
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
+	assert.ErrorContains(t, err, `"shapes"`)
+}

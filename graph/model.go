@@ -228,7 +228,9 @@ func (m *Model) Clone() *Model {
 // a Constant of that value (so that what the value decides, a Reshape's
 // target or a Range's length, is known), and shapes are inferred again.
 // A Result whose shape still has dynamic dims depends on values it was
-// not given. values may be shorter than shapes, or nil.
+// not given. values may be shorter than shapes, or nil; the clone refers
+// to them (they are not copied), so they must not change while it is
+// used.
 func (m *Model) Specialize(shapes []tensor.Shape, values []*tensor.Tensor) (*Model, error) {
 	if len(shapes) != len(m.Parameters) {
 		return nil, invalid(fmt.Errorf("model %q: %d input shapes for %d parameters", m.Name, len(shapes), len(m.Parameters)))

@@ -317,3 +317,44 @@ func TestInvalidModelMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecialize: the clone takes the input shapes and, where given, the
+// values of inputs (a Reshape's target becomes known), leaves the user's
+// model as it was, and a wrong number of shapes is ErrInvalidModel.
+func TestSpecialize(t *testing.T) {
+	x := NewParameter("x", tensor.F32, shp("N", 6))
+	target := NewParameter("target", tensor.I64, shp(2))
+	r := NewNode("Reshape", "r", []Output{x.Out(0), target.Out(0)}, nil, 1)
+	relu := NewNode("Relu", "relu", []Output{x.Out(0)}, nil, 1)
+	m := NewModel("m", []*Node{x, target}, []*Node{NewResult("y", r.Out(0)), NewResult("z", relu.Out(0))})
+	require.NoError(t, m.InferShapes())
+	tv, err := tensor.FromI64(tensor.Shape{2}, []int64{3, -1})
+	require.NoError(t, err)
+	shapes := []tensor.Shape{{4, 6}, {2}}
+	cases := []struct {
+		name   string
+		values []*tensor.Tensor
+		y      tensor.Shape // nil: still dynamic
+	}{
+		{"with the target", []*tensor.Tensor{nil, tv}, tensor.Shape{3, 8}},
+		{"without it", nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sm, err := m.Specialize(shapes, tc.values)
+			require.NoError(t, err)
+			y, ok := sm.Results[0].Inputs[0].Shape().ToShape()
+			assert.Equal(t, tc.y != nil, ok, "y: %v", sm.Results[0].Inputs[0].Shape())
+			if ok {
+				assert.Equal(t, tc.y, y)
+			}
+			z, ok := sm.Results[1].Inputs[0].Shape().ToShape()
+			assert.True(t, ok)
+			assert.Equal(t, tensor.Shape{4, 6}, z)
+		})
+	}
+	assert.False(t, m.Parameters[0].Outputs[0].Shape.IsStatic(), "the model is not changed")
+	_, err = m.Specialize([]tensor.Shape{{4, 6}}, nil)
+	assert.ErrorIs(t, err, ErrInvalidModel)
+	assert.ErrorContains(t, err, `model "m"`)
+}
