@@ -55,6 +55,11 @@
 // cl_mem; a request bound to them copies its inputs from and its outputs
 // into them with clEnqueueCopyBuffer (request_remote.go), so a pipeline's
 // values stay on the device, and counts the bytes it moved (Transfers).
+// A compiled model tells the output shapes of an input-shape set before
+// running it (OutputShapes, driver.OutputShaper, by shape inference over
+// the model specialised to those shapes as its plans are), so that HETERO
+// can size remote tensors for links of dynamic shape between GPU
+// subgraphs.
 // GPU_MEMORY_STATISTICS sums the contexts' weights, activations, mapped
 // host tensors and remote tensors; CompiledModel.ReleaseMemory frees the
 // idle requests' activations. The requests' own queues take

@@ -27,7 +27,17 @@
 // A request holds one request per subgraph. A value crossing subgraphs is
 // one tensor, allocated when the request is created and bound with
 // SetTensor as the producer's output and the consumer's input (values of
-// dynamic shape are bound when the producer has made them). Infer runs the
+// dynamic shape are bound when the producer has made them). Between
+// subgraphs compiled in one remote context (GPU subgraphs) the tensor is
+// a remote tensor of that context, so the value never crosses the host;
+// for a value of dynamic shape the producer's compiled model tells its
+// shape before it runs (driver.OutputShaper: from the inputs' shapes and
+// the values of the inputs it reads on the host), and the request keeps
+// one remote tensor per shape seen. A value a consumer reads on the host
+// (a shape, an index), one a CPU subgraph reads or makes, a model output,
+// and one whose producer cannot tell its shape before running (its size
+// depends on values computed on the device) go through host memory;
+// InferRequest.HostLinks lists them. Infer runs the
 // sub-requests in order with the caller's ctx; the asynchronous request
 // (driver.AsyncCompiledModel) runs every sub-request's stages as stages of
 // one chain, so Cancel and ctx reach whichever sub-request is running.

@@ -21,8 +21,9 @@ var (
 // in subgraph order. A value one subgraph computes and a later one reads
 // lives in one tensor, allocated when the request is created (for static
 // shapes) and bound with SetTensor as the producer's output and the
-// consumer's input, so it is neither copied nor reallocated per inference.
-// Methods are safe for concurrent use; while Infer runs, SetTensor fails
+// consumer's input, so it is neither copied nor reallocated per inference;
+// between GPU subgraphs it is a remote tensor (see links.go), one per
+// shape for values of dynamic shape. Methods are safe for concurrent use; while Infer runs, SetTensor fails
 // with driver.ErrBusy.
 type InferRequest struct {
 	c    *CompiledModel

@@ -259,8 +259,7 @@ func TestHeteroAsyncSplitModel(t *testing.T) {
 func TestHeteroLinksStayOnDevice(t *testing.T) {
 	m, c, _ := clsCase(t)
 	// Static shapes (the case's input shape, as a GPU pipeline fixes
-	// them): links of dynamic shape are sized by their producer's run and
-	// go through host memory.
+	// them); TestHeteroDynamicLinksStayOnDevice leaves the batch dynamic.
 	require.Len(t, c.Inputs, 1)
 	x, err := c.Inputs[0].Tensor()
 	require.NoError(t, err)

@@ -2,7 +2,8 @@
 // from the user API in package plugin as database/sql/driver is kept apart
 // from database/sql: the interfaces a device implements (Plugin,
 // CompiledModel, InferRequest and the optional Querier, Exporter, Importer,
-// Stager, AsyncCompiledModel, CacheKeyer, DevicePropertier), the registry
+// Stager, AsyncCompiledModel, CacheKeyer, DevicePropertier, the remote
+// context ones in remote.go, OutputShaper), the registry
 // devices add themselves to (Register), and the machinery they share
 // (property specs and tables, the common Config and stream planning,
 // executors and the asynchronous Pipeline, the blob format of exported
