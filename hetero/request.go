@@ -23,8 +23,8 @@ var (
 // shapes) and bound with SetTensor as the producer's output and the
 // consumer's input, so it is neither copied nor reallocated per inference;
 // between GPU subgraphs it is a remote tensor (see links.go), one per
-// shape for values of dynamic shape. Methods are safe for concurrent use; while Infer runs, SetTensor fails
-// with driver.ErrBusy.
+// shape for values of dynamic shape. Methods are safe for concurrent use;
+// while Infer runs, SetTensor fails with driver.ErrBusy.
 type InferRequest struct {
 	c    *CompiledModel
 	subs []driver.InferRequest
