@@ -140,7 +140,7 @@ func lowerResize(b *builder, n *graph.Node) error {
 	heur := mustVariant("resize", "taps", 0)
 	switch {
 	case sh > 0:
-		heur = mustVariant("resize", "upsample", 4, 0)
+		heur = mustVariant("resize", "upsample", 8, 4, 0)
 	case one:
 		heur = mustVariant("resize", "gather", 0, 1)
 	}
@@ -155,7 +155,7 @@ func lowerResize(b *builder, n *graph.Node) error {
 			if local[0] == 0 {
 				local = nil
 			}
-			global := roundGlobal([]int64{ceilDiv(os[r-1], vw), os[r-2], planes}, local)
+			global := roundGlobal([]int64{ceilDiv(os[r-1], vw), ceilDiv(os[r-2], int64(v.Get("RY"))), planes}, local)
 			return b.emitND(n, "resize_upsample", fmt.Sprintf("%s -DSH=%d -DSW=%d", v.Defines(), sh, sw)+b.halfDefine(x), global, local,
 				slotArg(x), slotArg(y), b.meta([]int64{is[r-2], is[r-1], planes}))
 		case "gather":

@@ -385,6 +385,11 @@ func lowerCases() map[string][]lowerCase {
 		return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", g.dim(1, 2), g.dim(1, 3), g.dim(2, 6), g.dim(2, 6)), graph.Output{},
 			graph.NewConstant("scales", t).Out(0))
 	}})
+	cases["Resize"] = append(cases["Resize"], lowerCase{"nearest_factors_4_8", func(g *caseGen) *graph.Model {
+		t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 4, 8})
+		return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", 1, g.dim(1, 3), g.dim(2, 5), g.dim(2, 5)), graph.Output{},
+			graph.NewConstant("scales", t).Out(0))
+	}})
 	// Every post-op kind, alone on FusedConv and after a residual sum on
 	// FullyConnected.
 	for _, p := range []graph.PostOp{

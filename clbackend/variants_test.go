@@ -74,6 +74,15 @@ func variantCases() map[string][]lowerCase {
 				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 2, 2})
 				return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", 1, 3, 5, 7), graph.Output{}, graph.NewConstant("scales", t).Out(0))
 			}},
+			// Factors of 4 and 8 (PP-OCR det's FPN): the splat-store paths.
+			{"nearest_4x8", func(g *caseGen) *graph.Model {
+				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 4, 8})
+				return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", 1, 2, 3, 5), graph.Output{}, graph.NewConstant("scales", t).Out(0))
+			}},
+			{"nearest_8x4", func(g *caseGen) *graph.Model {
+				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 8, 4})
+				return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", 2, 2, 2, 3), graph.Output{}, graph.NewConstant("scales", t).Out(0))
+			}},
 		},
 		"eltwise": {
 			{"add_channel_broadcast", func(g *caseGen) *graph.Model {

@@ -24,10 +24,11 @@
 // resize_upsample is nearest upsampling by integer factors SH, SW (build
 // options, default 2, 2) of the last two axes, out[z, y, x] = in[z, y /
 // SH, x / SW], for the tables where nearest mode comes to that; build
-// option VW (default 1): output pixels per item. Work-size contract: 3-D
-// NDRange, global size >= (ceil(IW * SW / VW), IH * SH, planes), any local
-// size; item (i, y, z) writes output pixels i*VW.. of row y of plane z;
-// items outside do nothing. The int array u holds IH, IW, planes.
+// options VW (default 1): output pixels per item, RY (default 1): output
+// rows per item. Work-size contract: 3-D NDRange, global size >=
+// (ceil(IW * SW / VW), ceil(IH * SH / RY), planes), any local size; item
+// (i, j, z) writes output pixels i*VW.. of rows j*RY.. of plane z; items
+// outside do nothing. The int array u holds IH, IW, planes.
 //
 // -DHALF stores in and out as f16 (half.clh); the weights w stay f32 and
 // the interpolation is computed in float.
@@ -137,35 +138,53 @@ __kernel void resize_nearest(__global const FT* in, __global FT* out, const ulon
 #ifndef VW
 #define VW 1
 #endif
+#ifndef RY
+#define RY 1
+#endif
+// UP_SPLAT(w, p, a) stores w copies of a at p (w: 4, 8 or 16).
+#define UP_SPLAT(w, p, a) UP_SPLAT_(w, p, a)
+#define UP_SPLAT_(w, p, a) ST##w(p, 0, (float##w)(a))
 
 __kernel void resize_upsample(__global const FT* in, __global FT* out, __global const int* u)
 {
     const int IH = u[0], IW = u[1];
-    const int OW = IW * SW;
-    const int x0 = (int)get_global_id(0) * VW, y = (int)get_global_id(1);
+    const int OW = IW * SW, OH = IH * SH;
+    const int x0 = (int)get_global_id(0) * VW, y0 = (int)get_global_id(1) * RY;
     const long z = (long)get_global_id(2);
-    if (x0 >= OW || y >= IH * SH || z >= u[2]) return;
-    __global const FT* ip = in + (z * IH + y / SH) * IW;
-    __global FT* op = out + (z * IH * SH + y) * (long)OW;
-    if (x0 + VW <= OW) {
+    if (x0 >= OW || y0 >= OH || z >= u[2]) return;
+    const int y1 = min(y0 + RY, OH);
+    for (int y = y0; y < y1; ++y) {
+        __global const FT* ip = in + (z * IH + y / SH) * IW;
+        __global FT* op = out + (z * OH + y) * (long)OW;
+        if (x0 + VW <= OW) {
 #if SW == 2 && (VW == 4 || VW == 8 || VW == 16)
-        // Doubling columns: VW/2 contiguous loads spread over a vector
-        // store of VW (x0 is a multiple of VW, so of 2).
+            // Doubling columns: VW/2 contiguous loads spread over a vector
+            // store of VW (x0 is a multiple of VW, so of 2).
 #if VW == 4
-        const float a = LD(ip, x0 / 2), b = LD(ip, x0 / 2 + 1);
-        ST4(op + x0, 0, ((float4)(a, a, b, b)));
+            const float a = LD(ip, x0 / 2), b = LD(ip, x0 / 2 + 1);
+            ST4(op + x0, 0, ((float4)(a, a, b, b)));
 #elif VW == 8
-        const float4 v = LD4(ip + x0 / 2, 0);
-        ST8(op + x0, 0, ((float8)(v.s0, v.s0, v.s1, v.s1, v.s2, v.s2, v.s3, v.s3)));
+            const float4 v = LD4(ip + x0 / 2, 0);
+            ST8(op + x0, 0, ((float8)(v.s0, v.s0, v.s1, v.s1, v.s2, v.s2, v.s3, v.s3)));
 #else
-        const float8 v = LD8(ip + x0 / 2, 0);
-        ST16(op + x0, 0, ((float16)(v.s0, v.s0, v.s1, v.s1, v.s2, v.s2, v.s3, v.s3, v.s4, v.s4, v.s5, v.s5, v.s6, v.s6, v.s7, v.s7)));
+            const float8 v = LD8(ip + x0 / 2, 0);
+            ST16(op + x0, 0, ((float16)(v.s0, v.s0, v.s1, v.s1, v.s2, v.s2, v.s3, v.s3, v.s4, v.s4, v.s5, v.s5, v.s6, v.s6, v.s7, v.s7)));
+#endif
+#elif (SW == 4 || SW == 8 || SW == 16) && (VW == 4 || VW == 8 || VW == 16)
+            // Factors of 4 and more: each input pixel fills SW output pixels,
+            // stored as splat vectors (x0 is a multiple of VW; VW and SW are
+            // powers of two, so one divides the other).
+#if VW <= SW
+            UP_SPLAT(VW, op + x0, LD(ip, x0 / SW));
+#else
+            for (int k = 0; k < VW / SW; ++k) UP_SPLAT(SW, op + x0 + k * SW, LD(ip, x0 / SW + k));
 #endif
 #else
-        // A full run of the output row: VW stores, VW / SW loads.
-        for (int j = 0; j < VW; ++j) ST(op, x0 + j, LD(ip, (x0 + j) / SW));
+            // A full run of the output row: VW stores, VW / SW loads.
+            for (int j = 0; j < VW; ++j) ST(op, x0 + j, LD(ip, (x0 + j) / SW));
 #endif
-        return;
+            continue;
+        }
+        for (int x = x0; x < OW; ++x) ST(op, x, LD(ip, x / SW));
     }
-    for (int x = x0; x < OW; ++x) ST(op, x, LD(ip, x / SW));
 }

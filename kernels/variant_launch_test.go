@@ -303,6 +303,16 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			if full {
 				e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(120, false), make([]uint16, 720), []int32{4, 5, 6})
 			}
+			// The splat paths: [6 planes,4,5] -> [6,4,20] (SW=4) and
+			// [6,4,40] (SW=8), each output row ending in a partial run.
+			for _, sw := range []int{4, 8} {
+				g := roundUp([]int{ceil(5*sw, v.Get("VW")) + 1, 5, 7}, local)
+				d := v.Defines() + fmt.Sprintf(" -DSH=1 -DSW=%d", sw)
+				e.launch(t, k, d, g, local, fill(120, -1, 1), make([]float32, 120*sw), []int32{4, 5, 6})
+				if full {
+					e.launch(t, k, d+" -DHALF", g, local, f16Pattern(120, false), make([]uint16, 120*sw), []int32{4, 5, 6})
+				}
+			}
 		})
 	},
 	"resize": func(t *testing.T, e *clEnv, k kernels.Kernel) {

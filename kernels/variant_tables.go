@@ -139,8 +139,9 @@ var families = []Family{
 			},
 			{
 				Name: "upsample", Entries: []string{"resize_upsample"},
-				Doc:       "nearest upsampling by integer factors of the last two axes: an item writes VW pixels of an output row from VW / SW input pixels, no index table",
-				Params:    []Param{{Name: "VW", Values: []int{4, 8, 16}, Define: true, Doc: "output pixels per work item"}, wg1DParam},
+				Doc: "nearest upsampling by integer factors of the last two axes: an item writes VW pixels of an output row from VW / SW input pixels, no index table",
+				Params: []Param{{Name: "VW", Values: []int{4, 8, 16}, Define: true, Doc: "output pixels per work item"},
+					{Name: "RY", Values: []int{1, 4}, Define: true, Doc: "output rows per work item"}, wg1DParam},
 				WorkGroup: groupWG,
 			},
 			{
