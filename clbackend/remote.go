@@ -68,6 +68,18 @@ func (rc *RemoteContext) check(what string) error {
 	return nil
 }
 
+// ref takes a reference to rc's context for an operation (what, named in
+// the error) so that a Close racing with it cannot release the context
+// under it; ErrClosed once rc is closed. The caller releases it.
+func (rc *RemoteContext) ref(what string) (*clContext, error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.closed {
+		return nil, fmt.Errorf("gpu: remote context of %s: %s after Close: %w", rc.DeviceName(), what, driver.ErrClosed)
+	}
+	return rc.cc.acquire(), nil // rc's own reference is held: refs > 0
+}
+
 // MemoryStatistics reports the device memory the context holds: its
 // weights, its requests' activations, mapped host tensors and remote
 // tensors (zero once closed).
@@ -112,12 +124,12 @@ func (rc *RemoteContext) CreateTensor(name string, typ tensor.ElementType, shape
 
 // NewTensor is CreateTensor returning the concrete type, whose Buffer the
 // caller's own kernels can use.
-func (rc *RemoteContext) NewTensor(name string, typ tensor.ElementType, shape tensor.Shape, props map[string]string) (*RemoteTensor, error) {
-	cc := rc.cc
-	fail, bytes, err := rc.begin("remote tensor", name, typ, shape)
+func (rc *RemoteContext) NewTensor(name string, typ tensor.ElementType, shape tensor.Shape, props map[string]string) (_ *RemoteTensor, err error) {
+	cc, fail, bytes, err := rc.begin("remote tensor", name, typ, shape)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { err = errors.Join(err, cc.release()) }()
 	for k := range props {
 		if k != driver.KeySharedMemType && k != driver.KeyMemHandle {
 			return nil, fail(driver.ErrInvalidArgument, "unknown key %s (accepted: %s, %s)", k, driver.KeySharedMemType, driver.KeyMemHandle)
@@ -172,12 +184,12 @@ func (rc *RemoteContext) NewTensor(name string, typ tensor.ElementType, shape te
 // writing: drivers pin such memory, so an input there uploads by DMA
 // without a staging copy. Its bytes count as staging in
 // GPU_MEMORY_STATISTICS until Close.
-func (rc *RemoteContext) CreateHostTensor(name string, typ tensor.ElementType, shape tensor.Shape) (driver.HostTensor, error) {
-	cc := rc.cc
-	fail, bytes, err := rc.begin("host tensor", name, typ, shape)
+func (rc *RemoteContext) CreateHostTensor(name string, typ tensor.ElementType, shape tensor.Shape) (_ driver.HostTensor, err error) {
+	cc, fail, bytes, err := rc.begin("host tensor", name, typ, shape)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { err = errors.Join(err, cc.release()) }()
 	if err := cc.checkAlloc(bytes, fail); err != nil {
 		return nil, err
 	}
@@ -208,20 +220,22 @@ func (rc *RemoteContext) CreateHostTensor(name string, typ tensor.ElementType, s
 type failFunc func(sentinel error, format string, args ...any) error
 
 // begin starts the creation of a tensor of kind ("remote tensor") called
-// name: rc must be open and typ and shape valid. It returns the error
+// name: rc must be open and typ and shape valid. It returns a reference
+// to the context for the creation (the caller releases it), the error
 // maker naming the tensor and the tensor's byte size.
-func (rc *RemoteContext) begin(kind, name string, typ tensor.ElementType, shape tensor.Shape) (failFunc, int64, error) {
-	if err := rc.check("create " + kind + " " + strconv.Quote(name)); err != nil {
-		return nil, 0, err
+func (rc *RemoteContext) begin(kind, name string, typ tensor.ElementType, shape tensor.Shape) (*clContext, failFunc, int64, error) {
+	cc, err := rc.ref("create " + kind + " " + strconv.Quote(name))
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	fail := func(sentinel error, format string, args ...any) error {
-		return driver.Errorf(sentinel, "gpu: %s %q in %s: %s", kind, name, rc.cc.describe(), fmt.Sprintf(format, args...))
+		return driver.Errorf(sentinel, "gpu: %s %q in %s: %s", kind, name, cc.describe(), fmt.Sprintf(format, args...))
 	}
 	bytes, err := tensorBytes(typ, shape)
 	if err != nil {
-		return nil, 0, fail(driver.ErrInvalidArgument, "%v", err)
+		return nil, nil, 0, errors.Join(fail(driver.ErrInvalidArgument, "%v", err), cc.release())
 	}
-	return fail, bytes, nil
+	return cc, fail, bytes, nil
 }
 
 // checkAlloc fails with ErrResourceExhausted (through fail) when one
@@ -354,7 +368,10 @@ func (t *RemoteTensor) copyHost(ctx context.Context, h *tensor.Tensor, write boo
 	} else if h.IsContiguous() {
 		ev, err = cl.EnqueueReadSlice(q, t.buf, false, 0, h.Bytes(), nil)
 	} else {
-		tmp := tensor.MustNew(t.typ, t.shape)
+		tmp, err := tensor.New(t.typ, t.shape)
+		if err != nil {
+			return driver.Errorf(driver.ErrResourceExhausted, "gpu: remote tensor %q: %s: a contiguous host copy: %w", t.name, what, err)
+		}
 		if err := t.copyHost(ctx, tmp, false); err != nil {
 			return err
 		}

@@ -178,10 +178,28 @@ func (p *Plugin) CompileModelIn(ctx context.Context, m *graph.Model, rc driver.R
 	if !ok || r == nil || !slices.Contains(p.devices, r.cc.dev) {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: the remote context (%T) is not one of this GPU device's; get it from Core.DefaultContext or Core.CreateContext", m.Name, rc)
 	}
-	if err := r.check("compile"); err != nil {
+	// A reference of the compile's own, which compile takes over.
+	cc, err := r.ref("compile")
+	if err != nil {
 		return nil, err
 	}
-	d := r.cc.dev
+	cm, err := p.compileIn(ctx, m, cc, props)
+	if err != nil {
+		return nil, err
+	}
+	return cm, nil
+}
+
+// compileIn is CompileModelIn in the context cc, whose reference it takes
+// over (released on failure).
+func (p *Plugin) compileIn(ctx context.Context, m *graph.Model, cc *clContext, props map[string]string) (_ *CompiledModel, err error) {
+	handed := false
+	defer func() {
+		if !handed {
+			err = errors.Join(err, cc.release())
+		}
+	}()
+	d := cc.dev
 	if id, ok := props[driver.KeyDeviceID]; ok {
 		if i, err := p.parseDeviceID(id); err != nil || p.devices[i] != d {
 			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %s=%s, and the remote context is on %s; leave %s out", m.Name, driver.KeyDeviceID, id, d.name(), driver.KeyDeviceID)
@@ -200,11 +218,8 @@ func (p *Plugin) CompileModelIn(ctx context.Context, m *graph.Model, rc driver.R
 	if err != nil {
 		return nil, err
 	}
-	cm, err := compile(ctx, p, r.cc.acquire(), tm, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return cm, nil
+	handed = true
+	return compile(ctx, p, cc, tm, cfg)
 }
 
 // Context returns a new reference to the context the model runs in.

@@ -2,6 +2,8 @@ package clbackend
 
 import (
 	"context"
+	"io"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -503,4 +505,44 @@ func TestQueueHints(t *testing.T) {
 	defer rc.Close()
 	_, err = p.CompileModelIn(ctx, scaleModel(t), rc, map[string]string{driver.KeyEnableProfiling: "YES"})
 	assert.ErrorContains(t, err, "CL_QUEUE_PROFILING_ENABLE")
+}
+
+// TestRemoteContextCloseRace closes a context over the caller's OpenCL
+// context (its last reference) while tensors are made and a model is
+// compiled in it: each either succeeds, holding the context until it is
+// closed, or fails with ErrClosed; nothing runs on a released context
+// (the race detector and cl.LiveObjects watch) and nothing leaks.
+func TestRemoteContextCloseRace(t *testing.T) {
+	liveObjects(t) // first: checked after the plugin's Close
+	p := newGPU(t)
+	dev := p.devices[0].cl
+	uc, err := cl.CreateContext([]*cl.Device{dev})
+	require.NoError(t, err)
+	defer uc.Close()
+	m := scaleModel(t)
+	for i := range 12 {
+		rc, err := p.CreateContext(ContextParams(uc, 0, nil))
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		var closers []io.Closer
+		var mu sync.Mutex
+		keep := func(c io.Closer, err error) {
+			if err != nil {
+				assert.ErrorIs(t, err, driver.ErrClosed, "iteration %d", i)
+				return
+			}
+			mu.Lock()
+			closers = append(closers, c)
+			mu.Unlock()
+		}
+		wg.Add(4)
+		go func() { defer wg.Done(); keep(rc.CreateTensor("t", tensor.F32, tensor.Shape{64}, nil)) }()
+		go func() { defer wg.Done(); keep(rc.CreateHostTensor("h", tensor.F32, tensor.Shape{64})) }()
+		go func() { defer wg.Done(); keep(p.CompileModelIn(context.Background(), m, rc, nil)) }()
+		go func() { defer wg.Done(); assert.NoError(t, rc.Close()) }()
+		wg.Wait()
+		for _, c := range closers {
+			assert.NoError(t, c.Close())
+		}
+	}
 }
