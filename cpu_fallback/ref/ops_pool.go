@@ -51,7 +51,9 @@ func maxPoolKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 	var idx *tensor.Tensor
 	var I []int64
 	if wantIdx {
-		idx = tensor.MustNew(tensor.I64, yShape)
+		if idx, err = tensor.New(tensor.I64, yShape); err != nil {
+			return nil, n.Errorf("indices output shape %v: %w", yShape, err)
+		}
 		I = idx.I64()
 	}
 	colMajor := n.Attrs.Int("storage_order", 0) != 0
