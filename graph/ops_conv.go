@@ -1,5 +1,7 @@
 package graph
 
+import "github.com/clinfer/clinfer/tensor"
+
 // AutoPads returns the begin and end padding (pads[0:k] begin, pads[k:2k]
 // end, ONNX order) that auto_pad SAME_UPPER or SAME_LOWER gives for the
 // spatial sizes in, so output size is ceil(in/stride). For NOTSET it returns
@@ -116,46 +118,60 @@ func (w windowParams) outDims(n *Node, in []Dim, ceilMode bool) ([]Dim, error) {
 	return out, nil
 }
 
-func inferConv(n *Node) error {
+// convInputs checks what Conv and ConvTranspose share: one output, the
+// input and the weights present, one element type, a positive group,
+// equal ranks of at least 3. It returns the type, the shapes (of the rank
+// known from either when the other's is not), the group and the rank; a
+// rank of -1 means neither rank is known, and the output is set to a
+// dynamic rank.
+func convInputs(n *Node) (t tensor.ElementType, xs, ws PartialShape, group int64, rank int, err error) {
 	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
+		return t, xs, ws, 0, 0, err
 	}
 	x, err := requiredInput(n, 0)
 	if err != nil {
-		return err
+		return t, xs, ws, 0, 0, err
 	}
 	wIn, err := requiredInput(n, 1)
 	if err != nil {
-		return err
+		return t, xs, ws, 0, 0, err
 	}
-	t, err := sameTypes(n, 0, 1, 2)
+	t, err = sameTypes(n, 0, 1, 2)
 	if err != nil {
-		return err
+		return t, xs, ws, 0, 0, err
 	}
-	xs, ws := x.Shape(), wIn.Shape()
-	group := n.Attrs.Int("group", 1)
+	xs, ws = x.Shape(), wIn.Shape()
+	group = n.Attrs.Int("group", 1)
 	if group < 1 {
-		return n.Errorf("group %d must be positive", group)
+		return t, xs, ws, 0, 0, n.Errorf("group %d must be positive", group)
 	}
-	rank := xs.Rank()
+	rank = xs.Rank()
 	if rank < 0 {
 		rank = ws.Rank()
 	}
 	if rank < 0 {
 		setOutput(n, 0, t, DynamicRank)
-		return nil
+		return t, xs, ws, group, -1, nil
 	}
 	if rank < 3 {
-		return n.Errorf("input has rank %d, want >= 3 (N, C, spatial...)", rank)
+		return t, xs, ws, 0, 0, n.Errorf("input has rank %d, want >= 3 (N, C, spatial...)", rank)
 	}
 	if xs.RankKnown && ws.RankKnown && len(ws.Dims) != len(xs.Dims) {
-		return n.Errorf("input %v and weights %v differ in rank", xs, ws)
+		return t, xs, ws, 0, 0, n.Errorf("input %v and weights %v differ in rank", xs, ws)
 	}
 	if !xs.RankKnown {
 		xs = dynamicShape(rank)
 	}
 	if !ws.RankKnown {
 		ws = dynamicShape(rank)
+	}
+	return t, xs, ws, group, rank, nil
+}
+
+func inferConv(n *Node) error {
+	t, xs, ws, group, rank, err := convInputs(n)
+	if err != nil || rank < 0 {
+		return err // rank < 0: the output's rank is unknown, and set so
 	}
 	k := rank - 2
 	kernel := n.Attrs.Ints("kernel_shape", nil)
@@ -210,45 +226,9 @@ func inferConv(n *Node) error {
 }
 
 func inferConvTranspose(n *Node) error {
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
-	x, err := requiredInput(n, 0)
-	if err != nil {
-		return err
-	}
-	wIn, err := requiredInput(n, 1)
-	if err != nil {
-		return err
-	}
-	t, err := sameTypes(n, 0, 1, 2)
-	if err != nil {
-		return err
-	}
-	xs, ws := x.Shape(), wIn.Shape()
-	group := n.Attrs.Int("group", 1)
-	if group < 1 {
-		return n.Errorf("group %d must be positive", group)
-	}
-	rank := xs.Rank()
-	if rank < 0 {
-		rank = ws.Rank()
-	}
-	if rank < 0 {
-		setOutput(n, 0, t, DynamicRank)
-		return nil
-	}
-	if rank < 3 {
-		return n.Errorf("input has rank %d, want >= 3 (N, C, spatial...)", rank)
-	}
-	if xs.RankKnown && ws.RankKnown && len(ws.Dims) != len(xs.Dims) {
-		return n.Errorf("input %v and weights %v differ in rank", xs, ws)
-	}
-	if !xs.RankKnown {
-		xs = dynamicShape(rank)
-	}
-	if !ws.RankKnown {
-		ws = dynamicShape(rank)
+	t, xs, ws, group, rank, err := convInputs(n)
+	if err != nil || rank < 0 {
+		return err // rank < 0: the output's rank is unknown, and set so
 	}
 	k := rank - 2
 	if c, wc := xs.Dims[1], ws.Dims[0]; c.IsStatic() && wc.IsStatic() && c.Size != wc.Size {
