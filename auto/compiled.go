@@ -249,10 +249,10 @@ func (c *CompiledModel) Reruns() int64 {
 }
 
 // Inputs describes the model inputs.
-func (c *CompiledModel) Inputs() []driver.PortInfo { return virtual.ClonePorts(c.inputs) }
+func (c *CompiledModel) Inputs() []driver.PortInfo { return driver.ClonePorts(c.inputs) }
 
 // Outputs describes the model outputs.
-func (c *CompiledModel) Outputs() []driver.PortInfo { return virtual.ClonePorts(c.outputs) }
+func (c *CompiledModel) Outputs() []driver.PortInfo { return driver.ClonePorts(c.outputs) }
 
 // Property returns the compiled model's configuration or a read-only fact:
 // NETWORK_NAME, EXECUTION_DEVICES (the device serving now; every device

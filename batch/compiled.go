@@ -170,10 +170,10 @@ func newCompiledModel(name string, s *setup, single, batched driver.CompiledMode
 
 // Inputs describes the model inputs, as the model gives them (axis 0 is 1
 // or dynamic).
-func (c *CompiledModel) Inputs() []driver.PortInfo { return virtual.ClonePorts(c.inputs) }
+func (c *CompiledModel) Inputs() []driver.PortInfo { return driver.ClonePorts(c.inputs) }
 
 // Outputs describes the model outputs, as the model gives them.
-func (c *CompiledModel) Outputs() []driver.PortInfo { return virtual.ClonePorts(c.outputs) }
+func (c *CompiledModel) Outputs() []driver.PortInfo { return driver.ClonePorts(c.outputs) }
 
 // Property returns the compiled model's configuration or a read-only fact:
 // NETWORK_NAME, OPTIMAL_BATCH_SIZE, OPTIMAL_NUMBER_OF_INFER_REQUESTS,

@@ -144,13 +144,9 @@ func squeezeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 	if err != nil {
 		return nil, err
 	}
-	var axes []int64
-	if a := opt(in, 1); a != nil {
-		if axes, err = intsOf(n, a, "axes"); err != nil {
-			return nil, err
-		}
-	} else {
-		axes = n.Attrs.Ints("axes", nil)
+	axes, err := axesOf(n, in)
+	if err != nil {
+		return nil, err
 	}
 	shape := x.Shape()
 	mask := make([]bool, len(shape))
@@ -186,13 +182,9 @@ func unsqueezeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	if err != nil {
 		return nil, err
 	}
-	var axes []int64
-	if a := opt(in, 1); a != nil {
-		if axes, err = intsOf(n, a, "axes"); err != nil {
-			return nil, err
-		}
-	} else {
-		axes = n.Attrs.Ints("axes", nil)
+	axes, err := axesOf(n, in)
+	if err != nil {
+		return nil, err
 	}
 	if len(axes) == 0 {
 		return nil, n.Errorf("%w: axes are required", driver.ErrInvalidArgument)

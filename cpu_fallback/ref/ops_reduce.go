@@ -24,18 +24,23 @@ const (
 	rLogSumExp
 )
 
+// axesOf returns the axes of n: its axes input (input 1) or, for models
+// converted from older opsets, its axes attribute; nil when neither is
+// given.
+func axesOf(n *graph.Node, in []*tensor.Tensor) ([]int64, error) {
+	if a := opt(in, 1); a != nil {
+		return intsOf(n, a, "axes")
+	}
+	return n.Attrs.Ints("axes", nil), nil
+}
+
 // reduceAxes returns the mask of reduced axes of a rank-r input: the axes
 // input (or, for models converted from older opsets, the axes attribute);
 // none given means all axes, or none with noop_with_empty_axes.
 func reduceAxes(n *graph.Node, in []*tensor.Tensor, rank int) ([]bool, error) {
-	var axes []int64
-	if a := opt(in, 1); a != nil {
-		var err error
-		if axes, err = intsOf(n, a, "axes"); err != nil {
-			return nil, err
-		}
-	} else if n.Attrs.Has("axes") {
-		axes = n.Attrs.Ints("axes", nil)
+	axes, err := axesOf(n, in)
+	if err != nil {
+		return nil, err
 	}
 	if len(axes) > 0 {
 		return normAxes(n, axes, rank)

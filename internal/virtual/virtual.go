@@ -154,15 +154,6 @@ func joinSorted(s []string) string {
 	return strings.Join(out, ", ")
 }
 
-// ClonePorts returns a deep copy of ports.
-func ClonePorts(ps []driver.PortInfo) []driver.PortInfo {
-	out := make([]driver.PortInfo, len(ps))
-	for i, p := range ps {
-		out[i] = driver.PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
-	}
-	return out
-}
-
 // OptimalRequests is cm's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 when it does
 // not say).
 func OptimalRequests(cm driver.CompiledModel) int {

@@ -35,10 +35,10 @@ func (c *ModelCore) Init(prefix string, m *graph.Model, props *Properties) {
 }
 
 // Inputs returns a copy of the model's input descriptions.
-func (c *ModelCore) Inputs() []PortInfo { return clonePorts(c.inputs) }
+func (c *ModelCore) Inputs() []PortInfo { return ClonePorts(c.inputs) }
 
 // Outputs returns a copy of the model's output descriptions.
-func (c *ModelCore) Outputs() []PortInfo { return clonePorts(c.outputs) }
+func (c *ModelCore) Outputs() []PortInfo { return ClonePorts(c.outputs) }
 
 // Input returns input i's description (not a copy: do not modify it).
 func (c *ModelCore) Input(i int) PortInfo { return c.inputs[i] }
@@ -46,7 +46,9 @@ func (c *ModelCore) Input(i int) PortInfo { return c.inputs[i] }
 // Output returns output i's description (not a copy: do not modify it).
 func (c *ModelCore) Output(i int) PortInfo { return c.outputs[i] }
 
-func clonePorts(ps []PortInfo) []PortInfo {
+// ClonePorts returns a deep copy of ports (their shapes cloned), for the
+// Inputs and Outputs of a compiled model that must not hand out its own.
+func ClonePorts(ps []PortInfo) []PortInfo {
 	out := make([]PortInfo, len(ps))
 	for i, p := range ps {
 		out[i] = PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
