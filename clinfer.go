@@ -65,6 +65,16 @@ type Transfers = plugin.Transfers
 // MemoryStatistics is the GPU_MEMORY_STATISTICS property, parsed.
 type MemoryStatistics = plugin.MemoryStatistics
 
+// BatchStats are the batching counters of a compiled model on BATCH; see
+// CompiledModel.BatchStats.
+type BatchStats = plugin.BatchStats
+
+// ParseMemoryStatistics reads a GPU_MEMORY_STATISTICS value, as
+// Core.Property("GPU", "GPU_MEMORY_STATISTICS") returns it.
+func ParseMemoryStatistics(v string) (MemoryStatistics, error) {
+	return plugin.ParseMemoryStatistics(v)
+}
+
 // PortInfo describes one input or output: name, element type and shape.
 type PortInfo = plugin.PortInfo
 

@@ -38,3 +38,45 @@ func TestZeroValueCoreRoot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, tensor.Shape{1, 10}, out["probs"].Shape())
 }
+
+// TestBatchStats: concurrent Infer calls on a BATCH model are gathered
+// into one batched inference, which BatchStats counts; a model compiled on
+// a device that does not batch has none.
+func TestBatchStats(t *testing.T) {
+	core := clinfer.NewCore()
+	t.Cleanup(func() { assert.NoError(t, core.Close()) })
+	m, err := core.ReadModel("internal/defaultmodel/smallcnn.onnx")
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	plain, err := core.CompileModel(ctx, m, "CPU", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, plain.Close()) })
+	st, ok := plain.BatchStats()
+	assert.False(t, ok)
+	assert.Equal(t, clinfer.BatchStats{}, st)
+
+	// Two rounds of two concurrent inferences: in the first, one may run
+	// alone before the other's request exists (then the other waits out
+	// the timeout); in the second both pooled requests exist and gather.
+	cm, err := core.CompileModel(ctx, m, "BATCH:CPU(2)", clinfer.Props(clinfer.WithProperty("AUTO_BATCH_TIMEOUT", "500")))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, cm.Close()) })
+	for range 2 {
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { // exits when Infer returns
+				_, err := cm.Infer(ctx, map[string]*tensor.Tensor{"image": tensor.MustNew(tensor.F32, tensor.Shape{1, 3, 64, 64})})
+				errs <- err
+			}()
+		}
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+	}
+	st, ok = cm.BatchStats()
+	assert.True(t, ok)
+	assert.Equal(t, 2, st.Size)
+	assert.GreaterOrEqual(t, st.Batches, int64(1), "%+v", st)
+	assert.Equal(t, int64(4), 2*st.Batches+st.Alone, "every inference is counted once: %+v", st)
+	assert.Zero(t, st.Gathering)
+}

@@ -19,6 +19,7 @@ import (
 var (
 	_ driver.CompiledModel      = (*CompiledModel)(nil)
 	_ driver.AsyncCompiledModel = (*CompiledModel)(nil)
+	_ driver.Batcher            = (*CompiledModel)(nil)
 )
 
 // CompiledModel is a model compiled at batch N and as given (batch 1, or
@@ -81,6 +82,13 @@ func (c *CompiledModel) Stats() Stats {
 	}
 	c.mu.Unlock()
 	return Stats{Batches: c.batches.Load(), Alone: c.alone.Load(), Gathering: gathering}
+}
+
+// BatchStats returns Stats with the batch size, for
+// plugin.CompiledModel.BatchStats.
+func (c *CompiledModel) BatchStats() driver.BatchStats {
+	st := c.Stats()
+	return driver.BatchStats{Size: c.n, Batches: st.Batches, Alone: st.Alone, Gathering: st.Gathering}
 }
 
 // worker is one batched request of the device with its batch-N input

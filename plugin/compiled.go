@@ -225,6 +225,19 @@ func (c *CompiledModel) CreateAsyncInferRequest() (*AsyncInferRequest, error) {
 	return &AsyncInferRequest{request: request{r: r}, a: r}, nil
 }
 
+// BatchStats returns the counters of a model that gathers concurrent
+// inferences into batches (compiled on BATCH, or on a device that batches
+// implicitly with PERFORMANCE_HINT=THROUGHPUT): the batch size, how many
+// batched inferences ran and how many inferences ran alone. The second
+// result is false, with zero counters, for a model that does not batch.
+func (c *CompiledModel) BatchStats() (BatchStats, bool) {
+	b, ok := c.cm.(driver.Batcher)
+	if !ok {
+		return BatchStats{}, false
+	}
+	return b.BatchStats(), true
+}
+
 // Export writes the compiled model to w so that Core.ImportModel on the
 // same device (and device architecture) rebuilds it without compiling. A
 // device that cannot export is an error wrapping ErrNotImplemented.

@@ -141,6 +141,10 @@ const (
 // dynamic dimensions have Size -1.
 type PortInfo = driver.PortInfo
 
+// BatchStats are the batching counters of a compiled model; see
+// CompiledModel.BatchStats.
+type BatchStats = driver.BatchStats
+
 // ProfilingInfo is one entry of a request's profile: one executed op (or
 // one the compiler optimised out) or one stage of the request, with its
 // device and host time.
