@@ -146,12 +146,14 @@ func clType(t tensor.ElementType) string {
 		return "int"
 	case tensor.I64:
 		return "long"
-	case tensor.Bool, tensor.U8:
+	case tensor.Bool, tensor.U8, tensor.U4:
 		return "uchar"
-	case tensor.I8:
+	case tensor.I8, tensor.I4:
 		return "char"
 	case tensor.I16:
 		return "short"
+	case tensor.U16:
+		return "ushort"
 	}
 	return ""
 }

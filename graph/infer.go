@@ -204,37 +204,10 @@ func allInputs(n *Node) []int {
 // IntValues returns the elements of an integer tensor as int64s (any layout).
 // ok is false for non-integer tensors.
 func IntValues(t *tensor.Tensor) ([]int64, bool) {
-	if t == nil {
+	if t == nil || !t.Type().IsInteger() {
 		return nil, false
 	}
-	c := t.Contiguous()
-	var out []int64
-	switch c.Type() {
-	case tensor.I64:
-		out = append([]int64{}, c.I64()...)
-	case tensor.I32:
-		for _, v := range c.I32() {
-			out = append(out, int64(v))
-		}
-	case tensor.I16:
-		for _, v := range c.I16() {
-			out = append(out, int64(v))
-		}
-	case tensor.I8:
-		for _, v := range c.I8() {
-			out = append(out, int64(v))
-		}
-	case tensor.U8:
-		for _, v := range c.U8() {
-			out = append(out, int64(v))
-		}
-	default:
-		return nil, false
-	}
-	if out == nil {
-		out = []int64{}
-	}
-	return out, true
+	return t.Int64s()
 }
 
 // floatValues returns the elements of an f32, f64 or integer tensor as

@@ -50,9 +50,9 @@ func unary(pred func(tensor.ElementType) bool, want string) func(*Node) error {
 
 func isFloat(t tensor.ElementType) bool { return t.IsFloat() }
 
-func isNumeric(t tensor.ElementType) bool { return t.IsFloat() || t.IsInteger() }
+func isNumeric(t tensor.ElementType) bool { return t.IsFloat() || (t.IsInteger() && t.Bits() != 4) }
 
-func isSigned(t tensor.ElementType) bool { return t.IsFloat() || (t.IsInteger() && t != tensor.U8) }
+func isSigned(t tensor.ElementType) bool { return isNumeric(t) && t.IsSigned() }
 
 func isBool(t tensor.ElementType) bool { return t == tensor.Bool }
 

@@ -63,16 +63,16 @@ func TestMoreOpImports(t *testing.T) {
 }
 
 func TestUnsupportedOpBeforeType(t *testing.T) {
-	u16 := tValue{name: "x", elem: dtUint16, dims: []any{4}}
+	u32 := tValue{name: "x", elem: dtUint32, dims: []any{4}}
 	t.Run("type clinfer lacks", func(t *testing.T) {
-		m := tModel{opset: 13, nodes: []tNode{{op: "Relu", name: "r", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{u16}, outputs: []tValue{fv("y")}}
+		m := tModel{opset: 13, nodes: []tNode{{op: "Relu", name: "r", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{u32}, outputs: []tValue{fv("y")}}
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedType)
 		assert.NotErrorIs(t, err, ErrUnsupportedOp)
-		assert.ErrorContains(t, err, "UINT16")
+		assert.ErrorContains(t, err, "UINT32")
 	})
 	t.Run("op outside the op set wins", func(t *testing.T) {
-		m := tModel{opset: 13, nodes: []tNode{{op: "NoSuchOp", name: "q", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{u16}, outputs: []tValue{fv("y")}}
+		m := tModel{opset: 13, nodes: []tNode{{op: "NoSuchOp", name: "q", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{u32}, outputs: []tValue{fv("y")}}
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedOp)
 		assert.NotErrorIs(t, err, ErrUnsupportedType)

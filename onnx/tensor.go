@@ -28,6 +28,8 @@ const (
 	dtUint32   = 12
 	dtUint64   = 13
 	dtBFloat16 = 16
+	dtUint4    = 21
+	dtInt4     = 22
 )
 
 var onnxTypeNames = map[int64]string{
@@ -46,8 +48,8 @@ func onnxTypeName(dt int64) string {
 
 // ElementType maps an ONNX TensorProto.DataType number to clinfer's element
 // type. It returns an error wrapping ErrUnsupportedType for types clinfer has
-// no element type for (STRING, UINT16, UINT32, UINT64, complex, 8-bit and
-// 4-bit floats and ints).
+// no element type for (STRING, UINT32, UINT64, complex, 8-bit and 4-bit
+// floats).
 func ElementType(dataType int64) (tensor.ElementType, error) {
 	switch dataType {
 	case dtFloat:
@@ -58,6 +60,12 @@ func ElementType(dataType int64) (tensor.ElementType, error) {
 		return tensor.I8, nil
 	case dtInt16:
 		return tensor.I16, nil
+	case dtUint16:
+		return tensor.U16, nil
+	case dtInt4:
+		return tensor.I4, nil
+	case dtUint4:
+		return tensor.U4, nil
 	case dtInt32:
 		return tensor.I32, nil
 	case dtInt64:
@@ -86,6 +94,12 @@ func DataType(t tensor.ElementType) int64 {
 		return dtInt8
 	case tensor.I16:
 		return dtInt16
+	case tensor.U16:
+		return dtUint16
+	case tensor.I4:
+		return dtInt4
+	case tensor.U4:
+		return dtUint4
 	case tensor.I32:
 		return dtInt32
 	case tensor.I64:
@@ -158,6 +172,9 @@ func (src tensorSource) tensorValue(tp *tensorProto) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
 	}
 	shape := tensor.Shape(append([]int64{}, tp.dims...))
+	if et.Bits() == 4 {
+		return src.packed4(tp, et, shape, n)
+	}
 	size := int64(et.Size())
 	if tp.location == 1 {
 		return src.external(tp, et, shape, n)
@@ -215,6 +232,10 @@ func (src tensorSource) tensorValue(tp *tensorProto) (*tensor.Tensor, error) {
 		for i, v := range tp.int32Data {
 			x.I16()[i] = int16(v)
 		}
+	case tensor.U16:
+		for i, v := range tp.int32Data {
+			x.U16()[i] = uint16(v)
+		}
 	case tensor.I8:
 		for i, v := range tp.int32Data {
 			x.I8()[i] = int8(v)
@@ -236,6 +257,41 @@ func (src tensorSource) tensorValue(tp *tensorProto) (*tensor.Tensor, error) {
 	return x, nil
 }
 
+// packed4 reads an INT4 or UINT4 tensor: two elements to a byte (the first
+// in the low nibble) in raw_data or external data, or one packed byte per
+// int32_data value (onnx.helper's layout).
+func (src tensorSource) packed4(tp *tensorProto, et tensor.ElementType, shape tensor.Shape, n int64) (*tensor.Tensor, error) {
+	want := tensor.PackedBytes(et, n)
+	if b, ok := shape.Bytes(et); !ok || b > tensor.AllocLimit() { // Unpack4's check, before any read
+		return nil, fmt.Errorf("%w: %v%v: %w", ErrInvalidModel, et, shape, tensor.ErrTooLarge)
+	}
+	var packed []byte
+	switch {
+	case tp.location == 1:
+		packed = make([]byte, want)
+		if err := src.externalBytes(tp, packed, fmt.Sprintf("%v%v", et, shape)); err != nil {
+			return nil, err
+		}
+	case tp.location != 0:
+		return nil, fmt.Errorf("%w: unknown data_location %d", ErrInvalidModel, tp.location)
+	case tp.hasRaw:
+		packed = tp.raw
+	default:
+		packed = make([]byte, len(tp.int32Data))
+		for i, v := range tp.int32Data {
+			packed[i] = byte(v)
+		}
+	}
+	if int64(len(packed)) != want {
+		return nil, fmt.Errorf("%w: %v%v needs %d packed bytes, got %d", ErrInvalidModel, et, shape, want, len(packed))
+	}
+	x, err := tensor.Unpack4(et, shape, packed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+	}
+	return x, nil
+}
+
 // normaliseBools maps every non-zero byte to 1 so the bytes are valid Go
 // bools.
 func normaliseBools(b []byte) {
@@ -246,10 +302,27 @@ func normaliseBools(b []byte) {
 	}
 }
 
-// external reads a tensor stored outside the model file. The location must
-// be a local path below the base directory; os.Root also keeps symbolic
-// links from leaving it.
+// external reads a tensor stored outside the model file.
 func (src tensorSource) external(tp *tensorProto, et tensor.ElementType, shape tensor.Shape, n int64) (*tensor.Tensor, error) {
+	x, err := tensor.New(et, shape)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+	}
+	if err := src.externalBytes(tp, x.Bytes(), fmt.Sprintf("%v%v", et, shape)); err != nil {
+		return nil, err
+	}
+	if et == tensor.Bool {
+		normaliseBools(x.Bytes())
+	}
+	return x, nil
+}
+
+// externalBytes reads the len(dst) bytes of a tensor (described by what)
+// stored outside the model file into dst. The location must be a local
+// path below the base directory; os.Root also keeps symbolic links from
+// leaving it.
+func (src tensorSource) externalBytes(tp *tensorProto, dst []byte, what string) error {
+	want := int64(len(dst))
 	var location string
 	offset, length := int64(0), int64(-1)
 	for _, e := range tp.external {
@@ -259,7 +332,7 @@ func (src tensorSource) external(tp *tensorProto, et tensor.ElementType, shape t
 		case "offset", "length":
 			v, err := strconv.ParseInt(e.value, 10, 64)
 			if err != nil || v < 0 {
-				return nil, fmt.Errorf("%w: external data %s %q is not a non-negative integer", ErrInvalidModel, e.key, e.value)
+				return fmt.Errorf("%w: external data %s %q is not a non-negative integer", ErrInvalidModel, e.key, e.value)
 			}
 			if e.key == "offset" {
 				offset = v
@@ -269,52 +342,44 @@ func (src tensorSource) external(tp *tensorProto, et tensor.ElementType, shape t
 		}
 	}
 	if location == "" {
-		return nil, fmt.Errorf("%w: external data has no location", ErrInvalidModel)
+		return fmt.Errorf("%w: external data has no location", ErrInvalidModel)
 	}
 	if !filepath.IsLocal(location) {
-		return nil, fmt.Errorf("%w: external data location %q is not a relative path inside the model directory", ErrExternalData, location)
+		return fmt.Errorf("%w: external data location %q is not a relative path inside the model directory", ErrExternalData, location)
 	}
 	if src.baseDir == "" {
-		return nil, fmt.Errorf("%w: external data %q needs a base directory (use ReadFile or WithBaseDir)", ErrExternalData, location)
+		return fmt.Errorf("%w: external data %q needs a base directory (use ReadFile or WithBaseDir)", ErrExternalData, location)
 	}
 	root, err := os.OpenRoot(src.baseDir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrExternalData, err)
+		return fmt.Errorf("%w: %v", ErrExternalData, err)
 	}
 	defer root.Close()
 	f, err := root.Open(filepath.FromSlash(location))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrExternalData, err)
+		return fmt.Errorf("%w: %v", ErrExternalData, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrExternalData, err)
+		return fmt.Errorf("%w: %v", ErrExternalData, err)
 	}
 	if offset > st.Size() {
-		return nil, fmt.Errorf("%w: external data %q: offset %d beyond the file's %d bytes", ErrExternalData, location, offset, st.Size())
+		return fmt.Errorf("%w: external data %q: offset %d beyond the file's %d bytes", ErrExternalData, location, offset, st.Size())
 	}
 	if length < 0 {
 		length = st.Size() - offset
 	}
 	if length > st.Size()-offset {
-		return nil, fmt.Errorf("%w: external data %q: offset %d + length %d beyond the file's %d bytes", ErrExternalData, location, offset, length, st.Size())
+		return fmt.Errorf("%w: external data %q: offset %d + length %d beyond the file's %d bytes", ErrExternalData, location, offset, length, st.Size())
 	}
-	size := int64(et.Size())
-	if n > length/size || n*size != length {
-		return nil, fmt.Errorf("%w: external data %q: %v%v needs %d bytes, length is %d", ErrExternalData, location, et, shape, n*size, length)
+	if want != length {
+		return fmt.Errorf("%w: external data %q: %s needs %d bytes, length is %d", ErrExternalData, location, what, want, length)
 	}
-	x, err := tensor.New(et, shape)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+	if _, err := f.ReadAt(dst, offset); err != nil && !(errors.Is(err, io.EOF) && length == 0) {
+		return fmt.Errorf("%w: external data %q: %v", ErrExternalData, location, err)
 	}
-	if _, err := f.ReadAt(x.Bytes(), offset); err != nil && !(errors.Is(err, io.EOF) && length == 0) {
-		return nil, fmt.Errorf("%w: external data %q: %v", ErrExternalData, location, err)
-	}
-	if et == tensor.Bool {
-		normaliseBools(x.Bytes())
-	}
-	return x, nil
+	return nil
 }
 
 // ReadTensor decodes a serialized TensorProto (the input_*.pb and

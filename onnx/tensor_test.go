@@ -37,6 +37,13 @@ func TestReadTensorTypedFields(t *testing.T) {
 		{"scalar raw", base(dtFloat).bytes(9, []byte{0, 0, 0x80, 0x3f}), tensor.F32, tensor.Shape{}, []float64{1}},
 		{"raw bool normalised", base(dtBool, 2).bytes(9, []byte{0, 7}), tensor.Bool, tensor.Shape{2}, []float64{0, 1}},
 		{"empty", base(dtFloat, 0, 3), tensor.F32, tensor.Shape{0, 3}, []float64{}},
+		{"int32_data as uint16", base(dtUint16, 2).packedVarints(5, []int64{65535, 7}), tensor.U16, tensor.Shape{2}, []float64{65535, 7}},
+		{"raw uint16", base(dtUint16, 1).bytes(9, []byte{0xff, 0x80}), tensor.U16, tensor.Shape{1}, []float64{0x80ff}},
+		// INT4/UINT4: two to a byte, the first in the low nibble; an odd
+		// count leaves the last high nibble unused.
+		{"raw int4", base(dtInt4, 3).bytes(9, []byte{0x8f, 0x07}), tensor.I4, tensor.Shape{3}, []float64{-1, -8, 7}},
+		{"raw uint4", base(dtUint4, 2, 2).bytes(9, []byte{0x21, 0xf0}), tensor.U4, tensor.Shape{2, 2}, []float64{1, 2, 0, 15}},
+		{"int32_data as packed int4", base(dtInt4, 4).packedVarints(5, []int64{0x9a, 0x34}), tensor.I4, tensor.Shape{4}, []float64{-6, -7, 4, 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +82,8 @@ func TestReadTensorErrors(t *testing.T) {
 		{"too few values", pb(nil).varint(1, 3).varint(2, dtInt64).str(8, "few").varint(7, 1), ErrInvalidModel, "needs 3 values"},
 		{"raw size mismatch", pb(nil).varint(1, 2).varint(2, dtInt32).str(8, "r").bytes(9, []byte{1, 2, 3}), ErrInvalidModel, "raw_data"},
 		{"string", pb(nil).varint(1, 1).varint(2, dtString).str(8, "s"), ErrUnsupportedType, "STRING"},
-		{"uint16", pb(nil).varint(1, 1).varint(2, dtUint16).str(8, "u"), ErrUnsupportedType, "UINT16"},
+		{"int4 raw size", pb(nil).varint(1, 3).varint(2, dtInt4).str(8, "i4").bytes(9, []byte{1}), ErrInvalidModel, "packed bytes"},
+		{"uint32", pb(nil).varint(1, 1).varint(2, dtUint32).str(8, "u"), ErrUnsupportedType, "UINT32"},
 		{"uint64", pb(nil).varint(1, 1).varint(2, dtUint64).str(8, "u64"), ErrUnsupportedType, "UINT64"},
 		{"segment", pb(nil).varint(2, dtFloat).str(8, "seg").bytes(3, nil), ErrInvalidModel, "segment"},
 		{"external without base", pb(nil).varint(2, dtFloat).str(8, "e").bytes(13, pb(nil).str(1, "location").str(2, "w.bin")).varint(14, 1), ErrExternalData, "base directory"},

@@ -8,12 +8,14 @@ import (
 // Convert returns a new contiguous tensor with x's shape and elements
 // converted to type t, following ONNX Cast:
 //
-//   - float -> integer truncates toward zero. A NaN becomes 0 and a value
+//   - float -> integer truncates toward zero (to I4 and U4 it rounds to
+//     nearest even, as ONNX's reference Cast does). A NaN becomes 0 and a value
 //     outside the target range saturates to its minimum or maximum (Go's own
 //     float-to-int conversion is implementation-defined there, so clinfer
 //     defines it to give the same answer on every platform).
 //   - integer -> narrower integer wraps (two's complement), as a Go
-//     conversion does.
+//     conversion does, except to the 4-bit types I4 and U4, which saturate
+//     (ONNX's reference casts to them clip).
 //   - anything -> boolean is x != 0 (so NaN is true); boolean -> number is 0
 //     or 1.
 //   - f16 and bf16 are read and written through float32, rounding to nearest
@@ -114,6 +116,15 @@ func intGetter(x *Tensor) func(int) int64 {
 	case I16:
 		s := x.I16()
 		return func(i int) int64 { return int64(s[i]) }
+	case U16:
+		s := x.U16()
+		return func(i int) int64 { return int64(s[i]) }
+	case I4:
+		s := x.I4()
+		return func(i int) int64 { return int64(s[i]) }
+	case U4:
+		s := x.U4()
+		return func(i int) int64 { return int64(s[i]) }
 	case I32:
 		s := x.I32()
 		return func(i int) int64 { return int64(s[i]) }
@@ -172,6 +183,15 @@ func floatSetter(x *Tensor) func(int, float64) {
 	case I16:
 		d := x.I16()
 		return func(i int, v float64) { d[i] = int16(truncSat(v, math.MinInt16, math.MaxInt16)) }
+	case U16:
+		d := x.U16()
+		return func(i int, v float64) { d[i] = uint16(truncSat(v, 0, math.MaxUint16)) }
+	case I4:
+		d := x.I4()
+		return func(i int, v float64) { d[i] = int8(truncSat(math.RoundToEven(v), -8, 7)) }
+	case U4:
+		d := x.U4()
+		return func(i int, v float64) { d[i] = uint8(truncSat(math.RoundToEven(v), 0, 15)) }
 	case I32:
 		d := x.I32()
 		return func(i int, v float64) { d[i] = int32(truncSat(v, math.MinInt32, math.MaxInt32)) }
@@ -210,6 +230,15 @@ func intSetter(x *Tensor) func(int, int64) {
 	case I16:
 		d := x.I16()
 		return func(i int, v int64) { d[i] = int16(v) }
+	case U16:
+		d := x.U16()
+		return func(i int, v int64) { d[i] = uint16(v) }
+	case I4:
+		d := x.I4()
+		return func(i int, v int64) { d[i] = int8(min(max(v, -8), 7)) }
+	case U4:
+		d := x.U4()
+		return func(i int, v int64) { d[i] = uint8(min(max(v, 0), 15)) }
 	case I32:
 		d := x.I32()
 		return func(i int, v int64) { d[i] = int32(v) }
@@ -249,6 +278,22 @@ func (x *Tensor) Float64s() []float64 {
 		out[i] = float64(get(i))
 	}
 	return out
+}
+
+// Int64s returns a copy of the elements of an integer or boolean tensor
+// (any layout) as int64, exactly, in row-major order; ok is false for the
+// float types.
+func (x *Tensor) Int64s() ([]int64, bool) {
+	if !x.typ.Valid() || x.typ.IsFloat() {
+		return nil, false
+	}
+	src := x.Contiguous()
+	get := intGetter(src)
+	out := make([]int64, x.NumElements())
+	for i := range out {
+		out[i] = get(i)
+	}
+	return out, true
 }
 
 // FromFloat64s returns a contiguous tensor of type t and the given shape

@@ -97,8 +97,8 @@ func TestConvertI64Exact(t *testing.T) {
 }
 
 // TestConvertAllPairs converts small values that every type can hold between
-// all 10x10 type pairs, from a strided view, and checks value, shape and that
-// the result shares no memory with the source.
+// all type pairs, from a strided view, and checks value, shape and that the
+// result shares no memory with the source. The 4-bit types saturate.
 func TestConvertAllPairs(t *testing.T) {
 	vals := []float64{0, 1, 2, 3, 100, 127, 0, 5, 1, 9, 64, 8}
 	for _, from := range ElementTypes() {
@@ -113,6 +113,7 @@ func TestConvertAllPairs(t *testing.T) {
 						}
 					}
 				}
+				in = saturate4(from, in)
 				base, err := FromFloat64s(from, Shape{3, 4}, in)
 				require.NoError(t, err)
 				view, err := base.View([]int64{1, 1}, []int64{3, 4}) // rows 1-2, cols 1-3
@@ -130,7 +131,7 @@ func TestConvertAllPairs(t *testing.T) {
 						if to == Bool && v != 0 {
 							v = 1
 						}
-						want = append(want, v)
+						want = append(want, saturate4(to, []float64{v})...)
 					}
 				}
 				assert.InDeltaSlice(t, want, y.Float64s(), 0)
@@ -142,6 +143,55 @@ func TestConvertAllPairs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// saturate4 clamps v to the range of t when t is a 4-bit type.
+func saturate4(t ElementType, v []float64) []float64 {
+	lo, hi, _ := t.IntRange()
+	if t.Bits() != 4 {
+		return v
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = min(max(x, float64(lo)), float64(hi))
+	}
+	return out
+}
+
+func TestConvert4Bit(t *testing.T) {
+	x, err := FromF32(Shape{6}, []float32{-9, -8.5, 2.5, 3.5, 7.49, float32(math.NaN())})
+	require.NoError(t, err)
+	i4, err := x.Convert(I4)
+	require.NoError(t, err)
+	assert.Equal(t, []int8{-8, -8, 2, 4, 7, 0}, i4.I4(), "round half to even, saturate, NaN 0")
+	u4, err := x.Convert(U4)
+	require.NoError(t, err)
+	assert.Equal(t, []uint8{0, 0, 2, 4, 7, 0}, u4.U4())
+	wide, err := FromI64(Shape{3}, []int64{-100, 20, 5})
+	require.NoError(t, err)
+	n4, err := wide.Convert(I4)
+	require.NoError(t, err)
+	assert.Equal(t, []int8{-8, 7, 5}, n4.I4(), "integers saturate to 4 bits")
+}
+
+func TestPack4(t *testing.T) {
+	x, err := From(Shape{5}, []Int4{-1, -8, 7, 0, 3})
+	require.NoError(t, err)
+	p, err := Pack4(x)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0x8f, 0x07, 0x03}, p, "low nibble first, odd count padded")
+	back, err := Unpack4(I4, Shape{5}, p)
+	require.NoError(t, err)
+	assert.Equal(t, x.Bytes(), back.Bytes())
+	u, err := Unpack4(U4, Shape{2}, []byte{0xf1})
+	require.NoError(t, err)
+	assert.Equal(t, []uint8{1, 15}, u.U4())
+	_, err = Unpack4(U4, Shape{3}, []byte{0xf1})
+	assert.ErrorIs(t, err, ErrShape)
+	_, err = Pack4(MustNew(U8, Shape{2}))
+	assert.ErrorIs(t, err, ErrType)
+	assert.Equal(t, int64(3), PackedBytes(I4, 5))
+	assert.Equal(t, int64(10), PackedBytes(U16, 5))
 }
 
 func TestConvertErrors(t *testing.T) {

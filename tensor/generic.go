@@ -25,11 +25,20 @@ func (b BFloat16) Float32() float32 { return BF16ToFloat32(uint16(b)) }
 // NewBFloat16 rounds f to the nearest bfloat16.
 func NewBFloat16(f float32) BFloat16 { return BFloat16(Float32ToBF16(f)) }
 
+// Int4 is a 4-bit signed integer (-8..7) held in a byte, the Go element
+// type of I4 tensors in From, Wrap and Data.
+type Int4 int8
+
+// Uint4 is a 4-bit unsigned integer (0..15) held in a byte, the Go element
+// type of U4 tensors in From, Wrap and Data.
+type Uint4 uint8
+
 // Elem is the set of Go types that are tensor element types: float32 (F32),
 // float64 (F64), Float16 (F16), BFloat16 (BF16), int8 (I8), uint8 (U8),
-// int16 (I16), int32 (I32), int64 (I64) and bool (Bool).
+// int16 (I16), uint16 (U16), int32 (I32), int64 (I64), Int4 (I4), Uint4
+// (U4) and bool (Bool).
 type Elem interface {
-	float32 | float64 | Float16 | BFloat16 | int8 | uint8 | int16 | int32 | int64 | bool
+	float32 | float64 | Float16 | BFloat16 | int8 | uint8 | int16 | uint16 | int32 | int64 | Int4 | Uint4 | bool
 }
 
 // TypeOf returns the element type that holds Go values of type T.
@@ -50,6 +59,12 @@ func TypeOf[T Elem]() ElementType {
 		return U8
 	case int16:
 		return I16
+	case uint16:
+		return U16
+	case Int4:
+		return I4
+	case Uint4:
+		return U4
 	case int32:
 		return I32
 	case int64:
@@ -147,6 +162,12 @@ func goTypeName(t ElementType) string {
 		return "uint8"
 	case I16:
 		return "int16"
+	case U16:
+		return "uint16"
+	case I4:
+		return "tensor.Int4"
+	case U4:
+		return "tensor.Uint4"
 	case I32:
 		return "int32"
 	case I64:

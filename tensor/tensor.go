@@ -210,6 +210,23 @@ func (x *Tensor) U8() []uint8 { return mustData[uint8](x) }
 // I16 is Data[int16] that panics on a mismatch; see F32.
 func (x *Tensor) I16() []int16 { return mustData[int16](x) }
 
+// U16 is Data[uint16] that panics on a mismatch; see F32.
+func (x *Tensor) U16() []uint16 { return mustData[uint16](x) }
+
+// I4 is Data[Int4] as int8 values (-8..7), panicking on a mismatch; see
+// F32.
+func (x *Tensor) I4() []int8 {
+	v := mustData[Int4](x)
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+}
+
+// U4 is Data[Uint4] as uint8 values (0..15), panicking on a mismatch; see
+// F32.
+func (x *Tensor) U4() []uint8 {
+	v := mustData[Uint4](x)
+	return unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+}
+
 // I32 is Data[int32] that panics on a mismatch; see F32.
 func (x *Tensor) I32() []int32 { return mustData[int32](x) }
 

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -21,6 +22,16 @@ const (
 	I32
 	I64
 	Bool
+	// U16 is a 16-bit unsigned integer.
+	U16
+	// I4 and U4 are 4-bit integers (ONNX INT4 and UINT4). ONNX files pack
+	// two of them in a byte (the first in the low nibble); in memory a
+	// tensor holds one element per byte, sign-extended (I4: -8..7) or
+	// zero-extended (U4: 0..15), so views, strides and kernels address
+	// them like bytes. The ONNX reader and writer pack and unpack (see
+	// Pack4 and Unpack4).
+	I4
+	U4
 )
 
 var typeNames = [...]string{
@@ -35,15 +46,19 @@ var typeNames = [...]string{
 	I32:       "i32",
 	I64:       "i64",
 	Bool:      "boolean",
+	U16:       "u16",
+	I4:        "i4",
+	U4:        "u4",
 }
 
 var typeSizes = [...]int{
 	Undefined: 0, F32: 4, F16: 2, BF16: 2, F64: 8, I8: 1, U8: 1, I16: 2, I32: 4, I64: 8, Bool: 1,
+	U16: 2, I4: 1, U4: 1,
 }
 
 // ElementTypes lists every defined element type in declaration order.
 func ElementTypes() []ElementType {
-	return []ElementType{F32, F16, BF16, F64, I8, U8, I16, I32, I64, Bool}
+	return []ElementType{F32, F16, BF16, F64, I8, U8, I16, I32, I64, Bool, U16, I4, U4}
 }
 
 // String returns the OpenVINO spelling of the type ("f32", "i64", "boolean").
@@ -54,7 +69,8 @@ func (t ElementType) String() string {
 	return fmt.Sprintf("ElementType(%d)", uint8(t))
 }
 
-// Size is the size of one element in bytes (0 for Undefined).
+// Size is the size of one element in bytes in memory (0 for Undefined);
+// I4 and U4 take a byte each there (see Bits for their packed width).
 func (t ElementType) Size() int {
 	if int(t) < len(typeSizes) {
 		return typeSizes[t]
@@ -62,12 +78,53 @@ func (t ElementType) Size() int {
 	return 0
 }
 
+// Bits is the width of one element in a packed serialisation: 4 for I4
+// and U4, 8*Size otherwise.
+func (t ElementType) Bits() int {
+	if t == I4 || t == U4 {
+		return 4
+	}
+	return 8 * t.Size()
+}
+
 // IsFloat reports whether t is a floating-point type.
 func (t ElementType) IsFloat() bool { return t == F32 || t == F16 || t == BF16 || t == F64 }
 
 // IsInteger reports whether t is a signed or unsigned integer type (not Bool).
 func (t ElementType) IsInteger() bool {
-	return t == I8 || t == U8 || t == I16 || t == I32 || t == I64
+	return t == I8 || t == U8 || t == I16 || t == I32 || t == I64 || t == U16 || t == I4 || t == U4
+}
+
+// IsSigned reports whether t holds negative values (the float types and
+// the signed integers).
+func (t ElementType) IsSigned() bool {
+	return t.IsFloat() || t == I8 || t == I16 || t == I32 || t == I64 || t == I4
+}
+
+// IntRange returns the smallest and largest value of an integer type
+// (0, 1 for Bool); ok is false for the other types.
+func (t ElementType) IntRange() (lo, hi int64, ok bool) {
+	switch t {
+	case I4:
+		return -8, 7, true
+	case U4:
+		return 0, 15, true
+	case I8:
+		return math.MinInt8, math.MaxInt8, true
+	case U8:
+		return 0, math.MaxUint8, true
+	case I16:
+		return math.MinInt16, math.MaxInt16, true
+	case U16:
+		return 0, math.MaxUint16, true
+	case I32:
+		return math.MinInt32, math.MaxInt32, true
+	case I64:
+		return math.MinInt64, math.MaxInt64, true
+	case Bool:
+		return 0, 1, true
+	}
+	return 0, 0, false
 }
 
 // Valid reports whether t is one of the defined element types.
@@ -91,6 +148,12 @@ func ParseElementType(s string) (ElementType, error) {
 		return U8, nil
 	case "i16", "int16":
 		return I16, nil
+	case "u16", "uint16":
+		return U16, nil
+	case "i4", "int4":
+		return I4, nil
+	case "u4", "uint4":
+		return U4, nil
 	case "i32", "int32":
 		return I32, nil
 	case "i64", "int64":
@@ -98,7 +161,7 @@ func ParseElementType(s string) (ElementType, error) {
 	case "boolean", "bool":
 		return Bool, nil
 	}
-	return Undefined, fmt.Errorf("tensor: unknown element type %q (accepted: f32, f16, bf16, f64, i8, u8, i16, i32, i64, boolean)", s)
+	return Undefined, fmt.Errorf("tensor: unknown element type %q (accepted: f32, f16, bf16, f64, i8, u8, i16, u16, i32, i64, i4, u4, boolean)", s)
 }
 
 // MarshalText implements encoding.TextMarshaler.

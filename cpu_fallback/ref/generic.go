@@ -15,7 +15,7 @@ import (
 // number is every element type the arithmetic kernels compute on directly.
 // f16 and bf16 are widened to float32 first.
 type number interface {
-	~float32 | ~float64 | ~int8 | ~uint8 | ~int16 | ~int32 | ~int64
+	~float32 | ~float64 | ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~int64
 }
 
 // sized are the unsigned types used to move elements of 1, 2, 4 or 8 bytes
@@ -174,6 +174,12 @@ func toF64s(x *tensor.Tensor) []float64 {
 		return convSlice[uint8, float64](x.Bytes())
 	case tensor.I16:
 		return convSlice[int16, float64](x.I16())
+	case tensor.U16:
+		return convSlice[uint16, float64](x.U16())
+	case tensor.I4:
+		return convSlice[int8, float64](x.I4())
+	case tensor.U4:
+		return convSlice[uint8, float64](x.U4())
 	case tensor.I32:
 		return convSlice[int32, float64](x.I32())
 	case tensor.I64:
@@ -192,6 +198,12 @@ func toI64s(x *tensor.Tensor) []int64 {
 		return convSlice[uint8, int64](x.Bytes())
 	case tensor.I16:
 		return convSlice[int16, int64](x.I16())
+	case tensor.U16:
+		return convSlice[uint16, int64](x.U16())
+	case tensor.I4:
+		return convSlice[int8, int64](x.I4())
+	case tensor.U4:
+		return convSlice[uint8, int64](x.U4())
 	case tensor.I32:
 		return convSlice[int32, int64](x.I32())
 	case tensor.I64:
@@ -239,6 +251,14 @@ func storeI64(dst *tensor.Tensor, v []int64) {
 		copy(dst.U8(), convSlice[int64, uint8](v))
 	case tensor.I16:
 		copy(dst.I16(), convSlice[int64, int16](v))
+	case tensor.U16:
+		copy(dst.U16(), convSlice[int64, uint16](v))
+	case tensor.I4, tensor.U4:
+		lo, hi, _ := dst.Type().IntRange()
+		d := dst.Bytes()
+		for i, x := range v {
+			d[i] = byte(min(max(x, lo), hi)) // 4-bit types saturate (tensor.Convert)
+		}
 	case tensor.I32:
 		copy(dst.I32(), convSlice[int64, int32](v))
 	case tensor.I64:
@@ -248,17 +268,14 @@ func storeI64(dst *tensor.Tensor, v []int64) {
 	}
 }
 
-// intRange returns the smallest and largest value of an integer type.
+// intRange returns the smallest and largest value of an integer type
+// (0..255 for Bool, which the kernels store as bytes).
 func intRange(t tensor.ElementType) (lo, hi int64) {
-	switch t {
-	case tensor.I8:
-		return math.MinInt8, math.MaxInt8
-	case tensor.U8, tensor.Bool:
+	if t == tensor.Bool {
 		return 0, math.MaxUint8
-	case tensor.I16:
-		return math.MinInt16, math.MaxInt16
-	case tensor.I32:
-		return math.MinInt32, math.MaxInt32
+	}
+	if lo, hi, ok := t.IntRange(); ok {
+		return lo, hi
 	}
 	return math.MinInt64, math.MaxInt64
 }

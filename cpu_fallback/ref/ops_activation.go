@@ -107,6 +107,8 @@ func clipKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		clipRun(x.U8(), y.U8(), uint8(lo), uint8(hi))
 	case tensor.I16:
 		clipRun(x.I16(), y.I16(), int16(lo), int16(hi))
+	case tensor.U16:
+		clipRun(x.U16(), y.U16(), uint16(lo), uint16(hi))
 	case tensor.I32:
 		clipRun(x.I32(), y.I32(), int32(lo), int32(hi))
 	case tensor.I64:

@@ -72,6 +72,8 @@ func compareKernel(op cmpOp) Kernel {
 			cmpPlan(p, op, a.U8(), b.U8(), o, cmpRun[uint8])
 		case tensor.I16:
 			cmpPlan(p, op, a.I16(), b.I16(), o, cmpRun[int16])
+		case tensor.U16:
+			cmpPlan(p, op, a.U16(), b.U16(), o, cmpRun[uint16])
 		case tensor.I32:
 			cmpPlan(p, op, a.I32(), b.I32(), o, cmpRun[int32])
 		case tensor.I64:

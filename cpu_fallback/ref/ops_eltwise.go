@@ -92,7 +92,10 @@ func castTo(n *graph.Node, x *tensor.Tensor, t tensor.ElementType) (*tensor.Tens
 	return y, nil
 }
 
-func isNumeric(t tensor.ElementType) bool { return t.IsFloat() || t.IsInteger() }
+// isNumeric reports whether the arithmetic kernels take t: the float and
+// integer types but the 4-bit ones (ONNX has no arithmetic on them: they
+// are quantized storage, for Q/DQ, Cast and data movement).
+func isNumeric(t tensor.ElementType) bool { return t.IsFloat() || (t.IsInteger() && t.Bits() != 4) }
 
 // sameType checks that the operands of an op have one element type.
 func sameType(n *graph.Node, xs ...*tensor.Tensor) error {
@@ -154,6 +157,8 @@ func arith(n *graph.Node, op arithOp, a, b *tensor.Tensor) (*tensor.Tensor, erro
 		err = arithInt(n, p, op, a.U8(), b.U8(), y.U8())
 	case tensor.I16:
 		err = arithInt(n, p, op, a.I16(), b.I16(), y.I16())
+	case tensor.U16:
+		err = arithInt(n, p, op, a.U16(), b.U16(), y.U16())
 	case tensor.I32:
 		err = arithInt(n, p, op, a.I32(), b.I32(), y.I32())
 	case tensor.I64:

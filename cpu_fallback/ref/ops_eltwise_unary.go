@@ -123,6 +123,8 @@ func numUnary(op unaryOp) Kernel {
 			unaryRun(op, x.U8(), y.U8())
 		case tensor.I16:
 			unaryRun(op, x.I16(), y.I16())
+		case tensor.U16:
+			unaryRun(op, x.U16(), y.U16())
 		case tensor.I32:
 			unaryRun(op, x.I32(), y.I32())
 		case tensor.I64:

@@ -365,6 +365,8 @@ func argKernel(max bool) Kernel {
 			argRun(x.U8(), o, outer, l, inner, max, last)
 		case tensor.I16:
 			argRun(x.I16(), o, outer, l, inner, max, last)
+		case tensor.U16:
+			argRun(x.U16(), o, outer, l, inner, max, last)
 		case tensor.I32:
 			argRun(x.I32(), o, outer, l, inner, max, last)
 		case tensor.I64:

@@ -37,13 +37,13 @@ const maxBytes = 1 << 40
 var dtypes = map[string]tensor.ElementType{
 	"f4": tensor.F32, "f2": tensor.F16, "f8": tensor.F64,
 	"i8": tensor.I64, "i4": tensor.I32, "i2": tensor.I16, "i1": tensor.I8,
-	"u1": tensor.U8, "b1": tensor.Bool,
+	"u1": tensor.U8, "u2": tensor.U16, "b1": tensor.Bool,
 }
 
 var descrs = map[tensor.ElementType]string{
 	tensor.F32: "<f4", tensor.F16: "<f2", tensor.F64: "<f8",
 	tensor.I64: "<i8", tensor.I32: "<i4", tensor.I16: "<i2", tensor.I8: "|i1",
-	tensor.U8: "|u1", tensor.Bool: "|b1",
+	tensor.U8: "|u1", tensor.U16: "<u2", tensor.Bool: "|b1",
 }
 
 // Read reads one array in .npy format from r and returns it as a contiguous

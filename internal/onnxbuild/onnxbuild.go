@@ -14,6 +14,7 @@ import (
 var onnxTypes = map[tensor.ElementType]int64{
 	tensor.F32: 1, tensor.U8: 2, tensor.I8: 3, tensor.I16: 5, tensor.I32: 6,
 	tensor.I64: 7, tensor.Bool: 9, tensor.F16: 10, tensor.F64: 11, tensor.BF16: 16,
+	tensor.U16: 4, tensor.U4: 21, tensor.I4: 22,
 }
 
 // DataType returns ONNX's TensorProto.DataType number for t, or 0.
@@ -157,8 +158,12 @@ func TensorProto(name string, t *tensor.Tensor) []byte {
 	b = protowire.AppendTag(b, 2, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(onnxTypes[t.Type()]))
 	b = appendString(b, 8, name)
+	raw := t.Contiguous().Bytes()
+	if t.Type().Bits() == 4 {
+		raw, _ = tensor.Pack4(t) // two elements to a byte, as ONNX stores INT4/UINT4
+	}
 	b = protowire.AppendTag(b, 9, protowire.BytesType)
-	b = protowire.AppendBytes(b, t.Contiguous().Bytes())
+	b = protowire.AppendBytes(b, raw)
 	return b
 }
 

@@ -137,34 +137,8 @@ func MaxAbsDiff(got, want *tensor.Tensor) (float64, error) {
 // int64s returns the elements of an integer or boolean tensor of any layout
 // as int64, exactly (Float64s would round int64 values above 2^53).
 func int64s(x *tensor.Tensor) ([]int64, error) {
-	x = x.Contiguous()
-	out := make([]int64, x.NumElements())
-	switch x.Type() {
-	case tensor.I8:
-		for i, v := range x.I8() {
-			out[i] = int64(v)
-		}
-	case tensor.U8:
-		for i, v := range x.U8() {
-			out[i] = int64(v)
-		}
-	case tensor.I16:
-		for i, v := range x.I16() {
-			out[i] = int64(v)
-		}
-	case tensor.I32:
-		for i, v := range x.I32() {
-			out[i] = int64(v)
-		}
-	case tensor.I64:
-		copy(out, x.I64())
-	case tensor.Bool:
-		for i, v := range x.Bool() {
-			if v {
-				out[i] = 1
-			}
-		}
-	default:
+	out, ok := x.Int64s()
+	if !ok {
 		return nil, fmt.Errorf("%w: cannot compare elements of type %v", ErrMismatch, x.Type())
 	}
 	return out, nil

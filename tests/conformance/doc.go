@@ -10,7 +10,7 @@
 // driver.Core.CompileModel on the device and run on each of its data sets.
 // A case is counted as passed, failed, unsupported-op (the importer or the
 // device says an op is outside clinfer's op set), unsupported-type (the
-// model or its data needs a data type clinfer lacks: string, uint16/32/64,
+// model or its data needs a data type clinfer lacks: string, uint32/64,
 // sequence/optional/map; an unsupported op wins) or excluded (listed in
 // Exclusions with a reason). RealModels runs the models fetched by `make
 // models` against reference outputs produced by ONNX Runtime.

@@ -3,7 +3,7 @@ package conformance
 // Exclusions lists backend-suite cases, as "dir/case", that are not run and
 // why. It is only for cases that test something outside clinfer's scope
 // (training-mode behaviour) or whose test data contradicts its model.
-// Cases that need a data type clinfer lacks (string, uint16/32/64,
+// Cases that need a data type clinfer lacks (string, uint32/64,
 // sequence, optional or map values) are not listed: the runner classifies
 // them as unsupported-type from the importer's onnx.ErrUnsupportedType.
 // Never add a case here to hide a bug: a case that should pass and does not
