@@ -21,18 +21,20 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CLBlast (GEMM peer for benchmarks), pkg-config, the ONNX backend test
 # data, debootstrap (the device bundle's Debian 11 build sysroot), clang-15
 # (the LLVM of Debian 12's POCL: the kernels' portability matrix builds
-# them for CPU targets POCL here does not compile for).
+# them for CPU targets POCL here does not compile for), protoc (the
+# check that serve/inferencepb's generated gRPC code is up to date).
 APT_PKGS := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo \
-	libonnx-testdata oclgrind libclblast-dev pkg-config debootstrap clang-15
+	libonnx-testdata oclgrind libclblast-dev pkg-config debootstrap clang-15 \
+	protobuf-compiler
 
 # Packages whose tests exercise concurrency; `test` also runs them with -race.
-RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/... ./auto/... ./batch/...
+RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/... ./auto/... ./batch/... ./serve/...
 TEST_TIMEOUT ?= 15m
 FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
+.PHONY: test deps go-toolchain models refs run serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -111,6 +113,13 @@ conformance:
 run: deps
 	$(GO) run ./cmd/infer -d GPU -compare CPU
 	$(GO) run ./cmd/benchmark -d GPU -t 2 -hint throughput
+
+## serve: the Open Inference Protocol server on the embedded default model
+## (REST and /metrics on :8000, gRPC on :8001) until Ctrl-C; SERVE_FLAGS
+## adds cmd/serve flags (e.g. SERVE_FLAGS='-model m.onnx -d GPU').
+SERVE_FLAGS ?=
+serve: deps
+	$(GO) run ./cmd/serve $(SERVE_FLAGS)
 
 ## bench-models: clinfer's PP-OCR benchmarks on CPU and GPU (POCL when
 ## there is no GPU) next to ONNX Runtime's CPU (2 threads), in one run:

@@ -216,55 +216,38 @@ func fromContents(name string, t tensor.ElementType, shape []int64, c *inference
 	if c == nil {
 		return nil, errorf(codeInvalid, "input %q has neither contents nor raw_input_contents", name)
 	}
-	want := tensor.Shape(shape).NumElements()
-	var got int
-	var x *tensor.Tensor
-	var err error
 	s := tensor.Shape(shape)
 	switch t {
 	case tensor.F32:
-		got, x, err = len(c.Fp32Contents), nil, nil
-		if int64(got) == want {
-			x, err = tensor.FromF32(s, c.Fp32Contents)
-		}
+		return typedContents(name, s, c.Fp32Contents, tensor.FromF32)
 	case tensor.F64:
-		got = len(c.Fp64Contents)
-		if int64(got) == want {
-			x, err = tensor.FromF64(s, c.Fp64Contents)
-		}
+		return typedContents(name, s, c.Fp64Contents, tensor.FromF64)
 	case tensor.I64:
-		got = len(c.Int64Contents)
-		if int64(got) == want {
-			x, err = tensor.FromI64(s, c.Int64Contents)
-		}
+		return typedContents(name, s, c.Int64Contents, tensor.FromI64)
 	case tensor.I32:
-		got = len(c.IntContents)
-		if int64(got) == want {
-			x, err = tensor.FromI32(s, c.IntContents)
-		}
+		return typedContents(name, s, c.IntContents, tensor.FromI32)
 	case tensor.Bool:
-		got = len(c.BoolContents)
-		if int64(got) == want {
-			x, err = tensor.FromBool(s, c.BoolContents)
-		}
+		return typedContents(name, s, c.BoolContents, tensor.FromBool)
 	case tensor.U8:
-		got = len(c.UintContents)
-		if int64(got) == want {
-			v := make([]uint8, got)
-			for i, u := range c.UintContents {
-				if u > math.MaxUint8 {
-					return nil, errorf(codeInvalid, "input %q: uint_contents[%d]=%d is not a UINT8", name, i, u)
-				}
-				v[i] = uint8(u)
+		v := make([]uint8, 0, min(len(c.UintContents), int(s.NumElements())))
+		for i, u := range c.UintContents {
+			if u > math.MaxUint8 {
+				return nil, errorf(codeInvalid, "input %q: uint_contents[%d]=%d is not a UINT8", name, i, u)
 			}
-			x, err = tensor.FromU8(s, v)
+			v = append(v, uint8(u))
 		}
-	default:
-		return nil, errorf(codeInvalid, "input %q: %s data goes in raw_input_contents (the protocol has no typed contents for it here)", name, datatypeName(t))
+		return typedContents(name, s, v, tensor.FromU8)
 	}
-	if x == nil && err == nil {
-		return nil, errorf(codeInvalid, "input %q: contents hold %d values, shape %v needs %d", name, got, shape, want)
+	return nil, errorf(codeInvalid, "input %q: %s data goes in raw_input_contents (the protocol has no typed contents for it here)", name, datatypeName(t))
+}
+
+// typedContents makes a tensor of shape s from vals, which must hold
+// exactly its elements.
+func typedContents[T any](name string, s tensor.Shape, vals []T, ctor func(tensor.Shape, []T) (*tensor.Tensor, error)) (*tensor.Tensor, error) {
+	if int64(len(vals)) != s.NumElements() {
+		return nil, errorf(codeInvalid, "input %q: contents hold %d values, shape %v needs %d", name, len(vals), s, s.NumElements())
 	}
+	x, err := ctor(s, vals)
 	if err != nil {
 		return nil, errorf(codeInvalid, "input %q: %v", name, err)
 	}

@@ -360,7 +360,10 @@ func TestMetrics(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
-		go func() { defer wg.Done(); do(t, "POST", e.URL+"/v2/models/affine/infer", jsonInfer([]float32{1, 2, 3, 4}, 1), nil) }() // ends with the request
+		go func() {
+			defer wg.Done()
+			do(t, "POST", e.URL+"/v2/models/affine/infer", jsonInfer([]float32{1, 2, 3, 4}, 1), nil)
+		}() // ends with the request
 	}
 	wg.Wait()
 	do(t, "POST", e.URL+"/v2/models/affine/infer", []byte("{"), nil)

@@ -3,8 +3,8 @@ package servetest
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"os"
