@@ -68,7 +68,8 @@ func buildLowerings() map[string]lowering {
 	for _, family := range []map[string]lowering{
 		eltwiseLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
 		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), resizeLowerings(),
-		castLowerings(), shapeLowerings(), kernelFusionLowerings(),
+		castLowerings(), shapeLowerings(), detectionLowerings(), signalLowerings(),
+		kernelFusionLowerings(),
 	} {
 		for op, l := range family {
 			t[op] = l // an explicit entry wins over unaryOps (Clip, Identity)

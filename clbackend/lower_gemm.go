@@ -23,14 +23,27 @@ type gemmGeom struct {
 // c < 0) on f32 data, or f16 throughout (INFERENCE_PRECISION_HINT=f16; the
 // kernels are built with halfDefine(out)).
 func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta float32) error {
-	if !b.sameFloat(out, a, bb, c) {
+	defines := b.halfDefine(out)
+	if t := b.val(out).typ; t == tensor.F64 {
+		// f64 (cl_khr_fp64): the serial matmul kernel, summing in f64.
+		for _, v := range []int{a, bb, c} {
+			if v >= 0 && b.val(v).typ != t {
+				return errUnsupported(n, "inputs of types %s and %s", b.val(v).typ, t)
+			}
+		}
+		d, err := b.floatDefines(n, t)
+		if err != nil {
+			return err
+		}
+		defines = d
+	} else if !b.sameFloat(out, a, bb, c) {
 		for _, v := range []int{a, bb, c, out} {
 			if v >= 0 && b.val(v).typ != tensor.F32 {
 				return errUnsupported(n, "element type %s (the GPU kernel takes f32, or f16 throughout)", b.val(v).typ)
 			}
 		}
 	}
-	if useGEMM(g.M, g.N, g.K) && b.val(out).shape.NumElements() > 0 {
+	if useGEMM(g.M, g.N, g.K) && b.val(out).shape.NumElements() > 0 && b.val(out).typ != tensor.F64 {
 		// register-blocked (fusedGEMM); a host B with strided
 		// columns is laid out contiguously first.
 		if g.bCol != 1 && b.val(bb).host != nil && len(g.batch) == 0 {
@@ -61,7 +74,7 @@ func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta
 	if c >= 0 {
 		carg = slotArg(c)
 	}
-	return b.emit(n, "matmul", b.halfDefine(out), cnt, slotArg(a), slotArg(bb), carg, slotArg(out), uint64(cnt), b.meta(m), alpha, beta)
+	return b.emit(n, "matmul", defines, cnt, slotArg(a), slotArg(bb), carg, slotArg(out), uint64(cnt), b.meta(m), alpha, beta)
 }
 
 func lowerMatMul(b *builder, n *graph.Node) error {
@@ -344,6 +357,7 @@ func (b *builder) emitGEMM(n *graph.Node, v kernels.Variant, op gemmOp) error {
 // products.
 func gemmLowerings() map[string]lowering {
 	return map[string]lowering{
+		"Einsum": {lower: lowerEinsum, half: true},
 		"MatMul": {lower: lowerMatMul, half: true}, "Gemm": {lower: lowerGemm, half: true},
 		graph.OpFullyConnected: {lower: lowerFullyConnected, half: true},
 	}

@@ -78,8 +78,25 @@ func lowerLayerNorm(b *builder, n *graph.Node) error {
 // normLowerings are the GPU table entries (see lowering) of the normalisations.
 func normLowerings() map[string]lowering {
 	return map[string]lowering{
+		"LRN": {lower: lowerLRN, half: true},
 		// LayerNormalization's statistics stay f32.
 		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
 		"LayerNormalization": {lower: lowerLayerNorm, half: true},
 	}
+}
+
+// lowerLRN normalises each element by the squares of its channel window.
+func lowerLRN(b *builder, n *graph.Node) error {
+	half, x, y, s, inner, err := b.channelNorm(n, 2)
+	if err != nil {
+		return err
+	}
+	size := n.Attrs.Int("size", 0)
+	if size < 1 {
+		return errUnsupported(n, "size %d", size)
+	}
+	cnt := s.NumElements()
+	p := b.floats([]float32{graph.ParamValue(n, "alpha") / float32(size), graph.ParamValue(n, "beta"), graph.ParamValue(n, "bias")})
+	return b.emit(n, "lrn", half, cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(s[1]), uint64(inner),
+		int32((size-1)/2), int32(size/2), p)
 }

@@ -228,7 +228,39 @@ func oneTap(taps []int64, wts []float32) bool {
 // resizeLowerings are the GPU table entries (see lowering) of Resize.
 func resizeLowerings() map[string]lowering {
 	return map[string]lowering{
+		"GridSample": {lower: lowerGridSample, half: true, f32: []int{1}},
 		// f16 data, f32 tap weights; roi and scales stay f32.
 		"Resize": {lower: lowerResize, half: true, f32: []int{1, 2}, check: resizeStaticCheck},
 	}
+}
+
+// lowerGridSample samples X at the grid's points (resize_grid_sample.cl),
+// CPI channels per work item (the grid_sample family).
+func lowerGridSample(b *builder, n *graph.Node) error {
+	x, grid, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
+	if !b.sameFloat(y, x) || b.val(grid).typ != tensor.F32 {
+		return errUnsupported(n, "X and grid of types %s and %s (the GPU kernel takes f32 or f16 X, an f32 grid)", b.val(x).typ, b.val(grid).typ)
+	}
+	half := b.halfDefine(x)
+	xs := b.val(x).shape
+	r := len(xs) - 2
+	if r < 1 || r > 3 {
+		return errUnsupported(n, "%d spatial axes (the GPU kernel takes 1 to 3)", r)
+	}
+	mode := map[string]int32{"nearest": 0, "linear": 1, "cubic": 2}[n.Attrs.String("mode", "linear")]
+	pad := map[string]int32{"zeros": 0, "border": 1, "reflection": 2}[n.Attrs.String("padding_mode", "zeros")]
+	align := int32(n.Attrs.Int("align_corners", 0))
+	P := prod(b.val(y).shape[2:])
+	m := append([]int64{int64(r), xs[1], P}, xs[2:]...)
+	meta := b.meta(m)
+	key := fmt.Sprintf("%v mode=%d", m, mode)
+	heur := mustVariant("grid_sample", "channels", 4)
+	if xs[1] < 4 {
+		heur = mustVariant("grid_sample", "channels", 1)
+	}
+	return b.choose(n, "grid_sample", key, true, func(kernels.Variant) string { return "" }, heur, func(v kernels.Variant) error {
+		cpi := int64(v.Get("CPI"))
+		cnt := xs[0] * P * ((xs[1] + cpi - 1) / cpi)
+		return b.emit(n, "grid_sample", half+" "+v.Defines(), cnt, slotArg(x), slotArg(grid), slotArg(y), uint64(cnt), meta, mode, pad, align)
+	})
 }

@@ -1,6 +1,7 @@
 package clbackend
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func variantCases() map[string][]lowerCase {
 		}
 	}
 	sumHardSwish := []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostHardSwish}}
-	return map[string][]lowerCase{
+	cases := map[string][]lowerCase{
 		"gemm": {
 			{"matmul_batch", func(g *caseGen) *graph.Model {
 				return g.one("MatMul", nil, g.x("a", 2, 19, 23), g.x("b", 23, 37))
@@ -110,6 +111,8 @@ func variantCases() map[string][]lowerCase {
 			}},
 		},
 	}
+	maps.Copy(cases, postprocessVariantCases())
+	return cases
 }
 
 // TestVariantsMatchCPU runs every declared kernel variant (kernels.Families)

@@ -25,7 +25,8 @@ type Example struct {
 }
 
 // ExampleInput is one input of an Example: a parameter the test fills with
-// seeded values, or, with Ints set, an i64 constant (axes, pads, k...).
+// seeded values, or, with Ints set, an i64 constant (axes, pads, k...), or
+// with Floats set, an f32 constant (thresholds, boxes...).
 type ExampleInput struct {
 	// Type is the parameter's element type; F32 when Undefined.
 	Type tensor.ElementType
@@ -34,8 +35,13 @@ type ExampleInput struct {
 	Shape []int64
 	// Ints, when non-nil, makes the input an i64 constant of these values.
 	Ints []int64
+	// Floats, when non-nil, makes the input an f32 constant of these
+	// values (Shape as for Ints).
+	Floats []float32
 	// Positive asks for values above zero (Log, Sqrt, a divisor).
 	Positive bool
+	// Omit leaves an optional input out (a later one is given).
+	Omit bool
 }
 
 // Build returns the example as a model of one node of opType over its
@@ -51,12 +57,19 @@ func (e Example) Build(opType string) (*Model, error) {
 	var params []*Node
 	var ins []Output
 	for i, in := range e.Inputs {
-		if in.Ints != nil {
+		if in.Omit {
+			ins = append(ins, Output{})
+			continue
+		}
+		if in.Ints != nil || in.Floats != nil {
 			shape := tensor.Shape(in.Shape)
 			if in.Shape == nil {
-				shape = tensor.Shape{int64(len(in.Ints))}
+				shape = tensor.Shape{int64(len(in.Ints) + len(in.Floats))}
 			}
 			t, err := tensor.FromI64(shape, in.Ints)
+			if in.Floats != nil {
+				t, err = tensor.FromF32(shape, in.Floats)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("graph: op %s, example %s, input %d: %w", opType, name, i, err)
 			}

@@ -51,6 +51,12 @@ const (
 	// FamilyShape makes values from shapes: Shape, Size, ConstantOfShape,
 	// Range and EyeLike.
 	FamilyShape Family = "shape"
+	// FamilyDetection is the post-processing of detection heads:
+	// RoiAlign.
+	FamilyDetection Family = "detection"
+	// FamilySignal is the spectral transforms of audio front ends: DFT and
+	// STFT.
+	FamilySignal Family = "signal"
 	// FamilyKernelFusion is the generic KernelFusion op.
 	FamilyKernelFusion Family = "kernelfusion"
 )
@@ -59,7 +65,7 @@ const (
 func Families() []Family {
 	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
 		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
-		FamilyKernelFusion}
+		FamilyDetection, FamilySignal, FamilyKernelFusion}
 }
 
 // Fold says when a node's outputs are known before inference, so that

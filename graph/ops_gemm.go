@@ -135,4 +135,18 @@ var gemmOps = []OpSpec{
 	{Name: "MatMul", Since: 1, MinInputs: 2, MaxInputs: 2, Infer: inferMatMul},
 	{Name: "Gemm", Since: 7, MinInputs: 2, MaxInputs: 3, Infer: inferGemm},
 	{Name: OpFullyConnected, MinInputs: 2, MaxInputs: 4, Infer: inferFullyConnected},
+	{Name: "Einsum", Since: 12, MinInputs: 1, MaxInputs: -1, Infer: inferEinsum, Examples: []Example{
+		{Name: "batch_matmul", Attrs: Attrs{"equation": "bij,bjk->bik"}, Inputs: []ExampleInput{{Shape: []int64{3, 5, 7}}, {Shape: []int64{3, 7, 9}}}},
+		{Name: "attention_scores", Attrs: Attrs{"equation": "bhqd,bhkd->bhqk"}, Inputs: []ExampleInput{{Shape: []int64{2, 3, 6, 8}}, {Shape: []int64{2, 3, 5, 8}}}},
+		{Name: "ellipsis_broadcast", Attrs: Attrs{"equation": "...ij,...jk->...ik"}, Inputs: []ExampleInput{{Shape: []int64{2, 1, 4, 3}}, {Shape: []int64{5, 3, 6}}}},
+		{Name: "diagonal", Attrs: Attrs{"equation": "bii->bi"}, Inputs: []ExampleInput{{Shape: []int64{3, 5, 5}}}},
+		{Name: "trace_implicit", Attrs: Attrs{"equation": "ii"}, Inputs: []ExampleInput{{Shape: []int64{6, 6}}}},
+		{Name: "implicit_sum_outer", Attrs: Attrs{"equation": "ij,jk"}, Inputs: []ExampleInput{{Shape: []int64{4, 3}}, {Shape: []int64{3, 5}}}},
+		{Name: "chain_three", Attrs: Attrs{"equation": "ij,jk,kl->li"}, Inputs: []ExampleInput{{Shape: []int64{2, 3}}, {Shape: []int64{3, 4}}, {Shape: []int64{4, 5}}}},
+		{Name: "reduce_transpose", Attrs: Attrs{"equation": "abcd->db"}, Inputs: []ExampleInput{{Shape: []int64{2, 3, 4, 5}}}},
+		{Name: "inner_outer", Attrs: Attrs{"equation": "i,i,j->j"}, Inputs: []ExampleInput{{Shape: []int64{7}}, {Shape: []int64{7}}, {Shape: []int64{4}}}},
+		{Name: "bilinear", Attrs: Attrs{"equation": "bn,anm,bm->ba"}, Inputs: []ExampleInput{{Shape: []int64{3, 4}}, {Shape: []int64{5, 4, 6}}, {Shape: []int64{3, 6}}}},
+		{Name: "broadcast_labels", Attrs: Attrs{"equation": "ij,ij,kj->ik"}, Inputs: []ExampleInput{{Shape: []int64{1, 6}}, {Shape: []int64{4, 6}}, {Shape: []int64{3, 1}}}},
+		{Name: "ellipsis_diagonal", Attrs: Attrs{"equation": "...ii->...i"}, Inputs: []ExampleInput{{Shape: []int64{2, 3, 4, 4}}}},
+	}},
 }

@@ -122,9 +122,31 @@ func inferLayerNorm(n *Node) error {
 	return nil
 }
 
+// inferLRN is LRN(X [N,C,...]): X / (bias + alpha/size * S)^beta, S the
+// sum of squares over the size channels around each one (floor((size-1)/2)
+// before, ceil((size-1)/2) after).
+func inferLRN(n *Node) error {
+	if err := inferFloatUnary(n); err != nil {
+		return err
+	}
+	if xs := n.Inputs[0].Shape(); xs.RankKnown && len(xs.Dims) < 2 {
+		return n.Errorf("input has shape %v, want rank >= 2 (N, C, ...)", xs)
+	}
+	if size := n.Attrs.Int("size", 0); size < 1 {
+		return n.Errorf("size is %d, want a positive number of channels", size)
+	}
+	return nil
+}
+
 // normOps are the normalisations.
 var normOps = []OpSpec{
 	{Name: "BatchNormalization", MinInputs: 5, MaxInputs: 5, KeepOutputs: 1, Infer: inferBatchNorm},
 	{Name: "InstanceNormalization", Since: 1, MinInputs: 3, MaxInputs: 3, Infer: inferInstanceNorm},
 	{Name: "LayerNormalization", MinInputs: 2, MaxInputs: 3, KeepOutputs: 1, Infer: inferLayerNorm},
+	{Name: "LRN", Since: 1, MinInputs: 1, MaxInputs: 1, Params: []Param{{"alpha", 1e-4}, {"beta", 0.75}, {"bias", 1}}, Infer: inferLRN,
+		Examples: []Example{
+			{Name: "size3", Attrs: Attrs{"size": int64(3)}, Inputs: []ExampleInput{{Shape: []int64{2, 7, 4, 5}}}},
+			{Name: "size4_params", Attrs: Attrs{"size": int64(4), "alpha": float32(0.02), "beta": float32(0.6), "bias": float32(2)},
+				Inputs: []ExampleInput{{Shape: []int64{1, 9, 11}}}},
+		}},
 }

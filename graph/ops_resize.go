@@ -290,7 +290,73 @@ func inferResize(n *Node) error {
 	return nil
 }
 
-// resizeOps is Resize.
+// inferGridSample is GridSample(X [N,C,D1..Dr], grid [N,O1..Or,r]) (opset
+// 20): [N,C,O1..Or], X sampled at the grid's normalised coordinates (in
+// [-1,1], x first) by mode linear, nearest or cubic (cubic: r = 2 only),
+// outside X by padding_mode zeros, border or reflection; align_corners
+// maps -1 and 1 to the centres of the corner elements instead of their
+// outer edges.
+func inferGridSample(n *Node) error {
+	if err := checkOutputs(n, 1, 1); err != nil {
+		return err
+	}
+	x, err := requiredInput(n, 0)
+	if err != nil {
+		return err
+	}
+	grid, err := requiredInput(n, 1)
+	if err != nil {
+		return err
+	}
+	if !isFloat(x.Type()) || !isFloat(grid.Type()) {
+		return n.Errorf("X and grid have element types %v and %v, want floating-point types", x.Type(), grid.Type())
+	}
+	mode := n.Attrs.String("mode", "linear")
+	switch mode {
+	case "linear", "nearest", "cubic":
+	default:
+		return n.Errorf("mode %q is not linear, nearest or cubic", mode)
+	}
+	switch p := n.Attrs.String("padding_mode", "zeros"); p {
+	case "zeros", "border", "reflection":
+	default:
+		return n.Errorf("padding_mode %q is not zeros, border or reflection", p)
+	}
+	xs, gs := x.Shape(), grid.Shape()
+	if !xs.RankKnown || !gs.RankKnown {
+		setOutput(n, 0, x.Type(), DynamicRank)
+		return nil
+	}
+	r := len(xs.Dims) - 2
+	if r < 1 || len(gs.Dims) != r+2 || (gs.Dims[r+1].IsStatic() && gs.Dims[r+1].Size != int64(r)) {
+		return n.Errorf("X %v and grid %v: want X [N,C,D1..Dr] and grid [N,O1..Or,r]", xs, gs)
+	}
+	if mode == "cubic" && r != 2 {
+		return n.Errorf("mode cubic samples 2-D images only, X is %v", xs)
+	}
+	nb, ok := mergeDim(xs.Dims[0], gs.Dims[0])
+	if !ok {
+		return n.Errorf("X %v and grid %v disagree on the batch", xs, gs)
+	}
+	out := PartialShape{RankKnown: true, Dims: append([]Dim{nb, xs.Dims[1]}, gs.Dims[1:r+1]...)}
+	setOutput(n, 0, x.Type(), out)
+	return nil
+}
+
+// resizeOps are Resize and GridSample.
 var resizeOps = []OpSpec{
 	{Name: "Resize", MinInputs: 1, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferResize},
+	{Name: "GridSample", Since: 20, MinInputs: 2, MaxInputs: 2, Infer: inferGridSample, Examples: []Example{
+		{Name: "linear_zeros", Inputs: []ExampleInput{{Shape: []int64{2, 3, 5, 6}}, {Shape: []int64{2, 4, 7, 2}}}},
+		{Name: "nearest_border_aligned", Attrs: Attrs{"mode": "nearest", "padding_mode": "border", "align_corners": int64(1)},
+			Inputs: []ExampleInput{{Shape: []int64{1, 2, 6, 5}}, {Shape: []int64{1, 5, 5, 2}}}},
+		{Name: "cubic_reflection", Attrs: Attrs{"mode": "cubic", "padding_mode": "reflection"},
+			Inputs: []ExampleInput{{Shape: []int64{1, 3, 7, 8}}, {Shape: []int64{1, 6, 4, 2}}}},
+		{Name: "cubic_zeros_aligned", Attrs: Attrs{"mode": "cubic", "align_corners": int64(1)},
+			Inputs: []ExampleInput{{Shape: []int64{2, 2, 4, 5}}, {Shape: []int64{2, 3, 3, 2}}}},
+		{Name: "linear_reflection_aligned_3d", Attrs: Attrs{"padding_mode": "reflection", "align_corners": int64(1)},
+			Inputs: []ExampleInput{{Shape: []int64{1, 2, 3, 4, 5}}, {Shape: []int64{1, 2, 3, 4, 3}}}},
+		{Name: "nearest_zeros_3d", Attrs: Attrs{"mode": "nearest"},
+			Inputs: []ExampleInput{{Shape: []int64{2, 1, 4, 3, 5}}, {Shape: []int64{2, 3, 2, 2, 3}}}},
+	}},
 }

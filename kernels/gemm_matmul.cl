@@ -9,12 +9,23 @@
 // rank q, q batch dims, q batch strides each of A, B and C.
 //
 // Built with -DHALF, a, b, cin and out hold f16 (half.clh); the sums stay
-// f32.
+// f32. Built with -DT=double (cl_khr_fp64, which the GPU device checks
+// first) they hold f64 and the sums are f64.
 
 #include "half.clh"
 
-__kernel void matmul(__global const FT* a, __global const FT* b, __global const FT* cin,
-                     __global FT* out, const ulong n, __global const int* m,
+#ifndef T
+#define T float
+#endif
+// TS is the storage type: T, or half with -DHALF.
+#ifdef HALF
+#define TS FT
+#else
+#define TS T
+#endif
+
+__kernel void matmul(__global const TS* a, __global const TS* b, __global const TS* cin,
+                     __global TS* out, const ulong n, __global const int* m,
                      const float alpha, const float beta)
 {
     const size_t gid = get_global_id(0);
@@ -33,11 +44,11 @@ __kernel void matmul(__global const FT* a, __global const FT* b, __global const 
         ob += c * m[11 + 2 * q + d];
         oc += c * m[11 + 3 * q + d];
     }
-    __global const FT* pa = a + oa + row * m[3];
-    __global const FT* pb = b + ob + col * m[6];
-    float acc = 0.0f;
-    for (long k = 0; k < K; ++k) acc = fma(LD(pa, k * m[4]), LD(pb, k * m[5]), acc);
-    float v = alpha * acc;
-    if (m[9]) v += beta * LD(cin, oc + row * m[7] + col * m[8]);
+    __global const TS* pa = a + oa + row * m[3];
+    __global const TS* pb = b + ob + col * m[6];
+    T acc = 0;
+    for (long k = 0; k < K; ++k) acc = fma((T)LD(pa, k * m[4]), (T)LD(pb, k * m[5]), acc);
+    T v = (T)alpha * acc;
+    if (m[9]) v += (T)beta * (T)LD(cin, oc + row * m[7] + col * m[8]);
     ST(out, gid, v);
 }

@@ -50,8 +50,9 @@ func TiledLocalSize(v Variant) []int {
 
 // families are the variant tables. The first algorithm of each family is
 // its default; the planner's heuristics (clbackend) pick points of these
-// tables, never values outside them.
-var families = []Family{
+// tables, never values outside them. The families of the detection,
+// compaction, spectral and sampling ops are in variant_tables_postprocess.go.
+var families = append([]Family{
 	{
 		Name: "gemm", Ops: "MatMul, Gemm, FullyConnected and 1x1 convolutions without stride or pads",
 		Algorithms: []Algorithm{
@@ -221,4 +222,4 @@ var families = []Family{
 			},
 		},
 	},
-}
+}, postprocessFamilies...)

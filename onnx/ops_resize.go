@@ -82,9 +82,26 @@ func resize(c *nodeCtx) ([]graph.Output, error) {
 	return outputsOf(c.node("Resize", "", inputs, c.attrs, 1)), nil
 }
 
-// resizeImports converts Upsample and the scales-only Resize-10 to Resize.
+// gridSample16 imports GridSample-16, whose modes are called bilinear and
+// bicubic, as the opset-20 form (linear, cubic).
+func gridSample16(c *nodeCtx) ([]graph.Output, error) {
+	if err := enum("mode", "bilinear", "nearest", "bicubic")(c); err != nil {
+		return nil, err
+	}
+	switch c.attrs.String("mode", "bilinear") {
+	case "bilinear":
+		c.attrs["mode"] = "linear"
+	case "bicubic":
+		c.attrs["mode"] = "cubic"
+	}
+	return outputsOf(c.node("GridSample", "", c.in, c.attrs, 1)), nil
+}
+
+// resizeImports converts Upsample and the scales-only Resize-10 to Resize,
+// and GridSample-16 to the opset-20 form.
 var resizeImports = []opEntry{
 	{"Upsample", "", 7, 10, upsample},
 	{"Resize", "", 10, 11, upsample},
 	{"Resize", "", 11, 0, resize},
+	{"GridSample", "", 16, 20, gridSample16},
 }

@@ -25,7 +25,7 @@ func kernelTable() map[string]Kernel {
 	for _, family := range []map[string]Kernel{
 		eltwiseKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(),
 		reduceKernels(), convKernels(), poolKernels(), normKernels(), gemmKernels(), resizeKernels(),
-		castKernels(), shapeKernels(),
+		castKernels(), shapeKernels(), detectionKernels(), signalKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 	} {
 		for name, k := range family {

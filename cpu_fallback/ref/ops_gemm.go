@@ -306,6 +306,7 @@ func gemmKernels() map[string]Kernel {
 		"MatMul":               matMulKernel,
 		"Gemm":                 gemmKernel,
 		graph.OpFullyConnected: nnFloatKernel(fullyConnectedKernel),
+		"Einsum":               einsumKernel,
 	}
 }
 

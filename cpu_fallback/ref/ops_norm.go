@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -206,9 +207,49 @@ func layerNormKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	return outs[:max(1, min(len(n.Outputs), 3))], nil
 }
 
+// lrnKernel is LRN: x / (bias + alpha/size * S)^beta, S the sum of the
+// squares over the channels c-floor((size-1)/2) .. c+ceil((size-1)/2).
+func lrnKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := need(n, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	xs := x.Shape()
+	size := n.Attrs.Int("size", 0)
+	if len(xs) < 2 || size < 1 {
+		return nil, n.Errorf("%w: input %v with size %d: want rank >= 2 and size >= 1", driver.ErrInvalidArgument, xs, size)
+	}
+	alpha := float64(graph.ParamValue(n, "alpha"))
+	beta := float64(graph.ParamValue(n, "beta"))
+	bias := float64(graph.ParamValue(n, "bias"))
+	y, err := newOut(n, x.Type(), xs)
+	if err != nil {
+		return nil, err
+	}
+	C, inner := xs[1], nnProd(xs[2:])
+	before, after := (size-1)/2, size/2 // floor and ceil of (size-1)/2
+	X, out := x.Float64s(), make([]float64, x.NumElements())
+	for b := range xs[0] {
+		for c := range C {
+			for i := range inner {
+				s := 0.0
+				for k := max(c-before, 0); k <= min(c+after, C-1); k++ {
+					v := X[(b*C+k)*inner+i]
+					s += v * v
+				}
+				p := (b*C+c)*inner + i
+				out[p] = X[p] / math.Pow(bias+alpha/float64(size)*s, beta)
+			}
+		}
+	}
+	storeF64(y, out)
+	return one(y), nil
+}
+
 // normKernels are the normalisations.
 func normKernels() map[string]Kernel {
 	return map[string]Kernel{
+		"LRN":                   lrnKernel,
 		"BatchNormalization":    nnFloatKernel(batchNormKernel),
 		"LayerNormalization":    nnFloatKernel(layerNormKernel, 1, 2),
 		"InstanceNormalization": nnFloatKernel(instanceNormKernel),

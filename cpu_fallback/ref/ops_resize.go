@@ -46,9 +46,10 @@ func applyAxis(n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampli
 	return y, nil
 }
 
-// resizeKernels is Resize, separable along the resized axes.
+// resizeKernels are Resize, separable along the resized axes, and
+// GridSample.
 func resizeKernels() map[string]Kernel {
-	return map[string]Kernel{"Resize": nnFloatKernel(resizeKernel)}
+	return map[string]Kernel{"Resize": nnFloatKernel(resizeKernel), "GridSample": gridSampleKernel}
 }
 
 // resizeImpls names Resize's implementation (see Impl).
