@@ -38,8 +38,11 @@ type device struct {
 	fp16         bool
 	// fp64 is whether kernels may compute in double (cl_khr_fp64); f64
 	// lowerings are refused without it.
-	fp64    bool
-	memSize int64
+	fp64 bool
+	// exactDiv is whether the device supports
+	// -cl-fp32-correctly-rounded-divide-sqrt (CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT).
+	exactDiv bool
+	memSize  int64
 	// maxAlloc is CL_DEVICE_MAX_MEM_ALLOC_SIZE, the largest buffer.
 	maxAlloc int64
 	uuid     string // "" when the device reports none
@@ -123,6 +126,9 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 	keep(err)
 	dev.fp64, err = d.HasFP64()
 	keep(err)
+	fp, err := d.SingleFPConfig()
+	keep(err)
+	dev.exactDiv = fp&cl.FPConfigCorrectlyRoundedDivideSqrt != 0
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func buildLowerings() map[string]lowering {
 	for _, family := range []map[string]lowering{
 		eltwiseLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
 		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), resizeLowerings(),
-		castLowerings(), shapeLowerings(), detectionLowerings(), signalLowerings(),
+		castLowerings(), shapeLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 	} {
 		for op, l := range family {

@@ -79,9 +79,20 @@ func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta
 
 func lowerMatMul(b *builder, n *graph.Node) error {
 	a, bb, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
-	as, bs := b.val(a).shape.Clone(), b.val(bb).shape.Clone()
+	g, err := matMulGeom(n, b.val(a).shape, b.val(bb).shape)
+	if err != nil {
+		return err
+	}
+	return b.gemm(n, a, bb, -1, y, g, 1, 0)
+}
+
+// matMulGeom is the geometry of numpy matmul of contiguous operands of
+// shapes as and bs (1-D operands promoted, batch dims broadcast, batch
+// strides in elements, 0 on broadcast axes).
+func matMulGeom(n *graph.Node, as, bs tensor.Shape) (gemmGeom, error) {
+	as, bs = as.Clone(), bs.Clone()
 	if len(as) == 0 || len(bs) == 0 {
-		return errUnsupported(n, "MatMul of a scalar")
+		return gemmGeom{}, errUnsupported(n, "MatMul of a scalar")
 	}
 	if len(as) == 1 {
 		as = tensor.Shape{1, as[0]}
@@ -113,7 +124,7 @@ func lowerMatMul(b *builder, n *graph.Node) error {
 		g.batch = append(g.batch, max(da, db))
 		g.aBatch, g.bBatch = append(g.aBatch, sa), append(g.bBatch, sb)
 	}
-	return b.gemm(n, a, bb, -1, y, g, 1, 0)
+	return g, nil
 }
 
 func lowerGemm(b *builder, n *graph.Node) error {

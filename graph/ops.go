@@ -57,6 +57,11 @@ const (
 	// FamilySignal is the spectral transforms of audio front ends: DFT and
 	// STFT.
 	FamilySignal Family = "signal"
+	// FamilyQuant is quantization: QuantizeLinear, DequantizeLinear,
+	// DynamicQuantizeLinear, the integer convolutions and matrix products
+	// (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) and the
+	// fused integer ops the QDQ fusion makes.
+	FamilyQuant Family = "quant"
 	// FamilyKernelFusion is the generic KernelFusion op.
 	FamilyKernelFusion Family = "kernelfusion"
 )
@@ -65,7 +70,7 @@ const (
 func Families() []Family {
 	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
 		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
-		FamilyDetection, FamilySignal, FamilyKernelFusion}
+		FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion}
 }
 
 // Fold says when a node's outputs are known before inference, so that

@@ -128,22 +128,31 @@ func convInputs(n *Node) (t tensor.ElementType, xs, ws PartialShape, group int64
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return t, xs, ws, 0, 0, err
 	}
-	x, err := requiredInput(n, 0)
-	if err != nil {
-		return t, xs, ws, 0, 0, err
-	}
-	wIn, err := requiredInput(n, 1)
-	if err != nil {
-		return t, xs, ws, 0, 0, err
-	}
 	t, err = sameTypes(n, 0, 1, 2)
 	if err != nil {
 		return t, xs, ws, 0, 0, err
 	}
+	xs, ws, group, rank, err = convOperands(n, 0, 1, t)
+	return t, xs, ws, group, rank, err
+}
+
+// convOperands checks the data (input xi) and the weights (input wi) of a
+// convolution whose output has type t: both present, a positive group,
+// equal ranks of at least 3 (see convInputs). The integer and quantized
+// convolutions call it with their own input positions.
+func convOperands(n *Node, xi, wi int, t tensor.ElementType) (xs, ws PartialShape, group int64, rank int, err error) {
+	x, err := requiredInput(n, xi)
+	if err != nil {
+		return xs, ws, 0, 0, err
+	}
+	wIn, err := requiredInput(n, wi)
+	if err != nil {
+		return xs, ws, 0, 0, err
+	}
 	xs, ws = x.Shape(), wIn.Shape()
 	group = n.Attrs.Int("group", 1)
 	if group < 1 {
-		return t, xs, ws, 0, 0, n.Errorf("group %d must be positive", group)
+		return xs, ws, 0, 0, n.Errorf("group %d must be positive", group)
 	}
 	rank = xs.Rank()
 	if rank < 0 {
@@ -151,13 +160,13 @@ func convInputs(n *Node) (t tensor.ElementType, xs, ws PartialShape, group int64
 	}
 	if rank < 0 {
 		setOutput(n, 0, t, DynamicRank)
-		return t, xs, ws, group, -1, nil
+		return xs, ws, group, -1, nil
 	}
 	if rank < 3 {
-		return t, xs, ws, 0, 0, n.Errorf("input has rank %d, want >= 3 (N, C, spatial...)", rank)
+		return xs, ws, 0, 0, n.Errorf("input has rank %d, want >= 3 (N, C, spatial...)", rank)
 	}
 	if xs.RankKnown && ws.RankKnown && len(ws.Dims) != len(xs.Dims) {
-		return t, xs, ws, 0, 0, n.Errorf("input %v and weights %v differ in rank", xs, ws)
+		return xs, ws, 0, 0, n.Errorf("input %v and weights %v differ in rank", xs, ws)
 	}
 	if !xs.RankKnown {
 		xs = dynamicShape(rank)
@@ -165,7 +174,7 @@ func convInputs(n *Node) (t tensor.ElementType, xs, ws PartialShape, group int64
 	if !ws.RankKnown {
 		ws = dynamicShape(rank)
 	}
-	return t, xs, ws, group, rank, nil
+	return xs, ws, group, rank, nil
 }
 
 func inferConv(n *Node) error {
@@ -173,6 +182,13 @@ func inferConv(n *Node) error {
 	if err != nil || rank < 0 {
 		return err // rank < 0: the output's rank is unknown, and set so
 	}
+	return convOutput(n, t, xs, ws, group, rank, 2)
+}
+
+// convOutput sets output 0 of a convolution (type t, data xs, weights ws
+// of rank >= 3) from its window attributes and checks the bias, input bi
+// when it is present (bi < 0: none).
+func convOutput(n *Node, t tensor.ElementType, xs, ws PartialShape, group int64, rank, bi int) error {
 	k := rank - 2
 	kernel := n.Attrs.Ints("kernel_shape", nil)
 	if kernel == nil {
@@ -201,7 +217,7 @@ func inferConv(n *Node) error {
 	if m.IsStatic() && m.Size%group != 0 {
 		return n.Errorf("weights %v: %d output channels are not divisible by group %d", ws, m.Size, group)
 	}
-	if b := n.Input(2); b.Valid() {
+	if b := n.Input(bi); bi >= 0 && b.Valid() {
 		if bs := b.Shape(); bs.RankKnown {
 			if len(bs.Dims) != 1 {
 				return n.Errorf("bias has shape %v, want [%v]", bs, m)

@@ -1,14 +1,9 @@
 package graph
 
+import "github.com/clinfer/clinfer/tensor"
+
 func inferMatMul(n *Node) error {
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
-	a, err := requiredInput(n, 0)
-	if err != nil {
-		return err
-	}
-	b, err := requiredInput(n, 1)
+	a, b, err := matMulOperands(n)
 	if err != nil {
 		return err
 	}
@@ -16,6 +11,26 @@ func inferMatMul(n *Node) error {
 	if err != nil {
 		return err
 	}
+	return matMulOutput(n, a, b, t)
+}
+
+// matMulOperands checks that a matrix product has one output and its
+// operands A and B (inputs 0 and 1) and returns them.
+func matMulOperands(n *Node) (a, b Output, err error) {
+	if err := checkOutputs(n, 1, 1); err != nil {
+		return a, b, err
+	}
+	if a, err = requiredInput(n, 0); err != nil {
+		return a, b, err
+	}
+	b, err = requiredInput(n, 1)
+	return a, b, err
+}
+
+// matMulOutput sets output 0 of type t of a numpy matrix product of a and
+// b (batch dims broadcast, 1-D operands promoted); the integer and
+// quantized products call it with their own operands.
+func matMulOutput(n *Node, a, b Output, t tensor.ElementType) error {
 	as, bs := a.Shape(), b.Shape()
 	if !as.RankKnown || !bs.RankKnown {
 		setOutput(n, 0, t, DynamicRank)

@@ -33,7 +33,7 @@ func opList() []OpSpec {
 		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, poolOps}, {FamilyNorm, normOps},
 		{FamilyGemm, gemmOps}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
 		{FamilyDetection, detectionOps}, {FamilySignal, signalOps},
-		{FamilyKernelFusion, kernelFusionOps},
+		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
 	} {
 		for _, s := range f.ops {
 			s.Family = f.family

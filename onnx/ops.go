@@ -37,7 +37,7 @@ var opTable = buildOpTable()
 func buildOpTable() []opEntry {
 	t := slices.Concat(modelImports, eltwiseImports, activationImports, compareImports, movementImports,
 		indexImports, reduceImports, convImports, poolImports, normImports, gemmImports, resizeImports,
-		castImports, shapeImports, detectionImports, signalImports)
+		castImports, shapeImports, detectionImports, signalImports, quantImports)
 	for _, op := range graph.OpTypes() {
 		if s, _ := graph.Lookup(op); s.Since > 0 {
 			t = append(t, opEntry{OpType: op, Since: s.Since, Import: same()})

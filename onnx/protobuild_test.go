@@ -187,7 +187,11 @@ func rawTensor(name string, t *tensor.Tensor) []byte {
 	}
 	p = p.varint(2, DataType(t.Type()))
 	p = p.str(8, name)
-	return p.bytes(9, t.Contiguous().Bytes())
+	raw := t.Contiguous().Bytes()
+	if t.Type().Bits() == 4 {
+		raw, _ = tensor.Pack4(t)
+	}
+	return p.bytes(9, raw)
 }
 
 func f32Tensor(shape tensor.Shape, v ...float32) *tensor.Tensor {

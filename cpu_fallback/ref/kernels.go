@@ -25,7 +25,7 @@ func kernelTable() map[string]Kernel {
 	for _, family := range []map[string]Kernel{
 		eltwiseKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(),
 		reduceKernels(), convKernels(), poolKernels(), normKernels(), gemmKernels(), resizeKernels(),
-		castKernels(), shapeKernels(), detectionKernels(), signalKernels(),
+		castKernels(), shapeKernels(), detectionKernels(), signalKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 	} {
 		for name, k := range family {
@@ -57,7 +57,7 @@ func Supports(n *graph.Node) bool {
 // "ref_" and the op type in lower case.
 var implNames = sync.OnceValue(func() map[string]string {
 	t := map[string]string{}
-	for _, m := range []map[string]string{convImpls, gemmImpls, poolImpls, normImpls, resizeImpls} {
+	for _, m := range []map[string]string{convImpls, gemmImpls, poolImpls, normImpls, resizeImpls, quantImpls} {
 		maps.Copy(t, m)
 	}
 	return t

@@ -127,6 +127,65 @@ func gemmOffsets(s, out []int64) []int {
 	return offs
 }
 
+// matMulGeom is the geometry of a numpy matmul: M, K, N, the output
+// shape (1-D operands promoted, the added dim removed) and, per matrix of
+// the broadcast batch, the matrix index in A and in B.
+type matMulGeom struct {
+	m, k, n    int64
+	yShape     tensor.Shape
+	aOff, bOff []int
+}
+
+// newMatMulGeom checks A and B's shapes as and bs and returns their
+// product's geometry.
+func newMatMulGeom(n *graph.Node, as, bs tensor.Shape) (*matMulGeom, error) {
+	if len(as) == 0 || len(bs) == 0 {
+		return nil, n.Errorf("A %v and B %v must have rank >= 1", as, bs)
+	}
+	a0, b0 := as, bs
+	aVec, bVec := len(as) == 1, len(bs) == 1
+	if aVec {
+		as = tensor.Shape{1, as[0]}
+	}
+	if bVec {
+		bs = tensor.Shape{bs[0], 1}
+	}
+	g := &matMulGeom{m: as[len(as)-2], k: as[len(as)-1], n: bs[len(bs)-1]}
+	if k2 := bs[len(bs)-2]; g.k != k2 {
+		return nil, n.Errorf("A %v and B %v: inner dims %d and %d differ", a0, b0, g.k, k2)
+	}
+	batch, err := gemmBroadcast(n, as[:len(as)-2], bs[:len(bs)-2])
+	if err != nil {
+		return nil, err
+	}
+	g.yShape = append(tensor.Shape(nil), batch...)
+	if !aVec {
+		g.yShape = append(g.yShape, g.m)
+	}
+	if !bVec {
+		g.yShape = append(g.yShape, g.n)
+	}
+	g.aOff = gemmOffsets(as[:len(as)-2], batch)
+	g.bOff = gemmOffsets(bs[:len(bs)-2], batch)
+	return g, nil
+}
+
+// run calls gemm on every batch matrix (in parallel when there are
+// several) with its operands' and output's offsets in elements.
+func (g *matMulGeom) run(f func(i, aOff, bOff, yOff int)) {
+	mk, kn, mn := int(g.m*g.k), int(g.k*g.n), int(g.m*g.n)
+	run := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			f(i, g.aOff[i]*mk, g.bOff[i]*kn, i*mn)
+		}
+	}
+	if len(g.aOff) > 1 {
+		nnParallel(len(g.aOff), run)
+	} else {
+		run(0, len(g.aOff))
+	}
+}
+
 // nnMatMul is ONNX MatMul (numpy matmul): 1-D operands are promoted and the
 // added dim removed afterwards; batch dims broadcast; each batch matrix is
 // one gonum GEMM.
@@ -139,51 +198,19 @@ func nnMatMul[T float32 | float64](gemm nnGemmFunc[T], et tensor.ElementType) Ke
 		if a.Type() != b.Type() {
 			return nil, n.Errorf("A is %v but B is %v", a.Type(), b.Type())
 		}
-		as, bs := a.Shape().Clone(), b.Shape().Clone()
-		if len(as) == 0 || len(bs) == 0 {
-			return nil, n.Errorf("A %v and B %v must have rank >= 1", as, bs)
-		}
-		aVec, bVec := len(as) == 1, len(bs) == 1
-		if aVec {
-			as = tensor.Shape{1, as[0]}
-		}
-		if bVec {
-			bs = tensor.Shape{bs[0], 1}
-		}
-		M, K, K2, N := as[len(as)-2], as[len(as)-1], bs[len(bs)-2], bs[len(bs)-1]
-		if K != K2 {
-			return nil, n.Errorf("A %v and B %v: inner dims %d and %d differ", a.Shape(), b.Shape(), K, K2)
-		}
-		batch, err := gemmBroadcast(n, as[:len(as)-2], bs[:len(bs)-2])
+		g, err := newMatMulGeom(n, a.Shape(), b.Shape())
 		if err != nil {
 			return nil, err
 		}
-		yShape := append(tensor.Shape(nil), batch...)
-		if !aVec {
-			yShape = append(yShape, M)
-		}
-		if !bVec {
-			yShape = append(yShape, N)
-		}
-		y, err := tensor.New(et, yShape)
+		y, err := tensor.New(et, g.yShape)
 		if err != nil {
-			return nil, n.Errorf("output shape %v: %w", yShape, err)
+			return nil, n.Errorf("output shape %v: %w", g.yShape, err)
 		}
 		A, B, Y := gemmFloats[T](a), gemmFloats[T](b), gemmFloats[T](y)
-		aOff := gemmOffsets(as[:len(as)-2], batch)
-		bOff := gemmOffsets(bs[:len(bs)-2], batch)
-		mk, kn, mn := int(M*K), int(K*N), int(M*N)
-		run := func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				gemm(false, false, int(M), int(N), int(K), 1, A[aOff[i]*mk:(aOff[i]+1)*mk], int(K),
-					B[bOff[i]*kn:(bOff[i]+1)*kn], int(N), 0, Y[i*mn:(i+1)*mn], int(N))
-			}
-		}
-		if len(aOff) > 1 {
-			nnParallel(len(aOff), run)
-		} else {
-			run(0, len(aOff))
-		}
+		M, N, K := int(g.m), int(g.n), int(g.k)
+		g.run(func(_, ao, bo, yo int) {
+			gemm(false, false, M, N, K, 1, A[ao:ao+M*K], K, B[bo:bo+K*N], N, 0, Y[yo:yo+M*N], N)
+		})
 		return []*tensor.Tensor{y}, nil
 	}
 }
