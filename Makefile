@@ -58,7 +58,7 @@ go-toolchain:
 
 ## models: the real models and ONNX Runtime for Node (into .cache/).
 models: deps
-	bash scripts/fetch-models.sh
+	GO=$(GO) bash scripts/fetch-models.sh
 
 ## refs: regenerate the reference outputs of the real-model tests with ONNX Runtime.
 refs: models

@@ -40,11 +40,12 @@ type convOp struct {
 }
 
 // fastConv lowers a 1-D or 2-D Conv or FusedConv with f32 data (or f16
-// throughout: the kernels are built with halfDefine), a host
-// (constant) weight, dilation 1 and one group or depthwise groups to a
-// variant of a hot family with the node's post-ops: the gemm family for
-// a 1x1 convolution without stride or pads (a GEMM per image: W [OC, C] x
-// X [C, H*W]), dwconv for a depthwise one, conv for the others. It
+// throughout: the kernels are built with halfDefine), a host (constant)
+// weight and one group (any dilation: every conv algorithm takes it) or
+// depthwise groups (dilation 1) to a variant of a hot family with the
+// node's post-ops: the gemm family for a 1x1 convolution without stride or
+// pads (a GEMM per image: W [OC, C] x X [C, H*W]), dwconv for a depthwise
+// one, conv for the others. It
 // reports false for other forms, which the caller runs with its
 // one-output-per-item kernel.
 func (b *builder) fastConv(n *graph.Node) (bool, error) {
@@ -60,7 +61,7 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	N, C, OC, H, W, OH, OW := cg.N, cg.C, cg.OC, cg.H, cg.W, cg.OH, cg.OW
 	KH, KW, SH, SW, PH, PW, DH, DW, group := cg.KH, cg.KW, cg.SH, cg.SW, cg.PH, cg.PW, cg.DH, cg.DW, cg.group
 	depthwise := group == C && OC == C && ws[1] == 1
-	if DH != 1 || DW != 1 || (group != 1 && !depthwise) || (!depthwise && b.val(w).host == nil) {
+	if (group != 1 && !depthwise) || (!depthwise && b.val(w).host == nil) || (depthwise && (DH != 1 || DW != 1)) {
 		return false, nil
 	}
 	if KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && OH == H && OW == W && !depthwise {
@@ -80,7 +81,7 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 		return true, nil
 	}
 	op := convOp{x: x, w: w, bias: bias, y: y, g: cg, pm: pm, pf: pf, res: res}
-	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d s=%dx%d p=%dx%d%s", N, C, H, W, OC, KH, KW, SH, SW, PH, PW, b.halfDefine(y))
+	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d s=%dx%d p=%dx%d%s%s", N, C, H, W, OC, KH, KW, SH, SW, PH, PW, dilationKey(DH, DW), b.halfDefine(y))
 	if depthwise {
 		applies := func(v kernels.Variant) string {
 			if v.Algorithm == "local" && (KH > 7 || KW > 7 || SH > 2 || SW > 2) {
@@ -115,11 +116,29 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	return true, b.choose(n, "conv", key, true, applies, heur, func(v kernels.Variant) error { return b.emitConv(n, v, op) })
 }
 
-// windowDefines are the build options of a convolution's window and
-// strides, with the f16 define of its output.
+// windowDefines are the build options of a convolution's window, strides
+// and (other than 1) dilations, with the f16 define of its output.
 func (b *builder) windowDefines(op convOp) string {
 	g := op.g
-	return fmt.Sprintf(" -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", g.KH, g.KW, g.SH, g.SW) + b.halfDefine(op.y)
+	return fmt.Sprintf(" -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", g.KH, g.KW, g.SH, g.SW) + dilationDefines(g) + b.halfDefine(op.y)
+}
+
+// dilationDefines are the build options of g's dilations, "" for 1 x 1
+// (the kernels' default, so undilated programs keep their cache keys).
+func dilationDefines(g conv2D) string {
+	if g.DH == 1 && g.DW == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" -DDIL_H=%d -DDIL_W=%d", g.DH, g.DW)
+}
+
+// dilationKey is the tuning key's part for dilations dh, dw: "" for 1 x 1
+// (so undilated records keep their keys).
+func dilationKey(dh, dw int64) string {
+	if dh == 1 && dw == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" d=%dx%d", dh, dw)
 }
 
 // emitConv emits a regular convolution as variant v of the conv family.
@@ -154,12 +173,12 @@ func (b *builder) emitConv(n *graph.Node, v kernels.Variant, op convOp) error {
 // transform with bias and post-ops.
 func (b *builder) emitWinograd(n *graph.Node, v kernels.Variant, op convOp) error {
 	g := op.g
-	th, tw := ceilDiv(g.OH, 2), ceilDiv(g.OW, 2)
+	th, tw := ceilDiv(g.OH, 2*g.DH)*g.DH, ceilDiv(g.OW, 2*g.DW)*g.DW // tiles of 2 outputs a dilation apart
 	P := g.N * th * tw
 	typ := b.val(op.y).typ
 	vt := b.temp(typ, []int64{16, g.C, P})
 	mt := b.temp(typ, []int64{16, g.OC, P})
-	half := b.halfDefine(op.y)
+	half := dilationDefines(g) + b.halfDefine(op.y)
 	in := b.meta([]int64{g.N, g.C, g.H, g.W, th, tw, g.PH, g.PW})
 	if err := b.emitND(n, "winograd_input_2x2_3x3", half, []int{int(P), int(g.C)}, nil, slotArg(op.x), slotArg(vt), in); err != nil {
 		return err

@@ -58,6 +58,10 @@ func variantCases() map[string][]lowerCase {
 			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 3, 11, 13}, []int64{10, 3, 3, 3}, false)},
 			{"3x3_asymmetric_pads_sum_hardswish", conv(graph.OpFusedConv, graph.Attrs{"pads": []int64{1, 0, 2, 1}}, sumHardSwish,
 				[]int64{1, 4, 9, 10}, []int64{5, 4, 3, 3}, true)},
+			// U-Net-like dilated windows (IS-Net's RSU blocks): partial
+			// dilated Winograd tiles on both axes, unequal dilations.
+			{"3x3_dilation2x3_relu", conv(graph.OpFusedConv, graph.Attrs{"pads": []int64{2, 3, 2, 3}, "dilations": []int64{2, 3}},
+				[]graph.PostOp{{Kind: graph.PostRelu}}, []int64{1, 3, 11, 14}, []int64{6, 3, 3, 3}, false)},
 		},
 		"dwconv": {
 			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"group": int64(5), "pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 5, 13, 17}, []int64{5, 1, 3, 3}, false)},

@@ -68,14 +68,19 @@ type Options struct {
 	// DumpDir, when set, receives NN_<pass>.txt and NN_<pass>.dot after
 	// every pass and 00_input.* before the first (DUMP_GRAPHS_DIR).
 	DumpDir string
+	// KeepF16 is set when the execution precision is f16
+	// (INFERENCE_PRECISION_HINT=f16): ConvertF16ToF32 then leaves the f16
+	// nodes of a half-precision model as they are.
+	KeepF16 bool
 	// Eval folds constant subgraphs; nil folds only what the built-in
 	// evaluator knows (Cast, Identity, reshapes and integer shape
 	// arithmetic through graph.StaticValue).
 	Eval Evaluator
 }
 
-// ParseOptions reads DISABLE_TRANSFORMATIONS, DISABLED_TRANSFORMATIONS and
-// DUMP_GRAPHS_DIR from a property map; absent keys keep their zero value.
+// ParseOptions reads DISABLE_TRANSFORMATIONS, DISABLED_TRANSFORMATIONS,
+// DUMP_GRAPHS_DIR and INFERENCE_PRECISION_HINT (f16 sets KeepF16) from a
+// property map; absent keys keep their zero value.
 // A bad boolean is an error naming the key.
 func ParseOptions(props map[string]string) (Options, error) {
 	var o Options
@@ -91,6 +96,12 @@ func ParseOptions(props map[string]string) (Options, error) {
 			o.Disabled = splitList(v)
 		case KeyDumpGraphsDir:
 			o.DumpDir = v
+		case driver.KeyInferencePrecisionHint:
+			t, err := tensor.ParseElementType(v)
+			if err != nil {
+				return Options{}, fmt.Errorf("fusion: property %s: %w", k, err)
+			}
+			o.KeepF16 = t == tensor.F16
 		}
 	}
 	return o, nil
@@ -100,7 +111,7 @@ func ParseOptions(props map[string]string) (Options, error) {
 // keys it lacks keep their zero value.
 func OptionsFromProperties(p *driver.Properties) (Options, error) {
 	props := map[string]string{}
-	for _, k := range []string{driver.KeyDisableTransformations, KeyDisabledTransformations, KeyDumpGraphsDir} {
+	for _, k := range []string{driver.KeyDisableTransformations, KeyDisabledTransformations, KeyDumpGraphsDir, driver.KeyInferencePrecisionHint} {
 		if p.Has(k) {
 			v, err := p.Get(k)
 			if err != nil {

@@ -31,6 +31,7 @@ const (
 // into kernel-shaped ops, the kernel fusions of KernelFusions among them.
 func DefaultPasses() []Pass {
 	return append(append([]Pass{
+		ConvertF16ToF32(),
 		ConvertF16Weights(),
 		RemoveIdentity(),
 		ConstantFolding(),

@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -29,6 +30,20 @@ func ConvertPrecision(m *graph.Model, to tensor.ElementType, policy PrecisionPol
 	if to == tensor.F32 {
 		return 0, nil
 	}
+	return convertPrecision(m, tensor.F32, to, policy)
+}
+
+// convertPrecision moves the values of type from of m to type to wherever
+// policy accepts the node that reads them (ConvertPrecision lowers f32,
+// ConvertF16ToF32 raises f16): accepted nodes read their from-typed inputs
+// (but the kept ones) as to and produce to where they produced from;
+// other nodes and the Results read from again through a Cast. When to is
+// the wider type, an accepted Cast to from casts to to instead (a Cast
+// to f16 of an f16 model run in f32 becomes a Cast to f32, which
+// RemoveIdentity folds when its input already is f32); a narrowing never
+// rewrites a Cast (int -> f32 -> f16 is not int -> f16).
+func convertPrecision(m *graph.Model, from, to tensor.ElementType, policy PrecisionPolicy) (int, error) {
+	widening := to.Size() > from.Size()
 	nodes, err := m.Nodes()
 	if err != nil {
 		return 0, err
@@ -45,9 +60,9 @@ func ConvertPrecision(m *graph.Model, to tensor.ElementType, policy PrecisionPol
 		names[name] = true
 		return name
 	}
-	lowered := map[graph.Output]bool{}         // f32 outputs now of type to
-	narrow := map[graph.Output]graph.Output{}  // f32 value -> its copy in to
-	widened := map[graph.Output]graph.Output{} // lowered value -> its f32 copy
+	lowered := map[graph.Output]bool{}         // outputs of type from now of type to
+	narrow := map[graph.Output]graph.Output{}  // value of type from -> its copy in to
+	widened := map[graph.Output]graph.Output{} // converted value -> its copy in from
 	cast := func(o graph.Output, t tensor.ElementType, suffix string) (graph.Output, error) {
 		c := graph.NewNode("Cast", unique(o.Node.Name+"/"+suffix), []graph.Output{o}, graph.Attrs{"to": int64(t)}, 1)
 		if err := graph.InferNode(c); err != nil {
@@ -79,7 +94,7 @@ func ConvertPrecision(m *graph.Model, to tensor.ElementType, policy PrecisionPol
 		if v, ok := widened[o]; ok {
 			return v, nil
 		}
-		v, err := cast(o, tensor.F32, "to_f32")
+		v, err := cast(o, from, "to_"+from.String())
 		if err != nil {
 			return graph.Output{}, err
 		}
@@ -105,7 +120,7 @@ func ConvertPrecision(m *graph.Model, to tensor.ElementType, policy PrecisionPol
 			switch {
 			case low && kept && lowered[in]:
 				n.Inputs[i], err = toWide(in)
-			case low && !kept && in.Type() == tensor.F32 && !lowered[in]:
+			case low && !kept && in.Type() == from && !lowered[in]:
 				n.Inputs[i], err = toNarrow(in)
 			case !low && lowered[in]:
 				n.Inputs[i], err = toWide(in)
@@ -117,15 +132,83 @@ func ConvertPrecision(m *graph.Model, to tensor.ElementType, policy PrecisionPol
 		if !low {
 			continue
 		}
+		if widening && n.OpType == "Cast" && tensor.ElementType(n.Attrs.Int("to", 0)) == from {
+			n.Attrs["to"] = int64(to)
+		}
+		before := make([]tensor.ElementType, len(n.Outputs))
+		for k, o := range n.Outputs {
+			before[k] = o.Type
+		}
 		if err := graph.InferNode(n); err != nil {
 			return count, n.Errorf("running in %s: %w", to, err)
 		}
 		for k := range n.Outputs {
-			if n.Outputs[k].Type == to {
+			if before[k] == from && n.Outputs[k].Type == to {
 				lowered[n.Out(k)] = true
 			}
 		}
 		count++
 	}
 	return count, m.InferShapes()
+}
+
+// PassConvertF16ToF32 is the pass name of ConvertF16ToF32.
+const PassConvertF16ToF32 = "ConvertF16ToF32"
+
+// ConvertF16ToF32 runs a half-precision model in f32 when the execution
+// precision is f32 (INFERENCE_PRECISION_HINT=f32, the default, or a device
+// without cl_khr_fp16), as OpenVINO runs compressed models: its f16
+// constants are decompressed once, here at compile time; every node that
+// reads or makes f16 values computes in f32; a Cast to f16 becomes a Cast
+// to f32, so the Cast pairs a converter put around f32-only ops
+// (onnxconverter-common's Resize_input_cast0 / Resize_output_cast0) fold
+// away in RemoveIdentity; the model's f16 inputs and outputs keep their
+// types through Casts at the ports. Nodes owning subgraphs (If, Loop) keep
+// f16 and are joined through Casts. With Options.KeepF16 (the hint f16 on a
+// device that runs f16) it does nothing: the model then runs as written.
+// Results stay within f16 rounding of the model as written (one rounding
+// where it rounded per op).
+func ConvertF16ToF32() Pass {
+	return Pass{
+		Name: PassConvertF16ToF32,
+		Doc:  "run f16 nodes in f32 (decompress f16 constants once, fold the converter's Cast pairs) unless the execution precision is f16",
+		Run: func(_ context.Context, m *graph.Model, opts *Options) (int, error) {
+			if opts.KeepF16 {
+				return 0, nil
+			}
+			raised, err := readsOrMakes(m, tensor.F16)
+			if err != nil || len(raised) == 0 {
+				return 0, err
+			}
+			return convertPrecision(m, tensor.F16, tensor.F32, func(n *graph.Node) (bool, []int) { return raised[n], nil })
+		},
+	}
+}
+
+// readsOrMakes returns the nodes of m that read or make a value of type t
+// (Parameters and Constants aside), but those owning a subgraph, whose
+// values the precision passes do not enter; taken before a pass changes
+// any type.
+func readsOrMakes(m *graph.Model, t tensor.ElementType) (map[*graph.Node]bool, error) {
+	nodes, err := m.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	out := map[*graph.Node]bool{}
+nodes:
+	for _, n := range nodes {
+		for _, v := range n.Attrs {
+			if _, ok := v.(*graph.Model); ok {
+				continue nodes
+			}
+		}
+		touches := slices.ContainsFunc(n.Outputs, func(o graph.Port) bool { return o.Type == t })
+		for _, in := range n.Inputs {
+			touches = touches || in.Valid() && in.Type() == t
+		}
+		if touches {
+			out[n] = true
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,8 @@
 package fusion_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,6 +10,8 @@ import (
 
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -84,5 +88,84 @@ func TestConvertPrecision(t *testing.T) {
 		require.Equal(t, "Resize", r.OpType)
 		assert.Equal(t, tensor.F16, r.Input(0).Type())
 		assert.Equal(t, tensor.F32, r.Input(2).Type(), "scales stay f32")
+	})
+}
+
+// TestConvertF16ToF32 runs an f16 model the way onnxconverter-common
+// writes one (f32 ports, a Cast to f16 after the input, f16 weights, Casts
+// around an f32-only op, a Cast to f32 before the output) plus an f16 input
+// and an f16 output, and checks that ConvertF16ToF32 and RemoveIdentity
+// leave every op in f32 with the weights decompressed, keep the ports'
+// types through the only two Casts left, and compute within f16 tolerance
+// of the model as written; with KeepF16 the pass does nothing.
+func TestConvertF16ToF32(t *testing.T) {
+	half := func(o graph.Output) graph.Output {
+		v, err := o.Node.Value.Convert(tensor.F16)
+		require.NoError(t, err)
+		return graph.NewConstant(o.Node.Name+"_f16", v).Out(0)
+	}
+	build := func() *graph.Model {
+		b := newBuilder(t)
+		x := b.param("x", 1, 4, 8, 8)
+		hp := graph.NewParameter("h", tensor.F16, graph.ShapeOf(1, 8, 8, 8))
+		b.params = append(b.params, hp)
+		toF16 := graph.Attrs{"to": int64(tensor.F16)}
+		toF32 := graph.Attrs{"to": int64(tensor.F32)}
+		xh := b.op("Cast", toF16, x)
+		conv := b.op("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}}, xh, half(b.rand(-0.3, 0.3, 8, 4, 3, 3)), half(b.rand(-0.1, 0.1, 8)))
+		relu := b.op("Relu", nil, conv)
+		sig := b.op("Cast", toF16, b.op("Sigmoid", nil, b.op("Cast", toF32, relu)))
+		add := b.op("Add", nil, sig, hp.Out(0))
+		return b.model(b.op("Cast", toF32, add), add)
+	}
+	m := build()
+	require.NoError(t, m.InferShapes())
+	tm := m.Clone()
+	rep, err := fusion.NewManager(fusion.ConvertF16ToF32(), fusion.RemoveIdentity()).Run(context.Background(), tm, fusion.Options{})
+	require.NoError(t, err)
+	require.NoError(t, tm.Validate())
+	assert.Positive(t, rep.Passes[0].Rewrites)
+
+	nodes, err := tm.Nodes()
+	require.NoError(t, err)
+	var casts []string
+	for _, n := range nodes {
+		switch n.OpType {
+		case "Conv", "Relu", "Sigmoid", "Add":
+			assert.Equal(t, tensor.F32, n.Outputs[0].Type, "%s runs in f32", n.Name)
+			for i, in := range n.Inputs {
+				assert.Equal(t, tensor.F32, in.Type(), "%s input %d", n.Name, i)
+			}
+		case graph.OpConstant:
+			assert.NotEqual(t, tensor.F16, n.Outputs[0].Type, "constant %s is decompressed", n.Name)
+		case "Cast":
+			casts = append(casts, fmt.Sprintf("%s->%s", n.Input(0).Type(), n.Outputs[0].Type))
+		}
+	}
+	assert.ElementsMatch(t, []string{"f16->f32", "f32->f16"}, casts, "only the f16 input and the f16 output are cast")
+	assert.Equal(t, []tensor.ElementType{tensor.F32, tensor.F16}, []tensor.ElementType{tm.Parameters[0].Outputs[0].Type, tm.Parameters[1].Outputs[0].Type})
+	assert.Equal(t, []tensor.ElementType{tensor.F32, tensor.F16}, []tensor.ElementType{tm.Results[0].Outputs[0].Type, tm.Results[1].Outputs[0].Type})
+
+	ins := randomInputs(t, graph.NewModel("x only", m.Parameters[:1], nil), 5, nil)
+	h, err := tensor.FromF32(tensor.Shape{1, 8, 8, 8}, seeded.Float32s(9, 512, -1, 1))
+	require.NoError(t, err)
+	ins["h"], err = h.Convert(tensor.F16)
+	require.NoError(t, err)
+	requireClose(t, runCPU(t, m, ins), runCPU(t, tm, ins), 2e-3, 2e-3)
+
+	t.Run("KeepF16 runs the model as written", func(t *testing.T) {
+		km := m.Clone()
+		rep, err := fusion.NewManager(fusion.ConvertF16ToF32()).Run(context.Background(), km, fusion.Options{KeepF16: true})
+		require.NoError(t, err)
+		assert.Zero(t, rep.Passes[0].Rewrites)
+		assert.Equal(t, 4, opCount(t, km, "Cast"))
+	})
+	t.Run("the hint f16 sets KeepF16", func(t *testing.T) {
+		o, err := fusion.ParseOptions(map[string]string{driver.KeyInferencePrecisionHint: "f16"})
+		require.NoError(t, err)
+		assert.True(t, o.KeepF16)
+		o, err = fusion.ParseOptions(map[string]string{driver.KeyInferencePrecisionHint: "f32"})
+		require.NoError(t, err)
+		assert.False(t, o.KeepF16)
 	})
 }

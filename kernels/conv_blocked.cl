@@ -2,8 +2,9 @@
 // convolution (block.clh) with the post-op table.
 //
 // fused_conv2d_blocked: conv2d of one group (NCHW, f32) with a KH x KW
-// window, strides SH, SW and dilation 1 (build options WIN_H, WIN_W,
-// STR_H, STR_W for KH, KW, SH, SW; default 3, 3, 1, 1), pads, bias, post-ops, on weights packed as
+// window, strides SH, SW and dilations DH, DW (build options WIN_H, WIN_W,
+// STR_H, STR_W, DIL_H, DIL_W; default 3, 3, 1, 1, 1, 1: U-Net-like models'
+// dilated 3x3 convolutions run here too), pads, bias, post-ops, on weights packed as
 // [ceil(OC/MR)][C][KH][KW][MR] (zero-padded). Build option MR (output
 // channels per item, default 8). Work-size contract: 3-D NDRange, global
 // size >= (ceil(OC/MR), OH * ceil(OW/VW), N), any local size; item (i, j,
@@ -43,11 +44,11 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
         __global const FT* xp = x + (b * C + ic) * H * (long)W;
         __global const FT* wc = wb + ic * (WIN_H * WIN_W * MR);
         UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
-            const int ih = oh * STR_H - PH + kh;
+            const int ih = oh * STR_H - PH + kh * DIL_H;
             if (ih >= 0 && ih < H) {
                 __global const FT* row = xp + (long)ih * W;
                 UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
-                    const floatv xv = load_row(row, c0 + kw, W, STR_W, x, xend);
+                    const floatv xv = load_row(row, c0 + kw * DIL_W, W, STR_W, x, xend);
                     UNROLL for (int i = 0; i < MR; ++i) acc[i] = fma((floatv)LD(wc, (kh * WIN_W + kw) * MR + i), xv, acc[i]);
                 }
             }

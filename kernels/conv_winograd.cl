@@ -1,20 +1,25 @@
 // conv_winograd.cl: the transforms of the Winograd F(2x2,3x3) convolution
-// (3x3 window, stride 1, dilation 1, one group): the input transform
-// V = B^T d B of every 4x4 input tile, then (fused_gemm, batched over the
-// 16 transform points) M = U . V with the weights U = G g G^T transformed on
-// the host, then the output transform Y = A^T m A of every tile with bias
-// and post-ops. An output tile is 2x2 pixels; tiles cover ceil(OH/2) x
-// ceil(OW/2) per image, P tiles in all.
+// (3x3 window, stride 1, one group, dilations DIL_H, DIL_W: build options,
+// default 1): the input transform V = B^T d B of every 4x4 input tile,
+// then (fused_gemm, batched over the 16 transform points) M = U . V with
+// the weights U = G g G^T transformed on the host, then the output
+// transform Y = A^T m A of every tile with bias and post-ops. An output
+// tile is 2x2 pixels DIL apart on each axis (a dilated 3x3 window is a 3x3
+// window on the grid of pixels DIL apart, so the same transforms apply):
+// along an axis of O outputs and dilation d there are T = ceil(O / 2d) * d
+// tiles, tile t starting at output (t / d) * 2d + t % d (with d = 1:
+// ceil(O/2) tiles at 2t). Tiles cover TH x TW per image, P tiles in all.
 //
 // winograd_input_2x2_3x3: x [N, C, H, W] -> v [16][C][P].
 // Work-size contract: 2-D NDRange, global size >= (P, C), any local size; item (p,
-// c) transforms the 4x4 tile p of channel c (rows 2*th - PH.., columns
-// 2*tw - PW.., 0 outside the image); items outside do nothing. The int
-// array m holds N, C, H, W, TH, TW (tiles per column and row), PH, PW.
+// c) transforms the 4x4 tile p of channel c (rows oh0 - PH + i * DIL_H,
+// columns ow0 - PW + j * DIL_W for the tile's first output oh0, ow0; 0
+// outside the image); items outside do nothing. The int array m holds N,
+// C, H, W, TH, TW (tiles per column and row), PH, PW.
 //
 // winograd_output_2x2_3x3: mt [16][OC][P] -> out [N, OC, OH, OW].
 // Work-size contract: 2-D NDRange, global size >= (P, OC), any local size; item (p,
-// oc) writes the up to 2x2 pixels of tile p of channel oc inside the
+// oc) writes the up to 2x2 pixels (DIL apart) of tile p of channel oc inside the
 // image, each with the bias and the post-op table; items outside do
 // nothing. The int array m holds N, OC, OH, OW, TH, TW, has_bias.
 //
@@ -24,6 +29,16 @@
 #include "half.clh"
 #include "post_ops.clh"
 
+#ifndef DIL_H
+#define DIL_H 1
+#endif
+#ifndef DIL_W
+#define DIL_W 1
+#endif
+
+// tile_start is the first output of tile t along an axis of dilation d.
+inline int tile_start(const int t, const int d) { return (t / d) * 2 * d + t % d; }
+
 __kernel void winograd_input_2x2_3x3(__global const FT* x, __global FT* v, __global const int* m)
 {
     const int C = m[1], H = m[2], W = m[3], TH = m[4], TW = m[5], PH = m[6], PW = m[7];
@@ -31,13 +46,13 @@ __kernel void winograd_input_2x2_3x3(__global const FT* x, __global FT* v, __glo
     const int p = (int)get_global_id(0), c = (int)get_global_id(1);
     if (p >= P || c >= C) return;
     const int b = p / (TH * TW), th = (p / TW) % TH, tw = p % TW;
-    const int ih0 = 2 * th - PH, iw0 = 2 * tw - PW;
+    const int ih0 = tile_start(th, DIL_H) - PH, iw0 = tile_start(tw, DIL_W) - PW;
     __global const FT* xp = x + ((long)b * C + c) * H * W;
     float d[4][4];
     for (int i = 0; i < 4; ++i) {
-        const int ih = ih0 + i;
+        const int ih = ih0 + i * DIL_H;
         for (int j = 0; j < 4; ++j) {
-            const int iw = iw0 + j;
+            const int iw = iw0 + j * DIL_W;
             d[i][j] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? LD(xp, (long)ih * W + iw) : 0.0f;
         }
     }
@@ -80,11 +95,11 @@ __kernel void winograd_output_2x2_3x3(__global const FT* mt, __global const FT* 
     const int b = p / (TH * TW), th = (p / TW) % TH, tw = p % TW;
     const float bv = m[6] ? LD(bias, oc) : 0.0f;
     for (int i = 0; i < 2; ++i) {
-        const int oh = 2 * th + i;
+        const int oh = tile_start(th, DIL_H) + i * DIL_H;
         if (oh >= OH) break;
         const float y[2] = {s[i][0] + s[i][1] + s[i][2], s[i][1] - s[i][2] - s[i][3]};
         for (int j = 0; j < 2; ++j) {
-            const int ow = 2 * tw + j;
+            const int ow = tile_start(tw, DIL_W) + j * DIL_W;
             if (ow < OW) {
                 const ulong o = (((ulong)b * OC + oc) * OH + oh) * OW + ow;
                 ST(out, o, post_ops(y[j] + bv, o, pm, pf, res));

@@ -16,11 +16,12 @@
 //
 // -DIM2COL: B is not a matrix but the patches of a convolution's input x
 // [C, H, W] per image (the batch axis), element (k, n) being x[c, oh *
-// STR_H - PH + kh, ow * STR_W - PW + kw] (0 outside) for k = (c * WIN_H +
-// kh) * WIN_W + kw and n = oh * OW + ow; A holds the weights [OC, C *
-// WIN_H * WIN_W]. m then continues after the batch part with C, H, W, OW,
-// PH, PW. Window and strides are the build options WIN_H, WIN_W, STR_H,
-// STR_W (default 3, 3, 1, 1).
+// STR_H - PH + kh * DIL_H, ow * STR_W - PW + kw * DIL_W] (0 outside) for
+// k = (c * WIN_H + kh) * WIN_W + kw and n = oh * OW + ow; A holds the
+// weights [OC, C * WIN_H * WIN_W]. m then continues after the batch part
+// with C, H, W, OW, PH, PW. Window, strides and dilations are the build
+// options WIN_H, WIN_W, STR_H, STR_W, DIL_H, DIL_W (default 3, 3, 1, 1, 1,
+// 1).
 //
 // Work-size contract: 2-D or 3-D NDRange, local size exactly (TS_N /
 // WPT_N, TS_M / WPT_M, 1) (the kernel requires it), global size
@@ -68,6 +69,12 @@
 #endif
 #ifndef STR_W
 #define STR_W 1
+#endif
+#ifndef DIL_H
+#define DIL_H 1
+#endif
+#ifndef DIL_W
+#define DIL_W 1
 #endif
 #if VW == 1
 #define floatv float
@@ -157,7 +164,7 @@ __kernel void fused_gemm_tiled(__global const FT* a, __global const FT* b, __glo
 #ifdef IM2COL
             if (live && col < N && k < K) {
                 const int c = k / (WIN_H * WIN_W), kh = (k / WIN_W) % WIN_H, kw = k % WIN_W;
-                const int ih = (col / OW) * STR_H - PH + kh, iw = (col % OW) * STR_W - PW + kw;
+                const int ih = (col / OW) * STR_H - PH + kh * DIL_H, iw = (col % OW) * STR_W - PW + kw * DIL_W;
                 if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = LD(b, ob + ((long)c * H + ih) * W + iw);
             }
 #else

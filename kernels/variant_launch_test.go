@@ -148,13 +148,14 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	},
 	"fused_gemm_tiled": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		if k.Name == "conv2d_implicit_gemm" {
-			// x [2,3,7,9]: 3x3 pad 1 -> [2,5,7,9] (row bias, clip), and
-			// 3x3 stride 2 pad 1 -> [2,5,4,5]: M = 5, K = 27, N = OH*OW
-			// per image (the batch).
+			// x [2,3,7,9]: 3x3 pad 1 -> [2,5,7,9] (row bias, clip),
+			// 3x3 stride 2 pad 1 -> [2,5,4,5] and 3x3 dilation 2 pad 1
+			// -> [2,5,5,7]: M = 5, K = 27, N = OH*OW per image (the
+			// batch).
 			forVariants(t, "conv", "implicit_gemm", func(t *testing.T, v kernels.Variant, full bool) {
 				for ci, c := range []struct {
-					s, oh, ow int
-				}{{1, 7, 9}, {2, 4, 5}} {
+					s, oh, ow, d int
+				}{{1, 7, 9, 1}, {2, 4, 5, 1}, {1, 5, 7, 2}} {
 					if ci > 0 && !full {
 						break
 					}
@@ -162,7 +163,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 					m := []int32{5, int32(n), 27, 27, 1, 0, int32(n), 1, 0, 0, 1, 2, 0, 189, int32(5 * n), 3, 7, 9, int32(c.ow), 1, 1}
 					local := kernels.TiledLocalSize(v)
 					global := []int{ceil(n, v.Get("TS_N")) * local[0], ceil(5, v.Get("TS_M")) * local[1], 2}
-					defs := fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d", v.Defines(), c.s, c.s)
+					defs := fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d -DDIL_H=%d -DDIL_W=%d", v.Defines(), c.s, c.s, c.d, c.d)
 					pm, pf := []int32{1, 2, 0}, []float32{-1, 1}
 					e.launch(t, k, defs, global, local, fill(135, -1, 1), fill(378, -1, 1), fill(5, -1, 1), fill(1, 0, 1),
 						make([]float32, 10*n), m, float32(1), float32(0), pm, pf)
@@ -196,22 +197,28 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		})
 	},
 	"winograd_input_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// x [1,2,5,7], pad 1 -> 3 x 4 tiles: v [16][2][12].
+		// x [1,2,5,7], pad 1 -> 3 x 4 tiles: v [16][2][12]; with
+		// dilation 2 (out [3,5]) 2 x 4 tiles: v [16][2][8].
 		m := []int32{1, 2, 5, 7, 3, 4, 1, 1}
 		e.launch(t, k, "", []int{13, 3}, nil, fill(70, -1, 1), make([]float32, 384), m)
 		e.launch(t, k, "-DHALF", []int{13, 3}, nil, f16Pattern(70, false), make([]uint16, 384), m)
+		e.launch(t, k, "-DDIL_H=2 -DDIL_W=2", []int{9, 3}, nil, fill(70, -1, 1), make([]float32, 256), []int32{1, 2, 5, 7, 2, 4, 1, 1})
 	},
 	"winograd_output_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// mt [16][3][12] -> out [1,3,5,7] (the last tiles cut), bias,
-		// dense residual sum and clip.
+		// dense residual sum and clip; with dilation 2, mt [16][3][8]
+		// -> out [1,3,3,5].
 		m := []int32{1, 3, 5, 7, 3, 4, 1}
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 		e.launch(t, k, "", []int{13, 4}, nil, fill(576, -1, 1), fill(3, -1, 1), fill(105, -1, 1), make([]float32, 105), m, pm, pf)
 		e.launch(t, k, "-DHALF", []int{13, 4}, nil, f16Pattern(576, false), f16Pattern(3, false), f16Pattern(105, false), make([]uint16, 105), m, pm, pf)
+		e.launch(t, k, "-DDIL_H=2 -DDIL_W=2", []int{9, 4}, nil, fill(384, -1, 1), fill(3, -1, 1), fill(45, -1, 1), make([]float32, 45),
+			[]int32{1, 3, 3, 5, 2, 4, 1}, pm, pf)
 	},
 	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,5,11], 3x3, pad 1 -> [1,5,5,11]; x [1,2,9,19], 3x3,
-		// stride 2, pad 1 -> [1,5,5,10]; OC 5 in one block of MR
+		// stride 2, pad 1 -> [1,5,5,10]; x [1,2,9,13], 3x3, dilations
+		// 2 x 3, pad 1 -> [1,5,7,9]; OC 5 in one block of MR
 		// (weights packed [1][18][MR]). Bias, dense residual sum and
 		// clip; f32 and f16.
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
@@ -222,7 +229,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				h, w    int32
 				oh, ow  int
 				strided bool
-			}{{"", 5, 11, 5, 11, false}, {"-DSTR_H=2 -DSTR_W=2", 9, 19, 5, 10, true}} {
+			}{{"", 5, 11, 5, 11, false}, {"-DSTR_H=2 -DSTR_W=2", 9, 19, 5, 10, true}, {"-DDIL_H=2 -DDIL_W=3", 9, 13, 7, 9, true}} {
 				if c.strided && !full {
 					break
 				}

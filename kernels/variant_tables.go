@@ -70,7 +70,7 @@ var families = append([]Family{
 		},
 	},
 	{
-		Name: "conv", Ops: "Conv and FusedConv of one group with a KxK window (not 1x1 unstrided), dilation 1, host weights",
+		Name: "conv", Ops: "Conv and FusedConv of one group with a KxK window (not 1x1 unstrided), any dilation, host weights",
 		Algorithms: []Algorithm{
 			{
 				Name: "direct", Entries: []string{"fused_conv2d_blocked"},

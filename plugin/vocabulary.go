@@ -91,6 +91,9 @@ const (
 	// RuntimeOriginalNames lists, comma-separated, the friendly names of
 	// the model's nodes the executed node stands for after fusion.
 	RuntimeOriginalNames = driver.RuntimeOriginalNames
+	// RuntimePrecision is the element type the node computes in ("f32",
+	// "f16"): an f16 model that runs in f32 says f32 on every node.
+	RuntimePrecision = driver.RuntimePrecision
 )
 
 // PerformanceHint is the PERFORMANCE_HINT property; it implements

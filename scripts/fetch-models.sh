@@ -17,6 +17,7 @@
 #   $CACHE/models/silero_vad_v5.onnx, silero_vad_v6.onnx (Silero VAD v5 and v6)
 #   $CACHE/models/isnet_small_u8.onnx                    (IS-Net, uint8 dynamically quantized)
 #   $CACHE/models/isnet_medium_f16.onnx                  (IS-Net, fp16, 1024x1024)
+#   $CACHE/models/isnet_medium_f32.onnx                  (its float32 twin, made by cmd/f32twin with $GO)
 #   $CACHE/node_modules/onnxruntime-node/    (dist, package.json, linux/x64 binaries)
 #   $CACHE/node_modules/onnxruntime-common/
 # so that `NODE_PATH=$CACHE/node_modules node -e "require('onnxruntime-node')"` works.
@@ -148,6 +149,13 @@ if [[ ! -s "$CACHE/models/isnet_small_u8.onnx" || ! -s "$CACHE/models/isnet_medi
 	tgz=$(tarball "$IMGLY_PKG" "$IMGLY_TGZ")
 	join_chunks "$tgz" /models/small isnet_small_u8.onnx
 	join_chunks "$tgz" /models/medium isnet_medium_f16.onnx
+fi
+# The float32 twin of IS-Net medium: the benchmarks run both to tell the
+# cost of f16 storage and Casts from that of the kernels.
+if [[ ! -s "$CACHE/models/isnet_medium_f32.onnx" ]]; then
+	log "make isnet_medium_f32.onnx (cmd/f32twin)"
+	"${GO:-go}" run ./cmd/f32twin -i "$CACHE/models/isnet_medium_f16.onnx" -o "$CACHE/models/isnet_medium_f32.onnx.part"
+	mv "$CACHE/models/isnet_medium_f32.onnx.part" "$CACHE/models/isnet_medium_f32.onnx"
 fi
 
 # install_pkg NAME PKG TGZ MARKER [MEMBERS...]: unpacks the listed members of

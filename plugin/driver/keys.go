@@ -123,4 +123,9 @@ const (
 	// RuntimeOriginalNames lists, comma-separated, the friendly names of
 	// the original nodes the executed node stands for.
 	RuntimeOriginalNames = "ORIGINAL_NAMES"
+	// RuntimePrecision is the element type the node computes its outputs
+	// in ("f32", "f16", "i64"), OpenVINO's runtimePrecision: an f16 model
+	// run in f32 (fusion's ConvertF16ToF32) says f32, the f16 path of
+	// INFERENCE_PRECISION_HINT=f16 says f16.
+	RuntimePrecision = "RUNTIME_PRECISION"
 )

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // ModelCore is the part of a compiled model every device shares: its
@@ -149,8 +150,9 @@ func (c *ModelCore) RuntimeGraph(m *graph.Model) (*graph.Model, []*graph.Node, e
 }
 
 // Annotate records on a node of the runtime model what ran it:
-// LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE, ORIGINAL_NAMES and, once a
-// profiled request has run it, PERF_COUNTER (microseconds).
+// LAYER_TYPE, EXECUTION_ORDER, IMPL_TYPE, ORIGINAL_NAMES,
+// RUNTIME_PRECISION (NodePrecision) and, once a profiled request has run
+// it, PERF_COUNTER (microseconds).
 func (c *ModelCore) Annotate(n *graph.Node, order int, impl string) {
 	if n.RT.Extra == nil {
 		n.RT.Extra = map[string]string{}
@@ -159,6 +161,9 @@ func (c *ModelCore) Annotate(n *graph.Node, order int, impl string) {
 	n.RT.Extra[RuntimeExecutionOrder] = strconv.Itoa(order)
 	n.RT.Extra[RuntimeImplType] = impl
 	n.RT.Extra[RuntimeOriginalNames] = strings.Join(n.OriginalNames(), ",")
+	if p := NodePrecision(n); p != tensor.Undefined {
+		n.RT.Extra[RuntimePrecision] = p.String()
+	}
 	if us, ok := c.PerfCounter(n.Name); ok {
 		n.RT.Extra[RuntimePerfCounter] = us
 	}
@@ -181,4 +186,26 @@ func (c *ModelCore) ExportGraph(m *graph.Model) ([]byte, error) {
 // configuration as given, and the model's ports.
 func (c *ModelCore) Header(device, arch string, config map[string]string) BlobHeader {
 	return BlobHeader{Device: device, Architecture: arch, Config: config, Inputs: c.Inputs(), Outputs: c.Outputs()}
+}
+
+// NodePrecision is the element type node n computes in: that of its first
+// floating-point output (an f16 node writes f16 values, computing in float
+// inside a kernel only as OpenVINO's GPU f16 path does), else of its first
+// floating-point input (a comparison, an ArgMax), else of its first
+// output; Undefined for a node without ports.
+func NodePrecision(n *graph.Node) tensor.ElementType {
+	for _, o := range n.Outputs {
+		if o.Type.IsFloat() {
+			return o.Type
+		}
+	}
+	for _, in := range n.Inputs {
+		if in.Valid() && in.Type().IsFloat() {
+			return in.Type()
+		}
+	}
+	if len(n.Outputs) > 0 {
+		return n.Outputs[0].Type
+	}
+	return tensor.Undefined
 }
