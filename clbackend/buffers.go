@@ -32,7 +32,13 @@ func (b *builder) planBuffers() {
 	for _, v := range pl.params {
 		touch(v, -1)
 	}
+	if pl.prog != nil {
+		end = b.progLiveness(touch)
+	}
 	for i, l := range pl.launches {
+		if pl.prog != nil {
+			break
+		}
 		for _, a := range l.args {
 			if s, ok := a.(slotArg); ok {
 				touch(int(s), i)
@@ -42,6 +48,7 @@ func (b *builder) planBuffers() {
 	for _, v := range pl.results {
 		touch(v, end)
 	}
+	b.extendLoops()
 	// Allocate at first use, free after last use.
 	starts := make([][]int, end+2)
 	ends := make([][]int, end+2)
@@ -104,6 +111,7 @@ func (b *builder) uploadConsts() error {
 	for _, v := range b.pl.results {
 		used[b.pl.values[v].root] = true
 	}
+	b.progUses(used)
 	for i := range b.pl.values {
 		v := &b.pl.values[i]
 		if v.host == nil || !used[i] {

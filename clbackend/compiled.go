@@ -265,6 +265,18 @@ func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool)
 			bad[n] = "op " + op + " has no GPU kernel yet"
 		case l.lower == nil:
 			bad[n] = "op " + n.OpType + " runs on the host only (" + l.host + "), and its inputs are not known at plan time"
+		case n.OpType != graph.OpKernelFusion:
+			// A control op runs when every op of its bodies has a lowering
+			// (or folds on the host).
+			n.BodiesAll(func(x *graph.Node) bool {
+				if bl, ok := table[x.OpType]; !ok || x.Domain != "" || (bl.check != nil && bl.check(x) != "") {
+					if _, done := bad[n]; !done {
+						bad[n] = "node " + x.Name + " of its bodies: op " + x.OpType + " has no GPU kernel yet"
+					}
+					return false
+				}
+				return true
+			})
 		}
 	}
 	return bad

@@ -70,6 +70,7 @@ func buildLowerings() map[string]lowering {
 		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), resizeLowerings(),
 		castLowerings(), shapeLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
+		controlLowerings(),
 	} {
 		for op, l := range family {
 			t[op] = l // an explicit entry wins over unaryOps (Clip, Identity)

@@ -115,6 +115,9 @@ func lowerCases() map[string][]lowerCase {
 			}})
 		}
 	}
+	for op, cs := range controlCases() {
+		cases[op] = append(cases[op], cs...)
+	}
 	positive := map[string]bool{"Sqrt": true, "Log": true, "Reciprocal": true, "Acosh": true}
 	unit := map[string]bool{"Asin": true, "Acos": true, "Atanh": true}
 	cases["Gelu"] = append(cases["Gelu"], lowerCase{"tanh", func(g *caseGen) *graph.Model {

@@ -82,6 +82,13 @@ type plan struct {
 
 	planned, naive int64 // activation bytes: the plan's, and all intermediates'
 
+	// prog is the program of a plan with control flow (program.go), nil
+	// otherwise; control is set while building once it has an instruction
+	// other than a launch; loops are its loops.
+	prog    []instr
+	control bool
+	loops   []loopInfo
+
 	impl  map[*graph.Node]string
 	order map[*graph.Node]int
 	// variants is the kernel variant each node of a hot family runs
@@ -139,8 +146,9 @@ func errUnsupported(n *graph.Node, format string, args ...any) error {
 }
 
 // isHostParam reports whether model input prm is small integer data used
-// only where shapes, axes or bounds go, or an integer scalar whose value
-// flows into such an input (a window length, cast to float, into Range);
+// only where shapes, axes or bounds go, or a scalar whose value flows into
+// such an input (a window length, cast to float, into Range; a Loop's trip
+// count computed from float bounds);
 // its values then specialise the plan (as input shapes do) instead of
 // being uploaded, and what depends only on them is folded.
 func isHostParam(model *graph.Model, prm *graph.Node) bool {
@@ -166,7 +174,7 @@ func isHostParam(model *graph.Model, prm *graph.Node) bool {
 	if direct {
 		return uses > 0
 	}
-	return port.Type.IsInteger() && s.NumElements() == 1 && feedsShapeInput(cons, prm.Out(0))
+	return s.NumElements() == 1 && feedsShapeInput(cons, prm.Out(0))
 }
 
 // feedsShapeInput reports whether the value of o reaches a host input (see
@@ -282,56 +290,10 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 				b.pl.impl[n] = "parameter (host)"
 				continue
 			}
-			if n.Value == nil {
-				return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: constant has no value", n.Name)
-			}
-			v := b.newValue(n.Value.Type(), n.Value.Shape(), n.Value.Contiguous())
-			b.pl.values[v].weight = n.Name
-			b.of[n.Out(0)] = v
-			b.pl.impl[n] = "constant"
-			continue
-		case graph.OpResult:
-			b.pl.impl[n] = "result"
-			continue
 		}
-		folded, err := b.tryFold(n)
-		if err != nil {
+		if err := b.lowerNode(n, ""); err != nil {
 			return nil, err
 		}
-		if folded {
-			continue
-		}
-		for oi, o := range n.Outputs {
-			if !o.Shape.IsStatic() {
-				return nil, errUnsupported(n, "output %d has shape %v after shape inference (the GPU engine needs shapes known at plan time)", oi, o.Shape)
-			}
-		}
-		l, ok := lowerings()[n.OpType]
-		switch {
-		case !ok || n.Domain != "":
-			return nil, errUnsupported(n, "no GPU kernel for this op")
-		case l.lower == nil:
-			return nil, errUnsupported(n, "runs on the host only (%s), and its inputs are not known at plan time", l.host)
-		}
-		for oi, o := range n.Outputs {
-			s, _ := o.Shape.ToShape()
-			if err := b.checkOutput(n, o, s); err != nil {
-				return nil, err
-			}
-			b.of[n.Out(oi)] = b.newValue(o.Type, s, nil)
-		}
-		first := len(b.pl.launches)
-		if err := l.lower(b, n); err != nil {
-			return nil, err
-		}
-		var impls []string
-		for _, l := range b.pl.launches[first:] {
-			impls = append(impls, l.kernel.Name+":"+l.kernel.Entry)
-		}
-		if len(impls) == 0 {
-			impls = []string{"alias"}
-		}
-		b.pl.impl[n] = strings.Join(slices.Compact(impls), ",")
 	}
 	if progress != nil && len(nodes) > 0 {
 		progress(TuneProgress{Done: len(nodes), Total: len(nodes), Node: nodes[len(nodes)-1].Name, Tuned: b.tunedNode(nodes[len(nodes)-1])})
@@ -341,6 +303,9 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", c.model.Name, r.Name)
 		}
 		b.pl.results = append(b.pl.results, b.of[r.Inputs[0]])
+	}
+	if !b.pl.control {
+		b.pl.prog = nil // launches in order: no program to walk
 	}
 	b.planBuffers()
 	if err := b.checkTotal(); err != nil {
@@ -358,6 +323,82 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 		}
 	}
 	return b.pl, nil
+}
+
+// lowerNode plans one node that is not a Parameter: a Constant becomes a
+// host value (a weight under prefix+name: bodies qualify their constants'
+// names), a Result nothing, a node whose inputs are known on the host is
+// folded, and any other node is lowered onto launches. Nodes of bodies go
+// through here too (lower_control.go).
+func (b *builder) lowerNode(n *graph.Node, prefix string) error {
+	switch n.OpType {
+	case graph.OpConstant:
+		if n.Value == nil {
+			return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: constant has no value", n.Name)
+		}
+		v := b.newValue(n.Value.Type(), n.Value.Shape(), n.Value.Contiguous())
+		b.pl.values[v].weight = prefix + n.Name
+		b.of[n.Out(0)] = v
+		b.pl.impl[n] = "constant"
+		return nil
+	case graph.OpResult:
+		b.pl.impl[n] = "result"
+		return nil
+	}
+	folded, err := b.tryFold(n)
+	if err != nil {
+		return err
+	}
+	if folded {
+		return nil
+	}
+	// A control op may learn an output's shape by planning its bodies
+	// (an unrolled Loop); it sets that output's value itself.
+	bodies := n.HasBodies() && n.OpType != graph.OpKernelFusion
+	for oi, o := range n.Outputs {
+		if !o.Shape.IsStatic() && !bodies {
+			return errUnsupported(n, "output %d has shape %v after shape inference (the GPU engine needs shapes known at plan time)", oi, o.Shape)
+		}
+	}
+	l, ok := lowerings()[n.OpType]
+	switch {
+	case !ok || n.Domain != "":
+		return errUnsupported(n, "no GPU kernel for this op")
+	case l.lower == nil:
+		return errUnsupported(n, "runs on the host only (%s), and its inputs are not known at plan time", l.host)
+	}
+	for oi, o := range n.Outputs {
+		s, ok := o.Shape.ToShape()
+		if !ok {
+			delete(b.of, n.Out(oi))
+			continue
+		}
+		if err := b.checkOutput(n, o, s); err != nil {
+			return err
+		}
+		b.of[n.Out(oi)] = b.newValue(o.Type, s, nil)
+	}
+	first := len(b.pl.launches)
+	if err := l.lower(b, n); err != nil {
+		return err
+	}
+	for oi, o := range n.Outputs {
+		if _, ok := b.of[n.Out(oi)]; !ok {
+			return errUnsupported(n, "output %d has shape %v at plan time (the GPU engine needs shapes known at plan time)", oi, o.Shape)
+		}
+	}
+	if _, done := b.pl.impl[n]; done && n.HasBodies() {
+		return nil // a control op reports its own implementation
+	}
+	var impls []string
+	for _, l := range b.pl.launches[first:] {
+		impls = append(impls, l.kernel.Name+":"+l.kernel.Entry)
+	}
+	if len(impls) == 0 {
+		impls = []string{"alias"}
+	}
+	b.pl.impl[n] = strings.Join(slices.Compact(impls), ",")
+	return nil
 }
 
 // tunedNode reports whether the latest choice timed candidates for n.
@@ -584,5 +625,6 @@ func (b *builder) emitND(node *graph.Node, name, defines string, global, local [
 	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,
 		global: slices.Clone(global), local: slices.Clone(local), bytes: b.argBytes(args)}
 	b.pl.launches = append(b.pl.launches, l)
+	b.ctl(instr{op: opLaunch, launch: len(b.pl.launches) - 1, loop: -1, cond: -1})
 	return nil
 }

@@ -372,9 +372,12 @@ func TestUnsupported(t *testing.T) {
 	// A Range whose bounds are computed on the device has a length no plan
 	// can know without reading them back mid-request: the GPU cannot run
 	// it (the CPU can).
-	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf())
+	// (A scalar input would be planned for its value, as any input that
+	// decides a shape: the bounds come from a vector here.)
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(4))
 	relu := graph.NewNode("Relu", "relu", []graph.Output{x.Out(0)}, nil, 1)
-	sig := graph.NewNode("Range", "sig", []graph.Output{relu.Out(0), relu.Out(0), relu.Out(0)}, nil, 1)
+	top := graph.NewNode("ReduceMax", "max", []graph.Output{relu.Out(0)}, graph.Attrs{"keepdims": int64(0)}, 1)
+	sig := graph.NewNode("Range", "sig", []graph.Output{top.Out(0), top.Out(0), top.Out(0)}, nil, 1)
 	y := graph.NewResult("y", sig.Out(0))
 	r := graph.NewResult("r", relu.Out(0))
 	m := graph.NewModel("mixed", []*graph.Node{x}, []*graph.Node{y, r})
@@ -387,7 +390,7 @@ func TestUnsupported(t *testing.T) {
 	got, err := p.QueryModel(context.Background(), m, nil)
 	require.NoError(t, err)
 	// y's producer is unsupported, so y is too (fusion.QuerySupported).
-	assert.Equal(t, map[string]string{"x": "GPU", "relu": "GPU", "r": "GPU"}, got)
+	assert.Equal(t, map[string]string{"x": "GPU", "relu": "GPU", "max": "GPU", "r": "GPU"}, got)
 
 	// Element types a kernel lacks are found when the plan is built: Relu
 	// has no i32 kernel.

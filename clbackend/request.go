@@ -199,12 +199,13 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 type events struct {
 	upload, download []*cl.Event
 	kernels          []*cl.Event
+	copies           []*cl.Event // a program's device copies
 	last             *cl.Event
 }
 
 func (e *events) close() error {
 	var errs []error
-	for _, list := range [][]*cl.Event{e.upload, e.kernels, e.download} {
+	for _, list := range [][]*cl.Event{e.upload, e.kernels, e.copies, e.download} {
 		for _, ev := range list {
 			errs = append(errs, ev.Close())
 		}
@@ -228,6 +229,7 @@ type runState struct {
 	evs      events
 	enqueued bool             // commands may still use buffers and host memory
 	next     int              // the next launch of pl to enqueue
+	ran      []int            // a program's launches, in the order they ran
 	feeder   chan error       // the feeder's result, while it runs (windowed inferences)
 	hostIn   []*tensor.Tensor // contiguous inputs, referenced until the wait
 	staged   []*tensor.Tensor // download targets
@@ -319,7 +321,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 	var prof []driver.ProfilingInfo
 	if c.profiling {
 		var err error
-		prof, err = r.profile(s.pl, &s.evs, s.cpu, s.upload, s.execute, s.download, s.wait)
+		prof, err = r.profile(s, s.pl, &s.evs, s.cpu, s.upload, s.execute, s.download, s.wait)
 		if err != nil {
 			return r.fail("reading profiling info", err)
 		}
@@ -402,8 +404,22 @@ func (r *InferRequest) drain(s *runState) error {
 
 // profile turns the events of one inference into per-kernel entries (device
 // time from OpenCL event profiling) followed by the stages.
-func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, upload, execute, download, wait time.Duration) ([]driver.ProfilingInfo, error) {
+func (r *InferRequest) profile(s *runState, pl *plan, evs *events, cpu []time.Duration, upload, execute, download, wait time.Duration) ([]driver.ProfilingInfo, error) {
 	var prof []driver.ProfilingInfo
+	if pl.prog != nil {
+		// A program runs a launch once per iteration, or not at all in
+		// the branch not taken: one entry per launch that ran.
+		for k, i := range s.ran {
+			l := pl.launches[i]
+			p, err := evs.kernels[k].Profile()
+			if err != nil {
+				return nil, err
+			}
+			prof = append(prof, driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry,
+				Status: driver.Executed, Bytes: l.bytes, RealTime: max(p.Duration(), 0)})
+		}
+		return r.stageProfile(prof, evs, upload, execute, download, wait)
+	}
 	k := 0
 	for i, l := range pl.launches {
 		e := driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: driver.OptimizedOut, Bytes: l.bytes}
@@ -417,6 +433,12 @@ func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, uploa
 		}
 		prof = append(prof, e)
 	}
+	return r.stageProfile(prof, evs, upload, execute, download, wait)
+}
+
+// stageProfile appends the upload, execute, download and wait stages to
+// prof.
+func (r *InferRequest) stageProfile(prof []driver.ProfilingInfo, evs *events, upload, execute, download, wait time.Duration) ([]driver.ProfilingInfo, error) {
 	stage := func(name string, list []*cl.Event, host time.Duration) error {
 		var dev time.Duration
 		for _, ev := range list {
@@ -432,7 +454,7 @@ func (r *InferRequest) profile(pl *plan, evs *events, cpu []time.Duration, uploa
 	if err := stage("upload", evs.upload, upload); err != nil {
 		return nil, err
 	}
-	if err := stage("execute", evs.kernels, execute); err != nil {
+	if err := stage("execute", append(append([]*cl.Event(nil), evs.kernels...), evs.copies...), execute); err != nil {
 		return nil, err
 	}
 	if err := stage("download", evs.download, download); err != nil {

@@ -75,6 +75,22 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	s.upload = time.Since(t0)
 
 	s.cpu = make([]time.Duration, len(pl.launches))
+	if pl.prog != nil {
+		// Control flow: the program decides what runs; it is enqueued
+		// here, reading back conditions as it goes.
+		if err := r.runProgram(ctx, s); err != nil {
+			return err
+		}
+		if err := r.download(s); err != nil {
+			return err
+		}
+		if s.enqueued {
+			if err := r.queue.Flush(); err != nil {
+				return r.fail("flushing the queue", err)
+			}
+		}
+		return nil
+	}
 	end := len(pl.launches)
 	if ctx.Done() != nil && end > r.window() {
 		end = r.window()

@@ -108,7 +108,10 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *driver.Propert
 			// Converted once here, shared read-only by every request.
 			cm.consts[st.out[0]] = n.Value.Contiguous()
 		default:
-			st.k, _ = ref.Lookup(n.OpType)
+			// Nodes with bodies get their bodies planned once, here.
+			if st.k, err = ref.Prepare(n); err != nil {
+				return nil, driver.Errorf(driver.ErrUnsupported, "cpu: compile model %q: %w", m.Name, err)
+			}
 			st.impl = ref.Impl(n)
 		}
 		st.in = make([]int, len(n.Inputs))

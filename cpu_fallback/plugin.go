@@ -67,7 +67,8 @@ func (p *Plugin) supports(n *graph.Node) bool {
 	case graph.OpParameter, graph.OpConstant, graph.OpResult:
 		return n.Domain == ""
 	}
-	return ref.Supports(n)
+	// A node with bodies runs when every node of its bodies does.
+	return ref.Supports(n) && n.BodiesAll(p.supports)
 }
 
 // CompileModel compiles a clone of m; see the package documentation.

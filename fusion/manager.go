@@ -276,8 +276,9 @@ func CountNodes(m *graph.Model) (nodes, ops int, err error) {
 	return len(all), ops, nil
 }
 
-// Run applies the enabled passes to model in place, re-running shape
-// inference after each; with opts.DisableAll it does nothing. A name in
+// Run applies the enabled passes to model in place, and inside every body
+// its nodes own, re-running shape inference after each; with
+// opts.DisableAll it does nothing. A name in
 // opts.Disabled the manager does not have is an error wrapping
 // ErrUnknownPass. Errors name the pass (and, through graph.NodeError, the
 // node).
@@ -313,12 +314,9 @@ func (m *Manager) Run(ctx context.Context, model *graph.Model, opts Options) (*R
 			continue
 		}
 		start := time.Now()
-		n, err := p.Run(ctx, model, &opts)
+		n, err := runEverywhere(ctx, p, model, &opts)
 		if err != nil {
-			return nil, fmt.Errorf("fusion: pass %s on model %q: %w", p.Name, model.Name, err)
-		}
-		if err := model.InferShapes(); err != nil {
-			return nil, fmt.Errorf("fusion: after pass %s on model %q: %w", p.Name, model.Name, err)
+			return nil, err
 		}
 		pr := PassReport{Name: p.Name, Rewrites: n, Duration: time.Since(start)}
 		if pr.Nodes, pr.Ops, err = CountNodes(model); err != nil {
@@ -331,6 +329,34 @@ func (m *Manager) Run(ctx context.Context, model *graph.Model, opts Options) (*R
 		}
 	}
 	return rep, nil
+}
+
+// runEverywhere runs p on model and then inside every body its nodes own
+// (If branches, Loop and Scan bodies; not the bodies of KernelFusion
+// nodes, which are what a fusion matched), outer graphs before the bodies
+// nested in them, re-running shape inference after each, and returns the
+// rewrites made in all of them.
+func runEverywhere(ctx context.Context, p Pass, model *graph.Model, opts *Options) (int, error) {
+	total := 0
+	err := model.Walk(func(m *graph.Model, owner *graph.Node) error {
+		where := fmt.Sprintf("model %q", model.Name)
+		if owner != nil && owner.OpType == graph.OpKernelFusion {
+			return graph.SkipBody // already kernel-shaped: what a fusion matched
+		}
+		if owner != nil {
+			where = fmt.Sprintf("body %q of node %q", m.Name, owner.Name)
+		}
+		n, err := p.Run(ctx, m, opts)
+		total += n
+		if err != nil {
+			return fmt.Errorf("fusion: pass %s on %s: %w", p.Name, where, err)
+		}
+		if err := m.InferShapes(); err != nil {
+			return fmt.Errorf("fusion: after pass %s on %s: %w", p.Name, where, err)
+		}
+		return nil
+	})
+	return total, err
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)

@@ -168,7 +168,7 @@ func TestParseOptions(t *testing.T) {
 
 func TestDefaultPassNames(t *testing.T) {
 	assert.Equal(t, []string{
-		fusion.PassConvertF16ToF32, fusion.PassConvertF16Weights, fusion.PassRemoveIdentity, fusion.PassConstantFolding, fusion.PassCollapseReshapeTranspose,
+		fusion.PassConvertF16ToF32, fusion.PassConvertF16Weights, fusion.PassRemoveIdentity, fusion.PassConstantFolding, fusion.PassFoldControlFlow, fusion.PassCollapseReshapeTranspose,
 		fusion.PassEliminateDoubleRelu, fusion.PassRecognizeHardActivations, fusion.PassFuseLayerNorm, fusion.PassFoldBatchNorm,
 		fusion.PassFoldConvScaleShift, fusion.PassDivToMul, fusion.PassFuseConv, fusion.PassFuseFullyConnected,
 		fusion.PassFuseSEResidual, fusion.PassFuseLayerNormRelu, fusion.PassDeadCodeRemoval,

@@ -35,6 +35,7 @@ func DefaultPasses() []Pass {
 		ConvertF16Weights(),
 		RemoveIdentity(),
 		ConstantFolding(),
+		FoldControlFlow(),
 		CollapseReshapeTranspose(),
 		EliminateDoubleRelu(),
 		RecognizeHardActivations(),

@@ -9,7 +9,7 @@ import (
 
 // Attrs are a node's attributes. Values have one of the types int64,
 // float32, string, []int64, []float32, []string, *tensor.Tensor, *Model
-// (subgraphs; unused by the current op set).
+// (subgraphs: bodies, see bodies.go).
 type Attrs map[string]any
 
 // Has reports whether the attribute is set.

@@ -15,13 +15,26 @@ import (
 //
 // Nodes are numbered in order; inputs name the producer's number and output
 // index, or "-" for an omitted optional input.
+//
+// The bodies a node owns (If branches, Loop and Scan bodies, KernelFusion
+// bodies) follow it, indented, each numbered on its own.
 func (m *Model) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if err := m.writeText(bw, "", 0); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func (m *Model) writeText(bw *bufio.Writer, indent string, depth int) error {
+	if depth > maxBodyDepth {
+		return fmt.Errorf("graph: model %q: bodies nest deeper than %d levels", m.Name, maxBodyDepth)
+	}
 	nodes, err := m.Nodes()
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "model %q: %d parameters, %d results, %d nodes\n", m.Name, len(m.Parameters), len(m.Results), len(nodes))
+	fmt.Fprintf(bw, "%smodel %q: %d parameters, %d results, %d nodes\n", indent, m.Name, len(m.Parameters), len(m.Results), len(nodes))
 	id := make(map[*Node]int, len(nodes))
 	for i, n := range nodes {
 		id[n] = i
@@ -60,9 +73,15 @@ func (m *Model) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, " %s=%s", k, strconv.Quote(n.RT.Extra[k]))
 		}
 		b.WriteByte('\n')
-		bw.WriteString(b.String())
+		bw.WriteString(indent + b.String())
+		for _, body := range n.Bodies() {
+			fmt.Fprintf(bw, "%s  %s:\n", indent, body.Attr)
+			if err := body.Model.writeText(bw, indent+"    ", depth+1); err != nil {
+				return err
+			}
+		}
 	}
-	return bw.Flush()
+	return nil
 }
 
 // WriteDot writes the model as a Graphviz digraph: one box per node labelled

@@ -64,13 +64,17 @@ const (
 	FamilyQuant Family = "quant"
 	// FamilyKernelFusion is the generic KernelFusion op.
 	FamilyKernelFusion Family = "kernelfusion"
+	// FamilyControl is control flow: If, Loop and Scan, the ops that own
+	// bodies (see bodies.go).
+	FamilyControl Family = "control"
 )
 
 // Families returns every family, in the order the op table lists them.
 func Families() []Family {
 	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
 		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
-		FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion}
+		FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion,
+		FamilyControl}
 }
 
 // Fold says when a node's outputs are known before inference, so that

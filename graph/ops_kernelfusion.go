@@ -141,6 +141,14 @@ func bodySummary(m *Model) string {
 		}
 		ops = append(ops, n.OpType)
 	}
+	// Long bodies (If branches of whole networks) list their first ops.
+	const maxListed = 12
+	if len(params) > maxListed {
+		params = append(params[:maxListed], fmt.Sprintf("... %d parameters", len(m.Parameters)))
+	}
+	if len(ops) > maxListed {
+		ops = append(ops[:maxListed], fmt.Sprintf("... %d ops", len(ops)))
+	}
 	return fmt.Sprintf("%s(%s){%s}", m.Name, strings.Join(params, ", "), strings.Join(ops, ", "))
 }
 

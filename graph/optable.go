@@ -34,6 +34,7 @@ func opList() []OpSpec {
 		{FamilyGemm, gemmOps}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
 		{FamilyDetection, detectionOps}, {FamilySignal, signalOps},
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
+		{FamilyControl, controlOps},
 	} {
 		for _, s := range f.ops {
 			s.Family = f.family

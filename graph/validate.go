@@ -11,10 +11,29 @@ import (
 // unique, every input names an existing output of a node in the model, nodes
 // read only Parameters listed in m.Parameters, Parameters and Constants have
 // no inputs, Results have exactly one input, Constants hold a value matching
-// their port, there are no cycles, and every op is in the op set. Every
+// their port, there are no cycles, and every op is in the op set, and the
+// same of every body (subgraph) a node owns, to any depth. Every
 // error wraps ErrInvalidModel and, where one node is at fault, is a
 // *NodeError naming it.
 func (m *Model) Validate() error {
+	if err := m.checkStructure(0); err != nil {
+		return err
+	}
+	nodes, err := m.Nodes()
+	if err != nil {
+		return invalid(err)
+	}
+	for _, n := range nodes {
+		if err := InferNode(n); err != nil {
+			return invalid(err)
+		}
+	}
+	return nil
+}
+
+// checkStructure runs Validate's structural checks on m and, through
+// checkBodies, on every body of its nodes (depth is the nesting level).
+func (m *Model) checkStructure(depth int) error {
 	if len(m.Results) == 0 {
 		return fmt.Errorf("%w: model %q has no results", ErrInvalidModel, m.Name)
 	}
@@ -51,12 +70,10 @@ func (m *Model) Validate() error {
 			return invalid(n.Errorf("name is also used by %s", prev))
 		}
 		byName[n.Name] = n
-		if err := checkNode(n, params, results); err != nil {
+		if err := checkNode(n, params, results, depth > 0); err != nil {
 			return invalid(err)
 		}
-	}
-	for _, n := range nodes {
-		if err := InferNode(n); err != nil {
+		if err := checkBodies(n, depth); err != nil {
 			return invalid(err)
 		}
 	}
@@ -87,8 +104,9 @@ func (e *invalidError) Error() string {
 // Unwrap returns ErrInvalidModel and the error it marks.
 func (e *invalidError) Unwrap() []error { return []error{ErrInvalidModel, e.err} }
 
-// checkNode runs the structural checks of one node.
-func checkNode(n *Node, params, results map[*Node]bool) error {
+// checkNode runs the structural checks of one node. In a body (inBody),
+// a Parameter may have no type yet: the owning node binds it.
+func checkNode(n *Node, params, results map[*Node]bool, inBody bool) error {
 	if n.Name == "" {
 		return n.Errorf("node has no name")
 	}
@@ -117,7 +135,7 @@ func checkNode(n *Node, params, results map[*Node]bool) error {
 		if len(n.Outputs) != 1 {
 			return n.Errorf("parameter has %d outputs, want 1", len(n.Outputs))
 		}
-		if !n.Outputs[0].Type.Valid() {
+		if !n.Outputs[0].Type.Valid() && !inBody {
 			return n.Errorf("parameter has no element type")
 		}
 	case OpConstant:

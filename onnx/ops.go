@@ -32,12 +32,18 @@ type opEntry struct {
 // convert the older forms and the ops that need checks or conversion at
 // every version. An importer that emits an op graph.Lookup does not know
 // fails with ErrUnsupportedOp too.
-var opTable = buildOpTable()
+var opTable []opEntry
+
+// The control ops' importers convert subgraphs through the table, so the
+// table is built in init rather than by its declaration (which would be
+// an initialisation cycle).
+func init() { opTable = buildOpTable() }
 
 func buildOpTable() []opEntry {
 	t := slices.Concat(modelImports, eltwiseImports, activationImports, compareImports, movementImports,
 		indexImports, reduceImports, convImports, poolImports, normImports, gemmImports, resizeImports,
-		castImports, shapeImports, detectionImports, signalImports, quantImports)
+		castImports, shapeImports, detectionImports, signalImports, quantImports,
+		controlImports)
 	for _, op := range graph.OpTypes() {
 		if s, _ := graph.Lookup(op); s.Since > 0 {
 			t = append(t, opEntry{OpType: op, Since: s.Since, Import: same()})

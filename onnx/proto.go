@@ -69,6 +69,8 @@ type attrProto struct {
 	floats  []float32
 	ints    []int64
 	strings [][]byte
+	g       *graphProto   // a GRAPH attribute: If's branches, Loop's and Scan's bodies
+	graphs  []*graphProto // a GRAPHS attribute
 	refName string
 	// seen records which value fields were present, for inferring the type
 	// of attributes written by old exporters without the type field.
@@ -248,7 +250,7 @@ func decodeModel(b []byte) (*modelProto, error) {
 		case 7:
 			var mb []byte
 			if mb, err = f.msg(what + ".graph"); err == nil {
-				m.graph, err = decodeGraph(mb)
+				m.graph, err = decodeGraph(mb, 0)
 			}
 		case 8:
 			var mb []byte
@@ -282,9 +284,17 @@ func decodeOpset(b []byte) (opsetID, error) {
 	return o, err
 }
 
-func decodeGraph(b []byte) (*graphProto, error) {
+// maxGraphDepth bounds the nesting of subgraphs (If branches, Loop and
+// Scan bodies) the decoder follows, so a crafted file cannot exhaust the
+// stack.
+const maxGraphDepth = 32
+
+func decodeGraph(b []byte, depth int) (*graphProto, error) {
 	g := &graphProto{}
 	const what = "GraphProto"
+	if depth > maxGraphDepth {
+		return nil, fmt.Errorf("%w: %s: subgraphs nest deeper than %d levels", ErrInvalidModel, what, maxGraphDepth)
+	}
 	err := walk(b, what, func(f field) error {
 		var err error
 		var mb []byte
@@ -292,7 +302,7 @@ func decodeGraph(b []byte) (*graphProto, error) {
 		case 1:
 			if mb, err = f.msg(what + ".node"); err == nil {
 				var n *nodeProto
-				n, err = decodeNode(mb)
+				n, err = decodeNode(mb, depth)
 				g.nodes = append(g.nodes, n)
 			}
 		case 2:
@@ -324,7 +334,7 @@ func decodeGraph(b []byte) (*graphProto, error) {
 	return g, nil
 }
 
-func decodeNode(b []byte) (*nodeProto, error) {
+func decodeNode(b []byte, depth int) (*nodeProto, error) {
 	n := &nodeProto{}
 	const what = "NodeProto"
 	err := walk(b, what, func(f field) error {
@@ -347,7 +357,7 @@ func decodeNode(b []byte) (*nodeProto, error) {
 			var mb []byte
 			if mb, err = f.msg(what + ".attribute"); err == nil {
 				var a *attrProto
-				a, err = decodeAttr(mb)
+				a, err = decodeAttr(mb, depth)
 				n.attrs = append(n.attrs, a)
 			}
 		}
@@ -359,7 +369,7 @@ func decodeNode(b []byte) (*nodeProto, error) {
 	return n, nil
 }
 
-func decodeAttr(b []byte) (*attrProto, error) {
+func decodeAttr(b []byte, depth int) (*attrProto, error) {
 	a := &attrProto{}
 	const what = "AttributeProto"
 	err := walk(b, what, func(f field) error {
@@ -389,7 +399,11 @@ func decodeAttr(b []byte) (*attrProto, error) {
 				a.hasT = true
 			}
 		case 6:
-			a.hasG = true
+			var mb []byte
+			if mb, err = f.msg(what + ".g"); err == nil {
+				a.g, err = decodeGraph(mb, depth+1)
+				a.hasG = true
+			}
 		case 22:
 			a.hasSparse = true
 		case 14:
@@ -406,6 +420,12 @@ func decodeAttr(b []byte) (*attrProto, error) {
 			a.nTensors++
 		case 11:
 			a.nGraphs++
+			var mb []byte
+			if mb, err = f.msg(what + ".graphs"); err == nil {
+				var g *graphProto
+				g, err = decodeGraph(mb, depth+1)
+				a.graphs = append(a.graphs, g)
+			}
 		}
 		return err
 	})

@@ -149,7 +149,30 @@ type tModel struct {
 	outputs []tValue
 }
 
+// aSubgraph is a GRAPH attribute holding g's graph.
+func aSubgraph(name string, g tModel) tAttr {
+	return tAttr(pb(nil).str(1, name).varint(20, attrGraph).bytes(6, g.graphBytes()))
+}
+
 func (m tModel) bytes() []byte {
+	g := pb(m.graphBytes())
+	ir := m.ir
+	if ir == 0 {
+		ir = 8
+	}
+	p := pb(nil).varint(1, ir).str(2, "clinfer-test")
+	p = p.bytes(7, g)
+	if m.opset != 0 {
+		p = p.bytes(8, pb(nil).str(1, "").varint(2, m.opset))
+	}
+	for d, v := range m.opsets {
+		p = p.bytes(8, pb(nil).str(1, d).varint(2, v))
+	}
+	return p
+}
+
+// graphBytes encodes m's GraphProto.
+func (m tModel) graphBytes() []byte {
 	var g pb
 	for _, n := range m.nodes {
 		g = g.bytes(1, n.bytes())
@@ -164,19 +187,7 @@ func (m tModel) bytes() []byte {
 	for _, v := range m.outputs {
 		g = g.bytes(12, v.bytes())
 	}
-	ir := m.ir
-	if ir == 0 {
-		ir = 8
-	}
-	p := pb(nil).varint(1, ir).str(2, "clinfer-test")
-	p = p.bytes(7, g)
-	if m.opset != 0 {
-		p = p.bytes(8, pb(nil).str(1, "").varint(2, m.opset))
-	}
-	for d, v := range m.opsets {
-		p = p.bytes(8, pb(nil).str(1, d).varint(2, v))
-	}
-	return p
+	return g
 }
 
 // rawTensor encodes t as a TensorProto with raw_data.

@@ -79,6 +79,11 @@ type builder struct {
 	used     map[string]bool
 	next     map[string]int
 	consumed map[string]bool
+	// parent is the enclosing scope of a subgraph's builder (nil at the
+	// top); captures are the outer values the subgraph reads, each bound
+	// to one of its trailing Parameters (see scope.go).
+	parent   *builder
+	captures []capture
 }
 
 func read(data []byte, cfg config) (*graph.Model, error) {
@@ -136,6 +141,23 @@ func (b *builder) unique(name string) string {
 }
 
 func (b *builder) build(g *graphProto) (*graph.Model, error) {
+	m, err := b.graph(g)
+	if err != nil {
+		return nil, err
+	}
+	m.Opsets = b.opsets
+	if err := m.InferShapes(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err)
+	}
+	return m, nil
+}
+
+// graph converts one GraphProto in b's scope: the top-level graph or a
+// subgraph (whose builder has a parent; see scope.go).
+func (b *builder) graph(g *graphProto) (*graph.Model, error) {
 	if g.sparseInits > 0 {
 		return nil, fmt.Errorf("%w: graph %q has sparse initializers", ErrUnsupportedType, g.name)
 	}
@@ -177,7 +199,7 @@ func (b *builder) build(g *graphProto) (*graph.Model, error) {
 			return nil, fmt.Errorf("%w: graph input %q is listed twice", ErrInvalidModel, in.name)
 		}
 		t, shape, err := inputType(in)
-		if err != nil {
+		if err != nil && (b.parent == nil || in.tensorType || in.nonTensor) {
 			return nil, err
 		}
 		p := graph.NewParameter(in.name, t, shape)
@@ -211,6 +233,9 @@ func (b *builder) build(g *graphProto) (*graph.Model, error) {
 		for _, in := range n.inputs {
 			b.consumed[in] = true
 		}
+		for _, in := range implicitInputs(n) {
+			b.consumed[in] = true
+		}
 	}
 	// Names given in the model win over generated "<OpType>_<index>" ones.
 	names := make([]string, len(g.nodes))
@@ -239,7 +264,7 @@ func (b *builder) build(g *graphProto) (*graph.Model, error) {
 			return nil, fmt.Errorf("%w: graph output %q is listed twice", ErrInvalidModel, out.name)
 		}
 		seen[out.name] = true
-		from, ok := b.values[out.name]
+		from, ok := b.lookup(out.name)
 		if !ok {
 			return nil, fmt.Errorf("%w: graph output %q is not produced by any node, input or initializer", ErrInvalidModel, out.name)
 		}
@@ -247,17 +272,7 @@ func (b *builder) build(g *graphProto) (*graph.Model, error) {
 		r.Outputs[0].Name = out.name
 		results = append(results, r)
 	}
-	m := graph.NewModel(g.name, params, results)
-	m.Opsets = b.opsets
-	if err := m.InferShapes(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err)
-	}
-	if v, ok := any(m).(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err)
-		}
-	}
-	return m, nil
+	return graph.NewModel(g.name, params, results), nil
 }
 
 // inputType converts a graph input's ValueInfo into an element type and
@@ -309,7 +324,8 @@ func (b *builder) sortNodes(g *graphProto) ([]int, error) {
 	consumers := make([][]int, len(g.nodes))
 	for i, n := range g.nodes {
 		seen := map[int]bool{}
-		for _, in := range n.inputs {
+		// What the node's subgraphs read from this scope orders it too.
+		for _, in := range append(append([]string(nil), n.inputs...), implicitInputs(n)...) {
 			if in == "" {
 				continue
 			}
@@ -321,7 +337,7 @@ func (b *builder) sortNodes(g *graphProto) ([]int, error) {
 				}
 				continue
 			}
-			if _, ok := b.values[in]; !ok {
+			if !b.defined(in) {
 				return nil, fmt.Errorf("%w: node %q (%s) reads %q, which no node, input or initializer defines", ErrInvalidModel, n.name, n.opType, in)
 			}
 		}
@@ -363,7 +379,7 @@ func (b *builder) importNode(n *nodeProto, name string) error {
 	c.in = make([]graph.Output, len(n.inputs))
 	for i, in := range n.inputs {
 		if in != "" {
-			c.in[i] = b.values[in]
+			c.in[i], _ = b.lookup(in)
 		}
 	}
 	attrs, err := c.convertAttrs()
@@ -374,6 +390,11 @@ func (b *builder) importNode(n *nodeProto, name string) error {
 	outs, err := e.Import(c)
 	if err != nil {
 		return err
+	}
+	for _, a := range n.attrs {
+		if a.g != nil && !c.bodies[a.name] {
+			return c.attrErrorf(a.name, "attributes of type GRAPH are not supported by %s", n.opType)
+		}
 	}
 	if c.missing != "" {
 		return fmt.Errorf("%w: node %q: %s (domain %q, opset %d) needs op %s, which the op set lacks", ErrUnsupportedOp, c.name, n.opType, domain, version, c.missing)
@@ -404,6 +425,8 @@ type nodeCtx struct {
 	in      []graph.Output
 	attrs   graph.Attrs
 	missing string
+	// bodies are the GRAPH attributes the importer converted (c.body).
+	bodies map[string]bool
 }
 
 func (c *nodeCtx) unsupportedOp() error {
@@ -490,6 +513,9 @@ func (c *nodeCtx) convertAttrs() (graph.Attrs, error) {
 		}
 		if a.refName != "" {
 			return nil, c.attrErrorf(a.name, "refers to function attribute %q; functions are not supported", a.refName)
+		}
+		if a.g != nil && (a.typ == attrGraph || a.typ == 0) {
+			continue // a subgraph: the op's importer converts it (c.body)
 		}
 		v, err := c.convertAttr(a)
 		if err != nil {

@@ -368,6 +368,21 @@ func enqueueCopyBuffer(q, src, dst handle, srcOffset, dstOffset, size int, wait 
 	return handle(ev), status("clEnqueueCopyBuffer", st)
 }
 
+func enqueueCopyBufferRect(q, src, dst handle, srcOffset, dstOffset, rowBytes, rows, srcPitch, dstPitch int, wait []handle) (handle, error) {
+	if err := injected("clEnqueueCopyBufferRect"); err != nil {
+		return nil, err
+	}
+	defer logSlow("clEnqueueCopyBufferRect", time.Now(), nil)
+	n, ws := eventList(wait)
+	var ev C.cl_event
+	srcOrigin := [3]C.size_t{C.size_t(srcOffset), 0, 0}
+	dstOrigin := [3]C.size_t{C.size_t(dstOffset), 0, 0}
+	region := [3]C.size_t{C.size_t(rowBytes), C.size_t(rows), 1}
+	st := C.clEnqueueCopyBufferRect(C.cl_command_queue(q), C.cl_mem(src), C.cl_mem(dst), &srcOrigin[0], &dstOrigin[0], &region[0],
+		C.size_t(srcPitch), 0, C.size_t(dstPitch), 0, n, ws, &ev)
+	return handle(ev), status("clEnqueueCopyBufferRect", st)
+}
+
 func enqueueFillBuffer(q, buf handle, pattern unsafe.Pointer, patternSize, offset, size int, wait []handle) (handle, error) {
 	if err := injected("clEnqueueFillBuffer"); err != nil {
 		return nil, err

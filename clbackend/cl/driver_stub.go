@@ -67,6 +67,10 @@ func enqueueCopyBuffer(_, _, _ handle, _, _, _ int, _ []handle) (handle, error) 
 	return nil, notBuilt("clEnqueueCopyBuffer")
 }
 
+func enqueueCopyBufferRect(_, _, _ handle, _, _, _, _, _, _ int, _ []handle) (handle, error) {
+	return nil, notBuilt("clEnqueueCopyBufferRect")
+}
+
 func enqueueFillBuffer(_, _ handle, _ unsafe.Pointer, _, _, _ int, _ []handle) (handle, error) {
 	return nil, notBuilt("clEnqueueFillBuffer")
 }

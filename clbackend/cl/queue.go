@@ -240,7 +240,24 @@ func (q *CommandQueue) enqueueGoMemory(write bool, buffer *MemObject, blocking b
 // EnqueueCopyBuffer copies byteCount bytes from srcOffset of srcBuffer to
 // dstOffset of dstBuffer on the device.
 func (q *CommandQueue) EnqueueCopyBuffer(srcBuffer, dstBuffer *MemObject, srcOffset, dstOffset, byteCount int, eventWaitList []*Event) (*Event, error) {
-	const op = "clEnqueueCopyBuffer"
+	return q.copyBuffers("clEnqueueCopyBuffer", srcBuffer, dstBuffer, eventWaitList, func(h, src, dst handle, ws []handle) (handle, error) {
+		return enqueueCopyBuffer(h, src, dst, srcOffset, dstOffset, byteCount, ws)
+	})
+}
+
+// EnqueueCopyBufferRect copies rows rows of rowBytes bytes from srcOffset
+// of srcBuffer to dstOffset of dstBuffer on the device; consecutive rows
+// are srcPitch and dstPitch bytes apart (a 2-D region of
+// clEnqueueCopyBufferRect, slice pitches unused).
+func (q *CommandQueue) EnqueueCopyBufferRect(srcBuffer, dstBuffer *MemObject, srcOffset, dstOffset, rowBytes, rows, srcPitch, dstPitch int, eventWaitList []*Event) (*Event, error) {
+	return q.copyBuffers("clEnqueueCopyBufferRect", srcBuffer, dstBuffer, eventWaitList, func(h, src, dst handle, ws []handle) (handle, error) {
+		return enqueueCopyBufferRect(h, src, dst, srcOffset, dstOffset, rowBytes, rows, srcPitch, dstPitch, ws)
+	})
+}
+
+// copyBuffers is the checking around a device copy between two buffers
+// (the OpenCL call op, made by enqueue).
+func (q *CommandQueue) copyBuffers(op string, srcBuffer, dstBuffer *MemObject, eventWaitList []*Event, enqueue func(h, src, dst handle, ws []handle) (handle, error)) (*Event, error) {
 	h, ws, err := q.prepare(op, eventWaitList)
 	if err != nil {
 		return nil, err
@@ -253,7 +270,7 @@ func (q *CommandQueue) EnqueueCopyBuffer(srcBuffer, dstBuffer *MemObject, srcOff
 	if err != nil {
 		return nil, err
 	}
-	ev, err := enqueueCopyBuffer(h, src, dst, srcOffset, dstOffset, byteCount, ws)
+	ev, err := enqueue(h, src, dst, ws)
 	return finishEnqueue(ev, err, q, srcBuffer, dstBuffer, eventWaitList)
 }
 

@@ -27,6 +27,7 @@ func kernelTable() map[string]Kernel {
 		reduceKernels(), convKernels(), poolKernels(), normKernels(), gemmKernels(), resizeKernels(),
 		castKernels(), shapeKernels(), detectionKernels(), signalKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
+		controlKernels(t),      // runs bodies with t itself
 	} {
 		for name, k := range family {
 			if _, dup := t[name]; dup {

@@ -1,0 +1,243 @@
+package clbackend
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// bodyOf builds a body over Parameters named names (types bound by the
+// owner's inference) whose results are what f makes of them.
+func bodyOf(name string, names []string, f func(p []graph.Output) []graph.Output) *graph.Model {
+	var params []*graph.Node
+	var outs []graph.Output
+	for _, n := range names {
+		p := graph.NewParameter(n, 0, graph.DynamicRank)
+		params = append(params, p)
+		outs = append(outs, p.Out(0))
+	}
+	var res []*graph.Node
+	for i, o := range f(outs) {
+		res = append(res, graph.NewResult(fmt.Sprintf("%s_out%d", name, i), o))
+	}
+	return graph.NewModel(name, params, res)
+}
+
+var nodeSeq int
+
+// nn builds one node of op with one output.
+func nn(op string, attrs graph.Attrs, in ...graph.Output) graph.Output {
+	nodeSeq++
+	return graph.NewNode(op, fmt.Sprintf("%s_%d", op, nodeSeq), in, attrs, 1).Out(0)
+}
+
+// scalarConst is a rank-0 constant of type t.
+func scalarConst(t tensor.ElementType, v float64) graph.Output {
+	x, _ := tensor.FromFloat64s(t, tensor.Shape{}, []float64{v})
+	nodeSeq++
+	return graph.NewConstant(fmt.Sprintf("k%d", nodeSeq), x).Out(0)
+}
+
+// controlCases are the GPU-vs-CPU cases of If, Loop and Scan: conditions
+// decided on the device (both branches planned), at plan time, nested; a
+// Loop whose body is planned once (carried values, the iteration number
+// as data, an early exit read back), one unrolled; a Scan over a middle
+// axis in reverse.
+func controlCases() map[string][]lowerCase {
+	ifNode := func(g *caseGen, cond graph.Output, then, els *graph.Model, caps ...graph.Output) *graph.Model {
+		return g.model(graph.NewNode(graph.OpIf, "if", append([]graph.Output{cond}, caps...),
+			graph.Attrs{graph.AttrThenBranch: then, graph.AttrElseBranch: els, graph.AttrCaptures: int64(len(caps))}, 2))
+	}
+	branches := func() (*graph.Model, *graph.Model) {
+		then := bodyOf("then", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
+			return []graph.Output{nn("Relu", nil, nn("Mul", nil, p[0], p[1])), nn("Neg", nil, p[0])}
+		})
+		els := bodyOf("else", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
+			return []graph.Output{nn("Sigmoid", nil, p[0]), p[0]}
+		})
+		return then, els
+	}
+	sumPositive := func(x graph.Output) graph.Output {
+		return nn("Greater", nil, nn("ReduceSum", graph.Attrs{"keepdims": int64(0)}, x), scalarConst(tensor.F32, 0))
+	}
+	return map[string][]lowerCase{
+		graph.OpIf: {
+			{"runtime_then", func(g *caseGen) *graph.Model {
+				x := g.x("pos", 2, g.dim(2, 6))
+				then, els := branches()
+				return ifNode(g, sumPositive(x), then, els, x, g.c(-1, 1, 1))
+			}},
+			{"runtime_else", func(g *caseGen) *graph.Model {
+				x := g.x("x", 2, g.dim(2, 6))
+				then, els := branches()
+				return ifNode(g, sumPositive(nn("Neg", nil, nn("Abs", nil, x))), then, els, x, g.c(-1, 1, 1))
+			}},
+			{"plan_time", func(g *caseGen) *graph.Model {
+				x := g.x("x", 2, 3)
+				then, els := branches()
+				return ifNode(g, nn("Equal", nil, nn("Size", nil, x), scalarConst(tensor.I64, 6)), then, els, x, g.c(-1, 1, 1))
+			}},
+			{"nested", func(g *caseGen) *graph.Model {
+				x := g.x("pos", 3, g.dim(2, 5))
+				inT, inE := branches()
+				then := bodyOf("outer_then", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
+					c := nn("Greater", nil, nn("ReduceMax", graph.Attrs{"keepdims": int64(0)}, p[0]), scalarConst(tensor.F32, 0.5))
+					n := graph.NewNode(graph.OpIf, "inner", []graph.Output{c, p[0], p[1]},
+						graph.Attrs{graph.AttrThenBranch: inT, graph.AttrElseBranch: inE, graph.AttrCaptures: int64(2)}, 2)
+					return []graph.Output{n.Out(0), n.Out(1)}
+				})
+				_, els := branches()
+				return ifNode(g, sumPositive(x), then, els, x, g.c(-1, 1, 1))
+			}},
+		},
+		graph.OpLoop: {
+			{"carried", func(g *caseGen) *graph.Model {
+				return loopCase(g, 4, false, func(p []graph.Output) []graph.Output {
+					v := nn("Tanh", nil, nn("Add", nil, nn("Mul", nil, p[2], p[3]), p[3]))
+					return []graph.Output{p[1], v, nn("Neg", nil, v)}
+				})
+			}},
+			{"iteration_as_data", func(g *caseGen) *graph.Model {
+				return loopCase(g, 5, false, func(p []graph.Output) []graph.Output {
+					i := nn("Cast", graph.Attrs{"to": int64(tensor.F32)}, p[0])
+					v := nn("Add", nil, p[2], nn("Mul", nil, i, p[3]))
+					return []graph.Output{p[1], v, v}
+				})
+			}},
+			{"early_exit", func(g *caseGen) *graph.Model {
+				return loopCase(g, 50, true, func(p []graph.Output) []graph.Output {
+					v := nn("Add", nil, p[2], nn("Mul", nil, nn("Abs", nil, p[3]), scalarConst(tensor.F32, 0.1)))
+					c := nn("Less", nil, nn("ReduceMax", graph.Attrs{"keepdims": int64(0)}, v), scalarConst(tensor.F32, 3))
+					return []graph.Output{c, v}
+				})
+			}},
+			{"unrolled", func(g *caseGen) *graph.Model {
+				return loopCase(g, 3, false, func(p []graph.Output) []graph.Output {
+					one := scalarConst(tensor.I64, 1)
+					start := nn("Unsqueeze", nil, p[0], g.ints(0))
+					end := nn("Unsqueeze", nil, nn("Add", nil, p[0], one), g.ints(0))
+					s := nn("Slice", nil, p[3], start, end, g.ints(1))
+					v := nn("Add", nil, p[2], s)
+					return []graph.Output{p[1], v, s}
+				})
+			}},
+		},
+		graph.OpScan: {
+			{"middle_axis_reverse", func(g *caseGen) *graph.Model {
+				s0 := g.x("s", 3)
+				xs := g.x("xs", 3, g.dim(2, 5), 2)
+				body := bodyOf("body", []string{"s", "xt"}, func(p []graph.Output) []graph.Output {
+					r := nn("ReduceSum", graph.Attrs{"keepdims": int64(0)}, p[1], g.ints(1))
+					s := nn("Add", nil, p[0], r)
+					return []graph.Output{s, nn("Mul", nil, p[1], p[1]), s}
+				})
+				n := graph.NewNode(graph.OpScan, "scan", []graph.Output{s0, xs}, graph.Attrs{graph.AttrBody: body, "num_scan_inputs": int64(1),
+					"scan_input_axes": []int64{1}, "scan_input_directions": []int64{1},
+					"scan_output_axes": []int64{2, 0}, "scan_output_directions": []int64{1, 0}}, 3)
+				return g.model(n)
+			}},
+		},
+	}
+}
+
+// loopCase is Loop(trips, [cond], v) over a [2, k] carried value with a
+// captured [2, k] input; body gets (iteration, condition, v, x).
+func loopCase(g *caseGen, trips int64, withCond bool, f func(p []graph.Output) []graph.Output) *graph.Model {
+	k := g.dim(2, 4)
+	v := g.x("v", 2, k)
+	x := g.x("pos", 2, k)
+	m := scalarConst(tensor.I64, float64(trips))
+	cond := graph.Output{}
+	if withCond {
+		cond = scalarConst(tensor.Bool, 1)
+	}
+	body := bodyOf("body", []string{"i", "c", "v", "x"}, f)
+	outs := len(body.Results) - 1
+	return g.model(graph.NewNode(graph.OpLoop, "loop", []graph.Output{m, cond, v, x}, graph.Attrs{graph.AttrBody: body, graph.AttrCaptures: int64(1)}, outs))
+}
+
+// TestControlPlans: what the plan of each control-flow form is. An If
+// decided at run time reads back exactly one condition (one byte) per
+// inference besides the outputs; one known at plan time reads back none
+// and plans only its branch; a Loop plans its body once and runs it per
+// iteration (one launch per iteration per body op); an early exit reads
+// back one condition per iteration.
+func TestControlPlans(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	for _, c := range []struct {
+		op, name   string
+		impl       string
+		readBack   int64 // condition bytes read back per inference
+		launchesOf string
+		launches   int // launches of nodes named launchesOf (-1: not checked)
+	}{
+		{graph.OpIf, "runtime_then", "if:runtime", 1, "", -1},
+		{graph.OpIf, "plan_time", "if:then_branch planned", 0, "", -1},
+		{graph.OpLoop, "carried", "loop: body planned once (4 launches), 4 iterations", 0, "Tanh", 4},
+		{graph.OpLoop, "early_exit", "loop: body planned once", -1, "", -1},
+		{graph.OpLoop, "unrolled", "loop: unrolled (3 iterations", 0, "", -1},
+	} {
+		t.Run(c.op+"/"+c.name, func(t *testing.T) {
+			var lc lowerCase
+			for i, x := range controlCases()[c.op] {
+				if x.name == c.name {
+					lc = controlCases()[c.op][i]
+				}
+			}
+			require.NotNil(t, lc.build)
+			m, ins := lc.instance(t, c.op, 0)
+			want, _ := inferAll(t, cpu, m, ins)
+			got, cm := inferAllWith(t, gpu, m, ins, map[string]string{driver.KeyEnableProfiling: "YES"})
+			assertOutputsClose(t, want, got, 1e-4, 1e-3)
+			rm, err := cm.RuntimeModel()
+			require.NoError(t, err)
+			nodes, err := rm.Nodes()
+			require.NoError(t, err)
+			impl := ""
+			for _, n := range nodes {
+				if n.OpType == c.op {
+					impl = n.RT.Extra["IMPL_TYPE"]
+				}
+			}
+			assert.Contains(t, impl, c.impl)
+			r, err := cm.CreateInferRequest()
+			require.NoError(t, err)
+			defer r.Close()
+			for name, x := range ins {
+				require.NoError(t, r.SetTensor(name, x))
+			}
+			require.NoError(t, r.Infer(context.Background()))
+			var outBytes int64
+			for _, y := range got {
+				outBytes += y.ByteSize()
+			}
+			tr := r.(*InferRequest).Transfers()
+			if c.readBack >= 0 {
+				assert.Equal(t, outBytes+c.readBack, tr.DeviceToHost, "outputs and %d condition bytes", c.readBack)
+			} else {
+				assert.Greater(t, tr.DeviceToHost, outBytes+1, "an early exit reads its condition back every iteration")
+			}
+			if c.launches >= 0 {
+				count := 0
+				for _, p := range r.ProfilingInfo() {
+					if strings.HasPrefix(p.NodeName, c.launchesOf) && p.NodeType != "Stage" {
+						count++
+					}
+				}
+				assert.Equal(t, c.launches, count, "launches of %s nodes", c.launchesOf)
+			}
+		})
+	}
+}
