@@ -227,7 +227,7 @@ func (s *Server) repositoryAction(w http.ResponseWriter, r *http.Request, what s
 // observe records a finished inference request in the metrics and the log.
 func (s *Server) observe(ctx context.Context, protocol, name, ver string, v *version, start time.Time, tm timing, err error) {
 	outcome := "success"
-	level := slog.LevelInfo
+	level := slog.LevelDebug // an access log line per success costs at high rates: -log_level debug
 	if err != nil {
 		ae := classify(err)
 		outcome = codeInfo[ae.code].outcome
