@@ -239,7 +239,7 @@ type benchReport struct {
 func inProcess(bin, jsonPath string, o options, n int) (benchReport, error) {
 	args := []string{"-m", o.model, "-reshape", o.shape, "-d", fmt.Sprintf("BATCH:%s(%d)", o.device, o.batch), "-hint", "none",
 		"-p", "AUTO_BATCH_TIMEOUT=" + strconv.Itoa(o.batchDelay), "-nireq", strconv.Itoa(n), "-t", fmt.Sprint(o.seconds),
-		"-niter", strconv.Itoa(o.n), "-json", jsonPath}
+		"-json", jsonPath} // -t only: cmd/benchmark's -niter would override it
 	cmd := exec.Command(bin, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
