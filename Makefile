@@ -34,7 +34,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
+.PHONY: test deps go-toolchain models refs run serve bench-serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -120,6 +120,13 @@ run: deps
 SERVE_FLAGS ?=
 serve: deps
 	$(GO) run ./cmd/serve $(SERVE_FLAGS)
+
+## bench-serve: cmd/serve under load (bench/serveload): PP-OCR cls on
+## BATCH:GPU(8) with 1, 8 and 64 clients over REST JSON, REST binary and
+## gRPC, next to cmd/benchmark in-process, in one run; loopback only.
+bench-serve: models
+	mkdir -p $(OUT)
+	$(GO) run ./bench/serveload -json $(OUT)/bench-serve.json | tee $(OUT)/bench-serve.txt
 
 ## bench-models: clinfer's PP-OCR benchmarks on CPU and GPU (POCL when
 ## there is no GPU) next to ONNX Runtime's CPU (2 threads), in one run:

@@ -10,10 +10,10 @@
 // models`). It builds cmd/serve and cmd/benchmark, starts the server on
 // 127.0.0.1 (loopback only) with -batch (dynamic batching on BATCH over
 // -d), and for each client count runs cmd/benchmark -nireq N on
-// BATCH:-d(batch) and then N closed-loop clients per protocol, each point
-// bounded by -t seconds and -n requests. Request bodies are encoded once
-// per protocol, so the client's own encoding stays out of the server's
-// figures. It prints throughput and p50/p99 latency per point, and the
+// BATCH:-d(batch) for -t seconds and then N closed-loop clients per
+// protocol, each bounded by -t seconds and -n requests. Request bodies
+// are encoded once per protocol, so the client's own encoding stays out of
+// the server's figures. It prints throughput and p50/p99 latency per point, and the
 // server's overhead per request: its request time minus queue and compute
 // time, from its /metrics (decoding, checking, encoding), and the
 // end-to-end difference from in-process at one client. `make bench-serve`
