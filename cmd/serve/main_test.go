@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -10,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -74,29 +76,19 @@ func TestDrainOnSignal(t *testing.T) {
 	path := filepath.Join(dir, "affine.onnx")
 	require.NoError(t, os.WriteFile(path, servetest.Affine(2), 0o644))
 	h, _, _, stop := start(t, "-model", path)
-	pr, pw := io.Pipe()
 	body := `{"inputs":[{"name":"x","shape":[1,4],"datatype":"FP32","data":[1,2,3,4]}]}`
-	req, err := http.NewRequest("POST", "http://"+h+"/v2/models/affine/infer", pr)
+	c, err := net.Dial("tcp", h)
 	require.NoError(t, err)
-	req.ContentLength = int64(len(body))
-	type result struct {
-		code int
-		body string
-		err  error
-	}
-	got := make(chan result, 1)
-	go func() { // ends with the response
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			got <- result{err: err}
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		got <- result{code: resp.StatusCode, body: string(b)}
-	}()
-	_, err = io.WriteString(pw, body[:20])
+	defer c.Close()
+	_, err = fmt.Fprintf(c, "POST /v2/models/affine/infer HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:20])
 	require.NoError(t, err)
+	// A request on a later connection answered means the server has
+	// accepted the first one (it accepts in order).
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := probe.Get("http://" + h + "/v2/health/live")
+	require.NoError(t, err)
+	resp.Body.Close()
+
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }() // SIGTERM: drains, ends when the request is answered
 	time.Sleep(200 * time.Millisecond)
@@ -105,13 +97,14 @@ func TestDrainOnSignal(t *testing.T) {
 		t.Fatalf("run returned with a request in flight: %v", err)
 	default:
 	}
-	_, err = io.WriteString(pw, body[20:])
+	_, err = io.WriteString(c, body[20:])
 	require.NoError(t, err)
-	require.NoError(t, pw.Close())
-	r := <-got
-	require.NoError(t, r.err)
-	assert.Equal(t, 200, r.code)
-	assert.Contains(t, r.body, `"data":[3,5,7,9]`)
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Contains(t, string(got), `"data":[3,5,7,9]`)
 	require.NoError(t, <-stopped)
 }
 
