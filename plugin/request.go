@@ -91,10 +91,10 @@ func (r *request) ProfilingInfo() ([]ProfilingInfo, error) {
 }
 
 // Close releases the request's resources; an asynchronous request first
-// cancels a run in progress and waits for it (callback included), and must
-// not be closed from its own callback. Closing a running synchronous
-// request is an error wrapping ErrBusy and leaves it open. Later calls
-// return nil.
+// cancels a run in progress and waits for it (callback included). Closing
+// a running synchronous request, or an asynchronous one from its own
+// callback (which would wait for itself), is an error wrapping ErrBusy and
+// leaves it open. Later calls return nil.
 func (r *request) Close() error {
 	if r.closed.Load() {
 		return nil
@@ -109,9 +109,10 @@ func (r *request) Close() error {
 // SetCallback sets the function called with each StartAsync's result (nil
 // on success) once its stages are done; nil removes it. The callback runs
 // on a callback executor after the request has become idle, so it may
-// read outputs, bind tensors and call StartAsync again, but not Close or
-// Wait on its own request. A panic in it is recovered and returned by
-// Wait as an error wrapping ErrCallback.
+// read outputs, bind tensors and call StartAsync again; Wait, WaitFor and
+// Close on its own request would wait for the callback itself and return
+// an error wrapping ErrBusy at once. A panic in it is recovered and
+// returned by Wait as an error wrapping ErrCallback.
 func (r *AsyncInferRequest) SetCallback(f func(err error)) {
 	r.a.SetCallback(f)
 }
@@ -129,7 +130,8 @@ func (r *AsyncInferRequest) StartAsync(ctx context.Context) error {
 
 // Wait waits for the run StartAsync started (callback included) and
 // returns its error; without a start it returns nil. If ctx is done first
-// it returns ctx's error and the run goes on.
+// it returns ctx's error and the run goes on. From the request's own
+// callback it returns an error wrapping ErrBusy at once.
 func (r *AsyncInferRequest) Wait(ctx context.Context) error {
 	if err := r.check("wait"); err != nil {
 		return err

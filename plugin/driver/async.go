@@ -157,6 +157,10 @@ type AsyncInferRequest struct {
 	runs     int64
 	callback func(error)
 	drivers  sync.WaitGroup
+	// inCallback counts, per goroutine ID, the request's callbacks that
+	// goroutine is running, so that Wait and Close called from inside one
+	// (which would wait for themselves) fail with ErrBusy at once.
+	inCallback map[uint64]int
 }
 
 // asyncRun is one StartAsync.
@@ -246,8 +250,9 @@ func (r *AsyncInferRequest) usable(what string) error {
 // It runs on the callback executor, after the request has become idle, so
 // it may set tensors and call StartAsync again; Wait returns after it
 // returns. A panic in the callback is recovered and Wait returns it as an
-// error wrapping ErrCallback. The callback must not call Close or Wait on
-// its own request.
+// error wrapping ErrCallback. Wait, WaitFor and Close called from the
+// callback on its own request would wait for the callback itself: they
+// return an error wrapping ErrBusy at once instead.
 func (r *AsyncInferRequest) SetCallback(f func(err error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -312,6 +317,8 @@ func (r *AsyncInferRequest) drive(ctx context.Context, run *asyncRun, stages []S
 // once it is closed) and returns its panic as an error.
 func (r *AsyncInferRequest) runCallback(cb func(error), runErr error) error {
 	call := func(context.Context) (err error) {
+		g := r.enterCallback()
+		defer r.leaveCallback(g)
 		defer func() {
 			if p := recover(); p != nil {
 				err = errorf(ErrCallback, "plugin: request %d: callback panicked: %v", r.id, p)
@@ -396,13 +403,18 @@ func (r *AsyncInferRequest) Cancel() {
 // callback, and returns its error: a stage's error, a cancellation, or a
 // callback panic. Without a start it returns nil at once. If ctx is done
 // first it returns ctx's error and the run goes on. After Close it returns
-// an error wrapping ErrClosed (Close has waited for the run).
+// an error wrapping ErrClosed (Close has waited for the run). From the
+// request's own callback it returns an error wrapping ErrBusy at once.
 func (r *AsyncInferRequest) Wait(ctx context.Context) error {
 	r.mu.Lock()
 	run, closed := r.run, r.closed
+	busy := r.fromCallbackLocked("Wait")
 	r.mu.Unlock()
 	if closed {
 		return r.closedErr("wait")
+	}
+	if busy != nil {
+		return busy
 	}
 	if run == nil {
 		return nil
@@ -418,13 +430,18 @@ func (r *AsyncInferRequest) Wait(ctx context.Context) error {
 // WaitFor waits at most d for the latest run and reports whether it is over
 // and, if so, its error. WaitFor(0) only looks: (false, nil) while the run
 // is going on. Without a start it returns (true, nil); after Close, true
-// and an error wrapping ErrClosed.
+// and an error wrapping ErrClosed; from the request's own callback, false
+// and an error wrapping ErrBusy.
 func (r *AsyncInferRequest) WaitFor(d time.Duration) (done bool, err error) {
 	r.mu.Lock()
 	run, closed := r.run, r.closed
+	busy := r.fromCallbackLocked("WaitFor")
 	r.mu.Unlock()
 	if closed {
 		return true, r.closedErr("wait")
+	}
+	if busy != nil {
+		return false, busy
 	}
 	if run == nil {
 		return true, nil
@@ -555,13 +572,18 @@ func (r *AsyncInferRequest) Running() bool {
 
 // Close cancels a run in progress, waits for it (callback included) and
 // closes the wrapped request. Later calls return nil; other methods fail
-// with ErrClosed. Close must not be called from the request's own
-// callback (it would wait for itself).
+// with ErrClosed. Called from the request's own callback it would wait
+// for itself: it returns an error wrapping ErrBusy and the request stays
+// open.
 func (r *AsyncInferRequest) Close() error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil
+	}
+	if err := r.fromCallbackLocked("Close"); err != nil {
+		r.mu.Unlock()
+		return err
 	}
 	r.closed = true
 	if r.run != nil && r.busy {

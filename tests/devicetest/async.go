@@ -250,6 +250,43 @@ func Async(t *testing.T, newPlugin NewPlugin) {
 		assert.NoError(t, r.Wait(waitCtx(t)), "the request is reusable after a failed callback")
 	})
 
+	t.Run("WaitAndCloseInOwnCallbackAreBusy", func(t *testing.T) {
+		// Wait, WaitFor and Close from the request's own callback would
+		// wait for the callback: each must fail with ErrBusy at once and
+		// leave the request usable.
+		_, _, r, relu := newAsync(t, newPlugin)
+		type result struct {
+			what string
+			err  error
+		}
+		got := make(chan result, 3)
+		r.SetCallback(func(error) {
+			got <- result{"Wait", r.Wait(waitCtx(t))}
+			_, err := r.WaitFor(patience)
+			got <- result{"WaitFor", err}
+			got <- result{"Close", r.Close()}
+		})
+		x := loadInput(4)
+		require.NoError(t, r.SetTensor(InputName, x))
+		require.NoError(t, r.StartAsync(ctx))
+		for range 3 {
+			var res result
+			select {
+			case res = <-got:
+			case <-time.After(patience):
+				require.FailNow(t, "a call inside the callback hangs")
+			}
+			require.Error(t, res.err, "%s from the request's own callback", res.what)
+			assert.ErrorIs(t, res.err, driver.ErrBusy, "%s from the request's own callback", res.what)
+			assert.Contains(t, res.err.Error(), "own callback", "%s: the message says why", res.what)
+		}
+		require.NoError(t, r.Wait(waitCtx(t)), "Wait outside the callback")
+		checkOutput(t, r, x, relu, "after the callback")
+		r.SetCallback(nil)
+		require.NoError(t, r.StartAsync(ctx), "the request is still open")
+		require.NoError(t, r.Wait(waitCtx(t)))
+	})
+
 	t.Run("WaitWithoutStart", func(t *testing.T) {
 		_, _, r, _ := newAsync(t, newPlugin)
 		// A done ctx: Wait must not even look at it when nothing started.
