@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 
@@ -35,16 +36,23 @@ func NewCore() *Core { return &Core{} }
 // (Inputs, Outputs) with their dynamic dimensions before it is compiled.
 // A missing file is an error wrapping ErrNotFound (and fs.ErrNotExist), a
 // malformed model ErrInvalidArgument, an op or type clinfer cannot import
-// ErrUnsupported; each also wraps the onnx package's own sentinel.
+// ErrUnsupported; each also wraps the onnx package's own sentinel. After
+// Close it is an error wrapping ErrClosed.
 func (c *Core) ReadModel(path string) (*graph.Model, error) {
+	if err := c.d.Check(fmt.Sprintf("read model %q", path)); err != nil {
+		return nil, err
+	}
 	m, err := onnx.ReadFile(path)
 	return m, readError(err)
 }
 
 // ReadModelFrom reads an ONNX model from r, as ReadModel reads a file. A
 // model with external tensor data cannot be read this way: use ReadModel
-// on its file.
+// on its file. After Close it is an error wrapping ErrClosed.
 func (c *Core) ReadModelFrom(r io.Reader) (*graph.Model, error) {
+	if err := c.d.Check("read model"); err != nil {
+		return nil, err
+	}
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, driver.Errorf(ErrInvalidArgument, "plugin: read model: %w", err)

@@ -63,13 +63,24 @@ func TestZeroValueCore(t *testing.T) {
 	}
 }
 
-// TestCoreAfterClose: every method of a closed Core that reaches a device
-// returns an error wrapping ErrClosed; Close again returns nil.
+// TestCoreAfterClose: every method of a closed Core returns an error
+// wrapping ErrClosed (ReadModel and ReadModelFrom, which reach no device,
+// included: they read models after Close); Close again returns nil.
 func TestCoreAfterClose(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "smallcnn.onnx")
+	require.NoError(t, os.WriteFile(model, defaultmodel.ONNX, 0o644))
 	c := plugin.NewCore()
 	require.NoError(t, c.Close())
 	ctx := context.Background()
 	calls := map[string]func() error{
+		"ReadModel": func() error {
+			_, err := c.ReadModel(model)
+			return err
+		},
+		"ReadModelFrom": func() error {
+			_, err := c.ReadModelFrom(bytes.NewReader(defaultmodel.ONNX))
+			return err
+		},
 		"CompileModel": func() error {
 			_, err := c.CompileModel(ctx, devicetest.ReluModel(), fakeDevice, nil)
 			return err

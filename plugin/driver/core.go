@@ -289,6 +289,17 @@ func (c *Core) Property(device, key string) (string, error) {
 	return "", errorf(ErrNotFound, "plugin: device %q: no device with id %q (AVAILABLE_DEVICES: %q)", device, ref.id, ids)
 }
 
+// Check returns an error wrapping ErrClosed, naming what (the call), once
+// the Core is closed, and nil before; for methods that reach no device.
+func (c *Core) Check(what string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errorf(ErrClosed, "plugin: core is closed (%s)", what)
+	}
+	return nil
+}
+
 // Close closes every plugin the Core constructed and joins their errors.
 // Later calls return nil; using the Core after Close is an error wrapping
 // ErrClosed.
