@@ -36,6 +36,7 @@ func CreateContext(devices []*Device) (*Context, error) {
 	if p := devices[0].platform; p != nil {
 		platform = p.id
 	}
+	firstUse()
 	h, err := createContext(platform, ids)
 	if err != nil {
 		return nil, err

