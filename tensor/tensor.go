@@ -3,6 +3,7 @@ package tensor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -117,11 +118,14 @@ func Scalar(v float32) *Tensor {
 // Type is the element type.
 func (x *Tensor) Type() ElementType { return x.typ }
 
-// Shape is the tensor's shape. The caller must not modify it.
-func (x *Tensor) Shape() Shape { return x.shape }
+// Shape returns the tensor's shape: a copy, which the caller may change
+// without changing the tensor (a tensor's shape never changes; Reshape
+// makes a new tensor).
+func (x *Tensor) Shape() Shape { return x.shape.Clone() }
 
-// Strides are the tensor's strides in elements. The caller must not modify them.
-func (x *Tensor) Strides() []int64 { return x.strides }
+// Strides returns the tensor's strides in elements: a copy, which the
+// caller may change without changing the tensor.
+func (x *Tensor) Strides() []int64 { return slices.Clone(x.strides) }
 
 // Rank is the number of dimensions.
 func (x *Tensor) Rank() int { return len(x.shape) }
