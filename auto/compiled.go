@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
@@ -88,6 +89,10 @@ type CompiledModel struct {
 
 	targets []*target // in priority order; the slice never changes
 	why     []string  // per target: why it cannot run the model (queryAll)
+	// badProps is set when a device refused the properties AUTO passed
+	// it (ErrInvalidArgument): noDevice's error then wraps that sentinel
+	// too, since the properties, not only the devices, are at fault.
+	badProps atomic.Bool
 
 	mu       sync.Mutex
 	closed   bool

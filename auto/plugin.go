@@ -86,7 +86,6 @@ func propertySpecs() []driver.PropertySpec {
 		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, DeviceName),
 		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, ""),
 		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, "1 64 1"),
-		driver.ReadOnlySpec(driver.KeyRangeForStreams, "1 64"),
 	)
 }
 

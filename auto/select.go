@@ -50,6 +50,7 @@ func (c *CompiledModel) queryAll(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return fmt.Errorf("auto: query model %q on %s: %w", c.model.Name, t.dev, ctx.Err())
 			}
+			c.noteBadProps(err)
 			c.why[i] = "QueryModel failed: " + err.Error()
 		default:
 			answers[i] = a
@@ -217,15 +218,27 @@ func (c *CompiledModel) compileInOrder(ctx context.Context, sel int, reasons []s
 		if ctx.Err() != nil {
 			return fmt.Errorf("auto: compile: %w", ctx.Err())
 		}
+		c.noteBadProps(err)
 		reasons = append(reasons, err.Error())
 	}
 	return c.noDevice(reasons)
 }
 
+// noteBadProps records a device's refusal of AUTO's properties.
+func (c *CompiledModel) noteBadProps(err error) {
+	if errors.Is(err, driver.ErrInvalidArgument) {
+		c.badProps.Store(true)
+	}
+}
+
 // noDevice is the error when no candidate runs the model.
 func (c *CompiledModel) noDevice(reasons []string) error {
 	all := append(append([]string(nil), c.s.rejected...), reasons...)
-	return driver.Errorf(driver.ErrUnsupported, "auto: no device can run model %q (%s)", c.model.Name, strings.Join(all, "; "))
+	err := driver.Errorf(driver.ErrUnsupported, "auto: no device can run model %q (%s)", c.model.Name, strings.Join(all, "; "))
+	if c.badProps.Load() {
+		return driver.Errorf(driver.ErrInvalidArgument, "%w", err)
+	}
+	return err
 }
 
 // background compiles the selected target, and if that fails the later
@@ -413,6 +426,7 @@ func (c *CompiledModel) compileAll(ctx context.Context) error {
 	if n == 0 {
 		var reasons []string
 		for _, err := range errs {
+			c.noteBadProps(err)
 			reasons = append(reasons, err.Error())
 		}
 		return c.noDevice(reasons)

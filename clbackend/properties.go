@@ -109,12 +109,12 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, strings.Join(caps, " ")),
 		driver.ReadOnlySpec(driver.KeyDeviceTotalMemSize, strconv.FormatInt(d.memSize, 10)),
 		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", maxAsyncRequests)),
-		driver.ReadOnlySpec(driver.KeyRangeForStreams, fmt.Sprintf("1 %d", maxStreams)),
 		driver.ComputedSpec(driver.KeyOptimalNumberOfInferRequests, func() (string, error) {
 			return strconv.Itoa(optimalRequests(d.props, d)), nil
 		}),
 	)
 	specs = append(specs, tuningSpecs()...)
+	specs = append(specs, driver.StreamSpecs(maxStreams)...)
 	if d.uuid != "" {
 		specs = append(specs, driver.ReadOnlySpec(driver.KeyDeviceUUID, d.uuid))
 	}

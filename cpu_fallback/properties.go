@@ -30,18 +30,17 @@ const optimizationCapabilities = "FP32 EXPORT_IMPORT"
 func propertySpecs(p *Plugin) []driver.PropertySpec {
 	procs := runtime.GOMAXPROCS(0)
 	specs := append(driver.CommonSpecs(), fusion.PropertySpecs()...)
-	return append(specs,
+	return append(append(specs,
 		driver.PrecisionSpec(tensor.F32, tensor.F32),
 		driver.ReadOnlySpec(driver.KeyAvailableDevices, DeviceName),
 		driver.ReadOnlySpec(driver.KeyFullDeviceName, fullDeviceName()),
 		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, deviceArchitecture()),
 		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, optimizationCapabilities),
 		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, fmt.Sprintf("1 %d 1", procs)),
-		driver.ReadOnlySpec(driver.KeyRangeForStreams, fmt.Sprintf("1 %d", procs)),
 		driver.ComputedSpec(driver.KeyOptimalNumberOfInferRequests, func() (string, error) {
 			return strconv.Itoa(optimalRequests(p.core.Props())), nil
 		}),
-	)
+	), driver.StreamSpecs(procs)...)
 }
 
 // optimalRequests is 1 for latency (one request keeps every core busy

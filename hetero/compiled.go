@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -28,6 +29,11 @@ type CompiledModel struct {
 	producer  []int // per model output: the subgraph computing it
 
 	async driver.AsyncSupport // executors and running asynchronous requests
+	// running is read-locked by every synchronous Infer and locked by
+	// Close: HETERO runs its subgraphs' stages itself, so the devices'
+	// compiled models cannot see those inferences, and closing one under
+	// them would release what they use (a GPU subgraph's events).
+	running sync.RWMutex
 }
 
 // init fills in the ports, properties and asynchronous machinery once the
@@ -53,7 +59,7 @@ func (c *CompiledModel) init(name string, cfg *driver.Properties) error {
 	}
 	c.profiling = conf.EnableProfiling
 	procs := runtime.GOMAXPROCS(0)
-	plan := driver.PlanStreams(conf, driver.DeviceFacts{Cores: procs, MaxStreams: procs, RequestsPerStream: 1})
+	plan := driver.PlanStreams(conf, driver.DeviceFacts{Cores: procs, MaxStreams: maxStreams, RequestsPerStream: 1})
 	c.core.Resolve(driver.KeyNumStreams, strconv.Itoa(plan.Streams))
 	// Executors of its own (nil manager): the compiled model may outlive
 	// the plugin, and the GPU subgraphs' wait stages get a wait executor.
@@ -161,12 +167,15 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 	return rm, nil
 }
 
-// Close waits for running asynchronous requests and closes the subgraphs'
-// compiled models. It is idempotent.
+// Close waits for running inferences, asynchronous and synchronous, and
+// closes the subgraphs' compiled models. It is idempotent.
 func (c *CompiledModel) Close() error {
 	// Running asynchronous requests finish first (their stages check that
-	// the model is open); AsyncSupport.Close is idempotent.
+	// the model is open); AsyncSupport.Close is idempotent. Then the
+	// synchronous ones (running).
 	aerr := c.async.Close()
+	c.running.Lock()
+	defer c.running.Unlock()
 	if !c.core.MarkClosed() {
 		return nil
 	}

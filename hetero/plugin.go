@@ -65,7 +65,7 @@ func New() (*Plugin, error) {
 // devices, see passKeys), DEVICE_PRIORITIES, the dot-dump directory and
 // read-only facts.
 func propertySpecs() []driver.PropertySpec {
-	return append(driver.CommonSpecs(),
+	return append(append(driver.CommonSpecs(),
 		driver.PropertySpec{
 			Key: driver.KeyDevicePriorities, Mutable: true,
 			Accepted: "a comma-separated list of devices, e.g. GPU,CPU",
@@ -85,9 +85,12 @@ func propertySpecs() []driver.PropertySpec {
 		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, DeviceName),
 		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, ""),
 		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, "1 16 1"),
-		driver.ReadOnlySpec(driver.KeyRangeForStreams, "1 16"),
-	)
+	), driver.StreamSpecs(maxStreams)...)
 }
+
+// maxStreams bounds NUM_STREAMS: the streams of HETERO's own executors,
+// which run the subgraphs' stages.
+const maxStreams = 16
 
 // Name returns "HETERO".
 func (p *Plugin) Name() string { return DeviceName }

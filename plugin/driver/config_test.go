@@ -105,7 +105,7 @@ func TestConfigRoundTrip(t *testing.T) {
 
 func TestParseConfigPartial(t *testing.T) {
 	// A device with only some common keys: the others keep their defaults.
-	p := driver.NewProperties(driver.BoolSpec(driver.KeyEnableProfiling, true), driver.StreamsSpec("4"))
+	p := driver.NewProperties(driver.BoolSpec(driver.KeyEnableProfiling, true), driver.StreamsSpec("4", 0))
 	cfg, err := driver.ParseConfig(p)
 	require.NoError(t, err)
 	want := driver.DefaultConfig()

@@ -90,7 +90,7 @@ func TestSetErrors(t *testing.T) {
 		mention  []string
 	}{
 		{"unknown key", map[string]string{"NO_SUCH": "1"}, driver.ErrNotFound, []string{"NO_SUCH", "PERFORMANCE_HINT", "NUM_STREAMS"}},
-		{"negative streams", map[string]string{driver.KeyNumStreams: "-10"}, driver.ErrInvalidArgument, []string{"NUM_STREAMS", `"-10"`, "AUTO or an integer >= 1"}},
+		{"negative streams", map[string]string{driver.KeyNumStreams: "-10"}, driver.ErrInvalidArgument, []string{"NUM_STREAMS", `"-10"`, "AUTO (or -1) or an integer >= 1"}},
 		{"zero streams", map[string]string{driver.KeyNumStreams: "0"}, driver.ErrInvalidArgument, []string{"NUM_STREAMS"}},
 		{"hint -1", map[string]string{driver.KeyPerformanceHint: "-1"}, driver.ErrInvalidArgument, []string{"PERFORMANCE_HINT", `"-1"`, "LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT"}},
 		{"empty hint", map[string]string{driver.KeyPerformanceHint: ""}, driver.ErrInvalidArgument, []string{"PERFORMANCE_HINT"}},

@@ -126,19 +126,42 @@ func ComputedSpec(key string, get func() (string, error)) PropertySpec {
 	return PropertySpec{Key: key, Get: get}
 }
 
-// StreamsSpec is NUM_STREAMS: AUTO (stored as "AUTO", also accepted as
-// "-1" as OpenVINO does) or an integer >= 1.
-func StreamsSpec(def string) PropertySpec {
+// StreamsSpec is NUM_STREAMS with OpenVINO's values (ov::streams::Num):
+// AUTO (stored as "AUTO"; -1, its numeric value, is accepted as AUTO) or a
+// number of streams from 1 to max; max <= 0 is no bound (a virtual device
+// that passes the value on to devices which check their own). A value the
+// device cannot run is refused with the reason, never clamped: 0, NUMA
+// (-2: streams are not placed on NUMA nodes) and more streams than the
+// device runs at once (RANGE_FOR_STREAMS, which StreamSpecs declares with
+// the same max).
+func StreamsSpec(def string, max int) PropertySpec {
+	acc := "AUTO (or -1) or an integer >= 1"
+	if max > 0 {
+		acc = fmt.Sprintf("AUTO (or -1) or an integer from 1 to %d", max)
+	}
 	return PropertySpec{
 		Key: KeyNumStreams, Mutable: true, Default: def,
-		Accepted: "AUTO or an integer >= 1",
+		Accepted: acc,
 		Parse: func(s string) (string, error) {
-			n, err := ParseNumStreams(s)
-			if err != nil {
-				return "", errors.New("not AUTO or an integer >= 1")
+			n, why := numStreams(s)
+			if why != "" {
+				return "", errors.New(why)
+			}
+			if max > 0 && n > max {
+				return "", fmt.Errorf("this device runs at most %d streams at once (%s is \"1 %d\")", max, KeyRangeForStreams, max)
 			}
 			return FormatNumStreams(n), nil
 		},
+	}
+}
+
+// StreamSpecs are NUM_STREAMS (StreamsSpec, default AUTO) and
+// RANGE_FOR_STREAMS ("1 max") of a device that runs at most max streams at
+// once, so that the range it declares is the range it accepts.
+func StreamSpecs(max int) []PropertySpec {
+	return []PropertySpec{
+		StreamsSpec(FormatNumStreams(0), max),
+		ReadOnlySpec(KeyRangeForStreams, fmt.Sprintf("1 %d", max)),
 	}
 }
 
@@ -190,7 +213,7 @@ func CommonSpecs() []PropertySpec {
 	return []PropertySpec{
 		EnumSpec(KeyPerformanceHint, HintLatency.String(), HintLatency.String(), HintThroughput.String(), HintCumulativeThroughput.String()),
 		IntSpec(KeyNumRequests, 0, 0),
-		StreamsSpec(FormatNumStreams(0)),
+		StreamsSpec(FormatNumStreams(0), 0),
 		BoolSpec(KeyEnableProfiling, false),
 		PrecisionSpec(tensor.F32, tensor.F32, tensor.F16, tensor.BF16),
 		EnumSpec(KeyExecutionModeHint, ModePerformance.String(), ModePerformance.String(), ModeAccuracy.String()),
@@ -222,24 +245,40 @@ func FormatBool(b bool) string {
 	return "NO"
 }
 
-// ParseNumStreams parses a NUM_STREAMS value: AUTO (or -1) is 0, otherwise
-// an integer >= 1.
+// ParseNumStreams parses a NUM_STREAMS value as OpenVINO's
+// ov::streams::Num: AUTO, or -1 (AUTO's numeric value), is 0 (the device
+// derives the number from PERFORMANCE_HINT); otherwise an integer >= 1.
+// Anything else is an error wrapping ErrInvalidArgument that says why.
 func ParseNumStreams(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	if strings.EqualFold(t, "AUTO") {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(t)
-	if err != nil {
-		return 0, errorf(ErrInvalidArgument, "plugin: NUM_STREAMS %q is not AUTO or an integer", s)
-	}
-	if n == -1 {
-		return 0, nil
-	}
-	if n < 1 {
-		return 0, errorf(ErrInvalidArgument, "plugin: NUM_STREAMS %d is less than 1", n)
+	n, why := numStreams(s)
+	if why != "" {
+		return 0, errorf(ErrInvalidArgument, "plugin: bad value %q for property %s: %s (accepted: AUTO (or -1) or an integer >= 1)", s, KeyNumStreams, why)
 	}
 	return n, nil
+}
+
+// numStreams is ParseNumStreams' parse: the number (0 for AUTO), or why s
+// is not one.
+func numStreams(s string) (int, string) {
+	t := strings.TrimSpace(s)
+	switch {
+	case strings.EqualFold(t, "AUTO"):
+		return 0, ""
+	case strings.EqualFold(t, "NUMA"), t == "-2":
+		return 0, "NUMA (-2) is not supported: clinfer does not place streams on NUMA nodes"
+	}
+	n, err := strconv.Atoi(t)
+	switch {
+	case err != nil:
+		return 0, "not AUTO or an integer"
+	case n == -1:
+		return 0, ""
+	case n == 0:
+		return 0, "0 streams cannot run a request; AUTO lets the device choose"
+	case n < 0:
+		return 0, "a number of streams is at least 1; -1 is AUTO"
+	}
+	return n, ""
 }
 
 // FormatNumStreams formats n as NUM_STREAMS: 0 (or less) is AUTO.

@@ -53,8 +53,8 @@ func New(name string, faults Faults) *Plugin {
 		driver.ReadOnlySpec(driver.KeyDeviceArchitecture, "fake"),
 		driver.ReadOnlySpec(driver.KeyOptimizationCapabilities, "FP32"),
 		driver.ReadOnlySpec(driver.KeyRangeForAsyncInferRequests, "1 4 1"),
-		driver.ReadOnlySpec(driver.KeyRangeForStreams, "1 2"),
 	)
+	specs = append(specs, driver.StreamSpecs(fakeStreams)...)
 	if faults.AcceptAnyStreams {
 		specs = append(specs, driver.PropertySpec{Key: driver.KeyNumStreams, Mutable: true, Default: "AUTO", Accepted: "anything"})
 	}
