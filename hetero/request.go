@@ -130,6 +130,8 @@ func (r *InferRequest) Tensor(name string) (*tensor.Tensor, error) {
 // subgraphs' requests one after another, all with ctx, so cancelling ctx
 // stops whichever sub-request is running and skips the rest.
 func (r *InferRequest) Infer(ctx context.Context) error {
+	r.c.running.RLock()
+	defer r.c.running.RUnlock()
 	return r.core.RunInline(ctx, r.Stages())
 }
 
@@ -260,12 +262,17 @@ func (r *InferRequest) ProfilingInfo() []driver.ProfilingInfo {
 	return r.core.ProfilingInfo()
 }
 
-// Close releases the sub-requests. It is idempotent.
+// Close releases the sub-requests. It fails with driver.ErrBusy while
+// Infer runs (the sub-requests' stages are running) and is idempotent.
 func (r *InferRequest) Close() error {
 	r.core.Mu.Lock()
 	if r.core.Closed {
 		r.core.Mu.Unlock()
 		return nil
+	}
+	if r.core.Busy {
+		r.core.Mu.Unlock()
+		return fmt.Errorf("hetero: close infer request: %w", driver.ErrBusy)
 	}
 	r.core.Closed = true
 	r.core.Mu.Unlock()

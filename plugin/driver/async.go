@@ -153,6 +153,7 @@ type AsyncInferRequest struct {
 	mu       sync.Mutex
 	closed   bool
 	busy     bool      // stages are running (StartAsync or Infer)
+	inline   bool      // the stages running are Infer's, on its caller's goroutine
 	run      *asyncRun // the latest run StartAsync started
 	runs     int64
 	callback func(error)
@@ -245,20 +246,6 @@ func (r *AsyncInferRequest) usable(what string) error {
 	return nil
 }
 
-// SetCallback sets the function called once with the run's error (nil on
-// success) after each StartAsync's stages have finished; nil removes it.
-// It runs on the callback executor, after the request has become idle, so
-// it may set tensors and call StartAsync again; Wait returns after it
-// returns. A panic in the callback is recovered and Wait returns it as an
-// error wrapping ErrCallback. Wait, WaitFor and Close called from the
-// callback on its own request would wait for the callback itself: they
-// return an error wrapping ErrBusy at once instead.
-func (r *AsyncInferRequest) SetCallback(f func(err error)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.callback = f
-}
-
 // StartAsync starts a run and returns without waiting for it. The run
 // stops early, with an error wrapping context.Canceled, when ctx is
 // cancelled or Cancel is called; ctx must stay valid until the run ends. A
@@ -311,29 +298,6 @@ func (r *AsyncInferRequest) drive(ctx context.Context, run *asyncRun, stages []S
 	}
 	run.err = err
 	close(run.done)
-}
-
-// runCallback calls cb on the callback executor (inline without one, or
-// once it is closed) and returns its panic as an error.
-func (r *AsyncInferRequest) runCallback(cb func(error), runErr error) error {
-	call := func(context.Context) (err error) {
-		g := r.enterCallback()
-		defer r.leaveCallback(g)
-		defer func() {
-			if p := recover(); p != nil {
-				err = errorf(ErrCallback, "plugin: request %d: callback panicked: %v", r.id, p)
-			}
-		}()
-		cb(runErr)
-		return nil
-	}
-	if e := r.opts.execs[ExecutorCallback]; e != nil {
-		err := e.Run(context.Background(), call)
-		if !errors.Is(err, ErrClosed) || errors.Is(err, ErrCallback) {
-			return err
-		}
-	}
-	return call(context.Background())
 }
 
 // runStages runs stages in order, on their executors or, when inline, on
@@ -466,21 +430,31 @@ func (r *AsyncInferRequest) WaitFor(d time.Duration) (done bool, err error) {
 
 // Infer runs the stages on the calling goroutine and returns the first
 // error; the callback is not called. A running request is an error
-// wrapping ErrBusy.
+// wrapping ErrBusy. The compiled model's Close (through the request's
+// RequestTracker) waits for it as for a StartAsync.
 func (r *AsyncInferRequest) Infer(ctx context.Context) error {
 	r.mu.Lock()
 	if err := r.usable("infer"); err != nil {
 		r.mu.Unlock()
 		return err
 	}
-	r.busy = true
+	// The compiled model's Close waits for Infer as for a StartAsync: the
+	// stages use what it releases.
+	if t := r.opts.tracker; t != nil {
+		if err := t.Add(); err != nil {
+			r.mu.Unlock()
+			return fmt.Errorf("plugin: request %d: infer: %w", r.id, err)
+		}
+		defer t.Done()
+	}
+	r.busy, r.inline = true, true
 	r.runs++
 	n := r.runs
 	stages := r.stages()
 	r.mu.Unlock()
 	err := r.runStages(ctx, n, stages, true)
 	r.mu.Lock()
-	r.busy = false
+	r.busy, r.inline = false, false
 	r.mu.Unlock()
 	return err
 }
@@ -570,11 +544,11 @@ func (r *AsyncInferRequest) Running() bool {
 	return r.busy
 }
 
-// Close cancels a run in progress, waits for it (callback included) and
-// closes the wrapped request. Later calls return nil; other methods fail
-// with ErrClosed. Called from the request's own callback it would wait
-// for itself: it returns an error wrapping ErrBusy and the request stays
-// open.
+// Close cancels a run StartAsync started, waits for it (callback
+// included) and closes the wrapped request. Later calls return nil; other
+// methods fail with ErrClosed. While Infer runs, and from the request's
+// own callback (where it would wait for itself), it returns an error
+// wrapping ErrBusy and the request stays open.
 func (r *AsyncInferRequest) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -585,13 +559,15 @@ func (r *AsyncInferRequest) Close() error {
 		r.mu.Unlock()
 		return err
 	}
+	if r.inline {
+		r.mu.Unlock()
+		return errorf(ErrBusy, "plugin: request %d: close while Infer runs", r.id)
+	}
 	r.closed = true
 	if r.run != nil && r.busy {
 		r.run.cancel()
 	}
 	r.mu.Unlock()
 	r.drivers.Wait()
-	// An Infer in progress holds busy; closing the sync request under it
-	// is the sync request's business (it answers ErrBusy).
 	return r.sync.Close()
 }

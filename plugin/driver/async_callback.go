@@ -2,9 +2,48 @@ package driver
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"runtime"
 	"strconv"
 )
+
+// SetCallback sets the function called once with the run's error (nil on
+// success) after each StartAsync's stages have finished; nil removes it.
+// It runs on the callback executor, after the request has become idle, so
+// it may set tensors and call StartAsync again; Wait returns after it
+// returns. A panic in the callback is recovered and Wait returns it as an
+// error wrapping ErrCallback. Wait, WaitFor and Close called from the
+// callback on its own request would wait for the callback itself: they
+// return an error wrapping ErrBusy at once instead.
+func (r *AsyncInferRequest) SetCallback(f func(err error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.callback = f
+}
+
+// runCallback calls cb on the callback executor (inline without one, or
+// once it is closed) and returns its panic as an error.
+func (r *AsyncInferRequest) runCallback(cb func(error), runErr error) error {
+	call := func(context.Context) (err error) {
+		g := r.enterCallback()
+		defer r.leaveCallback(g)
+		defer func() {
+			if p := recover(); p != nil {
+				err = errorf(ErrCallback, "plugin: request %d: callback panicked: %v", r.id, p)
+			}
+		}()
+		cb(runErr)
+		return nil
+	}
+	if e := r.opts.execs[ExecutorCallback]; e != nil {
+		err := e.Run(context.Background(), call)
+		if !errors.Is(err, ErrClosed) || errors.Is(err, ErrCallback) {
+			return err
+		}
+	}
+	return call(context.Background())
+}
 
 // enterCallback records that the calling goroutine runs one of the
 // request's callbacks and returns its ID for leaveCallback.

@@ -58,6 +58,9 @@ func Run(t *testing.T, newPlugin NewPlugin) {
 	t.Run("UseAfterClose", func(t *testing.T) { UseAfterClose(t, newPlugin) })
 	t.Run("Capabilities", func(t *testing.T) { Capabilities(t, newPlugin) })
 	t.Run("ConcurrentInfer", func(t *testing.T) { ConcurrentInfer(t, newPlugin) })
+	t.Run("CloseDuringInfer", func(t *testing.T) { CloseDuringInfer(t, newPlugin) })
+	t.Run("FirstUse", func(t *testing.T) { FirstUse(t, newPlugin) })
+	t.Run("MutatedShapes", func(t *testing.T) { MutatedShapes(t, newPlugin) })
 	t.Run("Remote", func(t *testing.T) { Remote(t, newPlugin) })
 }
 
@@ -188,6 +191,8 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 			{"MisspeltKey", map[string]string{"PERFORMANCE_HNT": "LATENCY"}, driver.ErrNotFound, []string{"PERFORMANCE_HNT", "did you mean PERFORMANCE_HINT?"}},
 			{"LowerCaseKey", map[string]string{"num_streams": "1"}, driver.ErrNotFound, []string{"num_streams", "did you mean NUM_STREAMS?"}},
 			{"NegativeStreams", map[string]string{driver.KeyNumStreams: "-10"}, driver.ErrInvalidArgument, []string{driver.KeyNumStreams, "-10", "AUTO"}},
+			{"ZeroStreams", map[string]string{driver.KeyNumStreams: "0"}, driver.ErrInvalidArgument, []string{driver.KeyNumStreams, `"0"`, "AUTO"}},
+			{"NumaStreams", map[string]string{driver.KeyNumStreams: "NUMA"}, driver.ErrInvalidArgument, []string{driver.KeyNumStreams, "NUMA", "AUTO"}},
 			{"NumericHint", map[string]string{driver.KeyPerformanceHint: "-1"}, driver.ErrInvalidArgument, []string{driver.KeyPerformanceHint, "-1", "LATENCY", "THROUGHPUT"}},
 			{"MaybeProfiling", map[string]string{driver.KeyEnableProfiling: "maybe"}, driver.ErrInvalidArgument, []string{driver.KeyEnableProfiling, "maybe", "YES", "NO"}},
 			{"ReadOnlyKey", map[string]string{driver.KeyFullDeviceName: "x"}, driver.ErrInvalidArgument, []string{driver.KeyFullDeviceName}},
@@ -274,6 +279,8 @@ func Properties(t *testing.T, newPlugin NewPlugin) {
 			assert.Positive(t, n, "%s of a compiled model (%s)", driver.KeyNumStreams, hint)
 		}
 	})
+
+	t.Run("StreamsHonouredOrRefused", func(t *testing.T) { streamsHonouredOrRefused(t, newPlugin) })
 
 	t.Run("CompileBadProperties", func(t *testing.T) {
 		cases := []struct {
