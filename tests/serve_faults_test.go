@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -135,6 +136,18 @@ func TestServeFaults(t *testing.T) {
 	assert.Equal(t, serveFaultRequests, total.valid+total.bad+total.dropped)
 	assert.Greater(t, total.valid, serveFaultRequests/2)
 
+	// The GPU models' device memory and the BATCH model's batches show in
+	// the metrics.
+	code, metrics, err := getREST(client, e.URL+"/metrics")
+	require.NoError(t, err)
+	require.Equal(t, 200, code)
+	weights := regexp.MustCompile(`(?m)^clinfer_device_memory_bytes\{device="GPU[.0-9]*",kind="weights"\} ([0-9.e+]+)$`).FindSubmatch(metrics)
+	require.NotNil(t, weights, "device memory metric")
+	assert.NotEqual(t, "0", string(weights[1]))
+	batches := regexp.MustCompile(`(?m)^clinfer_inference_batch_size_count\{model="batched",version="1"\} ([0-9]+)$`).FindSubmatch(metrics)
+	require.NotNil(t, batches, "batch size histogram")
+	assert.NotEqual(t, "0", string(batches[1]))
+
 	tr.CloseIdleConnections()
 	require.NoError(t, e.Close())
 	require.NoError(t, core.Close())
@@ -241,6 +254,17 @@ func serveFaultRequest(e *servetest.Env, client *http.Client, rng *seeded.Rand) 
 		}
 	}
 	return disconnect, ""
+}
+
+// getREST gets a URL.
+func getREST(client *http.Client, url string) (int, []byte, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // postREST posts body (with the binary header length hl when not "").
