@@ -94,6 +94,7 @@ func lowerResize(b *builder, n *graph.Node) error {
 	var table []int64
 	var wts []float32
 	base := int64(1 + 5*r) // the table starts after rank, dims, strides, taps and both offsets
+	axes := make([]*graph.ResizeSampling, r)
 	for d := 0; d < r; d++ {
 		var a *graph.ResizeSampling
 		if os[d] == is[d] && scale[d] == 1 && roi == nil {
@@ -118,6 +119,7 @@ func lowerResize(b *builder, n *graph.Node) error {
 				}
 			}
 		}
+		axes[d] = a
 		taps[d], ioff[d], woff[d] = int64(a.Taps), base+int64(len(table)), int64(len(wts))
 		table = append(table, a.Index...)
 		wts = append(wts, a.Weight...)
@@ -128,12 +130,15 @@ func lowerResize(b *builder, n *graph.Node) error {
 	m = append(m, table...)
 	one := r >= 1 && oneTap(taps, wts)
 	sh, sw := upsampleFactors(is, os, taps, table, int(base), ioff, wts, roi != nil)
+	u2, w2 := linear2DTables(is, os, axes, roi != nil)
 	applies := func(v kernels.Variant) string {
 		switch {
 		case v.Algorithm == "gather" && !one:
 			return "the gather takes nearest tables (one tap of weight 1 per axis)"
 		case v.Algorithm == "upsample" && sh == 0:
 			return "not a nearest upsampling of the last two axes by integer factors"
+		case v.Algorithm == "linear2d" && u2 == nil:
+			return "not an interpolation of the last two axes with at most two taps each"
 		}
 		return ""
 	}
@@ -143,6 +148,10 @@ func lowerResize(b *builder, n *graph.Node) error {
 		heur = mustVariant("resize", "upsample", 8, 4, 0)
 	case one:
 		heur = mustVariant("resize", "gather", 0, 1)
+	case u2 != nil && b.cpuDevice():
+		heur = mustVariant("resize", "linear2d", 8, 0)
+	case u2 != nil:
+		heur = mustVariant("resize", "linear2d", 1, 64)
 	}
 	key := fmt.Sprintf("in=%v out=%v taps=%v%s", is, os, taps, b.halfDefine(x))
 	extrap := n.Attrs.Float("extrapolation_value", 0)
@@ -158,6 +167,15 @@ func lowerResize(b *builder, n *graph.Node) error {
 			global := roundGlobal([]int64{ceilDiv(os[r-1], vw), ceilDiv(os[r-2], int64(v.Get("RY"))), planes}, local)
 			return b.emitND(n, "resize_upsample", fmt.Sprintf("%s -DSH=%d -DSW=%d", v.Defines(), sh, sw)+b.halfDefine(x), global, local,
 				slotArg(x), slotArg(y), b.meta([]int64{is[r-2], is[r-1], planes}))
+		case "linear2d":
+			planes := cnt / (os[r-1] * os[r-2])
+			var local []int
+			if wg := v.Get("WG"); wg > 0 {
+				local = []int{wg, 1, 1}
+			}
+			global := roundGlobal([]int64{ceilDiv(os[r-1], int64(v.Get("VW"))), os[r-2], planes}, local)
+			return b.emitND(n, "resize_linear2d", v.Defines()+b.halfDefine(x), global, local,
+				slotArg(x), slotArg(y), b.meta(append([]int64{is[r-2], is[r-1], os[r-2], os[r-1], planes}, u2...)), b.floats(w2))
 		case "gather":
 			// A gather: no tap loop, no weights, a 3-D range (resize.cl).
 			h := int64(1)
@@ -206,6 +224,46 @@ func upsampleFactors(is, os tensor.Shape, taps, table []int64, base int, ioff []
 		}
 	}
 	return f[0], f[1]
+}
+
+// linear2DTables returns resize_linear2d's index pairs (the rows', then
+// the columns') and weights for the samplings of the axes of a resize from
+// is to os, or nil when it does not apply: a crop, an axis but the last two
+// that is not an identity, or one of them with more than two taps. A
+// one-tap axis becomes two taps of weights w and 0 on the same index.
+func linear2DTables(is, os tensor.Shape, axes []*graph.ResizeSampling, crop bool) ([]int64, []float32) {
+	r := len(is)
+	if r < 2 || crop {
+		return nil, nil
+	}
+	for d := 0; d < r-2; d++ {
+		a := axes[d]
+		if os[d] != is[d] || a.Taps != 1 {
+			return nil, nil
+		}
+		for c := range a.Index {
+			if a.Index[c] != int64(c) || a.Weight[c] != 1 {
+				return nil, nil
+			}
+		}
+	}
+	var idx []int64
+	var wts []float32
+	for _, a := range axes[r-2:] {
+		if a.Taps > 2 {
+			return nil, nil
+		}
+		for c := 0; c < len(a.Index)/a.Taps; c++ {
+			if a.Taps == 1 {
+				idx = append(idx, a.Index[c], a.Index[c])
+				wts = append(wts, a.Weight[c], 0)
+				continue
+			}
+			idx = append(idx, a.Index[2*c], a.Index[2*c+1])
+			wts = append(wts, a.Weight[2*c], a.Weight[2*c+1])
+		}
+	}
+	return idx, wts
 }
 
 // oneTap reports whether every axis has one tap and every weight is 1

@@ -84,6 +84,16 @@ func variantCases() map[string][]lowerCase {
 				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 4, 8})
 				return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", 1, 2, 3, 5), graph.Output{}, graph.NewConstant("scales", t).Out(0))
 			}},
+			// Bilinear (resize_linear2d): half_pixel 2x up, and to sizes
+			// whose height shrinks while the width grows.
+			{"linear_2x", func(g *caseGen) *graph.Model {
+				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 2, 2})
+				return g.one("Resize", graph.Attrs{"mode": "linear"}, g.x("x", 1, 3, 5, 7), graph.Output{}, graph.NewConstant("scales", t).Out(0))
+			}},
+			{"linear_sizes_align_corners", func(g *caseGen) *graph.Model {
+				return g.one("Resize", graph.Attrs{"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+					g.x("x", 2, 2, 9, 4), graph.Output{}, graph.Output{}, g.ints(2, 2, 5, 11))
+			}},
 			{"nearest_8x4", func(g *caseGen) *graph.Model {
 				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 8, 4})
 				return g.one("Resize", graph.Attrs{"mode": "nearest"}, g.x("x", 2, 2, 2, 3), graph.Output{}, graph.NewConstant("scales", t).Out(0))

@@ -30,6 +30,18 @@
 // (i, j, z) writes output pixels i*VW.. of rows j*RY.. of plane z; items
 // outside do nothing. The int array u holds IH, IW, planes.
 //
+// resize_linear2d is the separable interpolation of the last two axes
+// with at most two taps each (linear mode, or a nearest or identity axis
+// as two taps of weights 1 and 0), the other axes being identities:
+// out[z, y, x] = sum over taps of wy * wx * in[z, iy, ix]. Build option
+// VW (default 1): consecutive output pixels of a row per item, each input
+// row pair located once. Work-size contract: 3-D NDRange, global size >=
+// (ceil(OW / VW), OH, planes), any local size; item (i, y, z) writes
+// pixels i*VW.. of row y of plane z; items outside do nothing. The int
+// array u holds IH, IW, OH, OW, planes, then 2*OH row indices (two per
+// output row) and 2*OW column indices; the float array w the 2*OH row
+// weights and 2*OW column weights.
+//
 // -DHALF stores in and out as f16 (half.clh); the weights w stay f32 and
 // the interpolation is computed in float.
 
@@ -186,5 +198,29 @@ __kernel void resize_upsample(__global const FT* in, __global FT* out, __global 
             continue;
         }
         for (int x = x0; x < OW; ++x) ST(op, x, LD(ip, x / SW));
+    }
+}
+
+__kernel void resize_linear2d(__global const FT* in, __global FT* out, __global const int* u, __global const float* w)
+{
+    const int IH = u[0], IW = u[1], OH = u[2], OW = u[3];
+    const int x0 = (int)get_global_id(0) * VW, y = (int)get_global_id(1);
+    const long z = (long)get_global_id(2);
+    if (x0 >= OW || y >= OH || z >= u[4]) return;
+    __global const int* ty = u + 5;
+    __global const int* tx = ty + 2 * OH;
+    __global const float* wy = w;
+    __global const float* wx = w + 2 * OH;
+    __global const FT* r0 = in + (z * IH + ty[2 * y]) * (long)IW;
+    __global const FT* r1 = in + (z * IH + ty[2 * y + 1]) * (long)IW;
+    const float a = wy[2 * y], b = wy[2 * y + 1];
+    __global FT* op = out + (z * OH + y) * (long)OW;
+    const int x1 = min(x0 + VW, OW);
+    for (int x = x0; x < x1; ++x) {
+        const int i0 = tx[2 * x], i1 = tx[2 * x + 1];
+        const float c = wx[2 * x], d = wx[2 * x + 1];
+        const float top = c * LD(r0, i0) + d * LD(r0, i1);
+        const float bot = c * LD(r1, i0) + d * LD(r1, i1);
+        ST(op, x, a * top + b * bot);
     }
 }

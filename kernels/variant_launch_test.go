@@ -297,6 +297,30 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			}
 		})
 	},
+	"resize_linear2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// 6 planes of [4,5] -> [7,9]: clamped edge taps (index pairs
+		// within the input), rows ending in partial runs.
+		u := []int32{4, 5, 7, 9, 6}
+		var w []float32
+		for _, ax := range []struct{ in, out int }{{4, 7}, {5, 9}} {
+			for c := 0; c < ax.out; c++ {
+				i := c * ax.in / ax.out
+				u = append(u, int32(i), int32(min(i+1, ax.in-1)))
+				w = append(w, 0.75, 0.25)
+			}
+		}
+		forVariants(t, "resize", "linear2d", func(t *testing.T, v kernels.Variant, full bool) {
+			var local []int
+			if v.Get("WG") > 0 {
+				local = []int{v.Get("WG"), 1, 1}
+			}
+			global := roundUp([]int{ceil(9, v.Get("VW")) + 1, 8, 7}, local)
+			e.launch(t, k, v.Defines(), global, local, fill(120, -1, 1), make([]float32, 378), u, w)
+			if full {
+				e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(120, false), make([]uint16, 378), u, w)
+			}
+		})
+	},
 	"resize_upsample": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3,4,5] -> [2,3,8,15]: factors 2 and 3, 6 planes.
 		forVariants(t, "resize", "upsample", func(t *testing.T, v kernels.Variant, full bool) {

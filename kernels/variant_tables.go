@@ -146,6 +146,12 @@ var families = append([]Family{
 				WorkGroup: groupWG,
 			},
 			{
+				Name: "linear2d", Entries: []string{"resize_linear2d"},
+				Doc:       "separable interpolation of the last two axes with up to two taps each (bilinear: U-Net decoders, IS-Net's side outputs): an item writes VW pixels of an output row from two input rows located once",
+				Params:    []Param{{Name: "VW", Values: []int{1, 4, 8}, Define: true, Doc: "output pixels per work item"}, wg1DParam},
+				WorkGroup: groupWG,
+			},
+			{
 				Name: "taps", Entries: []string{"resize"},
 				Doc:       "one output element per item summing its taps (linear, cubic, and nearest forms the others do not take)",
 				Params:    []Param{wg1DParam},
