@@ -32,7 +32,7 @@ func (s *Server) RegisterGRPC(g *grpc.Server) {
 
 // GRPCOptions are the options a grpc.Server for RegisterGRPC needs: the
 // message size limit (checked from the length prefix before a message is
-// read), a handshake timeout, keepalive and idle limits, a bound on
+// read), a handshake timeout, keepalive and idle limits, a bound of 128
 // concurrent streams per connection, and the interceptor that checks the
 // bearer token, echoes x-request-id and counts grpc_server_handled_total.
 func (s *Server) GRPCOptions() []grpc.ServerOption {
@@ -40,7 +40,7 @@ func (s *Server) GRPCOptions() []grpc.ServerOption {
 		grpc.MaxRecvMsgSize(int(min(s.opts.MaxRequestBytes, math.MaxInt32))),
 		grpc.MaxSendMsgSize(math.MaxInt32),
 		grpc.ConnectionTimeout(10 * time.Second),
-		grpc.MaxConcurrentStreams(1024),
+		grpc.MaxConcurrentStreams(128),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),

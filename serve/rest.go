@@ -62,6 +62,15 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	defer v.release()
 	var tm timing
+	// Admitted before the body is read: the queue bounds the bodies in
+	// memory as well as the inferences.
+	done, err := v.enqueue()
+	if err != nil {
+		s.observe(r.Context(), "rest", name, ver, v, start, tm, err)
+		writeError(w, err)
+		return
+	}
+	defer done()
 	body, err := readBody(w, r, s.opts.MaxRequestBytes)
 	if err == nil {
 		var resp []byte
@@ -144,7 +153,7 @@ func (s *Server) inferREST(r *http.Request, v *version, body []byte) ([]byte, in
 	if err != nil {
 		return nil, -1, timing{}, err
 	}
-	results, tm, err := v.infer(r.Context(), inputs)
+	results, tm, err := v.run(r.Context(), inputs)
 	if err != nil {
 		return nil, -1, tm, err
 	}

@@ -70,18 +70,35 @@ type timing struct {
 	queue, compute time.Duration
 }
 
-// infer runs one inference: admitted to the queue or refused at once when
-// it is full, then waiting for a free request, then on the device. ctx
+// enqueue takes a place in the queue, or refuses at once when it is full;
+// the caller calls the returned function when the request is answered.
+// REST admits before it reads the body, so the queue bounds the memory
+// of bodies being read too.
+func (v *version) enqueue() (func(), error) {
+	select {
+	case v.admit <- struct{}{}:
+		return func() { <-v.admit }, nil
+	default:
+		return nil, errorf(codeQueueFull, "model %q version %d: queue full (%d requests queued or running): retry later", v.model, v.number, cap(v.admit))
+	}
+}
+
+// infer runs one inference: admitted to the queue (or refused at once when
+// it is full), then waiting for a free request, then on the device. ctx
 // (the client's, so a client that goes away cancels it) bounds every step,
 // with the version's timeout on top.
 func (v *version) infer(ctx context.Context, inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, timing, error) {
-	var tm timing
-	select {
-	case v.admit <- struct{}{}:
-	default:
-		return nil, tm, errorf(codeQueueFull, "model %q version %d: queue full (%d requests queued or running): retry later", v.model, v.number, cap(v.admit))
+	done, err := v.enqueue()
+	if err != nil {
+		return nil, timing{}, err
 	}
-	defer func() { <-v.admit }()
+	defer done()
+	return v.run(ctx, inputs)
+}
+
+// run is infer for an admitted request.
+func (v *version) run(ctx context.Context, inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, timing, error) {
+	var tm timing
 	if v.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, v.timeout)

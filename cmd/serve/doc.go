@@ -5,7 +5,7 @@
 //	serve [-repository DIR [-poll 10s] | -model FILE.onnx [-name NAME]]
 //	      [-http :8000] [-grpc :8001] [-d AUTO] [-hint throughput] [-nstreams N]
 //	      [-batch N -batch_delay_ms MS] [-shape NAME=[1,3,48,192]] [-cache_dir DIR]
-//	      [-queue N] [-infer_timeout 30s] [-max_request_bytes N]
+//	      [-queue N] [-infer_timeout 30s] [-max_request_bytes N] [-max_connections 1024]
 //	      [-token TOKEN | -token_file FILE] [-tls_cert FILE -tls_key FILE]
 //	      [-drain_timeout 30s] [-log_level info] [-log_format json|text]
 //

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -47,7 +48,7 @@ type options struct {
 	device, hint, cacheDir     string
 	nstreams, batch, batchWait int
 	shapes                     cliutil.ListFlag
-	queue                      int
+	queue, maxConns            int
 	inferTimeout, drain        time.Duration
 	maxRequest                 int64
 	token, tokenFile           string
@@ -75,6 +76,7 @@ func newFlagSet(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.queue, "queue", serve.DefaultQueueSize, "-model's queue: requests waiting beyond those running before 429")
 	fs.DurationVar(&o.inferTimeout, "infer_timeout", 0, "bound on an inference, queueing included (0: none); a model's config.json timeout_ms wins")
 	fs.Int64Var(&o.maxRequest, "max_request_bytes", serve.DefaultMaxRequestBytes, "largest request body (REST) or message (gRPC), and largest input tensor")
+	fs.IntVar(&o.maxConns, "max_connections", 1024, "most open connections per listener (REST, gRPC); more wait to be accepted")
 	fs.StringVar(&o.token, "token", "", "bearer token every request but the health checks must carry")
 	fs.StringVar(&o.tokenFile, "token_file", "", "read the bearer token from this file")
 	fs.StringVar(&o.tlsCert, "tls_cert", "", "serve REST and gRPC over TLS with this certificate (PEM) ...")
@@ -193,9 +195,13 @@ func listenAndServe(ctx context.Context, srv *serve.Server, o *options, tlsCfg *
 		if hl, err = net.Listen("tcp", o.httpAddr); err != nil {
 			return err
 		}
+		hl = netutil.LimitListener(hl, o.maxConns)
 		if tlsCfg != nil {
 			hl = tls.NewListener(hl, tlsCfg)
 		}
+	}
+	if o.maxConns < 1 {
+		return fmt.Errorf("-max_connections %d: want 1 or more", o.maxConns)
 	}
 	if o.grpcAddr != "" {
 		if gl, err = net.Listen("tcp", o.grpcAddr); err != nil {
@@ -204,6 +210,7 @@ func listenAndServe(ctx context.Context, srv *serve.Server, o *options, tlsCfg *
 			}
 			return err
 		}
+		gl = netutil.LimitListener(gl, o.maxConns)
 	}
 	errs := make(chan error, 2)
 	var hs *http.Server
