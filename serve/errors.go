@@ -51,6 +51,7 @@ type apiError struct {
 	msg  string
 }
 
+// Error is the message.
 func (e *apiError) Error() string { return e.msg }
 
 // errorf makes an apiError.

@@ -92,14 +92,18 @@ func grpcError(err error) error {
 	return status.Error(codeInfo[ae.code].grpc, ae.msg)
 }
 
+// ServerLive answers true while the process serves.
 func (g *grpcService) ServerLive(context.Context, *inferencepb.ServerLiveRequest) (*inferencepb.ServerLiveResponse, error) {
 	return &inferencepb.ServerLiveResponse{Live: true}, nil
 }
 
+// ServerReady answers Server.Ready.
 func (g *grpcService) ServerReady(context.Context, *inferencepb.ServerReadyRequest) (*inferencepb.ServerReadyResponse, error) {
 	return &inferencepb.ServerReadyResponse{Ready: g.s.Ready()}, nil
 }
 
+// ModelReady answers whether a model version is served; an unknown one
+// is NOT_FOUND.
 func (g *grpcService) ModelReady(_ context.Context, req *inferencepb.ModelReadyRequest) (*inferencepb.ModelReadyResponse, error) {
 	v, err := g.s.acquire(req.Name, req.Version)
 	if err != nil {
@@ -112,11 +116,13 @@ func (g *grpcService) ModelReady(_ context.Context, req *inferencepb.ModelReadyR
 	return &inferencepb.ModelReadyResponse{Ready: true}, nil
 }
 
+// ServerMetadata names the server, its version and extensions.
 func (g *grpcService) ServerMetadata(context.Context, *inferencepb.ServerMetadataRequest) (*inferencepb.ServerMetadataResponse, error) {
 	md := g.s.serverMetadata()
 	return &inferencepb.ServerMetadataResponse{Name: md.Name, Version: md.Version, Extensions: md.Extensions}, nil
 }
 
+// ModelMetadata describes a served version's inputs and outputs.
 func (g *grpcService) ModelMetadata(_ context.Context, req *inferencepb.ModelMetadataRequest) (*inferencepb.ModelMetadataResponse, error) {
 	md, err := g.s.modelMetadata(req.Name, req.Version)
 	if err != nil {
@@ -132,6 +138,7 @@ func (g *grpcService) ModelMetadata(_ context.Context, req *inferencepb.ModelMet
 	return resp, nil
 }
 
+// ModelInfer runs one inference (see inferGRPC).
 func (g *grpcService) ModelInfer(ctx context.Context, req *inferencepb.ModelInferRequest) (*inferencepb.ModelInferResponse, error) {
 	start := time.Now()
 	v, err := g.s.acquire(req.ModelName, req.ModelVersion)
@@ -254,6 +261,7 @@ func typedContents[T any](name string, s tensor.Shape, vals []T, ctor func(tenso
 	return x, nil
 }
 
+// RepositoryIndex lists the repository's models and their states.
 func (g *grpcService) RepositoryIndex(_ context.Context, req *inferencepb.RepositoryIndexRequest) (*inferencepb.RepositoryIndexResponse, error) {
 	rows, err := g.s.Index(req.Ready)
 	if err != nil {
@@ -266,6 +274,7 @@ func (g *grpcService) RepositoryIndex(_ context.Context, req *inferencepb.Reposi
 	return resp, nil
 }
 
+// RepositoryModelLoad loads or reloads a model.
 func (g *grpcService) RepositoryModelLoad(ctx context.Context, req *inferencepb.RepositoryModelLoadRequest) (*inferencepb.RepositoryModelLoadResponse, error) {
 	if err := g.s.LoadModel(ctx, req.ModelName); err != nil {
 		if ae := classify(err); ae.code == codeInternal {
@@ -276,6 +285,7 @@ func (g *grpcService) RepositoryModelLoad(ctx context.Context, req *inferencepb.
 	return &inferencepb.RepositoryModelLoadResponse{}, nil
 }
 
+// RepositoryModelUnload stops serving a model.
 func (g *grpcService) RepositoryModelUnload(_ context.Context, req *inferencepb.RepositoryModelUnloadRequest) (*inferencepb.RepositoryModelUnloadResponse, error) {
 	if err := g.s.UnloadModel(req.ModelName); err != nil {
 		return nil, grpcError(err)
