@@ -142,11 +142,12 @@ func (s *Server) UnloadModel(name string) error {
 		return errorf(codeNotFound, "unknown model %q", name)
 	}
 	s.log.Info("model unloaded on request", "model", name)
-	next := &model{name: name, versions: map[int64]*version{}, state: StateUnavailable, reason: "unloaded", static: m.static}
-	if m.static == nil {
-		next.reason = "unloaded:" + m.sig()
+	files := m.filesSig // what it failed on, when it serves nothing
+	if len(m.versions) > 0 {
+		files = m.sig()
 	}
-	s.swap(next)
+	s.swap(&model{name: name, versions: map[int64]*version{}, state: StateUnavailable, reason: "unloaded",
+		static: m.static, unloaded: true, filesSig: files})
 	return nil
 }
 
@@ -171,16 +172,23 @@ func (s *Server) loadFromRepository(ctx context.Context, name string, force bool
 		return errorf(codeNotFound, "unknown model %q: no directory %s in the repository", name, dir)
 	}
 	fail := func(err error) error {
-		s.setFailed(name, nil, err)
+		s.setFailed(name, nil, "", err)
 		return err
-	}
-	cfg, err := ReadModelConfig(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		return fail(err)
 	}
 	cfgSig, err := fileSig(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		return fail(err)
+	}
+	s.mu.RLock()
+	old := s.models[name]
+	s.mu.RUnlock()
+	if old != nil && !force && old.filesSig == "config "+cfgSig {
+		return nil // its config failed before (and it may have been unloaded since): wait for a change
+	}
+	cfg, err := ReadModelConfig(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		s.setFailed(name, nil, "config "+cfgSig, err)
+		return err
 	}
 	numbers, err := chooseVersions(dir, cfg.VersionPolicy)
 	if err != nil {
@@ -196,18 +204,15 @@ func (s *Server) loadFromRepository(ctx context.Context, name string, force bool
 		sigs[n] = cfgSig + "/" + strconv.FormatInt(n, 10) + ":" + fs
 		want = append(want, sigs[n])
 	}
-	s.mu.RLock()
-	old := s.models[name]
-	s.mu.RUnlock()
+	files := strings.Join(want, ",")
 	if old != nil && !force {
-		cur := old.sig()
-		if old.state == StateUnavailable && old.reason == "unloaded:"+strings.Join(want, ",") {
+		if old.unloaded && old.filesSig == files {
+			return nil // unloaded on request: loaded again when its files change
+		}
+		if len(old.versions) > 0 && old.sig() == files {
 			return nil
 		}
-		if len(old.versions) > 0 && cur == strings.Join(want, ",") {
-			return nil
-		}
-		if len(old.versions) == 0 && old.reason != "" && old.reason == failedSig(want) {
+		if old.filesSig == files {
 			return nil // failed before on these very files: wait for a change
 		}
 	}
@@ -232,24 +237,11 @@ func (s *Server) loadFromRepository(ctx context.Context, name string, force bool
 			}
 		}
 		err = fmt.Errorf("serve: model %q version %d (%s): %w", name, n, path, err)
-		s.log.Error("model load failed", "model", name, "version", n, "error", err)
-		s.mu.Lock()
-		if cur := s.models[name]; cur != nil && len(cur.versions) > 0 {
-			cur.reason = err.Error()
-		} else {
-			s.models[name] = &model{name: name, versions: map[int64]*version{}, state: StateUnavailable, reason: failedSig(want)}
-		}
-		s.mu.Unlock()
+		s.setFailed(name, nil, files, err)
 		return err
 	}
 	s.swap(next)
 	return nil
-}
-
-// failedSig is the reason a model that failed to load on these files
-// records, so that a rescan retries only when they change.
-func failedSig(want []string) string {
-	return "load failed on " + strings.Join(want, ",")
 }
 
 // chooseVersions lists the version directories that hold a model file

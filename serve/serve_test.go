@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -323,6 +324,22 @@ func TestRepositoryChanges(t *testing.T) {
 	assert.Equal(t, 400, code, string(body))
 	code, _, _ = do(t, "POST", e.URL+"/v2/repository/models/broken/unload", nil, nil)
 	assert.Equal(t, 200, code)
+	code, _, _ = do(t, "GET", e.URL+"/v2/health/ready", nil, nil)
+	assert.Equal(t, 200, code, "a model unloaded on request does not count against readiness")
+	require.NoError(t, e.Server.Rescan(context.Background()))
+	code, _, _ = do(t, "GET", e.URL+"/v2/health/ready", nil, nil)
+	assert.Equal(t, 200, code, "a rescan leaves an unloaded model alone while its files do not change")
+
+	// A model file that does not compile: UNAVAILABLE with the reason.
+	servetest.WriteModel(t, dir, "garbage", 1, []byte("not onnx"), `{"device": "CPU"}`)
+	require.NoError(t, e.Server.Rescan(context.Background()))
+	idx, err := e.Server.Index(false)
+	require.NoError(t, err)
+	i := slices.IndexFunc(idx, func(r serve.IndexEntry) bool { return r.Name == "garbage" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, serve.StateUnavailable, idx[i].State)
+	assert.Contains(t, idx[i].Reason, "garbage/1/model.onnx")
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "garbage")))
 	code, _, _ = do(t, "POST", e.URL+"/v2/models/other/versions/1/infer", jsonInfer([]float32{1, 1, 1, 1}, 1), nil)
 	assert.Equal(t, 200, code)
 

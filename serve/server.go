@@ -80,9 +80,14 @@ type Server struct {
 type model struct {
 	name     string
 	versions map[int64]*version
-	state    string // READY, UNAVAILABLE, LOADING
-	reason   string
+	state    string       // READY, UNAVAILABLE, LOADING
+	reason   string       // why it is not READY, or why its last reload failed
 	static   *staticModel // added with AddModel, not from the repository
+	// unloaded: unloaded on request, so it does not count against
+	// readiness; filesSig: the repository files it was unloaded or failed
+	// on, so a rescan tries again only when they change.
+	unloaded bool
+	filesSig string
 }
 
 // staticModel is what AddModel gave, to reload it.
@@ -181,7 +186,7 @@ func (s *Server) Ready() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, m := range s.models {
-		if m.state != StateReady {
+		if m.state != StateReady && !m.unloaded {
 			return false
 		}
 	}
@@ -203,7 +208,7 @@ func (s *Server) loadStatic(ctx context.Context, name string, st *staticModel) e
 	}
 	v, err := s.compile(ctx, name, 1, "static", st.m.Clone(), st.cfg)
 	if err != nil {
-		s.setFailed(name, st, err)
+		s.setFailed(name, st, "", err)
 		return err
 	}
 	s.swap(&model{name: name, versions: map[int64]*version{1: v}, state: StateReady, static: st})
@@ -225,16 +230,17 @@ func (s *Server) compile(ctx context.Context, name string, number int64, sig str
 	return newVersion(name, number, sig, cm, dev, cfg, s.opts.InferTimeout), nil
 }
 
-// setFailed records a failed load: the versions served before stay.
-func (s *Server) setFailed(name string, st *staticModel, err error) {
+// setFailed records a failed load of the files filesSig names: the
+// versions served before stay.
+func (s *Server) setFailed(name string, st *staticModel, filesSig string, err error) {
 	s.log.Error("model load failed", "model", name, "error", err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.models[name]; m != nil && len(m.versions) > 0 {
-		m.reason = err.Error()
+		m.reason, m.filesSig = err.Error(), filesSig
 		return
 	}
-	s.models[name] = &model{name: name, versions: map[int64]*version{}, state: StateUnavailable, reason: err.Error(), static: st}
+	s.models[name] = &model{name: name, versions: map[int64]*version{}, state: StateUnavailable, reason: err.Error(), static: st, filesSig: filesSig}
 }
 
 // swap makes next the model's entry (nil removes it) and retires the
