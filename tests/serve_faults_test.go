@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,7 +74,8 @@ var malformedBodies = []struct{ path, hdr, body string }{
 // seeded at random: valid ones (JSON, binary, gRPC; batches of 1 to 3 on
 // the GPU and on BATCH:GPU(4)), malformed ones and clients that disconnect
 // mid-request. Every valid request must be answered right, every bad one
-// with a 4xx (or gRPC's InvalidArgument / NotFound), and once the server
+// with a 4xx (or gRPC's InvalidArgument / NotFound), a new version of the
+// GPU model swapped in halfway must fail none of them, and once the server
 // and the Core are closed no goroutine and no OpenCL object may be left.
 func TestServeFaults(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -97,6 +99,7 @@ func TestServeFaults(t *testing.T) {
 	var total tally
 	var problems []string
 	var wg sync.WaitGroup
+	var sent atomic.Int64
 	for w := range workers {
 		wg.Add(1)
 		go func() { // ends after its share of the requests
@@ -106,6 +109,7 @@ func TestServeFaults(t *testing.T) {
 			var bad []string
 			for i := w; i < serveFaultRequests; i += workers {
 				kind, problem := serveFaultRequest(e, client, rng)
+				sent.Add(1)
 				switch kind {
 				case validJSON, validBinary, validGRPC:
 					mine.valid++
@@ -130,6 +134,13 @@ func TestServeFaults(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
+	// Halfway, version 2 of "gpu" replaces version 1 under load: no
+	// request may fail for it.
+	for sent.Load() < serveFaultRequests/2 {
+		time.Sleep(time.Millisecond)
+	}
+	servetest.WriteModel(t, dir, "gpu", 2, servetest.Affine(2), "")
+	require.NoError(t, s.Rescan(context.Background()))
 	wg.Wait()
 	t.Logf("%d requests: %d valid, %d malformed, %d disconnected; %d answered wrong", serveFaultRequests, total.valid, total.bad, total.dropped, total.wrong)
 	assert.Zero(t, total.wrong, "first problems: %s", strings.Join(problems, "\n"))
@@ -147,6 +158,11 @@ func TestServeFaults(t *testing.T) {
 	batches := regexp.MustCompile(`(?m)^clinfer_inference_batch_size_count\{model="batched",version="1"\} ([0-9]+)$`).FindSubmatch(metrics)
 	require.NotNil(t, batches, "batch size histogram")
 	assert.NotEqual(t, "0", string(batches[1]))
+
+	code, md, err := getREST(client, e.URL+"/v2/models/gpu")
+	require.NoError(t, err)
+	require.Equal(t, 200, code)
+	assert.Contains(t, string(md), `"versions":["2"]`, "version 2 replaced version 1")
 
 	tr.CloseIdleConnections()
 	require.NoError(t, e.Close())
