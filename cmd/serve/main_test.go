@@ -17,8 +17,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,4 +202,33 @@ func (l *lockedWriter) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.String()
+}
+
+// TestSIGTERM builds the command and stops it with a real SIGTERM: it
+// drains and exits 0.
+func TestSIGTERM(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "serve")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+	cmd := exec.Command(bin, "-d", "CPU", "-http", "127.0.0.1:0", "-grpc", "", "-log_format", "text")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stderr)
+	var logs []string
+	for sc.Scan() {
+		logs = append(logs, sc.Text())
+		if strings.Contains(sc.Text(), "msg=serving") {
+			break
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	for sc.Scan() {
+		logs = append(logs, sc.Text())
+	}
+	require.NoError(t, cmd.Wait(), "exit status after SIGTERM: %s", strings.Join(logs, "\n"))
+	all := strings.Join(logs, "\n")
+	assert.Contains(t, all, "msg=draining")
+	assert.Contains(t, all, "msg=stopped")
 }
