@@ -71,6 +71,7 @@ func buildLowerings() map[string]lowering {
 		castLowerings(), shapeLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 		controlLowerings(),
+		recurrentLowerings(),
 	} {
 		for op, l := range family {
 			t[op] = l // an explicit entry wins over unaryOps (Clip, Identity)

@@ -283,6 +283,27 @@ func lowerTrilu(b *builder, n *graph.Node) error {
 		uint64(s[len(s)-2]), uint64(s[len(s)-1]), slotArg(kv), int32(n.Attrs.Int("upper", 1)))
 }
 
+// lowerReverseSequence runs ReverseSequence as one gather of whole
+// elements (reverse_sequence), reading the lengths on the device.
+func lowerReverseSequence(b *builder, n *graph.Node) error {
+	timeAx, _, err := graph.ReverseSequenceAxes(n)
+	if err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	x, y := b.in(n, 0), b.out(n, 0)
+	s := b.val(x).shape
+	cnt := s.NumElements()
+	if cnt == 0 {
+		return nil
+	}
+	steps, batch := s[0], s[1]
+	if timeAx == 1 {
+		steps, batch = batch, steps
+	}
+	return b.emit(n, "reverse_sequence", "-DT="+bitsType(b.val(y).typ), cnt, slotArg(x), slotArg(b.in(n, 1)), slotArg(y),
+		uint64(cnt), uint64(steps), uint64(batch), uint64(s[2:].NumElements()), int32(1-timeAx))
+}
+
 // lowerSpaceDepth runs DepthToSpace and SpaceToDepth as one strided copy:
 // the input viewed as 6-D, transposed, is the output.
 func lowerSpaceDepth(b *builder, n *graph.Node) error {
@@ -363,6 +384,7 @@ func movementLowerings() map[string]lowering {
 		"Transpose": copies(lowerTranspose), "Slice": copies(lowerSlice), "Concat": copies(lowerConcat),
 		"Split": copies(lowerSplit), "Expand": copies(lowerExpand), "Tile": copies(lowerTile),
 		"DepthToSpace": copies(lowerSpaceDepth), "SpaceToDepth": copies(lowerSpaceDepth),
-		"Pad": {lower: lowerPad}, "Trilu": {lower: lowerTrilu}, "Dropout": {lower: lowerDropout},
+		"Pad": {lower: lowerPad}, "Trilu": {lower: lowerTrilu},
+		"ReverseSequence": copies(lowerReverseSequence), "Dropout": {lower: lowerDropout},
 	}
 }

@@ -33,7 +33,8 @@ type ExampleInput struct {
 	// Shape is the parameter's shape, or the constant's (nil: a vector of
 	// len(Ints); empty and non-nil: a scalar).
 	Shape []int64
-	// Ints, when non-nil, makes the input an i64 constant of these values.
+	// Ints, when non-nil, makes the input an i64 constant of these values
+	// (of Type when that is another integer type).
 	Ints []int64
 	// Floats, when non-nil, makes the input an f32 constant of these
 	// values (Shape as for Ints).
@@ -69,6 +70,8 @@ func (e Example) Build(opType string) (*Model, error) {
 			t, err := tensor.FromI64(shape, in.Ints)
 			if in.Floats != nil {
 				t, err = tensor.FromF32(shape, in.Floats)
+			} else if err == nil && in.Type.Valid() && in.Type != tensor.I64 {
+				t, err = t.Convert(in.Type)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("graph: op %s, example %s, input %d: %w", opType, name, i, err)

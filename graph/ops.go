@@ -67,6 +67,8 @@ const (
 	// FamilyControl is control flow: If, Loop and Scan, the ops that own
 	// bodies (see bodies.go).
 	FamilyControl Family = "control"
+	// FamilyRecurrent is the recurrent networks: LSTM, GRU and RNN.
+	FamilyRecurrent Family = "recurrent"
 )
 
 // Families returns every family, in the order the op table lists them.
@@ -74,7 +76,7 @@ func Families() []Family {
 	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
 		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
 		FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion,
-		FamilyControl}
+		FamilyControl, FamilyRecurrent}
 }
 
 // Fold says when a node's outputs are known before inference, so that

@@ -457,6 +457,11 @@ var movementOps = []OpSpec{
 	{Name: "SpaceToDepth", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth, Examples: []Example{
 		{Attrs: Attrs{"blocksize": int64(2)}, Inputs: []ExampleInput{{Shape: []int64{2, 3, 4, 6}}}},
 	}},
+	{Name: "ReverseSequence", Since: 10, MinInputs: 2, MaxInputs: 2, Infer: inferReverseSequence, Examples: []Example{
+		{Name: "time_first", Inputs: []ExampleInput{{Shape: []int64{4, 3, 2}}, {Shape: []int64{3}, Ints: []int64{4, 0, 2}}}},
+		{Name: "batch_first", Attrs: Attrs{"batch_axis": int64(0), "time_axis": int64(1)},
+			Inputs: []ExampleInput{{Type: tensor.I32, Shape: []int64{2, 5}}, {Shape: []int64{2}, Ints: []int64{3, 9}}}},
+	}},
 	{Name: "Trilu", Since: 14, MinInputs: 1, MaxInputs: 2, Infer: inferTrilu, Examples: []Example{
 		{Name: "upper_k0", Attrs: Attrs{"upper": int64(1)}, Inputs: []ExampleInput{{Shape: []int64{2, 4, 5}}, {Ints: []int64{0}}}},
 		{Name: "upper_k1", Attrs: Attrs{"upper": int64(1)}, Inputs: []ExampleInput{{Shape: []int64{3, 5, 4}}, {Ints: []int64{1}}}},
@@ -466,4 +471,43 @@ var movementOps = []OpSpec{
 		{Name: "runtime_k_default_upper", Inputs: []ExampleInput{{Shape: []int64{4, 6}}, {Type: tensor.I64, Shape: []int64{}}}},
 		{Name: "no_k", Attrs: Attrs{"upper": int64(0)}, Inputs: []ExampleInput{{Shape: []int64{5, 3}}}},
 	}},
+}
+
+// ReverseSequenceAxes returns n's time and batch axes (0 and 1, in either
+// order: time_axis and batch_axis).
+func ReverseSequenceAxes(n *Node) (time, batch int, err error) {
+	time, batch = int(n.Attrs.Int("time_axis", 0)), int(n.Attrs.Int("batch_axis", 1))
+	if time < 0 || time > 1 || batch < 0 || batch > 1 || time == batch {
+		return 0, 0, n.Errorf("time_axis %d and batch_axis %d must be 0 and 1", time, batch)
+	}
+	return time, batch, nil
+}
+
+// inferReverseSequence keeps the input's type and shape.
+func inferReverseSequence(n *Node) error {
+	_, batch, err := ReverseSequenceAxes(n)
+	if err != nil {
+		return err
+	}
+	x, lens := n.Inputs[0], n.Input(1)
+	if !x.Valid() || !lens.Valid() {
+		return n.Errorf("input and sequence_lens are required")
+	}
+	if lens.Type() != tensor.I64 {
+		return n.Errorf("sequence_lens is %v, want i64", lens.Type())
+	}
+	s := x.Shape()
+	if s.RankKnown && len(s.Dims) < 2 {
+		return n.Errorf("input has rank %d, want at least 2", len(s.Dims))
+	}
+	if s.RankKnown && lens.Shape().RankKnown {
+		if len(lens.Shape().Dims) != 1 {
+			return n.Errorf("sequence_lens has shape %v, want [batch]", lens.Shape())
+		}
+		if _, ok := mergeDim(s.Dims[batch], lens.Shape().Dims[0]); !ok {
+			return n.Errorf("sequence_lens has %v entries for batch %v", lens.Shape().Dims[0], s.Dims[batch])
+		}
+	}
+	setOutput(n, 0, x.Type(), s.Clone())
+	return nil
 }

@@ -35,6 +35,7 @@ func opList() []OpSpec {
 		{FamilyDetection, detectionOps}, {FamilySignal, signalOps},
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
 		{FamilyControl, controlOps},
+		{FamilyRecurrent, recurrentOps},
 	} {
 		for _, s := range f.ops {
 			s.Family = f.family

@@ -28,6 +28,7 @@ func kernelTable() map[string]Kernel {
 		castKernels(), shapeKernels(), detectionKernels(), signalKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 		controlKernels(t),      // runs bodies with t itself
+		recurrentKernels(),
 	} {
 		for name, k := range family {
 			if _, dup := t[name]; dup {

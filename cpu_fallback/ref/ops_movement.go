@@ -340,16 +340,17 @@ func spaceDepthKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, err
 // element size, so every element type is supported.
 func movementKernels() map[string]Kernel {
 	return map[string]Kernel{
-		"Reshape":      reshapeKernel,
-		"Flatten":      flattenKernel,
-		"Transpose":    transposeKernel,
-		"Squeeze":      squeezeKernel,
-		"Unsqueeze":    unsqueezeKernel,
-		"Identity":     identityKernel,
-		"Dropout":      dropoutKernel,
-		"DepthToSpace": spaceDepthKernel,
-		"SpaceToDepth": spaceDepthKernel,
-		"Trilu":        triluKernel,
+		"Reshape":         reshapeKernel,
+		"Flatten":         flattenKernel,
+		"Transpose":       transposeKernel,
+		"Squeeze":         squeezeKernel,
+		"Unsqueeze":       unsqueezeKernel,
+		"Identity":        identityKernel,
+		"Dropout":         dropoutKernel,
+		"DepthToSpace":    spaceDepthKernel,
+		"SpaceToDepth":    spaceDepthKernel,
+		"Trilu":           triluKernel,
+		"ReverseSequence": reverseSequenceKernel,
 		// ops_movement_slice.go, ops_movement_pad.go
 		"Concat": concatKernel,
 		"Split":  splitKernel,
@@ -358,4 +359,49 @@ func movementKernels() map[string]Kernel {
 		"Tile":   tileKernel,
 		"Pad":    padKernel,
 	}
+}
+
+// reverseSequenceKernel reverses, for each batch entry b, its first
+// lens[b] slices along the time axis (ReverseSequence), moving elements as
+// bytes.
+func reverseSequenceKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	timeAx, _, err := graph.ReverseSequenceAxes(n)
+	if err != nil {
+		return nil, err
+	}
+	x, lens := in[0], toI64s(in[1])
+	s := x.Shape()
+	if len(s) < 2 {
+		return nil, n.Errorf("input has rank %d, want at least 2", len(s))
+	}
+	steps, batch := s[0], s[1]
+	if timeAx == 1 {
+		steps, batch = batch, steps
+	}
+	if int64(len(lens)) != batch {
+		return nil, n.Errorf("sequence_lens has %d entries for batch %d", len(lens), batch)
+	}
+	y, err := newOut(n, x.Type(), s)
+	if err != nil {
+		return nil, err
+	}
+	inner := s[2:].NumElements() * int64(x.Type().Size())
+	src, dst := x.Bytes(), y.Bytes()
+	for b := int64(0); b < batch; b++ {
+		l := min(max(lens[b], 0), steps)
+		for t := int64(0); t < steps; t++ {
+			from := t
+			if t < l {
+				from = l - 1 - t
+			}
+			row := func(t int64) int64 {
+				if timeAx == 0 {
+					return (t*batch + b) * inner
+				}
+				return (b*steps + t) * inner
+			}
+			copy(dst[row(t):row(t)+inner], src[row(from):row(from)+inner])
+		}
+	}
+	return one(y), nil
 }
