@@ -402,3 +402,26 @@ func TestMetrics(t *testing.T) {
 		assert.Contains(t, m, want)
 	}
 }
+
+// TestReshapeConfig: config.json's reshape fixes the input's shape before
+// compiling; a shape the input cannot take fails the load with a reason.
+func TestReshapeConfig(t *testing.T) {
+	e, dir := newEnv(t, serve.Options{}, `{"device": "CPU", "reshape": {"x": [2, 4]}}`)
+	code, _, body := do(t, "GET", e.URL+"/v2/models/affine", nil, nil)
+	require.Equal(t, 200, code)
+	assert.Contains(t, string(body), `"inputs":[{"name":"x","datatype":"FP32","shape":[2,4]}]`)
+	code, _, body = do(t, "POST", e.URL+"/v2/models/affine/infer", jsonInfer([]float32{1, 1, 1, 1}, 1), nil)
+	assert.Equal(t, 400, code, "batch 1 no longer fits: %s", body)
+
+	servetest.WriteModel(t, dir, "bad", 1, servetest.Affine(1), `{"device": "CPU", "reshape": {"x": [1, 5]}}`)
+	servetest.WriteModel(t, dir, "nox", 1, servetest.Affine(1), `{"device": "CPU", "reshape": {"z": [1, 4]}}`)
+	require.NoError(t, e.Server.Rescan(context.Background()))
+	idx, err := e.Server.Index(false)
+	require.NoError(t, err)
+	reasons := map[string]string{}
+	for _, r := range idx {
+		reasons[r.Name] = r.Reason
+	}
+	assert.Contains(t, reasons["bad"], `reshape "x" to [1 5]`)
+	assert.Contains(t, reasons["nox"], `no input "z"`)
+}
