@@ -157,6 +157,10 @@ func clType(t tensor.ElementType) string {
 		return "short"
 	case tensor.U16:
 		return "ushort"
+	case tensor.U32:
+		return "uint"
+	case tensor.U64:
+		return "ulong"
 	}
 	return ""
 }

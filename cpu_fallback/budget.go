@@ -27,7 +27,7 @@ func exhausted(model string, n *graph.Node, out tensor.Shape, typ tensor.Element
 // overflows is an error.
 func staticBytes(model string, o graph.Output) (n int64, ok bool, err error) {
 	s, static := o.Node.Outputs[o.Index].Shape.ToShape()
-	if !static {
+	if !static || o.Kind() != tensor.KindTensor { // a sequence's length is not in its port
 		return 0, false, nil
 	}
 	t := o.Node.Outputs[o.Index].Type

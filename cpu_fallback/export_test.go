@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -196,7 +197,7 @@ func TestImportRejectsIncompatible(t *testing.T) {
 		{"other device", retag(t, blob, func(b *driver.Blob) { b.Header.Device = "GPU" }),
 			[]string{`"GPU"`, `"CPU"`}},
 		{"other format version", otherVersion,
-			[]string{"version 2", "reads version 1"}},
+			[]string{fmt.Sprintf("version %d", driver.ExportFormatVersion+1), fmt.Sprintf("reads version %d", driver.ExportFormatVersion)}},
 		{"unknown property", retag(t, blob, func(b *driver.Blob) { b.Header.Config["GPU_ONLY_KEY"] = "1" }),
 			[]string{"GPU_ONLY_KEY"}},
 	}

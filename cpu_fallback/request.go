@@ -23,7 +23,7 @@ func newInferRequest(c *CompiledModel) (*InferRequest, error) {
 	r := &InferRequest{c: c}
 	r.core.Init("cpu", c.Inputs(), c.Outputs())
 	for i, in := range c.Inputs() {
-		if s, ok := in.Shape.ToShape(); ok {
+		if s, ok := in.Shape.ToShape(); ok && in.Kind == tensor.KindTensor {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
 				return nil, driver.Errorf(driver.ErrInvalidArgument, "cpu: input %q: %w", in.Name, err)

@@ -215,7 +215,7 @@ func (k KernelFusion) rewrite(m *Match) (graph.Output, error) {
 		c := &graph.Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Attrs: n.Attrs.Clone(),
 			Outputs: make([]graph.Port, len(n.Outputs))}
 		for i, p := range n.Outputs {
-			c.Outputs[i] = graph.Port{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+			c.Outputs[i] = p.Clone()
 		}
 		if n.OpType == graph.OpConstant {
 			c.Value = n.Value.Clone()

@@ -204,7 +204,7 @@ func allInputs(n *Node) []int {
 // IntValues returns the elements of an integer tensor as int64s (any layout).
 // ok is false for non-integer tensors.
 func IntValues(t *tensor.Tensor) ([]int64, bool) {
-	if t == nil || !t.Type().IsInteger() {
+	if t == nil || t.Kind() != tensor.KindTensor || !t.Type().IsInteger() {
 		return nil, false
 	}
 	return t.Int64s()

@@ -138,7 +138,7 @@ func ports(nodes []*Node) []Port {
 	for i, n := range nodes {
 		out[i].Name = n.Name
 		if len(n.Outputs) > 0 {
-			out[i].Type, out[i].Shape = n.Outputs[0].Type, n.Outputs[0].Shape.Clone()
+			out[i].Type, out[i].Shape, out[i].Kind = n.Outputs[0].Type, n.Outputs[0].Shape.Clone(), n.Outputs[0].Kind
 		}
 	}
 	return out
@@ -192,7 +192,7 @@ func (m *Model) Clone() *Model {
 		}
 		c.Outputs = make([]Port, len(n.Outputs))
 		for i, p := range n.Outputs {
-			c.Outputs[i] = Port{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+			c.Outputs[i] = p.Clone()
 		}
 		mapping[n] = c
 	}

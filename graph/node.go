@@ -34,6 +34,9 @@ func (o Output) Type() tensor.ElementType { return o.Node.Outputs[o.Index].Type 
 // Shape is the partial shape of the value.
 func (o Output) Shape() PartialShape { return o.Node.Outputs[o.Index].Shape }
 
+// Kind is what the value is: a tensor, a sequence or an optional.
+func (o Output) Kind() tensor.Kind { return o.Node.Outputs[o.Index].Kind }
+
 // String names the port as "node:index".
 func (o Output) String() string {
 	if o.Node == nil {
@@ -43,12 +46,26 @@ func (o Output) String() string {
 }
 
 // Port describes one output of a node: the tensor name it had in the source
-// model (ONNX value name), its element type and its partial shape.
+// model (ONNX value name), its element type and its partial shape. Kind
+// says whether it carries a tensor (the zero Kind), a sequence of tensors
+// or an optional one (see tensor.Kind); for those, Type and Shape describe
+// the tensors inside (Shape merges what is common to a sequence's items).
 type Port struct {
 	Name  string
 	Type  tensor.ElementType
 	Shape PartialShape
+	Kind  tensor.Kind
 }
+
+// Clone returns a copy of p that shares no memory with it.
+func (p Port) Clone() Port {
+	p.Shape = p.Shape.Clone()
+	return p
+}
+
+// String writes the port's value type: "f32[1,3,?,?]",
+// "sequence<i64[?]>".
+func (p Port) String() string { return p.Kind.Describe(p.Type, p.Shape.String()) }
 
 // RTInfo is the runtime information a node carries through transformations.
 type RTInfo struct {
@@ -138,7 +155,7 @@ func NewConstant(name string, value *tensor.Tensor) *Node {
 func NewResult(name string, from Output) *Node {
 	n := NewNode(OpResult, name, []Output{from}, nil, 1)
 	if from.Valid() {
-		n.Outputs[0] = Port{Name: name, Type: from.Type(), Shape: from.Shape().Clone()}
+		n.Outputs[0] = Port{Name: name, Type: from.Type(), Shape: from.Shape().Clone(), Kind: from.Kind()}
 	}
 	return n
 }

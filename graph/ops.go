@@ -3,6 +3,8 @@ package graph
 import (
 	"slices"
 	"sort"
+
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // Family names a group of ops that keep their code together: the ops of
@@ -140,6 +142,11 @@ type OpSpec struct {
 	// order the shared element-wise kernels take them (p0, p1): every
 	// device reads its defaults here (see ParamValue).
 	Params []Param
+	// Values marks the ops that take or make sequences or optionals
+	// (tensor.Kind): their Infer sets every output's Kind. Every other op
+	// takes tensors only (InferNode rejects a sequence or optional input)
+	// and makes tensors.
+	Values bool
 	// Examples are small instances of the op (see Example) that the
 	// device tests run against the CPU reference: an op with examples
 	// needs no test case of its own in the device packages.
@@ -242,11 +249,22 @@ func InferNode(n *Node) error {
 		if in.Node != nil && !in.Valid() {
 			return n.Errorf("input %d refers to output %d of %s, which has %d outputs", i, in.Index, in.Node, len(in.Node.Outputs))
 		}
+		if in.Valid() && !spec.Values && in.Kind() != tensor.KindTensor {
+			return n.Errorf("input %d is a %v (%v); %s takes tensors", i, in.Kind(), in.Port(), n.OpType)
+		}
 	}
 	if spec.Infer == nil {
 		return nil
 	}
-	return spec.Infer(n)
+	if err := spec.Infer(n); err != nil {
+		return err
+	}
+	if !spec.Values {
+		for i := range n.Outputs {
+			n.Outputs[i].Kind = tensor.KindTensor
+		}
+	}
+	return nil
 }
 
 // InferShapes runs shape and type inference over the whole model in

@@ -11,6 +11,7 @@ func inferIdentity(n *Node) error {
 		return n.Errorf("required input 0 is missing")
 	}
 	setOutput(n, 0, in.Type(), in.Shape().Clone())
+	n.Outputs[0].Kind = in.Kind() // Identity passes sequences and optionals too
 	return nil
 }
 
@@ -448,7 +449,7 @@ var movementOps = []OpSpec{
 	{Name: "Expand", Since: 8, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferExpand},
 	{Name: "Tile", Since: 6, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferTile},
 	{Name: "Pad", MinInputs: 2, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferPad},
-	{Name: "Identity", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Infer: inferIdentity},
+	{Name: "Identity", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Values: true, Infer: inferIdentity},
 	{Name: "Dropout", MinInputs: 1, MaxInputs: 3, KeepOutputs: 1, Infer: inferDropout},
 	{Name: "DepthToSpace", MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth, Examples: []Example{
 		{Name: "DCR", Attrs: Attrs{"blocksize": int64(2), "mode": "DCR"}, Inputs: []ExampleInput{{Shape: []int64{2, 8, 3, 4}}}},

@@ -47,9 +47,9 @@ func opList() []OpSpec {
 
 // modelOps are the model's housekeeping nodes.
 var modelOps = []OpSpec{
-	{Name: OpParameter, MinInputs: 0, MaxInputs: 0, Fold: FoldNever},
+	{Name: OpParameter, MinInputs: 0, MaxInputs: 0, Fold: FoldNever, Values: true},
 	{Name: OpConstant, MinInputs: 0, MaxInputs: 0, Infer: inferConstant},
-	{Name: OpResult, MinInputs: 1, MaxInputs: 1, Fold: FoldNever, Infer: inferResult},
+	{Name: OpResult, MinInputs: 1, MaxInputs: 1, Fold: FoldNever, Values: true, Infer: inferResult},
 }
 
 // inferConstant re-derives the port from the value, so a pass that swaps a
@@ -72,5 +72,6 @@ func inferResult(n *Node) error {
 	}
 	n.Outputs[0].Type = in.Type()
 	n.Outputs[0].Shape = in.Shape().Clone()
+	n.Outputs[0].Kind = in.Kind()
 	return nil
 }

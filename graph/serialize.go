@@ -15,7 +15,7 @@ import (
 // EncodingVersion is the version of the binary model encoding written by
 // MarshalBinary. Decoders reject any other version: an exported compiled
 // model must be re-exported by the build that reads it.
-const EncodingVersion = 1
+const EncodingVersion = 2
 
 // encodingMagic opens every encoded model.
 const encodingMagic = "CLGRAPH\x00"
@@ -216,6 +216,7 @@ func (e *encoder) node(n *Node, index map[*Node]int, depth int) error {
 	for _, p := range n.Outputs {
 		e.str(p.Name)
 		e.buf.WriteByte(byte(p.Type))
+		e.buf.WriteByte(byte(p.Kind))
 		e.shape(p.Shape)
 	}
 	if n.Value == nil {
@@ -256,6 +257,12 @@ func (e *encoder) tensor(t *tensor.Tensor) {
 	e.uvarint(uint64(c.Rank()))
 	for _, d := range c.Shape() {
 		e.varint(d)
+	}
+	if c.Type() == tensor.String {
+		for _, s := range c.Strings() {
+			e.str(s)
+		}
+		return
 	}
 	raw := c.Bytes()
 	e.uvarint(uint64(len(raw)))
@@ -426,6 +433,10 @@ func (d *decoder) node(prev []*Node, depth int) *Node {
 	for i := 0; i < no && d.Err == nil; i++ {
 		n.Outputs[i].Name = d.Str("port name")
 		n.Outputs[i].Type = d.elemType(true, "port type")
+		n.Outputs[i].Kind = tensor.Kind(d.Byte("port kind"))
+		if d.Err == nil && n.Outputs[i].Kind > tensor.KindOptionalSequence {
+			d.Fail("port kind %d is unknown", n.Outputs[i].Kind)
+		}
 		n.Outputs[i].Shape = d.shape()
 	}
 	switch d.Byte("value flag") {
@@ -501,6 +512,9 @@ func (d *decoder) tensor() *tensor.Tensor {
 		}
 		elems *= uint64(v)
 	}
+	if t == tensor.String {
+		return d.strings(shape, elems)
+	}
 	n := d.Count("tensor byte size", 1)
 	if d.Err != nil {
 		return nil
@@ -527,6 +541,28 @@ func (d *decoder) tensor() *tensor.Tensor {
 				b[i] = 1
 			}
 		}
+	}
+	return x
+}
+
+// strings reads the elements of a String tensor of shape (elems of them),
+// each a string whose length the stream bounds.
+func (d *decoder) strings(shape tensor.Shape, elems uint64) *tensor.Tensor {
+	if elems > uint64(d.Remaining()) { // every string takes at least its length byte
+		d.Fail("string tensor %v holds more strings than the stream has bytes", shape)
+		return nil
+	}
+	v := make([]string, elems)
+	for i := range v {
+		v[i] = d.Str("string element")
+		if d.Err != nil {
+			return nil
+		}
+	}
+	x, err := tensor.FromStrings(shape, v)
+	if err != nil {
+		d.Fail("tensor: %v", err)
+		return nil
 	}
 	return x
 }

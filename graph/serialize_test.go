@@ -40,7 +40,7 @@ func dump(m *graph.Model) string {
 			fmt.Fprintf(&b, "  in%d=%s\n", i, in)
 		}
 		for i, p := range n.Outputs {
-			fmt.Fprintf(&b, "  out%d name=%q type=%v shape=%v dims=%#v\n", i, p.Name, p.Type, p.Shape, p.Shape.Dims)
+			fmt.Fprintf(&b, "  out%d name=%q type=%v kind=%v shape=%v dims=%#v\n", i, p.Name, p.Type, p.Kind, p.Shape, p.Shape.Dims)
 		}
 		if n.Value != nil {
 			fmt.Fprintf(&b, "  value=%s\n", dumpValue(n.Value))
@@ -59,6 +59,9 @@ func dump(m *graph.Model) string {
 func dumpValue(v any) string {
 	switch v := v.(type) {
 	case *tensor.Tensor:
+		if v.Type() == tensor.String {
+			return fmt.Sprintf("%v%v%q", v.Type(), v.Shape(), v.Contiguous().Strings())
+		}
 		return fmt.Sprintf("%v%v%x", v.Type(), v.Shape(), v.Contiguous().Bytes())
 	case *graph.Model:
 		return "{" + dump(v) + "}"
@@ -77,6 +80,11 @@ func richModel(t testing.TB) *graph.Model {
 	var consts []*graph.Node
 	for _, et := range tensor.ElementTypes() {
 		v := tensor.MustNew(et, tensor.Shape{2, 3})
+		if et == tensor.String {
+			copy(v.Strings(), []string{"", "a", "héllo", "x\x00y", "long string", "z"})
+			consts = append(consts, graph.NewConstant("c_"+et.String(), v))
+			continue
+		}
 		raw := v.Bytes()
 		for i := range raw {
 			raw[i] = byte(rng.IntN(256))
@@ -123,6 +131,7 @@ func richModel(t testing.TB) *graph.Model {
 	n.Domain = "com.example"
 	n.Outputs[0].Type = tensor.F16
 	n.Outputs[0].Shape = graph.ShapeOf(2, -1)
+	n.Outputs[1].Kind = tensor.KindOptionalSequence
 	n.RT = graph.RTInfo{FusedNames: []string{"conv", "bn"}, Affinity: "GPU", Extra: map[string]string{"k": "v", "IMPL": "ref"}}
 	r0 := graph.NewResult("out0", n.Out(0))
 	r1 := graph.NewResult("out1", n.Out(1))
@@ -225,9 +234,9 @@ func TestModelDecodeErrors(t *testing.T) {
 	}{
 		{"empty", nil, "bad magic"},
 		{"bad magic", append([]byte("NOTGRAPH"), good[8:]...), "bad magic"},
-		{"other version", append(header(99), good[9:]...), "encoding version 99, this build reads version 1"},
-		{"huge node count", binary.AppendUvarint(append(header(1), 0, 0), 1<<50), "node count"},
-		{"huge name", binary.AppendUvarint(header(1), 1<<60), "model name"},
+		{"other version", append(header(99), good[9:]...), "encoding version 99, this build reads version 2"},
+		{"huge node count", binary.AppendUvarint(append(header(graph.EncodingVersion), 0, 0), 1<<50), "node count"},
+		{"huge name", binary.AppendUvarint(header(graph.EncodingVersion), 1<<60), "model name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,7 +251,7 @@ func TestModelDecodeErrors(t *testing.T) {
 // TestModelDecodeBoundedAllocation: a stream that claims huge counts must
 // not make the decoder allocate for them.
 func TestModelDecodeBoundedAllocation(t *testing.T) {
-	b := binary.AppendUvarint([]byte("CLGRAPH\x00"), 1)
+	b := binary.AppendUvarint([]byte("CLGRAPH\x00"), graph.EncodingVersion)
 	b = append(b, 0, 0)                           // name, no opsets
 	b = binary.AppendUvarint(b, 1<<20)            // "a million nodes" ...
 	b = append(b, bytes.Repeat([]byte{0}, 64)...) // ... in 64 bytes

@@ -53,7 +53,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 		}
 	}()
 	for i, in := range c.Inputs() {
-		if s, ok := in.Shape.ToShape(); ok {
+		if s, ok := in.Shape.ToShape(); ok && in.Kind == tensor.KindTensor {
 			t, err := tensor.New(in.Type, s)
 			if err != nil {
 				return nil, driver.Errorf(driver.ErrInvalidArgument, "hetero: input %q: %w", in.Name, err)

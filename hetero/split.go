@@ -260,7 +260,7 @@ func split(m *graph.Model) ([]*subgraph, error) {
 			c := &graph.Node{Name: u.Name, OpType: u.OpType, Domain: u.Domain, Attrs: u.Attrs.Clone(), RT: u.RT.Clone(), Value: u.Value}
 			c.Outputs = make([]graph.Port, len(u.Outputs))
 			for i, pt := range u.Outputs {
-				c.Outputs[i] = graph.Port{Name: pt.Name, Type: pt.Type, Shape: pt.Shape.Clone()}
+				c.Outputs[i] = pt.Clone()
 			}
 			mapping[u] = c
 			if u.Inputs != nil {
@@ -289,7 +289,7 @@ func split(m *graph.Model) ([]*subgraph, error) {
 			}
 			if p.OpType == graph.OpConstant {
 				c := graph.NewConstant(p.Name, p.Value)
-				c.Outputs[0] = graph.Port{Name: p.Outputs[0].Name, Type: p.Outputs[0].Type, Shape: p.Outputs[0].Shape.Clone()}
+				c.Outputs[0] = p.Outputs[0].Clone()
 				c.RT = p.RT.Clone()
 				mapping[p] = c
 				return c.Out(0)

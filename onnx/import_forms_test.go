@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -54,7 +55,7 @@ func TestMoreOpImports(t *testing.T) {
 		assert.Equal(t, tensor.I32, n.Outputs[0].Type)
 	})
 	t.Run("EyeLike dtype without element type", func(t *testing.T) {
-		m := tModel{opset: 9, nodes: []tNode{{op: "EyeLike", name: "e", in: []string{"x"}, out: []string{"y"}, attrs: []tAttr{aInt("dtype", dtUint32)}}},
+		m := tModel{opset: 9, nodes: []tNode{{op: "EyeLike", name: "e", in: []string{"x"}, out: []string{"y"}, attrs: []tAttr{aInt("dtype", dtComplex64)}}},
 			inputs: []tValue{fv("x", 2, 3)}, outputs: []tValue{fv("y")}}
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedType)
@@ -62,27 +63,58 @@ func TestMoreOpImports(t *testing.T) {
 	})
 }
 
+// TestStringConstants imports Constant's value_string and value_strings
+// as String constants.
+func TestStringConstants(t *testing.T) {
+	for _, tc := range []struct {
+		attr  tAttr
+		shape tensor.Shape
+		want  []string
+	}{
+		{aStr("value_string", "hi"), tensor.Shape{}, []string{"hi"}},
+		{aStrs("value_strings", "a", "", "c"), tensor.Shape{3}, []string{"a", "", "c"}},
+	} {
+		m := tModel{opset: 13, nodes: []tNode{{op: "Constant", name: "k", out: []string{"y"}, attrs: []tAttr{tc.attr}}}, outputs: []tValue{fv("y")}}
+		_, err := Read(m.bytes())
+		require.ErrorIs(t, err, ErrUnsupportedType, "string values wait for the GPU's host placement")
+		outs, err := constant(&nodeCtx{name: "k", n: &nodeProto{opType: "Constant"}, attrs: graph.Attrs{}})
+		require.Error(t, err, "no value attribute")
+		require.Nil(t, outs)
+		attr := map[string]any{"value_string": "hi"}
+		if len(tc.want) > 1 {
+			attr = map[string]any{"value_strings": tc.want}
+		}
+		outs, err = constant(&nodeCtx{name: "k", n: &nodeProto{opType: "Constant"}, attrs: graph.Attrs(attr)})
+		require.NoError(t, err)
+		c := outs[0].Node
+		require.Equal(t, graph.OpConstant, c.OpType)
+		assert.Equal(t, tensor.String, c.Outputs[0].Type)
+		assert.Equal(t, tc.shape, c.Value.Shape())
+		assert.Equal(t, tc.want, c.Value.Strings())
+	}
+}
+
 func TestUnsupportedOpBeforeType(t *testing.T) {
-	u32 := tValue{name: "x", elem: dtUint32, dims: []any{4}}
+	cplx := tValue{name: "x", elem: dtComplex64, dims: []any{4}}
 	t.Run("type clinfer lacks", func(t *testing.T) {
-		m := tModel{opset: 13, nodes: []tNode{{op: "Relu", name: "r", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{u32}, outputs: []tValue{fv("y")}}
+		m := tModel{opset: 13, nodes: []tNode{{op: "Relu", name: "r", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{cplx}, outputs: []tValue{fv("y")}}
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedType)
 		assert.NotErrorIs(t, err, ErrUnsupportedOp)
-		assert.ErrorContains(t, err, "UINT32")
+		assert.ErrorContains(t, err, "COMPLEX64")
 	})
 	t.Run("op outside the op set wins", func(t *testing.T) {
-		m := tModel{opset: 13, nodes: []tNode{{op: "NoSuchOp", name: "q", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{u32}, outputs: []tValue{fv("y")}}
+		m := tModel{opset: 13, nodes: []tNode{{op: "NoSuchOp", name: "q", in: []string{"x"}, out: []string{"y"}}}, inputs: []tValue{cplx}, outputs: []tValue{fv("y")}}
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedOp)
 		assert.NotErrorIs(t, err, ErrUnsupportedType)
 		assert.ErrorContains(t, err, "NoSuchOp")
 	})
-	t.Run("Cast to STRING", func(t *testing.T) {
-		m := tModel{opset: 13, nodes: []tNode{{op: "Cast", name: "c", in: []string{"x"}, out: []string{"y"}, attrs: []tAttr{aInt("to", dtString)}}},
+	t.Run("Cast to COMPLEX64", func(t *testing.T) {
+		m := tModel{opset: 13, nodes: []tNode{{op: "Cast", name: "c", in: []string{"x"}, out: []string{"y"}, attrs: []tAttr{aInt("to", dtComplex64)}}},
 			inputs: []tValue{fv("x", 4)}, outputs: []tValue{fv("y")}}
 		_, err := Read(m.bytes())
 		assert.ErrorIs(t, err, ErrUnsupportedType)
-		assert.ErrorContains(t, err, "STRING")
+		assert.ErrorContains(t, err, "COMPLEX64")
 	})
 }

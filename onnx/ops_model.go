@@ -43,6 +43,18 @@ func constant(c *nodeCtx) ([]graph.Output, error) {
 				return nil, c.attrErrorf(name, "is a %T, want integers", v)
 			}
 			t, err = tensor.FromI64(tensor.Shape{int64(len(i))}, i)
+		case "value_string":
+			s, ok := v.(string)
+			if !ok {
+				return nil, c.attrErrorf(name, "is a %T, want a string", v)
+			}
+			t, err = tensor.FromStrings(tensor.Shape{}, []string{s})
+		case "value_strings":
+			s, ok := v.([]string)
+			if !ok {
+				return nil, c.attrErrorf(name, "is a %T, want strings", v)
+			}
+			t, err = tensor.FromStrings(tensor.Shape{int64(len(s))}, s)
 		default:
 			return nil, c.attrErrorf(name, "constants of this kind are not supported")
 		}

@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"github.com/clinfer/clinfer/tensor"
+
 	"fmt"
 	"math"
 
@@ -84,7 +86,7 @@ type tensorProto struct {
 	segment    bool
 	floatData  []float32
 	int32Data  []int32
-	nStrings   int
+	stringData []string
 	int64Data  []int64
 	name       string
 	raw        []byte
@@ -99,9 +101,11 @@ type kv struct{ key, value string }
 
 type valueInfo struct {
 	name string
-	// tensorType is set when the TypeProto is a tensor type.
+	// tensorType is set when the TypeProto is a tensor type, or a sequence
+	// or optional of tensors (kind says which).
 	tensorType bool
 	nonTensor  bool
+	kind       tensor.Kind
 	elemType   int64
 	hasShape   bool
 	dims       []dimProto
@@ -456,7 +460,9 @@ func decodeTensor(b []byte) (*tensorProto, error) {
 				t.int32Data = append(t.int32Data, int32(x))
 			}
 		case 6:
-			t.nStrings++
+			var v string
+			v, err = f.str(what + ".string_data")
+			t.stringData = append(t.stringData, v)
 		case 7:
 			t.int64Data, err = varints(t.int64Data, f, what+".int64_data")
 		case 8:
@@ -532,10 +538,16 @@ func decodeValueInfo(b []byte) (*valueInfo, error) {
 	return v, nil
 }
 
-// decodeType reads a TypeProto. Only tensor types are decoded; sequence,
-// map, optional and sparse types are recorded as non-tensor without
-// descending into them, so nesting depth never grows with the input.
-func decodeType(b []byte, v *valueInfo) error {
+// decodeType reads a TypeProto. Tensor types are decoded, and sequences
+// and optionals of tensors and optional sequences of tensors (recorded in
+// v.kind); maps, sparse tensors and other nestings are recorded as
+// non-tensor without descending further, so nesting depth never grows with
+// the input.
+func decodeType(b []byte, v *valueInfo) error { return decodeTypeIn(b, v, nil) }
+
+// decodeTypeIn reads a TypeProto nested in the containers outer (outermost
+// first).
+func decodeTypeIn(b []byte, v *valueInfo, outer []int) error {
 	const what = "TypeProto"
 	return walk(b, what, func(f field) error {
 		switch f.num {
@@ -543,6 +555,19 @@ func decodeType(b []byte, v *valueInfo) error {
 			mb, err := f.msg(what + ".tensor_type")
 			if err != nil {
 				return err
+			}
+			switch {
+			case len(outer) == 0:
+				v.kind = tensor.KindTensor
+			case len(outer) == 1 && outer[0] == typeSequence:
+				v.kind = tensor.KindSequence
+			case len(outer) == 1 && outer[0] == typeOptional:
+				v.kind = tensor.KindOptional
+			case len(outer) == 2 && outer[0] == typeOptional && outer[1] == typeSequence:
+				v.kind = tensor.KindOptionalSequence
+			default:
+				v.nonTensor = true
+				return nil
 			}
 			v.tensorType = true
 			return walk(mb, what+".Tensor", func(f field) error {
@@ -560,12 +585,37 @@ func decodeType(b []byte, v *valueInfo) error {
 				}
 				return err
 			})
-		case 4, 5, 8, 9:
+		case typeSequence, typeOptional:
+			if len(outer) >= 2 {
+				v.nonTensor = true
+				return nil
+			}
+			mb, err := f.msg(what + ".container")
+			if err != nil {
+				return err
+			}
+			return walk(mb, what+".container", func(e field) error {
+				if e.num != 1 {
+					return nil
+				}
+				eb, err := e.msg(what + ".container.elem_type")
+				if err != nil {
+					return err
+				}
+				return decodeTypeIn(eb, v, append(append([]int(nil), outer...), int(f.num)))
+			})
+		case 5, 8:
 			v.nonTensor = true
 		}
 		return nil
 	})
 }
+
+// TypeProto fields of the containers decodeType follows.
+const (
+	typeSequence = 4
+	typeOptional = 9
+)
 
 func decodeShape(b []byte, v *valueInfo) error {
 	const what = "TensorShapeProto"

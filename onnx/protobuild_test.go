@@ -64,6 +64,14 @@ func aStr(name, v string) tAttr {
 	return tAttr(pb(nil).str(1, name).varint(20, attrString).str(4, v))
 }
 
+func aStrs(name string, v ...string) tAttr {
+	p := pb(nil).str(1, name).varint(20, attrStrings)
+	for _, s := range v {
+		p = p.str(9, s)
+	}
+	return tAttr(p)
+}
+
 func aInts(name string, v ...int64) tAttr {
 	return tAttr(pb(nil).str(1, name).varint(20, attrInts).packedVarints(8, v))
 }

@@ -142,11 +142,6 @@ func TestReadErrors(t *testing.T) {
 		inputs:  []tValue{fv("x", 1, 1, 4, 4)},
 		outputs: []tValue{fv("y")},
 	}
-	constStr := tModel{
-		opset:   13,
-		nodes:   []tNode{{op: "Constant", name: "k", out: []string{"y"}, attrs: []tAttr{aStr("value_string", "hi")}}},
-		outputs: []tValue{fv("y")},
-	}
 	graphAttr := relu("Relu", "r", "", 13, nil)
 	graphAttr.nodes[0].attrs = []tAttr{aGraph("body")}
 	bnTrain := tModel{
@@ -171,7 +166,6 @@ func TestReadErrors(t *testing.T) {
 		{"opset too new", relu("Relu", "r", "", maxOpset+1, nil).bytes(), ErrUnsupportedOp, []string{"Relu", "opset 24"}},
 		{"op before its first opset", relu("HardSwish", "hs", "", 13, nil).bytes(), ErrUnsupportedOp, []string{"HardSwish", "opset 13"}},
 		{"bad auto_pad", conv.bytes(), ErrUnsupportedAttribute, []string{`"c1"`, "Conv", "auto_pad", "FOO"}},
-		{"string constant", constStr.bytes(), ErrUnsupportedAttribute, []string{`"k"`, "Constant", "value_string"}},
 		{"graph attribute", graphAttr.bytes(), ErrUnsupportedAttribute, []string{`"r"`, "body", "GRAPH"}},
 		{"training output used", bnTrain.bytes(), ErrUnsupportedOp, []string{`"bn"`, "rm"}},
 		{"undefined input", relu("Relu", "r", "", 13, nil).bytesWith(func(m *tModel) { m.nodes[0].in = []string{"nope"} }), ErrInvalidModel, []string{`"nope"`, `"r"`}},
@@ -182,7 +176,8 @@ func TestReadErrors(t *testing.T) {
 		}), ErrInvalidModel, []string{"cycle"}},
 		{"no graph", pb(nil).varint(1, 7), ErrInvalidModel, []string{"no graph"}},
 		{"truncated", relu("Relu", "r", "", 13, nil).bytes()[:20], ErrInvalidModel, nil},
-		{"string input", relu("Relu", "r", "", 13, nil).bytesWith(func(m *tModel) { m.inputs[0].elem = dtString }), ErrUnsupportedType, []string{`"x"`, "STRING"}},
+		{"complex input", relu("Relu", "r", "", 13, nil).bytesWith(func(m *tModel) { m.inputs[0].elem = dtComplex64 }), ErrUnsupportedType, []string{`"x"`, "COMPLEX64"}},
+		{"string input to Relu", relu("Relu", "r", "", 13, nil).bytesWith(func(m *tModel) { m.inputs[0].elem = dtString }), ErrInvalidModel, []string{`"r"`, "string"}},
 		{"sparse attribute constant", tModel{opset: 13, nodes: []tNode{{op: "Constant", name: "k", out: []string{"y"}, attrs: []tAttr{tAttr(pb(nil).str(1, "sparse_value").varint(20, attrSparseTensor).bytes(22, nil))}}}, outputs: []tValue{fv("y")}}.bytes(), ErrUnsupportedAttribute, []string{"sparse_value", "SPARSE_TENSOR"}},
 	}
 	for _, tc := range tests {

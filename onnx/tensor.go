@@ -14,23 +14,39 @@ import (
 
 // ONNX TensorProto.DataType values.
 const (
-	dtFloat    = 1
-	dtUint8    = 2
-	dtInt8     = 3
-	dtUint16   = 4
-	dtInt16    = 5
-	dtInt32    = 6
-	dtInt64    = 7
-	dtString   = 8
-	dtBool     = 9
-	dtFloat16  = 10
-	dtDouble   = 11
-	dtUint32   = 12
-	dtUint64   = 13
-	dtBFloat16 = 16
-	dtUint4    = 21
-	dtInt4     = 22
+	dtFloat     = 1
+	dtUint8     = 2
+	dtInt8      = 3
+	dtUint16    = 4
+	dtInt16     = 5
+	dtInt32     = 6
+	dtInt64     = 7
+	dtString    = 8
+	dtBool      = 9
+	dtFloat16   = 10
+	dtDouble    = 11
+	dtUint32    = 12
+	dtUint64    = 13
+	dtComplex64 = 14
+	dtBFloat16  = 16
+	// The 8-bit floats (opset 19).
+	dtFloat8E4M3FN   = 17
+	dtFloat8E4M3FNUZ = 18
+	dtFloat8E5M2     = 19
+	dtFloat8E5M2FNUZ = 20
+	dtUint4          = 21
+	dtInt4           = 22
 )
+
+// elementTypes maps ONNX data types to clinfer's element types; DataType
+// reads it backwards.
+var elementTypes = map[int64]tensor.ElementType{
+	dtFloat: tensor.F32, dtUint8: tensor.U8, dtInt8: tensor.I8, dtUint16: tensor.U16, dtInt16: tensor.I16,
+	dtInt32: tensor.I32, dtInt64: tensor.I64, dtString: tensor.String, dtBool: tensor.Bool, dtFloat16: tensor.F16,
+	dtDouble: tensor.F64, dtUint32: tensor.U32, dtUint64: tensor.U64, dtBFloat16: tensor.BF16,
+	dtFloat8E4M3FN: tensor.F8E4M3FN, dtFloat8E4M3FNUZ: tensor.F8E4M3FNUZ, dtFloat8E5M2: tensor.F8E5M2,
+	dtFloat8E5M2FNUZ: tensor.F8E5M2FNUZ, dtUint4: tensor.U4, dtInt4: tensor.I4,
+}
 
 var onnxTypeNames = map[int64]string{
 	0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32",
@@ -48,36 +64,10 @@ func onnxTypeName(dt int64) string {
 
 // ElementType maps an ONNX TensorProto.DataType number to clinfer's element
 // type. It returns an error wrapping ErrUnsupportedType for types clinfer has
-// no element type for (STRING, UINT32, UINT64, complex, 8-bit and 4-bit
-// floats).
+// no element type for (complex, the 4-bit float).
 func ElementType(dataType int64) (tensor.ElementType, error) {
-	switch dataType {
-	case dtFloat:
-		return tensor.F32, nil
-	case dtUint8:
-		return tensor.U8, nil
-	case dtInt8:
-		return tensor.I8, nil
-	case dtInt16:
-		return tensor.I16, nil
-	case dtUint16:
-		return tensor.U16, nil
-	case dtInt4:
-		return tensor.I4, nil
-	case dtUint4:
-		return tensor.U4, nil
-	case dtInt32:
-		return tensor.I32, nil
-	case dtInt64:
-		return tensor.I64, nil
-	case dtBool:
-		return tensor.Bool, nil
-	case dtFloat16:
-		return tensor.F16, nil
-	case dtDouble:
-		return tensor.F64, nil
-	case dtBFloat16:
-		return tensor.BF16, nil
+	if t, ok := elementTypes[dataType]; ok {
+		return t, nil
 	}
 	return tensor.Undefined, fmt.Errorf("%w: %s", ErrUnsupportedType, onnxTypeName(dataType))
 }
@@ -85,33 +75,10 @@ func ElementType(dataType int64) (tensor.ElementType, error) {
 // DataType maps a clinfer element type to its ONNX TensorProto.DataType
 // number, or 0 (UNDEFINED) for an invalid type.
 func DataType(t tensor.ElementType) int64 {
-	switch t {
-	case tensor.F32:
-		return dtFloat
-	case tensor.U8:
-		return dtUint8
-	case tensor.I8:
-		return dtInt8
-	case tensor.I16:
-		return dtInt16
-	case tensor.U16:
-		return dtUint16
-	case tensor.I4:
-		return dtInt4
-	case tensor.U4:
-		return dtUint4
-	case tensor.I32:
-		return dtInt32
-	case tensor.I64:
-		return dtInt64
-	case tensor.Bool:
-		return dtBool
-	case tensor.F16:
-		return dtFloat16
-	case tensor.F64:
-		return dtDouble
-	case tensor.BF16:
-		return dtBFloat16
+	for dt, et := range elementTypes {
+		if et == t {
+			return dt
+		}
 	}
 	return 0
 }
@@ -176,6 +143,19 @@ func (src tensorSource) tensorValue(tp *tensorProto) (*tensor.Tensor, error) {
 		return src.packed4(tp, et, shape, n)
 	}
 	size := int64(et.Size())
+	if et == tensor.String {
+		if tp.location != 0 || tp.hasRaw {
+			return nil, fmt.Errorf("%w: a STRING tensor keeps its values in string_data, not raw or external data", ErrInvalidModel)
+		}
+		if int64(len(tp.stringData)) != n {
+			return nil, fmt.Errorf("%w: %v%v needs %d strings, got %d", ErrInvalidModel, et, shape, n, len(tp.stringData))
+		}
+		x, err := tensor.FromStrings(shape, tp.stringData)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidModel, err)
+		}
+		return x, nil
+	}
 	if tp.location == 1 {
 		return src.external(tp, et, shape, n)
 	}
@@ -209,6 +189,8 @@ func (src tensorSource) tensorValue(tp *tensorProto) (*tensor.Tensor, error) {
 		have = len(tp.doubleData)
 	case tensor.I64:
 		have = len(tp.int64Data)
+	case tensor.U32, tensor.U64:
+		have = len(tp.uint64Data)
 	default:
 		have = len(tp.int32Data)
 	}
@@ -235,6 +217,17 @@ func (src tensorSource) tensorValue(tp *tensorProto) (*tensor.Tensor, error) {
 	case tensor.U16:
 		for i, v := range tp.int32Data {
 			x.U16()[i] = uint16(v)
+		}
+	case tensor.U32:
+		for i, v := range tp.uint64Data {
+			x.U32()[i] = uint32(v)
+		}
+	case tensor.U64:
+		copy(x.U64(), tp.uint64Data)
+	case tensor.F8E4M3FN, tensor.F8E4M3FNUZ, tensor.F8E5M2, tensor.F8E5M2FNUZ:
+		b := x.Bytes()
+		for i, v := range tp.int32Data {
+			b[i] = uint8(v)
 		}
 	case tensor.I8:
 		for i, v := range tp.int32Data {

@@ -44,6 +44,12 @@ func TestReadTensorTypedFields(t *testing.T) {
 		{"raw int4", base(dtInt4, 3).bytes(9, []byte{0x8f, 0x07}), tensor.I4, tensor.Shape{3}, []float64{-1, -8, 7}},
 		{"raw uint4", base(dtUint4, 2, 2).bytes(9, []byte{0x21, 0xf0}), tensor.U4, tensor.Shape{2, 2}, []float64{1, 2, 0, 15}},
 		{"int32_data as packed int4", base(dtInt4, 4).packedVarints(5, []int64{0x9a, 0x34}), tensor.I4, tensor.Shape{4}, []float64{-6, -7, 4, 3}},
+		{"uint64_data as uint32", base(dtUint32, 2).packedVarints(11, []int64{1<<32 - 1, 3}), tensor.U32, tensor.Shape{2}, []float64{1<<32 - 1, 3}},
+		{"uint64_data", base(dtUint64, 1).packedVarints(11, []int64{-1}), tensor.U64, tensor.Shape{1}, []float64{1 << 64}},
+		{"raw uint64", base(dtUint64, 1).bytes(9, []byte{1, 0, 0, 0, 0, 0, 0, 0}), tensor.U64, tensor.Shape{1}, []float64{1}},
+		{"int32_data as float8e4m3fn", base(dtFloat8E4M3FN, 2).packedVarints(5, []int64{0x38, 0x7e}), tensor.F8E4M3FN, tensor.Shape{2}, []float64{1, 448}},
+		{"raw float8e5m2fnuz", base(dtFloat8E5M2FNUZ, 1).bytes(9, []byte{0x40}), tensor.F8E5M2FNUZ, tensor.Shape{1}, []float64{1}},
+		{"string_data", base(dtString, 2).str(6, "1.5").str(6, "-2"), tensor.String, tensor.Shape{2}, []float64{1.5, -2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,6 +63,20 @@ func TestReadTensorTypedFields(t *testing.T) {
 			}
 		})
 	}
+	t.Run("string values", func(t *testing.T) {
+		x, _, err := ReadTensor(base(dtString, 3).str(6, "héllo").str(6, "").str(6, "a b"))
+		require.NoError(t, err)
+		assert.Equal(t, []string{"héllo", "", "a b"}, x.Strings())
+	})
+	t.Run("every element type maps back", func(t *testing.T) {
+		for _, et := range tensor.ElementTypes() {
+			dt := DataType(et)
+			require.NotZero(t, dt, et)
+			back, err := ElementType(dt)
+			require.NoError(t, err)
+			assert.Equal(t, et, back)
+		}
+	})
 	t.Run("int8 values", func(t *testing.T) {
 		x, _, err := ReadTensor(base(dtInt8, 2).packedVarints(5, []int64{-5, 100}))
 		require.NoError(t, err)
@@ -81,10 +101,11 @@ func TestReadTensorErrors(t *testing.T) {
 		{"negative dim", pb(nil).varint(1, -2).varint(2, dtFloat).str(8, "neg"), ErrInvalidModel, "negative"},
 		{"too few values", pb(nil).varint(1, 3).varint(2, dtInt64).str(8, "few").varint(7, 1), ErrInvalidModel, "needs 3 values"},
 		{"raw size mismatch", pb(nil).varint(1, 2).varint(2, dtInt32).str(8, "r").bytes(9, []byte{1, 2, 3}), ErrInvalidModel, "raw_data"},
-		{"string", pb(nil).varint(1, 1).varint(2, dtString).str(8, "s"), ErrUnsupportedType, "STRING"},
 		{"int4 raw size", pb(nil).varint(1, 3).varint(2, dtInt4).str(8, "i4").bytes(9, []byte{1}), ErrInvalidModel, "packed bytes"},
-		{"uint32", pb(nil).varint(1, 1).varint(2, dtUint32).str(8, "u"), ErrUnsupportedType, "UINT32"},
-		{"uint64", pb(nil).varint(1, 1).varint(2, dtUint64).str(8, "u64"), ErrUnsupportedType, "UINT64"},
+		{"complex", pb(nil).varint(1, 1).varint(2, dtComplex64).str(8, "c"), ErrUnsupportedType, "COMPLEX64"},
+		{"too few strings", pb(nil).varint(1, 2).varint(2, dtString).str(8, "s").str(6, "a"), ErrInvalidModel, "needs 2 strings"},
+		{"raw strings", pb(nil).varint(1, 1).varint(2, dtString).str(8, "s").bytes(9, []byte("a")), ErrInvalidModel, "string_data"},
+		{"too few u64", pb(nil).varint(1, 1).varint(2, dtUint64).str(8, "u64"), ErrInvalidModel, "needs 1 values"},
 		{"segment", pb(nil).varint(2, dtFloat).str(8, "seg").bytes(3, nil), ErrInvalidModel, "segment"},
 		{"external without base", pb(nil).varint(2, dtFloat).str(8, "e").bytes(13, pb(nil).str(1, "location").str(2, "w.bin")).varint(14, 1), ErrExternalData, "base directory"},
 		{"bad wire type", []byte{0x0b}, ErrInvalidModel, ""},

@@ -20,13 +20,24 @@ import (
 //     or 1.
 //   - f16 and bf16 are read and written through float32, rounding to nearest
 //     even; f64 -> f16 therefore rounds twice, as ONNX Runtime does.
+//   - the 8-bit floats round to nearest even and saturate (Cast's default
+//     saturate=1; see Cast for saturate=0).
+//   - numbers -> string is their shortest decimal form that reads back to
+//     the same value ("0.9767611", "1.0", "1e-05", "NaN", "INF", "-INF");
+//     string -> number parses it (a float, "NaN", "INF", "+INF", "-INF" in
+//     any case, or an integer), an error naming the element otherwise.
 //
 // Converting to x's own type returns a dense copy. x may be a strided view.
-func (x *Tensor) Convert(t ElementType) (*Tensor, error) {
+func (x *Tensor) Convert(t ElementType) (*Tensor, error) { return x.Cast(t, true) }
+
+// Cast is Convert with ONNX Cast's saturate attribute, which applies to
+// conversions to the 8-bit floats: true clamps values beyond the type's
+// range to its largest finite value, false makes them infinite or NaN.
+func (x *Tensor) Cast(t ElementType, saturate bool) (*Tensor, error) {
 	if !t.Valid() {
 		return nil, fmt.Errorf("%w: cannot convert %v to %v", ErrType, x, t)
 	}
-	if !x.typ.Valid() {
+	if !x.typ.Valid() || x.kind != KindTensor {
 		return nil, fmt.Errorf("%w: cannot convert %v to %v", ErrType, x, t)
 	}
 	src := x.Contiguous()
@@ -41,9 +52,15 @@ func (x *Tensor) Convert(t ElementType) (*Tensor, error) {
 		return dst, nil
 	}
 	n := int(x.NumElements())
-	if x.typ.IsFloat() {
+	switch {
+	case x.typ == String:
+		return dst, parseStrings(dst, src.stringData(), saturate)
+	case t == String:
+		formatStrings(dst.strs, src)
+		return dst, nil
+	case x.typ.IsFloat() || x.typ.IsFloat8() || (x.typ == U64 && !t.IsInteger()):
 		get := floatGetter(src)
-		set := floatSetter(dst)
+		set := floatSetter(dst, saturate)
 		for i := range n {
 			set(i, get(i))
 		}
@@ -100,6 +117,12 @@ func floatGetter(x *Tensor) func(int) float64 {
 	case BF16:
 		s := x.BF16()
 		return func(i int) float64 { return float64(BF16ToFloat32(s[i])) }
+	case U64:
+		s := x.U64()
+		return func(i int) float64 { return float64(s[i]) }
+	case F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ:
+		s, f := x.data[x.offset:x.offset+x.NumElements()], float8FormatOf(x.typ)
+		return func(i int) float64 { return f.decode(s[i]) }
 	}
 	panic("tensor: floatGetter on " + x.typ.String())
 }
@@ -131,6 +154,12 @@ func intGetter(x *Tensor) func(int) int64 {
 	case I64:
 		s := x.I64()
 		return func(i int) int64 { return s[i] }
+	case U32:
+		s := x.U32()
+		return func(i int) int64 { return int64(s[i]) }
+	case U64:
+		s := x.U64()
+		return func(i int) int64 { return int64(s[i]) }
 	case Bool:
 		s := typed[uint8](x) // any nonzero byte counts as true
 		return func(i int) int64 {
@@ -158,9 +187,21 @@ func truncSat(v float64, lo, hi int64) int64 {
 	return int64(math.Trunc(v))
 }
 
+// truncSatU64 is truncSat for u64, whose range is not that of an int64.
+func truncSatU64(v float64) uint64 {
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return 0
+	case v >= math.MaxUint64:
+		return math.MaxUint64
+	}
+	return uint64(math.Trunc(v))
+}
+
 // floatSetter writes a float64 into element i of a contiguous tensor of any
-// type, with Convert's float-source semantics.
-func floatSetter(x *Tensor) func(int, float64) {
+// numeric or boolean type, with Convert's float-source semantics
+// (saturate applies to the 8-bit floats).
+func floatSetter(x *Tensor, saturate bool) func(int, float64) {
 	switch x.typ {
 	case F32:
 		d := x.F32()
@@ -198,6 +239,15 @@ func floatSetter(x *Tensor) func(int, float64) {
 	case I64:
 		d := x.I64()
 		return func(i int, v float64) { d[i] = truncSat(v, math.MinInt64, math.MaxInt64) }
+	case U32:
+		d := x.U32()
+		return func(i int, v float64) { d[i] = uint32(truncSat(v, 0, math.MaxUint32)) }
+	case U64:
+		d := x.U64()
+		return func(i int, v float64) { d[i] = truncSatU64(v) }
+	case F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ:
+		d, f := x.data[x.offset:x.offset+x.NumElements()], float8FormatOf(x.typ)
+		return func(i int, v float64) { d[i] = f.encode(float64(float32(v)), saturate) }
 	case Bool:
 		d := x.Bool()
 		return func(i int, v float64) { d[i] = v != 0 }
@@ -245,6 +295,15 @@ func intSetter(x *Tensor) func(int, int64) {
 	case I64:
 		d := x.I64()
 		return func(i int, v int64) { d[i] = v }
+	case U32:
+		d := x.U32()
+		return func(i int, v int64) { d[i] = uint32(v) }
+	case U64:
+		d := x.U64()
+		return func(i int, v int64) { d[i] = uint64(v) }
+	case F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ:
+		d, f := x.data[x.offset:x.offset+x.NumElements()], float8FormatOf(x.typ)
+		return func(i int, v int64) { d[i] = f.encode(float64(float32(v)), true) }
 	case Bool:
 		d := x.Bool()
 		return func(i int, v int64) { d[i] = v != 0 }
@@ -254,19 +313,30 @@ func intSetter(x *Tensor) func(int, int64) {
 
 // Float64s returns a copy of x's elements as float64 in row-major order,
 // whatever x's type and layout (views included). Booleans become 0 or 1;
-// i64 values beyond ±2^53 are rounded to the nearest float64.
+// i64 values beyond ±2^53 are rounded to the nearest float64; strings are
+// parsed as Convert does (NaN for one that is not a number).
 func (x *Tensor) Float64s() []float64 {
-	if !x.typ.Valid() {
+	if !x.typ.Valid() || x.kind != KindTensor {
 		return nil
 	}
 	src := x.Contiguous()
 	n := int(x.NumElements())
 	out := make([]float64, n)
-	if x.typ == F64 {
+	switch {
+	case x.typ == F64:
 		copy(out, src.F64())
 		return out
+	case x.typ == String:
+		for i, e := range src.stringData() {
+			v, err := parseFloat(e)
+			if err != nil {
+				v = math.NaN()
+			}
+			out[i] = v
+		}
+		return out
 	}
-	if x.typ.IsFloat() {
+	if x.typ.IsFloat() || x.typ.IsFloat8() || x.typ == U64 {
 		get := floatGetter(src)
 		for i := range out {
 			out[i] = get(i)
@@ -281,10 +351,10 @@ func (x *Tensor) Float64s() []float64 {
 }
 
 // Int64s returns a copy of the elements of an integer or boolean tensor
-// (any layout) as int64, exactly, in row-major order; ok is false for the
-// float types.
+// (any layout) as int64, exactly (u64 beyond 2^63-1 wraps, as a C cast
+// does), in row-major order; ok is false for the other types.
 func (x *Tensor) Int64s() ([]int64, bool) {
-	if !x.typ.Valid() || x.typ.IsFloat() {
+	if !x.typ.Valid() || !(x.typ.IsInteger() || x.typ == Bool) || x.kind != KindTensor {
 		return nil, false
 	}
 	src := x.Contiguous()
@@ -308,7 +378,11 @@ func FromFloat64s(t ElementType, shape Shape, v []float64) (*Tensor, error) {
 	if int64(len(v)) != shape.NumElements() {
 		return nil, fmt.Errorf("%w: shape %v holds %d elements, got %d values", ErrShape, shape, shape.NumElements(), len(v))
 	}
-	set := floatSetter(x)
+	if t == String {
+		formatFloats(x.strs, v)
+		return x, nil
+	}
+	set := floatSetter(x, true)
 	for i, f := range v {
 		set(i, f)
 	}

@@ -36,9 +36,12 @@ type Uint4 uint8
 // Elem is the set of Go types that are tensor element types: float32 (F32),
 // float64 (F64), Float16 (F16), BFloat16 (BF16), int8 (I8), uint8 (U8),
 // int16 (I16), uint16 (U16), int32 (I32), int64 (I64), Int4 (I4), Uint4
-// (U4) and bool (Bool).
+// (U4), bool (Bool), uint32 (U32), uint64 (U64), the 8-bit floats
+// Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2 and Float8E5M2FNUZ, and string
+// (String).
 type Elem interface {
-	float32 | float64 | Float16 | BFloat16 | int8 | uint8 | int16 | uint16 | int32 | int64 | Int4 | Uint4 | bool
+	float32 | float64 | Float16 | BFloat16 | int8 | uint8 | int16 | uint16 | int32 | int64 | Int4 | Uint4 | bool |
+		uint32 | uint64 | Float8E4M3FN | Float8E4M3FNUZ | Float8E5M2 | Float8E5M2FNUZ | string
 }
 
 // TypeOf returns the element type that holds Go values of type T.
@@ -69,8 +72,22 @@ func TypeOf[T Elem]() ElementType {
 		return I32
 	case int64:
 		return I64
-	default: // bool, the last type of Elem
+	case bool:
 		return Bool
+	case uint32:
+		return U32
+	case uint64:
+		return U64
+	case Float8E4M3FN:
+		return F8E4M3FN
+	case Float8E4M3FNUZ:
+		return F8E4M3FNUZ
+	case Float8E5M2:
+		return F8E5M2
+	case Float8E5M2FNUZ:
+		return F8E5M2FNUZ
+	default: // string, the last type of Elem
+		return String
 	}
 }
 
@@ -92,6 +109,13 @@ func Wrap[T Elem](shape Shape, v []T) (*Tensor, error) {
 	}
 	if int64(len(v)) != shape.NumElements() {
 		return nil, fmt.Errorf("%w: shape %v holds %d elements, got %d values", ErrShape, shape, shape.NumElements(), len(v))
+	}
+	if t == String {
+		strs := any(v).([]string)
+		if strs == nil {
+			strs = []string{}
+		}
+		return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), strs: strs}, nil
 	}
 	var data []byte
 	if len(v) == 0 {
@@ -139,8 +163,14 @@ func Data[T Elem](x *Tensor) ([]T, error) {
 		var z T
 		return nil, fmt.Errorf("%w: %v tensor read as []%T (want []%s)", ErrType, x, z, goTypeName(x.typ))
 	}
+	if x.kind != KindTensor {
+		return nil, x.notTensor("Data")
+	}
 	if !x.IsContiguous() {
 		return nil, fmt.Errorf("%w: Data of a non-contiguous view %v; call Contiguous first", ErrShape, x)
+	}
+	if want == String {
+		return any(x.stringData()).([]T), nil
 	}
 	return typed[T](x), nil
 }
@@ -174,6 +204,20 @@ func goTypeName(t ElementType) string {
 		return "int64"
 	case Bool:
 		return "bool"
+	case U32:
+		return "uint32"
+	case U64:
+		return "uint64"
+	case F8E4M3FN:
+		return "tensor.Float8E4M3FN"
+	case F8E4M3FNUZ:
+		return "tensor.Float8E4M3FNUZ"
+	case F8E5M2:
+		return "tensor.Float8E5M2"
+	case F8E5M2FNUZ:
+		return "tensor.Float8E5M2FNUZ"
+	case String:
+		return "string"
 	}
 	return t.String()
 }

@@ -22,9 +22,14 @@ var ErrType = errors.New("tensor: wrong element type")
 type Tensor struct {
 	typ     ElementType
 	shape   Shape
-	strides []int64 // in elements
-	offset  int64   // in elements
-	data    []byte  // whole backing store, 8-byte aligned
+	strides []int64  // in elements
+	offset  int64    // in elements
+	data    []byte   // whole backing store, 8-byte aligned
+	strs    []string // whole backing store of a String tensor (data is nil)
+	// kind and items make the value a sequence or an optional (see Kind);
+	// shape is then [len(items)] and data nil.
+	kind  Kind
+	items []*Tensor
 }
 
 // alloc returns n zeroed bytes whose address is 8-byte aligned, so typed
@@ -51,6 +56,9 @@ func New(t ElementType, shape Shape) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t == String {
+		return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), strs: make([]string, shape.NumElements())}, nil
+	}
 	return &Tensor{typ: t, shape: shape.Clone(), strides: ContiguousStrides(shape), data: alloc(n)}, nil
 }
 
@@ -65,8 +73,12 @@ func MustNew(t ElementType, shape Shape) *Tensor {
 }
 
 // FromBytes returns a contiguous tensor holding a copy of raw little-endian
-// data, which must be exactly NumElements*Size bytes long.
+// data, which must be exactly NumElements*Size bytes long. String tensors
+// have no byte form (use From).
 func FromBytes(t ElementType, shape Shape, raw []byte) (*Tensor, error) {
+	if t == String {
+		return nil, fmt.Errorf("%w: string tensors have no byte form", ErrType)
+	}
 	x, err := New(t, shape)
 	if err != nil {
 		return nil, err
@@ -85,6 +97,10 @@ func fromSlice[T any](t ElementType, shape Shape, v []T) (*Tensor, error) {
 	}
 	if int64(len(v)) != shape.NumElements() {
 		return nil, fmt.Errorf("%w: shape %v holds %d elements, got %d values", ErrShape, shape, shape.NumElements(), len(v))
+	}
+	if t == String {
+		copy(x.strs, any(v).([]string))
+		return x, nil
 	}
 	copy(typed[T](x), v)
 	return x, nil
@@ -133,8 +149,25 @@ func (x *Tensor) Rank() int { return len(x.shape) }
 // NumElements is the number of elements.
 func (x *Tensor) NumElements() int64 { return x.shape.NumElements() }
 
-// ByteSize is the size of the elements in bytes, as if contiguous.
-func (x *Tensor) ByteSize() int64 { return x.NumElements() * int64(x.typ.Size()) }
+// ByteSize is the size of the elements in bytes, as if contiguous: for a
+// String tensor, the bytes of its strings and their headers.
+func (x *Tensor) ByteSize() int64 {
+	if x.kind != KindTensor {
+		n := int64(0)
+		for _, it := range x.items {
+			n += it.ByteSize()
+		}
+		return n
+	}
+	if x.typ == String {
+		n := int64(0)
+		for _, s := range x.Contiguous().stringData() {
+			n += int64(len(s)) + stringHeader
+		}
+		return n
+	}
+	return x.NumElements() * int64(x.typ.Size())
+}
 
 // IsContiguous reports whether the elements are dense and row-major from the
 // offset, so the typed accessors can be used.
@@ -151,10 +184,14 @@ func (x *Tensor) IsContiguous() bool {
 
 // Bytes returns the raw little-endian bytes of a contiguous tensor, sharing
 // memory with it. It panics if the tensor is not contiguous (call Contiguous
-// first); that is a programmer error.
+// first) or is a String tensor (use Data[string]); both are programmer
+// errors.
 func (x *Tensor) Bytes() []byte {
 	if !x.IsContiguous() {
 		panic("tensor: Bytes on a non-contiguous view; call Contiguous first")
+	}
+	if x.typ == String || x.kind != KindTensor {
+		panic("tensor: Bytes on a " + x.kind.Describe(x.typ, "") + " value; use Data[string] or Items")
 	}
 	sz := int64(x.typ.Size())
 	return x.data[x.offset*sz : (x.offset+x.NumElements())*sz]
@@ -240,9 +277,21 @@ func (x *Tensor) I64() []int64 { return mustData[int64](x) }
 // Bool is Data[bool] that panics on a mismatch; see F32.
 func (x *Tensor) Bool() []bool { return mustData[bool](x) }
 
+// U32 is Data[uint32] that panics on a mismatch; see F32.
+func (x *Tensor) U32() []uint32 { return mustData[uint32](x) }
+
+// U64 is Data[uint64] that panics on a mismatch; see F32.
+func (x *Tensor) U64() []uint64 { return mustData[uint64](x) }
+
+// Strings is Data[string] that panics on a mismatch; see F32.
+func (x *Tensor) Strings() []string { return mustData[string](x) }
+
 // View returns a region of interest [begin, end) of x along every axis,
 // sharing memory with x. begin and end must have x's rank.
 func (x *Tensor) View(begin, end []int64) (*Tensor, error) {
+	if x.kind != KindTensor {
+		return nil, x.notTensor("View")
+	}
 	if len(begin) != len(x.shape) || len(end) != len(x.shape) {
 		return nil, fmt.Errorf("%w: view of rank-%d tensor needs %d begin/end values, got %d/%d", ErrShape, len(x.shape), len(x.shape), len(begin), len(end))
 	}
@@ -255,12 +304,15 @@ func (x *Tensor) View(begin, end []int64) (*Tensor, error) {
 		shape[i] = end[i] - begin[i]
 		off += begin[i] * x.strides[i]
 	}
-	return &Tensor{typ: x.typ, shape: shape, strides: append([]int64(nil), x.strides...), offset: off, data: x.data}, nil
+	return &Tensor{typ: x.typ, shape: shape, strides: append([]int64(nil), x.strides...), offset: off, data: x.data, strs: x.strs}, nil
 }
 
 // Reshape returns a contiguous tensor with a new shape of the same number of
 // elements, sharing memory with x when x is contiguous.
 func (x *Tensor) Reshape(shape Shape) (*Tensor, error) {
+	if x.kind != KindTensor {
+		return nil, x.notTensor("Reshape")
+	}
 	if err := shape.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrShape, err)
 	}
@@ -271,7 +323,7 @@ func (x *Tensor) Reshape(shape Shape) (*Tensor, error) {
 	if !x.IsContiguous() {
 		c = x.Contiguous()
 	}
-	return &Tensor{typ: c.typ, shape: shape.Clone(), strides: ContiguousStrides(shape), offset: c.offset, data: c.data}, nil
+	return &Tensor{typ: c.typ, shape: shape.Clone(), strides: ContiguousStrides(shape), offset: c.offset, data: c.data, strs: c.strs}, nil
 }
 
 // Contiguous returns x if it is contiguous, otherwise a dense copy of it.
@@ -284,20 +336,35 @@ func (x *Tensor) Contiguous() *Tensor {
 
 // Clone returns a dense copy of x that shares no memory with it.
 func (x *Tensor) Clone() *Tensor {
+	if x.kind != KindTensor {
+		return x.cloneValue()
+	}
 	y := MustNew(x.typ, x.shape)
+	if x.typ == String {
+		d := y.strs
+		x.forEach(func(i, src int64) { d[i] = x.strs[src] })
+		return y
+	}
 	sz := int64(x.typ.Size())
 	if x.IsContiguous() {
 		copy(y.data, x.data[x.offset*sz:(x.offset+x.NumElements())*sz])
 		return y
 	}
+	x.forEach(func(i, src int64) { copy(y.data[i*sz:(i+1)*sz], x.data[src*sz:(src+1)*sz]) })
+	return y
+}
+
+// forEach calls f with the row-major index and the storage offset (in
+// elements) of each element of x, in row-major order.
+func (x *Tensor) forEach(f func(i, off int64)) {
 	n := x.NumElements()
 	idx := make([]int64, len(x.shape))
 	for i := int64(0); i < n; i++ {
-		src := x.offset
+		off := x.offset
 		for d, v := range idx {
-			src += v * x.strides[d]
+			off += v * x.strides[d]
 		}
-		copy(y.data[i*sz:(i+1)*sz], x.data[src*sz:(src+1)*sz])
+		f(i, off)
 		for d := len(idx) - 1; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < x.shape[d] {
@@ -306,7 +373,6 @@ func (x *Tensor) Clone() *Tensor {
 			idx[d] = 0
 		}
 	}
-	return y
 }
 
 // CopyFrom copies src's elements into x; types and shapes must match. Either
@@ -318,31 +384,30 @@ func (x *Tensor) CopyFrom(src *Tensor) error {
 	if !x.shape.Equal(src.shape) {
 		return fmt.Errorf("%w: copy %v into %v", ErrShape, src.shape, x.shape)
 	}
+	if x.kind != KindTensor || src.kind != KindTensor {
+		return x.notTensor("CopyFrom")
+	}
 	s := src.Contiguous()
+	if x.typ == String {
+		ss := s.stringData()
+		x.forEach(func(i, dst int64) { x.strs[dst] = ss[i] })
+		return nil
+	}
 	if x.IsContiguous() {
 		copy(x.Bytes(), s.Bytes())
 		return nil
 	}
 	sz := int64(x.typ.Size())
 	sb := s.Bytes()
-	n := x.NumElements()
-	idx := make([]int64, len(x.shape))
-	for i := int64(0); i < n; i++ {
-		dst := x.offset
-		for d, v := range idx {
-			dst += v * x.strides[d]
-		}
-		copy(x.data[dst*sz:(dst+1)*sz], sb[i*sz:(i+1)*sz])
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < x.shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
+	x.forEach(func(i, dst int64) { copy(x.data[dst*sz:(dst+1)*sz], sb[i*sz:(i+1)*sz]) })
 	return nil
 }
 
-// String describes the tensor's type and shape, e.g. "f32[1,3,224,224]".
-func (x *Tensor) String() string { return x.typ.String() + x.shape.String() }
+// String describes the tensor's type and shape, e.g. "f32[1,3,224,224]",
+// or a sequence or optional with its length ("sequence<f32>(3)").
+func (x *Tensor) String() string {
+	if x.kind != KindTensor {
+		return x.describeValue()
+	}
+	return x.typ.String() + x.shape.String()
+}

@@ -216,7 +216,8 @@ func TestParseShape(t *testing.T) {
 }
 
 func TestElementTypeRoundTrip(t *testing.T) {
-	sizes := map[ElementType]int{F32: 4, F16: 2, BF16: 2, F64: 8, I8: 1, U8: 1, I16: 2, I32: 4, I64: 8, Bool: 1, U16: 2, I4: 1, U4: 1}
+	sizes := map[ElementType]int{F32: 4, F16: 2, BF16: 2, F64: 8, I8: 1, U8: 1, I16: 2, I32: 4, I64: 8, Bool: 1, U16: 2, I4: 1, U4: 1,
+		U32: 4, U64: 8, F8E4M3FN: 1, F8E4M3FNUZ: 1, F8E5M2: 1, F8E5M2FNUZ: 1, String: 0}
 	require.Len(t, ElementTypes(), len(sizes))
 	for _, et := range ElementTypes() {
 		t.Run(et.String(), func(t *testing.T) {

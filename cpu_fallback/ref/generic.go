@@ -15,7 +15,7 @@ import (
 // number is every element type the arithmetic kernels compute on directly.
 // f16 and bf16 are widened to float32 first.
 type number interface {
-	~float32 | ~float64 | ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~int64
+	~float32 | ~float64 | ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~int64 | ~uint32 | ~uint64
 }
 
 // sized are the unsigned types used to move elements of 1, 2, 4 or 8 bytes
@@ -184,6 +184,10 @@ func toF64s(x *tensor.Tensor) []float64 {
 		return convSlice[int32, float64](x.I32())
 	case tensor.I64:
 		return convSlice[int64, float64](x.I64())
+	case tensor.U32:
+		return convSlice[uint32, float64](x.U32())
+	case tensor.U64:
+		return convSlice[uint64, float64](x.U64())
 	}
 	panic(fmt.Sprintf("cpufallback: toF64s on %v", x.Type()))
 }
@@ -208,6 +212,10 @@ func toI64s(x *tensor.Tensor) []int64 {
 		return convSlice[int32, int64](x.I32())
 	case tensor.I64:
 		return append([]int64(nil), x.I64()...)
+	case tensor.U32:
+		return convSlice[uint32, int64](x.U32())
+	case tensor.U64:
+		return convSlice[uint64, int64](x.U64()) // wraps beyond 2^63-1
 	}
 	f := toF64s(x)
 	out := make([]int64, len(f))
@@ -263,9 +271,22 @@ func storeI64(dst *tensor.Tensor, v []int64) {
 		copy(dst.I32(), convSlice[int64, int32](v))
 	case tensor.I64:
 		copy(dst.I64(), v)
+	case tensor.U32:
+		copy(dst.U32(), convSlice[int64, uint32](v))
+	case tensor.U64:
+		copy(dst.U64(), convSlice[int64, uint64](v))
 	default:
 		storeF64(dst, convSlice[int64, float64](v))
 	}
+}
+
+// uint64s returns a uint64 copy of an integer tensor: u64 exactly, the
+// others converted as a C cast does.
+func uint64s(x *tensor.Tensor) []uint64 {
+	if x.Type() == tensor.U64 {
+		return append([]uint64(nil), x.U64()...)
+	}
+	return convSlice[int64, uint64](toI64s(x))
 }
 
 // intRange returns the smallest and largest value of an integer type

@@ -109,6 +109,17 @@ func clipKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		clipRun(x.I16(), y.I16(), int16(lo), int16(hi))
 	case tensor.U16:
 		clipRun(x.U16(), y.U16(), uint16(lo), uint16(hi))
+	case tensor.U32:
+		clipRun(x.U32(), y.U32(), uint32(lo), uint32(hi))
+	case tensor.U64:
+		ulo, uhi := uint64(0), uint64(math.MaxUint64)
+		if bounds[0] != nil {
+			ulo = uint64s(bounds[0])[0]
+		}
+		if bounds[1] != nil {
+			uhi = uint64s(bounds[1])[0]
+		}
+		clipRun(x.U64(), y.U64(), ulo, uhi)
 	case tensor.I32:
 		clipRun(x.I32(), y.I32(), int32(lo), int32(hi))
 	case tensor.I64:

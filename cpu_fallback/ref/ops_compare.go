@@ -74,6 +74,10 @@ func compareKernel(op cmpOp) Kernel {
 			cmpPlan(p, op, a.I16(), b.I16(), o, cmpRun[int16])
 		case tensor.U16:
 			cmpPlan(p, op, a.U16(), b.U16(), o, cmpRun[uint16])
+		case tensor.U32:
+			cmpPlan(p, op, a.U32(), b.U32(), o, cmpRun[uint32])
+		case tensor.U64:
+			cmpPlan(p, op, a.U64(), b.U64(), o, cmpRun[uint64])
 		case tensor.I32:
 			cmpPlan(p, op, a.I32(), b.I32(), o, cmpRun[int32])
 		case tensor.I64:

@@ -159,6 +159,10 @@ func arith(n *graph.Node, op arithOp, a, b *tensor.Tensor) (*tensor.Tensor, erro
 		err = arithInt(n, p, op, a.I16(), b.I16(), y.I16())
 	case tensor.U16:
 		err = arithInt(n, p, op, a.U16(), b.U16(), y.U16())
+	case tensor.U32:
+		err = arithInt(n, p, op, a.U32(), b.U32(), y.U32())
+	case tensor.U64:
+		err = arithInt(n, p, op, a.U64(), b.U64(), y.U64())
 	case tensor.I32:
 		err = arithInt(n, p, op, a.I32(), b.I32(), y.I32())
 	case tensor.I64:
@@ -459,6 +463,23 @@ func modKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			v[o] = math.Mod(A[offs[0]], B[offs[1]])
 		})
 		storeF64(y, v)
+		return one(y), nil
+	}
+	if t.IsUnsigned() { // u64 beyond 2^63 stays exact; floor and trunc agree
+		A, B := uint64s(a), uint64s(b)
+		v := make([]uint64, shape.NumElements())
+		var div0 bool
+		walkBroadcast(shape, []tensor.Shape{a.Shape(), b.Shape()}, func(o int64, offs []int64) {
+			if d := B[offs[1]]; d != 0 {
+				v[o] = A[offs[0]] % d
+			} else {
+				div0 = true
+			}
+		})
+		if div0 {
+			return nil, n.Errorf("%w: integer modulo by zero", driver.ErrInvalidArgument)
+		}
+		storeI64(y, convSlice[uint64, int64](v))
 		return one(y), nil
 	}
 	A, B := toI64s(a), toI64s(b)

@@ -125,6 +125,10 @@ func numUnary(op unaryOp) Kernel {
 			unaryRun(op, x.I16(), y.I16())
 		case tensor.U16:
 			unaryRun(op, x.U16(), y.U16())
+		case tensor.U32:
+			unaryRun(op, x.U32(), y.U32())
+		case tensor.U64:
+			unaryRun(op, x.U64(), y.U64())
 		case tensor.I32:
 			unaryRun(op, x.I32(), y.I32())
 		case tensor.I64:

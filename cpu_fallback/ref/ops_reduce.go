@@ -367,6 +367,10 @@ func argKernel(max bool) Kernel {
 			argRun(x.I16(), o, outer, l, inner, max, last)
 		case tensor.U16:
 			argRun(x.U16(), o, outer, l, inner, max, last)
+		case tensor.U32:
+			argRun(x.U32(), o, outer, l, inner, max, last)
+		case tensor.U64:
+			argRun(x.U64(), o, outer, l, inner, max, last)
 		case tensor.I32:
 			argRun(x.I32(), o, outer, l, inner, max, last)
 		case tensor.I64:

@@ -14,6 +14,9 @@ type header struct {
 	typ       tensor.ElementType
 	bigEndian bool
 	shape     tensor.Shape
+	// width and unit are a string dtype's characters per element and
+	// bytes per character (4 for <U, 1 for |S).
+	width, unit int
 }
 
 // parseHeader parses the Python dict literal of a .npy header, e.g.
@@ -93,6 +96,9 @@ func parseHeader(s string) (*header, error) {
 		}
 	}
 	bytes := int64(h.typ.Size())
+	if h.typ == tensor.String {
+		bytes = int64(h.width * h.unit)
+	}
 	for _, d := range h.shape {
 		if d != 0 && bytes > maxBytes/d {
 			return nil, fmt.Errorf("%w: shape %v of %s is over %d bytes", ErrUnsupported, h.shape, h.descr, int64(maxBytes))
@@ -102,14 +108,24 @@ func parseHeader(s string) (*header, error) {
 	return &h, nil
 }
 
+// supportedDescrs lists the dtypes Read takes, for errors.
+const supportedDescrs = "<f4 <f2 <f8 <i8 <i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1 <U<n> |S<n>, and ml_dtypes' bfloat16 float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz"
+
 func (h *header) setDescr(d string) error {
 	h.descr = d
+	if t, ok := namedDtypes[d]; ok {
+		h.typ = t
+		return nil
+	}
+	if len(d) >= 3 && (d[1] == 'U' || d[1] == 'S') {
+		return h.setStringDescr(d)
+	}
 	if len(d) != 3 {
-		return fmt.Errorf("%w: dtype %q (supported: <f4 <f2 <f8 <i8 <i4 <i2 |i1 |u1 |b1)", ErrUnsupported, d)
+		return fmt.Errorf("%w: dtype %q (supported: %s)", ErrUnsupported, d, supportedDescrs)
 	}
 	t, ok := dtypes[d[1:]]
 	if !ok {
-		return fmt.Errorf("%w: dtype %q (supported: <f4 <f2 <f8 <i8 <i4 <i2 |i1 |u1 |b1)", ErrUnsupported, d)
+		return fmt.Errorf("%w: dtype %q (supported: %s)", ErrUnsupported, d, supportedDescrs)
 	}
 	switch d[0] {
 	case '<', '|', '=': // '=' is native; clinfer only runs on little-endian hosts

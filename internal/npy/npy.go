@@ -19,7 +19,7 @@ var ErrFormat = errors.New("npy: malformed file")
 
 // ErrUnsupported is wrapped by errors about a well-formed .npy file (or a
 // tensor) that this package cannot represent: an unknown dtype, Fortran
-// order, a bf16 tensor to write.
+// order, a sequence or optional to write.
 var ErrUnsupported = errors.New("npy: unsupported")
 
 const magic = "\x93NUMPY"
@@ -37,13 +37,23 @@ const maxBytes = 1 << 40
 var dtypes = map[string]tensor.ElementType{
 	"f4": tensor.F32, "f2": tensor.F16, "f8": tensor.F64,
 	"i8": tensor.I64, "i4": tensor.I32, "i2": tensor.I16, "i1": tensor.I8,
-	"u1": tensor.U8, "u2": tensor.U16, "b1": tensor.Bool,
+	"u8": tensor.U64, "u4": tensor.U32, "u2": tensor.U16, "u1": tensor.U8, "b1": tensor.Bool,
+}
+
+// namedDtypes are the types NumPy has no type string for, written by
+// name as the ml_dtypes package names them (numpy.dtype("bfloat16")
+// resolves them once ml_dtypes is imported, so np.load reads these files).
+var namedDtypes = map[string]tensor.ElementType{
+	"bfloat16": tensor.BF16, "float8_e4m3fn": tensor.F8E4M3FN, "float8_e4m3fnuz": tensor.F8E4M3FNUZ,
+	"float8_e5m2": tensor.F8E5M2, "float8_e5m2fnuz": tensor.F8E5M2FNUZ,
 }
 
 var descrs = map[tensor.ElementType]string{
 	tensor.F32: "<f4", tensor.F16: "<f2", tensor.F64: "<f8",
 	tensor.I64: "<i8", tensor.I32: "<i4", tensor.I16: "<i2", tensor.I8: "|i1",
-	tensor.U8: "|u1", tensor.U16: "<u2", tensor.Bool: "|b1",
+	tensor.U64: "<u8", tensor.U32: "<u4", tensor.U16: "<u2", tensor.U8: "|u1", tensor.Bool: "|b1",
+	tensor.BF16: "bfloat16", tensor.F8E4M3FN: "float8_e4m3fn", tensor.F8E4M3FNUZ: "float8_e4m3fnuz",
+	tensor.F8E5M2: "float8_e5m2", tensor.F8E5M2FNUZ: "float8_e5m2fnuz",
 }
 
 // Read reads one array in .npy format from r and returns it as a contiguous
@@ -87,6 +97,9 @@ func Read(r io.Reader) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	n := h.shape.NumElements()
+	if h.typ == tensor.String {
+		return readStrings(r, h)
+	}
 	size := int64(h.typ.Size())
 	want := n * size
 	// ReadAll over a LimitReader grows its buffer as data arrives, so a
@@ -140,12 +153,22 @@ func ReadFile(path string) (*tensor.Tensor, error) {
 
 // Write writes t (any layout) to w in .npy format: little-endian, C order,
 // version 1.0, or 2.0 when the header does not fit 1.0's 16-bit length.
-// bf16 has no NumPy dtype and is refused with ErrUnsupported; convert it to
-// f32 first.
+// bf16 and the 8-bit floats are written with ml_dtypes' dtype names
+// ("bfloat16", "float8_e4m3fn"...), strings as NumPy unicode ("<U<n>",
+// UTF-32, n the longest string's length in characters). Sequences and
+// optionals have no .npy form (ErrUnsupported).
 func Write(w io.Writer, t *tensor.Tensor) error {
+	if t.Kind() != tensor.KindTensor {
+		return fmt.Errorf("%w: a %v has no .npy form (write its tensors one by one)", ErrUnsupported, t.Kind())
+	}
 	descr, ok := descrs[t.Type()]
-	if !ok {
+	var data []byte
+	if t.Type() == tensor.String {
+		descr, data = encodeStrings(t.Contiguous().Strings())
+	} else if !ok {
 		return fmt.Errorf("%w: element type %v has no NumPy dtype (convert to f32 first)", ErrUnsupported, t.Type())
+	} else {
+		data = t.Contiguous().Bytes()
 	}
 	var shape strings.Builder
 	shape.WriteByte('(')
@@ -185,7 +208,7 @@ func Write(w io.Writer, t *tensor.Tensor) error {
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("npy: writing header: %w", err)
 	}
-	if _, err := w.Write(t.Contiguous().Bytes()); err != nil {
+	if _, err := w.Write(data); err != nil {
 		return fmt.Errorf("npy: writing %v data: %w", t, err)
 	}
 	return nil

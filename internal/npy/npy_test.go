@@ -74,8 +74,8 @@ func TestWriteMatchesNumPyBytes(t *testing.T) {
 func TestRoundTripAllTypes(t *testing.T) {
 	shapes := []tensor.Shape{{}, {5}, {2, 3, 4}, {0, 3}, {1, 1, 1, 1, 7}}
 	for _, et := range tensor.ElementTypes() {
-		if et == tensor.BF16 || et.Bits() == 4 {
-			continue // no NumPy dtype (NumPy has no bfloat16 or 4-bit integers); see TestWriteRejectsBF16
+		if et.Bits() == 4 {
+			continue // NumPy has no 4-bit integers; see TestWriteRejects4Bit
 		}
 		for _, s := range shapes {
 			t.Run(et.String()+s.String(), func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 				v := make([]float64, n)
 				for i := range v {
 					v[i] = float64((i*7)%11) - 3
-					if et == tensor.Bool || et == tensor.U8 {
+					if et == tensor.Bool || et.IsUnsigned() {
 						v[i] = float64(i % 2)
 					}
 				}
@@ -96,7 +96,11 @@ func TestRoundTripAllTypes(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, et, y.Type())
 				assert.Equal(t, s, y.Shape())
-				assert.Equal(t, x.Contiguous().Bytes(), y.Bytes())
+				if et == tensor.String {
+					assert.Equal(t, x.Strings(), y.Strings())
+				} else {
+					assert.Equal(t, x.Contiguous().Bytes(), y.Bytes())
+				}
 				assert.Zero(t, buf.Len(), "Read consumed exactly the array")
 			})
 		}
@@ -163,8 +167,9 @@ func TestReadErrors(t *testing.T) {
 		{"short data", mkNpy(1, good, le32(1)), ErrFormat, "needs 8 data bytes, file has 4"},
 		{"fortran order", mkNpy(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", le32(1, 2)), ErrUnsupported, "fortran_order True"},
 		{"complex dtype", mkNpy(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", le32(1, 2)), ErrUnsupported, `dtype "<c8"`},
-		{"u4 dtype", mkNpy(1, "{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }", le32(1)), ErrUnsupported, `dtype "<u4"`},
-		{"string dtype", mkNpy(1, "{'descr': '<U10', 'fortran_order': False, 'shape': (1,), }", nil), ErrUnsupported, `dtype "<U10"`},
+		{"complex dtype", mkNpy(1, "{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", le32(1)), ErrUnsupported, `dtype "<c16"`},
+		{"bad string width", mkNpy(1, "{'descr': '<Ux', 'fortran_order': False, 'shape': (1,), }", nil), ErrUnsupported, `dtype "<Ux"`},
+		{"short string data", mkNpy(1, "{'descr': '<U10', 'fortran_order': False, 'shape': (1,), }", nil), ErrFormat, "needs 40 data bytes"},
 		{"bad byte order", mkNpy(1, "{'descr': '!f4', 'fortran_order': False, 'shape': (1,), }", le32(1)), ErrUnsupported, "byte order"},
 		{"structured dtype", mkNpy(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", le32(1)), ErrUnsupported, "structured"},
 		{"missing shape", mkNpy(1, "{'descr': '<f4', 'fortran_order': False, }", le32(1)), ErrFormat, `no "shape"`},
@@ -191,14 +196,49 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
-func TestWriteRejectsBF16(t *testing.T) {
-	for _, et := range []tensor.ElementType{tensor.BF16, tensor.I4, tensor.U4} {
+func TestWriteRejects4Bit(t *testing.T) {
+	for _, et := range []tensor.ElementType{tensor.I4, tensor.U4} {
 		var buf bytes.Buffer
 		err := Write(&buf, tensor.MustNew(et, tensor.Shape{2}))
 		require.ErrorIs(t, err, ErrUnsupported)
 		assert.Contains(t, err.Error(), et.String())
 		assert.Zero(t, buf.Len())
 	}
+}
+
+// TestNamedAndStringDtypes checks the dtypes NumPy spells by name
+// (ml_dtypes' bfloat16 and 8-bit floats) and NumPy's string dtypes, and
+// that sequences have no .npy form.
+func TestNamedAndStringDtypes(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, tensor.MustNew(tensor.BF16, tensor.Shape{2})))
+	assert.Contains(t, buf.String(), "'descr': 'bfloat16'")
+	buf.Reset()
+	require.NoError(t, Write(&buf, tensor.MustNew(tensor.F8E5M2, tensor.Shape{2})))
+	assert.Contains(t, buf.String(), "'descr': 'float8_e5m2'")
+
+	s, err := tensor.FromStrings(tensor.Shape{3}, []string{"héllo", "", "ab"})
+	require.NoError(t, err)
+	buf.Reset()
+	require.NoError(t, Write(&buf, s))
+	assert.Contains(t, buf.String(), "'descr': '<U5'")
+	back, err := Read(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"héllo", "", "ab"}, back.Strings())
+
+	// NumPy's bytes strings (|S3), padded with NULs.
+	hdr := "{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }"
+	raw := append([]byte("\x93NUMPY\x01\x00"), byte(len(hdr)), 0)
+	raw = append(append(raw, hdr...), "abcx\x00\x00"...)
+	b, err := Read(bytes.NewReader(raw))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"abc", "x"}, b.Strings())
+
+	seq, err := tensor.NewSequence(tensor.F32, nil)
+	require.NoError(t, err)
+	buf.Reset()
+	assert.ErrorIs(t, Write(&buf, seq), ErrUnsupported)
+	assert.Zero(t, buf.Len())
 }
 
 func TestSeveralArraysInOneStream(t *testing.T) {
@@ -255,7 +295,9 @@ func TestFiles(t *testing.T) {
 
 	err = WriteFile(filepath.Join(dir, "no", "such", "dir.npy"), x)
 	require.ErrorIs(t, err, os.ErrNotExist)
-	err = WriteFile(filepath.Join(dir, "b.npy"), tensor.MustNew(tensor.BF16, tensor.Shape{1}))
+	seq, err := tensor.NewSequence(tensor.F32, nil)
+	require.NoError(t, err)
+	err = WriteFile(filepath.Join(dir, "b.npy"), seq)
 	require.ErrorIs(t, err, ErrUnsupported)
 	assert.Contains(t, err.Error(), "b.npy")
 }

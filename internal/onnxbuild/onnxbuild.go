@@ -12,9 +12,10 @@ import (
 
 // ONNX TensorProto.DataType values for the element types clinfer has.
 var onnxTypes = map[tensor.ElementType]int64{
-	tensor.F32: 1, tensor.U8: 2, tensor.I8: 3, tensor.I16: 5, tensor.I32: 6,
-	tensor.I64: 7, tensor.Bool: 9, tensor.F16: 10, tensor.F64: 11, tensor.BF16: 16,
-	tensor.U16: 4, tensor.U4: 21, tensor.I4: 22,
+	tensor.F32: 1, tensor.U8: 2, tensor.I8: 3, tensor.U16: 4, tensor.I16: 5, tensor.I32: 6,
+	tensor.I64: 7, tensor.String: 8, tensor.Bool: 9, tensor.F16: 10, tensor.F64: 11, tensor.U32: 12,
+	tensor.U64: 13, tensor.BF16: 16, tensor.F8E4M3FN: 17, tensor.F8E4M3FNUZ: 18, tensor.F8E5M2: 19,
+	tensor.F8E5M2FNUZ: 20, tensor.U4: 21, tensor.I4: 22,
 }
 
 // DataType returns ONNX's TensorProto.DataType number for t, or 0.
@@ -148,7 +149,8 @@ func opsetID(domain string, version int64) []byte {
 	return protowire.AppendVarint(o, uint64(version))
 }
 
-// TensorProto encodes a tensor as an ONNX TensorProto with raw_data.
+// TensorProto encodes a tensor as an ONNX TensorProto with raw_data
+// (string_data for strings).
 func TensorProto(name string, t *tensor.Tensor) []byte {
 	var b []byte
 	for _, d := range t.Shape() {
@@ -158,6 +160,13 @@ func TensorProto(name string, t *tensor.Tensor) []byte {
 	b = protowire.AppendTag(b, 2, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(onnxTypes[t.Type()]))
 	b = appendString(b, 8, name)
+	if t.Type() == tensor.String {
+		for _, s := range t.Contiguous().Strings() {
+			b = protowire.AppendTag(b, 6, protowire.BytesType)
+			b = protowire.AppendString(b, s)
+		}
+		return b
+	}
 	raw := t.Contiguous().Bytes()
 	if t.Type().Bits() == 4 {
 		raw, _ = tensor.Pack4(t) // two elements to a byte, as ONNX stores INT4/UINT4

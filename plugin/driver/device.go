@@ -71,9 +71,33 @@ func CheckTensor(ports []PortInfo, name string, t *tensor.Tensor) (int, error) {
 	}
 	p := ports[idx]
 	if t == nil {
-		return idx, errorf(ErrInvalidArgument, "port %q: nil tensor (want %s%s)", name, p.Type, p.Shape)
+		return idx, errorf(ErrInvalidArgument, "port %q: nil tensor (want %s)", name, p)
 	}
-	return idx, checkFit(p, t.Type(), t.Shape())
+	return idx, checkValue(p, t)
+}
+
+// checkValue checks that value t fits port p: its kind, element type and
+// the shapes of the tensors it holds.
+func checkValue(p PortInfo, t *tensor.Tensor) error {
+	if t.Kind() != p.Kind {
+		return errorf(ErrInvalidArgument, "port %q: a %v value %v, want %s", p.Name, t.Kind(), t, p)
+	}
+	if t.Kind() == tensor.KindTensor {
+		return checkFit(p, t.Type(), t.Shape())
+	}
+	if t.Type() != p.Type && len(t.Items()) > 0 {
+		return errorf(ErrInvalidArgument, "port %q: %v, want %s", p.Name, t, p)
+	}
+	item := tensor.KindTensor // a sequence's items; an optional's content
+	if t.Kind().IsOptional() {
+		item = t.Kind().Elem()
+	}
+	for _, it := range t.Items() {
+		if err := checkValue(PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape, Kind: item}, it); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CheckRemote is CheckTensor for a remote tensor: the port called name
@@ -88,7 +112,10 @@ func CheckRemote(ports []PortInfo, name string, t RemoteTensor) (int, error) {
 	}
 	p := ports[idx]
 	if t == nil {
-		return idx, errorf(ErrInvalidArgument, "port %q: nil remote tensor (want %s%s)", name, p.Type, p.Shape)
+		return idx, errorf(ErrInvalidArgument, "port %q: nil remote tensor (want %s)", name, p)
+	}
+	if p.Kind != tensor.KindTensor {
+		return idx, errorf(ErrInvalidArgument, "remote tensor %q: port %q takes a %v (%s), which lives on the host; bind it with SetTensor", t.Name(), name, p.Kind, p)
 	}
 	if err := checkFit(p, t.Type(), t.Shape()); err != nil {
 		return idx, fmt.Errorf("remote tensor %q: %w", t.Name(), err)

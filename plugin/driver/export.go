@@ -21,7 +21,7 @@ import (
 
 // ExportFormatVersion is the version of the compiled-model blob format that
 // WriteBlob writes and ReadBlob reads. ReadBlob rejects every other version.
-const ExportFormatVersion uint32 = 1
+const ExportFormatVersion uint32 = 2
 
 // blobMagic opens every exported compiled model.
 const blobMagic = "CLINFER\x00"
@@ -302,6 +302,7 @@ func (e *blobEncoder) ports(ps []PortInfo) {
 	for _, p := range ps {
 		e.str(p.Name)
 		e.buf.WriteByte(byte(p.Type))
+		e.buf.WriteByte(byte(p.Kind))
 		if !p.Shape.RankKnown {
 			e.buf.WriteByte(0)
 			continue
@@ -328,6 +329,10 @@ func (d *blobDecoder) ports() []PortInfo {
 		p.Type = tensor.ElementType(d.Byte("port type"))
 		if d.Err == nil && !p.Type.Valid() && p.Type != tensor.Undefined {
 			d.Fail("port %q: unknown element type %d", p.Name, uint8(p.Type))
+		}
+		p.Kind = tensor.Kind(d.Byte("port kind"))
+		if d.Err == nil && p.Kind > tensor.KindOptionalSequence {
+			d.Fail("port %q: unknown kind %d", p.Name, uint8(p.Kind))
 		}
 		switch d.Byte("port rank flag") {
 		case 0:

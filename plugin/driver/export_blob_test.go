@@ -83,7 +83,7 @@ func TestBlobRejects(t *testing.T) {
 	}{
 		{"other architecture", "TESTDEV", "arch-2", data, driver.ErrIncompatible, []string{`"arch-1"`, `"arch-2"`}},
 		{"other device", "OTHER", "arch-1", data, driver.ErrIncompatible, []string{`"TESTDEV"`, `"OTHER"`}},
-		{"other version", "TESTDEV", "arch-1", v2, driver.ErrIncompatible, []string{"version 7", "reads version 1"}},
+		{"other version", "TESTDEV", "arch-1", v2, driver.ErrIncompatible, []string{"version 7", "reads version 2"}},
 		{"bad magic", "TESTDEV", "arch-1", append([]byte("ONNXBLOB"), data[8:]...), driver.ErrCorrupt, []string{"bad magic"}},
 		{"empty", "TESTDEV", "arch-1", nil, driver.ErrCorrupt, []string{"truncated"}},
 	}

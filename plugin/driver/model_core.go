@@ -52,7 +52,7 @@ func (c *ModelCore) Output(i int) PortInfo { return c.outputs[i] }
 func ClonePorts(ps []PortInfo) []PortInfo {
 	out := make([]PortInfo, len(ps))
 	for i, p := range ps {
-		out[i] = PortInfo{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()}
+		out[i] = p.Clone()
 	}
 	return out
 }

@@ -40,9 +40,18 @@ func DefaultTolerance(t tensor.ElementType) Tolerance {
 // infinity matches only the same infinity); integer and boolean elements
 // must be equal. The error wraps ErrMismatch and names the first differing
 // element, the number of differing elements and the largest difference.
+//
+// Sequences and optionals compare item by item (an empty sequence or
+// optional has no element type to compare); strings compare exactly.
 func Compare(got, want *tensor.Tensor, tol Tolerance) error {
 	if got == nil || want == nil {
 		return fmt.Errorf("%w: missing tensor (got %v, want %v)", ErrMismatch, got, want)
+	}
+	if got.Kind() != want.Kind() {
+		return fmt.Errorf("%w: a %v, want a %v", ErrMismatch, got.Kind(), want.Kind())
+	}
+	if got.Kind() != tensor.KindTensor {
+		return compareItems(got, want, tol)
 	}
 	if got.Type() != want.Type() {
 		return fmt.Errorf("%w: element type %v, want %v", ErrMismatch, got.Type(), want.Type())
@@ -50,8 +59,17 @@ func Compare(got, want *tensor.Tensor, tol Tolerance) error {
 	if !got.Shape().Equal(want.Shape()) {
 		return fmt.Errorf("%w: shape %v, want %v", ErrMismatch, got.Shape(), want.Shape())
 	}
-	if got.Type().IsFloat() {
+	if got.Type().IsFloat() || got.Type().IsFloat8() {
 		return compareFloats(got.Float64s(), want.Float64s(), want.Shape(), tol)
+	}
+	if got.Type() == tensor.String {
+		g, w := got.Contiguous().Strings(), want.Contiguous().Strings()
+		for i := range w {
+			if g[i] != w[i] {
+				return fmt.Errorf("%w: first difference at %v: got %q, want %q", ErrMismatch, unravel(i, want.Shape()), g[i], w[i])
+			}
+		}
+		return nil
 	}
 	g, err := int64s(got)
 	if err != nil {
@@ -73,6 +91,24 @@ func Compare(got, want *tensor.Tensor, tol Tolerance) error {
 	if bad > 0 {
 		return fmt.Errorf("%w: %d of %d elements differ; first at %v: got %d, want %d",
 			ErrMismatch, bad, len(w), unravel(first, want.Shape()), g[first], w[first])
+	}
+	return nil
+}
+
+// compareItems compares the items of two sequences or optionals of one
+// kind.
+func compareItems(got, want *tensor.Tensor, tol Tolerance) error {
+	g, w := got.Items(), want.Items()
+	if len(g) != len(w) {
+		return fmt.Errorf("%w: %v of %d items, want %d", ErrMismatch, got.Kind(), len(g), len(w))
+	}
+	if len(w) > 0 && got.Type() != want.Type() {
+		return fmt.Errorf("%w: element type %v, want %v", ErrMismatch, got.Type(), want.Type())
+	}
+	for i := range w {
+		if err := Compare(g[i], w[i], tol); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
 	}
 	return nil
 }

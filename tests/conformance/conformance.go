@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protowire"
-
 	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
@@ -362,7 +360,9 @@ func dataErr(what string, err error) error {
 }
 
 // readTensors reads set/<kind>_0.pb, <kind>_1.pb, ... until one is
-// missing. ports are the model's ports of that kind; see bf16AsUint16.
+// missing. ports are the model's ports of that kind: a file holds the
+// value of the port of its name, else of its position, and is read as that
+// port's kind of value (a tensor, sequence or optional); see bf16Bits.
 func readTensors(set, kind string, ports []driver.PortInfo) ([]*tensor.Tensor, []string, error) {
 	var ts []*tensor.Tensor
 	var names []string
@@ -371,14 +371,7 @@ func readTensors(set, kind string, ports []driver.PortInfo) ([]*tensor.Tensor, [
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			break
 		}
-		x, name, err := onnx.ReadTensorFile(p)
-		if err == nil && x.Type() == tensor.U16 {
-			if data, rerr := os.ReadFile(p); rerr == nil {
-				if fixed, ok := bf16AsUint16(data, i, ports); ok {
-					x, name, err = onnx.ReadTensor(fixed)
-				}
-			}
-		}
+		x, name, err := readValue(p, i, ports)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
@@ -388,63 +381,42 @@ func readTensors(set, kind string, ports []driver.PortInfo) ([]*tensor.Tensor, [
 	return ts, names, nil
 }
 
-// ONNX TensorProto field numbers and data types used by bf16AsUint16.
-const (
-	tensorProtoDataType = 2
-	tensorProtoName     = 8
-	onnxUint16          = 4
-	onnxBFloat16        = 16
-)
-
-// bf16AsUint16 works around a quirk of the ONNX 1.12 test data: the
-// bfloat16 Cast/CastLike cases store their bfloat16 tensors as UINT16
-// TensorProtos holding the bfloat16 bits. When data is such a UINT16
-// tensor and the port it binds to (by name, else by position) is BF16, it
-// returns the same TensorProto relabelled BFLOAT16 (the bits are stored the
-// same way for both types).
-func bf16AsUint16(data []byte, i int, ports []driver.PortInfo) ([]byte, bool) {
-	var out []byte
-	name, isUint16 := "", false
-	for b := data; len(b) > 0; {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, false
-		}
-		field := b[:n+m]
-		switch {
-		case num == tensorProtoDataType && typ == protowire.VarintType:
-			v, _ := protowire.ConsumeVarint(b[n:])
-			if v == onnxUint16 {
-				isUint16 = true
-				field = protowire.AppendVarint(protowire.AppendTag(nil, num, typ), onnxBFloat16)
+// readValue reads the value file p, the i-th of its kind, as the kind of
+// value its port takes: the port at position i, or the port its name
+// names when that one differs.
+func readValue(p string, i int, ports []driver.PortInfo) (*tensor.Tensor, string, error) {
+	port := driver.PortInfo{}
+	if i < len(ports) {
+		port = ports[i]
+	}
+	x, name, err := onnx.ReadValueFile(p, port.Kind, port.Type)
+	for _, q := range ports {
+		if name != "" && q.Name == name && q.Name != port.Name {
+			if q.Kind != port.Kind {
+				x, name, err = onnx.ReadValueFile(p, q.Kind, q.Type)
 			}
-		case num == tensorProtoName && typ == protowire.BytesType:
-			v, _ := protowire.ConsumeBytes(b[n:])
-			name = string(v)
-		}
-		out = append(out, field...)
-		b = b[n+m:]
-	}
-	if !isUint16 {
-		return nil, false
-	}
-	port := -1
-	for j, p := range ports {
-		if name != "" && p.Name == name {
-			port = j
+			port = q
 		}
 	}
-	if port < 0 && i < len(ports) {
-		port = i
+	if err != nil {
+		return nil, "", err
 	}
-	if port < 0 || ports[port].Type != tensor.BF16 {
-		return nil, false
+	return bf16Bits(x, port), name, nil
+}
+
+// bf16Bits works around a quirk of the ONNX 1.12 test data: the bfloat16
+// Cast/CastLike cases store their bfloat16 tensors as UINT16 tensors
+// holding the bfloat16 bits. When x is such a u16 tensor and its port is
+// bf16, it returns the same bits as a bf16 tensor.
+func bf16Bits(x *tensor.Tensor, port driver.PortInfo) *tensor.Tensor {
+	if x.Kind() != tensor.KindTensor || x.Type() != tensor.U16 || port.Type != tensor.BF16 {
+		return x
 	}
-	return out, true
+	b, err := tensor.FromBytes(tensor.BF16, x.Shape(), x.Contiguous().Bytes())
+	if err != nil {
+		return x
+	}
+	return b
 }
 
 func portNames(ps []driver.PortInfo) []string {

@@ -72,17 +72,17 @@ func TestRunCase(t *testing.T) {
 		m := onnxbuild.New("case", 17).
 			Input("x", tensor.F32, onnxbuild.Dims(4)).
 			Output("y", tensor.F32, onnxbuild.Dims(4)).
-			Node("Cast", "to_string", []string{"x"}, []string{"s"}, map[string]any{"to": int64(8)}).
+			Node("Cast", "to_complex", []string{"x"}, []string{"s"}, map[string]any{"to": int64(14)}).
 			Node("Cast", "back", []string{"s"}, []string{"y"}, map[string]any{"to": int64(1)})
 		out, err := RunCase(context.Background(), core, "CPU", writeModel(t, m))
 		assert.Equal(t, UnsupportedType, out, "error: %v", err)
-		assert.ErrorContains(t, err, "STRING")
+		assert.ErrorContains(t, err, "COMPLEX64")
 	})
 	t.Run("unsupported op wins over unsupported data type", func(t *testing.T) {
 		m := onnxbuild.New("case", 17).
 			Input("x", tensor.F32, onnxbuild.Dims(4)).
 			Output("y", tensor.F32, onnxbuild.Dims(4)).
-			Node("Cast", "to_string", []string{"x"}, []string{"s"}, map[string]any{"to": int64(8)}).
+			Node("Cast", "to_complex", []string{"x"}, []string{"s"}, map[string]any{"to": int64(14)}).
 			Node("NoSuchOp", "later", []string{"s"}, []string{"y"}, nil)
 		out, err := RunCase(context.Background(), core, "CPU", writeModel(t, m))
 		assert.Equal(t, UnsupportedOp, out, "error: %v", err)

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -99,39 +98,36 @@ func uint16Proto(name string, dims []int64, bits []uint16) []byte {
 		b = protowire.AppendTag(b, 1, protowire.VarintType)
 		b = protowire.AppendVarint(b, uint64(d))
 	}
-	b = protowire.AppendTag(b, tensorProtoDataType, protowire.VarintType)
-	b = protowire.AppendVarint(b, onnxUint16)
+	b = protowire.AppendTag(b, 2, protowire.VarintType)
+	b = protowire.AppendVarint(b, 4) // UINT16
 	var packed []byte
 	for _, v := range bits {
 		packed = protowire.AppendVarint(packed, uint64(v))
 	}
 	b = protowire.AppendTag(b, 5, protowire.BytesType)
 	b = protowire.AppendBytes(b, packed)
-	b = protowire.AppendTag(b, tensorProtoName, protowire.BytesType)
+	b = protowire.AppendTag(b, 8, protowire.BytesType)
 	return protowire.AppendBytes(b, []byte(name))
 }
 
-func TestBF16AsUint16(t *testing.T) {
+func TestBF16Bits(t *testing.T) {
 	// 0x3F80 is 1.0 and 0xC000 is -2.0 in bfloat16.
-	data := uint16Proto("input", []int64{2}, []uint16{0x3F80, 0xC000})
-	u16, _, err := onnx.ReadTensor(data)
-	require.NoError(t, err)
-	require.Equal(t, tensor.U16, u16.Type(), "read alone, the quirk's tensor is a uint16 one")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "input_0.pb")
+	require.NoError(t, os.WriteFile(p, uint16Proto("input", []int64{2}, []uint16{0x3F80, 0xC000}), 0o644))
 
 	bf16Port := []driver.PortInfo{{Name: "input", Type: tensor.BF16, Shape: graph.ShapeOf(2)}}
-	fixed, ok := bf16AsUint16(data, 0, bf16Port)
-	require.True(t, ok)
-	x, name, err := onnx.ReadTensor(fixed)
+	x, name, err := readValue(p, 0, bf16Port)
 	require.NoError(t, err)
 	assert.Equal(t, "input", name)
 	assert.Equal(t, tensor.BF16, x.Type())
 	assert.Equal(t, []float64{1, -2}, x.Float64s())
 
-	f32Port := []driver.PortInfo{{Name: "input", Type: tensor.F32, Shape: graph.ShapeOf(2)}}
-	_, ok = bf16AsUint16(data, 0, f32Port)
-	assert.False(t, ok, "a UINT16 tensor for a non-BF16 port stays UINT16")
-	_, ok = bf16AsUint16([]byte{0xff}, 0, bf16Port)
-	assert.False(t, ok, "garbage is left to the reader to reject")
+	u16Port := []driver.PortInfo{{Name: "input", Type: tensor.U16, Shape: graph.ShapeOf(2)}}
+	x, _, err = readValue(p, 0, u16Port)
+	require.NoError(t, err)
+	assert.Equal(t, tensor.U16, x.Type(), "a UINT16 tensor for a u16 port stays u16")
+	assert.Equal(t, []uint16{0x3F80, 0xC000}, x.U16())
 }
 
 func TestListCases(t *testing.T) {
