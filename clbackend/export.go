@@ -161,7 +161,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 			err = driver.Errorf(driver.ErrCorrupt, "gpu: import model %q: bad graph: %v", m.Name, r)
 		}
 	}()
-	c, err := compile(ctx, p, devCtx, m, cfg) // takes devCtx's reference
+	c, err := compileModel(ctx, p, devCtx, m, cfg) // takes devCtx's reference
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("gpu: import: %w", ctx.Err())
@@ -171,7 +171,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	for _, chk := range []struct {
 		kind            string
 		header, rebuilt []driver.PortInfo
-	}{{"input", blob.Header.Inputs, c.core.Inputs()}, {"output", blob.Header.Outputs, c.core.Outputs()}} {
+	}{{"input", blob.Header.Inputs, c.Inputs()}, {"output", blob.Header.Outputs, c.Outputs()}} {
 		if err := driver.CheckPorts(chk.kind, chk.header, chk.rebuilt); err != nil {
 			if cerr := c.Close(); cerr != nil {
 				err = fmt.Errorf("%w (closing: %v)", err, cerr)
@@ -179,7 +179,14 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 			return nil, fmt.Errorf("gpu: %w", err)
 		}
 	}
-	c.core.SetProps(c.core.Props().Extend(driver.ReadOnlySpec(driver.KeyLoadedFromCache, "YES")))
+	var core *driver.ModelCore
+	switch c := c.(type) {
+	case *CompiledModel:
+		core = &c.core
+	case *HostParts:
+		core = &c.core
+	}
+	core.SetProps(core.Props().Extend(driver.ReadOnlySpec(driver.KeyLoadedFromCache, "YES")))
 	return c, nil
 }
 

@@ -40,6 +40,10 @@ type lowering struct {
 	// (graph.OpSpec.Fold); a node whose inputs are not known then is
 	// unsupported.
 	host string
+	// hostPart, when set, says why the op runs in a host part of the model
+	// at inference time (see hostPartReason): ops on strings, sequences
+	// and optionals, which have no device form.
+	hostPart string
 }
 
 // lowerings is the GPU's op table, one entry per op of graph's op set
@@ -334,6 +338,9 @@ type OpSupport struct {
 	// Host, for an op without a lowering, says why: the planner computes
 	// it on the host.
 	Host string
+	// HostPart, for an op without a lowering, says why the planner places
+	// it in a host part of the model at inference time.
+	HostPart string
 }
 
 // Ops returns how the GPU device runs each op type it knows; CompileModel
@@ -341,7 +348,7 @@ type OpSupport struct {
 func Ops() map[string]OpSupport {
 	out := map[string]OpSupport{}
 	for op, l := range lowerings() {
-		out[op] = OpSupport{Kernels: l.lower != nil, Half: l.half && l.lower != nil, Host: l.host}
+		out[op] = OpSupport{Kernels: l.lower != nil, Half: l.half && l.lower != nil, Host: l.host, HostPart: l.hostPart}
 	}
 	return out
 }

@@ -270,11 +270,7 @@ func (p *Plugin) CompileModel(ctx context.Context, m *graph.Model, props map[str
 	if err != nil {
 		return nil, err
 	}
-	cm, err := compile(ctx, p, cc, tm, cfg)
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return cm, nil
+	return compileModel(ctx, p, cc, tm, cfg)
 }
 
 // transform runs the fusion passes and the precision lowering of cfg on a

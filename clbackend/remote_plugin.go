@@ -192,7 +192,7 @@ func (p *Plugin) CompileModelIn(ctx context.Context, m *graph.Model, rc driver.R
 
 // compileIn is CompileModelIn in the context cc, whose reference it takes
 // over (released on failure).
-func (p *Plugin) compileIn(ctx context.Context, m *graph.Model, cc *clContext, props map[string]string) (_ *CompiledModel, err error) {
+func (p *Plugin) compileIn(ctx context.Context, m *graph.Model, cc *clContext, props map[string]string) (_ driver.CompiledModel, err error) {
 	handed := false
 	defer func() {
 		if !handed {
@@ -219,7 +219,7 @@ func (p *Plugin) compileIn(ctx context.Context, m *graph.Model, cc *clContext, p
 		return nil, err
 	}
 	handed = true
-	return compile(ctx, p, cc, tm, cfg)
+	return compileModel(ctx, p, cc, tm, cfg)
 }
 
 // Context returns a new reference to the context the model runs in.

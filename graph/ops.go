@@ -200,11 +200,17 @@ func IsHostInput(n *Node, i int) bool {
 }
 
 // FoldOf returns when n's outputs are known before inference (see Fold):
-// FoldNever for ops outside the op set and other domains.
+// FoldNever for ops outside the op set and other domains, and for nodes
+// that make sequences or optionals.
 func FoldOf(n *Node) Fold {
 	s, ok := opTable[n.OpType]
 	if !ok || n.Domain != "" {
 		return FoldNever
+	}
+	for _, p := range n.Outputs {
+		if p.Kind != tensor.KindTensor {
+			return FoldNever // a Constant holds a tensor, not a sequence or optional
+		}
 	}
 	return s.Fold
 }

@@ -75,18 +75,9 @@ func TestStringConstants(t *testing.T) {
 		{aStrs("value_strings", "a", "", "c"), tensor.Shape{3}, []string{"a", "", "c"}},
 	} {
 		m := tModel{opset: 13, nodes: []tNode{{op: "Constant", name: "k", out: []string{"y"}, attrs: []tAttr{tc.attr}}}, outputs: []tValue{fv("y")}}
-		_, err := Read(m.bytes())
-		require.ErrorIs(t, err, ErrUnsupportedType, "string values wait for the GPU's host placement")
-		outs, err := constant(&nodeCtx{name: "k", n: &nodeProto{opType: "Constant"}, attrs: graph.Attrs{}})
-		require.Error(t, err, "no value attribute")
-		require.Nil(t, outs)
-		attr := map[string]any{"value_string": "hi"}
-		if len(tc.want) > 1 {
-			attr = map[string]any{"value_strings": tc.want}
-		}
-		outs, err = constant(&nodeCtx{name: "k", n: &nodeProto{opType: "Constant"}, attrs: graph.Attrs(attr)})
+		model, err := Read(m.bytes())
 		require.NoError(t, err)
-		c := outs[0].Node
+		c := model.Results[0].Inputs[0].Node
 		require.Equal(t, graph.OpConstant, c.OpType)
 		assert.Equal(t, tensor.String, c.Outputs[0].Type)
 		assert.Equal(t, tc.shape, c.Value.Shape())

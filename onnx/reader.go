@@ -149,9 +149,6 @@ func (b *builder) build(g *graphProto) (*graph.Model, error) {
 	if err := m.InferShapes(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err)
 	}
-	if err := hostOnlyValues(m); err != nil {
-		return nil, err
-	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err)
 	}
@@ -589,23 +586,4 @@ func (c *nodeCtx) convertAttr(a *attrProto) (any, error) {
 		kind = "type " + strconv.FormatInt(typ, 10)
 	}
 	return nil, c.attrErrorf(a.name, "attributes of type %s are not supported", kind)
-}
-
-// hostOnlyValues refuses, for now, models with string tensors, sequences or
-// optionals: the CPU device runs them, but the GPU device cannot place
-// them on the host yet, and the two devices must accept the same models
-// (conformance.CheckParity). The gate goes with the GPU's host placement.
-func hostOnlyValues(m *graph.Model) error {
-	nodes, err := m.Nodes()
-	if err != nil {
-		return nil
-	}
-	for _, n := range nodes {
-		for _, p := range n.Outputs {
-			if p.Type == tensor.String || p.Kind != tensor.KindTensor {
-				return fmt.Errorf("%w: node %q (%s) makes %s, a value only the host holds; not imported until the GPU device places such values on the host", ErrUnsupportedType, n.Name, n.OpType, p)
-			}
-		}
-	}
-	return nil
 }
