@@ -22,10 +22,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # data, debootstrap (the device bundle's Debian 11 build sysroot), clang-15
 # (the LLVM of Debian 12's POCL: the kernels' portability matrix builds
 # them for CPU targets POCL here does not compile for), protoc (the
-# check that serve/inferencepb's generated gRPC code is up to date).
+# check that serve/inferencepb's generated gRPC code is up to date),
+# qemu-user (runs the kernel launch tests on POCL devices of other x86
+# CPUs: cpu-targets).
 APT_PKGS := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo \
 	libonnx-testdata oclgrind libclblast-dev pkg-config debootstrap clang-15 \
-	protobuf-compiler
+	protobuf-compiler qemu-user
 
 # Packages whose tests exercise concurrency; `test` also runs them with -race.
 RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/... ./auto/... ./batch/... ./serve/...
@@ -34,7 +36,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run serve bench-serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
+.PHONY: test deps go-toolchain models refs run serve bench-serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind cpu-targets fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -190,6 +192,30 @@ bench-gemm: deps
 ## (memcheck, data races, API checks); fails on any error it reports.
 oclgrind: deps
 	CLINFER_REQUIRE_OCLGRIND=1 $(GO) test -count=1 -run '^(TestKernelsUnderOclgrind|TestOclgrindCatchesOutOfBounds)$$' -v ./kernels/
+
+## cpu-targets: the kernel launch tests on the POCL devices of other x86
+## CPUs, emulated by qemu-user, since POCL compiles for the CPU it runs on
+## (Debian's ignores POCL_LLVM_CPU_NAME): haswell (AVX2, no AVX-512: float
+## vectors up to 8 wide) and a plain x86-64 (qemu64, which LLVM calls
+## athlon64: SSE2, vectors of 4). Each run must see POCL report that
+## device and pass: the launch helpers refuse what the device's limits
+## refuse, fused_gemm's variants and the SGEMM tilings run within them.
+## Long: 1-2 min per CPU with a warm POCL kernel cache, 10 min with a
+## cold one on a busy 2-core machine (every build is emulated).
+QEMU_CPUS := Haswell=haswell qemu64=athlon64
+CPU_TARGETS_RUN := ^(TestLaunchRefusesOverTheLimits|TestSGEMM)$$|^TestCatalogueKernels$$/^(fused_gemm|sgemm)$$
+cpu-targets: deps
+	mkdir -p $(OUT)
+	$(GO) test -c -o $(OUT)/kernels.test ./kernels/
+	@for pair in $(QEMU_CPUS); do \
+		cpu=$${pair%%=*}; want=pthread-$${pair#*=}; log=$(CURDIR)/$(OUT)/cpu-targets-$$cpu.log; start=$$(date +%s); \
+		echo "cpu-targets: qemu-x86_64 -cpu $$cpu, POCL device $$want expected (log in $$log)"; \
+		(cd kernels && qemu-x86_64 -cpu $$cpu $(CURDIR)/$(OUT)/kernels.test -test.v -test.count=1 -test.timeout 60m \
+			-test.run '$(CPU_TARGETS_RUN)') >$$log 2>&1 || { grep -v '^=== RUN' $$log | tail -40; exit 1; }; \
+		grep -q "on device $$want" $$log || { echo "cpu-targets: under -cpu $$cpu POCL did not report a $$want device"; exit 1; }; \
+		grep -E '^--- |on device pthread|not launched' $$log; \
+		echo "cpu-targets: -cpu $$cpu passed in $$(( $$(date +%s) - start )) s"; \
+	done
 
 ## faults: fail every OpenCL call that compiling and running PP-OCR cls
 ## makes (GPU and HETERO), one at a time (`go test` alone samples every

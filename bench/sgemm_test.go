@@ -87,10 +87,14 @@ func f32Bytes(v []float32) []byte {
 // that enqueues one C = A.B and waits for it.
 type sgemmRunner func(e *sgemmEnv) (run func() error, closeFn func() error, err error)
 
-// clinferSGEMM runs kernels/gemm_sgemm.cl with its default tiling.
+// clinferSGEMM runs kernels/gemm_sgemm.cl with its default tiling (in
+// float4 columns where the device's limits refuse float8).
 func clinferSGEMM(e *sgemmEnv) (func() error, func() error, error) {
 	k := kernels.MustLookup("sgemm")
 	tl := kernels.DefaultSGEMMTiling
+	if tl.Fits(clbackend.DeviceLimits(e.dev)) != "" {
+		tl.Vec = kernels.MinVectorWidth // float8 on a CPU without AVX
+	}
 	src, err := k.Source()
 	if err != nil {
 		return nil, nil, err
@@ -141,9 +145,9 @@ func clinferFusedGEMM(e *sgemmEnv) (func() error, func() error, error) {
 		return nil, nil, err
 	}
 	vw := 4
-	if w, err := e.dev.PreferredVectorWidths(); err == nil && w.Float >= 16 {
+	if w := clbackend.DeviceLimits(e.dev).VectorWidth; w >= 16 {
 		vw = 16
-	} else if err == nil && w.Float >= 8 {
+	} else if w >= 8 {
 		vw = 8
 	}
 	mr, nv := 8, 2

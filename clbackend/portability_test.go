@@ -92,7 +92,7 @@ func TestLoweringOptionsBuildEverywhere(t *testing.T) {
 			}
 			for _, p := range progs {
 				if m := vwRe.FindStringSubmatch(p.opts); m != nil {
-					if vw, _ := strconv.Atoi(m[1]); vw > max(tg.Limits.VectorWidth, kernels.MinVectorWidth) {
+					if vw, _ := strconv.Atoi(m[1]); tg.Limits.VectorFits(vw) != "" {
 						continue
 					}
 				}

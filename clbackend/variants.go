@@ -166,18 +166,25 @@ func (b *builder) limits() kernels.Limits {
 	return *b.lim
 }
 
-// deviceLimits are the variant limits of d: its preferred float vector
-// width (4 at least: the kernels' default builds everywhere), its largest
-// work group and its local memory.
-func deviceLimits(d *device) kernels.Limits {
+// deviceLimits are the variant limits of d (DeviceLimits).
+func deviceLimits(d *device) kernels.Limits { return DeviceLimits(d.cl) }
+
+// DeviceLimits are the variant limits of an OpenCL device, the ones the
+// GPU device's planner applies: its preferred float vector width (4 at
+// least: the kernels' default builds everywhere; a wider vector changes
+// the builtins' call ABI on a CPU that lacks the registers, and a POCL
+// device on it cannot build the program), its largest work group and its
+// local memory. Every test that launches kernels on a device takes its
+// limits from here, so that it launches what the planner would.
+func DeviceLimits(d *cl.Device) kernels.Limits {
 	lim := kernels.Limits{VectorWidth: kernels.MinVectorWidth}
-	if w, err := d.cl.PreferredVectorWidths(); err == nil {
+	if w, err := d.PreferredVectorWidths(); err == nil {
 		lim.VectorWidth = max(lim.VectorWidth, w.Float)
 	}
-	if n, err := d.cl.MaxWorkGroupSize(); err == nil {
+	if n, err := d.MaxWorkGroupSize(); err == nil {
 		lim.MaxWorkGroup = n
 	}
-	if n, err := d.cl.LocalMemSize(); err == nil {
+	if n, err := d.LocalMemSize(); err == nil {
 		lim.LocalMem = n
 	}
 	return lim

@@ -111,7 +111,7 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 		// A kernel of a variant family (se_residual): EPT elements per
 		// item, every declared point.
 		for _, alg := range []string{"flat", "rows"} {
-			forVariants(t, fam.Name, alg, func(t *testing.T, v kernels.Variant, full bool) {
+			e.forVariants(t, fam.Name, alg, func(t *testing.T, v kernels.Variant, full bool) {
 				global, local := runsGeometry(v)(int(cnt), int(ys[r-1]))
 				run(t, v.Defines(), global, local, full)
 			})

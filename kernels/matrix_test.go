@@ -41,8 +41,8 @@ func usesHalf(t *testing.T, k kernels.Kernel) bool {
 // matrixBuilds returns every program the catalogue and the variant tables
 // make for a device with limits lim: each entry with its own options, each
 // declared variant that fits lim on every entry of its entry point, and
-// each of those again with -DHALF where the kernel takes it; each
-// (file, options) once.
+// each of those again with -DHALF where the kernel takes it, and the
+// default SGEMM tiling where it fits; each (file, options) once.
 func matrixBuilds(t *testing.T, lim kernels.Limits) []build {
 	seen := map[string]bool{}
 	var out []build
@@ -74,6 +74,10 @@ func matrixBuilds(t *testing.T, lim kernels.Limits) []build {
 				}
 			}
 		}
+	}
+	// The SGEMM tiling the benchmarks launch, where it fits.
+	if kernels.DefaultSGEMMTiling.Fits(lim) == "" {
+		add(kernels.MustLookup("sgemm"), kernels.DefaultSGEMMTiling.Options())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].k.Name+out[i].extra < out[j].k.Name+out[j].extra })
 	return out

@@ -44,6 +44,16 @@ func (t SGEMMTiling) Validate() error {
 	return nil
 }
 
+// Fits reports why a device with limits lim cannot launch the tiling
+// ("" when it can): its vectors or its work group are too large.
+func (t SGEMMTiling) Fits(lim Limits) string {
+	if why := lim.VectorFits(t.vec()); why != "" {
+		return why
+	}
+	l := t.LocalSize()
+	return lim.WorkGroupFits(l[0] * l[1])
+}
+
 // Options returns the build options that select the tiling, to append to
 // the catalogue entry's options.
 func (t SGEMMTiling) Options() string {

@@ -12,29 +12,41 @@ import (
 
 // The launch specs of the kernels whose variants the tables declare
 // (kernels.Families): each runs every declared point of the algorithms
-// it serves, as a subtest named by the variant, with the variant's build
-// options and the geometry its parameters give. TestCatalogueKernels
-// fails when a declared variant ran nowhere, and TestKernelsUnderOclgrind
-// when one did not pass under oclgrind.
+// it serves that fits the device (clEnv.lim), as a subtest named by the
+// variant, with the variant's build options and the geometry its
+// parameters give. TestCatalogueKernels fails when a declared variant
+// that fits the device ran nowhere, and TestKernelsUnderOclgrind when a
+// declared variant did not pass under oclgrind (which takes them all).
 
 // ranVariants records the variants the launch specs ran (String form).
 var ranVariants sync.Map
 
 // forVariants runs fn for every declared variant of family fam's
-// algorithm alg (whatever the device's limits: oclgrind and POCL run them
-// all), each as subtest v.String(). full is set for the algorithm's first
-// point: a spec runs all its cases (f16, other windows) there and its
-// base case on the others, so that each variant runs without building
-// every program of the algorithm several times over.
-func forVariants(t *testing.T, fam, alg string, fn func(t *testing.T, v kernels.Variant, full bool)) {
+// algorithm alg that fits the device's limits (e.lim: what the GPU
+// device's planner would launch there; under oclgrind every declared
+// variant), each as subtest v.String(), with v as the environment's
+// current variant (launch checks it against the device again); the
+// others are not run. full is set for the algorithm's first
+// point that runs: a spec runs all its cases (f16, other windows) there
+// and its base case on the others, so that each variant runs without
+// building every program of the algorithm several times over.
+func (e *clEnv) forVariants(t *testing.T, fam, alg string, fn func(t *testing.T, v kernels.Variant, full bool)) {
 	t.Helper()
 	f, ok := kernels.LookupFamily(fam)
 	require.True(t, ok, "no family %s", fam)
 	vs := f.AlgorithmVariants(alg, kernels.Limits{})
 	require.NotEmpty(t, vs, "%s/%s declares no variant", fam, alg)
-	for i, v := range vs {
+	full := true
+	for _, v := range vs {
+		if v.Fits(e.lim) != "" {
+			continue // TestCatalogueKernels lists them
+		}
+		first := full
+		full = false
 		t.Run(v.String(), func(t *testing.T) {
-			fn(t, v, i == 0)
+			e.variant = &v
+			defer func() { e.variant = nil }()
+			fn(t, v, first)
 			if !t.Failed() {
 				ranVariants.Store(v.String(), true)
 			}
@@ -143,8 +155,8 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(30, false), f16Pattern(66, false),
 				f16Pattern(55, false), f16Pattern(11, false), make([]uint16, 110), m2, float32(1), float32(0.5), pm2, pf)
 		}
-		forVariants(t, "gemm", "direct", run)
-		forVariants(t, "conv", "winograd_2x2_3x3", run)
+		e.forVariants(t, "gemm", "direct", run)
+		e.forVariants(t, "conv", "winograd_2x2_3x3", run)
 	},
 	"fused_gemm_tiled": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		if k.Name == "conv2d_implicit_gemm" {
@@ -152,7 +164,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			// 3x3 stride 2 pad 1 -> [2,5,4,5] and 3x3 dilation 2 pad 1
 			// -> [2,5,5,7]: M = 5, K = 27, N = OH*OW per image (the
 			// batch).
-			forVariants(t, "conv", "implicit_gemm", func(t *testing.T, v kernels.Variant, full bool) {
+			e.forVariants(t, "conv", "implicit_gemm", func(t *testing.T, v kernels.Variant, full bool) {
 				for ci, c := range []struct {
 					s, oh, ow, d int
 				}{{1, 7, 9, 1}, {2, 4, 5, 1}, {1, 5, 7, 2}} {
@@ -180,7 +192,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// with a batch stride, beta * C and a broadcast residual with
 		// hardswish; then a transposed A (column stride) with a column
 		// bias, on f16.
-		forVariants(t, "gemm", "tiled", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "gemm", "tiled", func(t *testing.T, v kernels.Variant, full bool) {
 			local := kernels.TiledLocalSize(v)
 			global := []int{ceil(33, v.Get("TS_N")) * local[0], ceil(35, v.Get("TS_M")) * local[1], 2}
 			m := []int32{35, 33, 17, 17, 1, 33, 33, 3, 33, 1, 1, 2, 595, 561, 1155}
@@ -222,7 +234,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// (weights packed [1][18][MR]). Bias, dense residual sum and
 		// clip; f32 and f16.
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
-		forVariants(t, "conv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "conv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
 			vw, mr := v.Get("VW"), v.Get("MR")
 			for _, c := range []struct {
 				extra   string
@@ -253,7 +265,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// dense residual sum and clip; f32 and f16.
 		m := []int32{1, 3, 4, 9, 5, 8, 18, 1}
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
-		forVariants(t, "deconv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "deconv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
 			vw, mr := v.Get("VW"), v.Get("MR")
 			blocks := ceil(5, mr)
 			wn := blocks * 3 * 2 * mr * vw
@@ -285,7 +297,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// work group), the last H coordinate outside the crop.
 		m := []int32{4, 2, 1, 4, 3, 4, 4, 2, 1, 1, 1, 1, 1, 21, 23, 24, 28, 0, 2, 3, 7,
 			0, 1, 0, 0, 0, 1, -1, 0, 1, 1}
-		forVariants(t, "resize", "gather", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "resize", "gather", func(t *testing.T, v kernels.Variant, full bool) {
 			var local []int
 			if v.Get("WX") > 0 {
 				local = []int{v.Get("WX"), v.Get("WY"), 1}
@@ -323,7 +335,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	},
 	"resize_upsample": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3,4,5] -> [2,3,8,15]: factors 2 and 3, 6 planes.
-		forVariants(t, "resize", "upsample", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "resize", "upsample", func(t *testing.T, v kernels.Variant, full bool) {
 			var local []int
 			if v.Get("WG") > 0 {
 				local = []int{v.Get("WG"), 1, 1}
@@ -353,7 +365,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			0, 0, -1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1}
 		w := []float32{1, 1, 0.5, 0.5, 0.75, 0.25, 0.25, 0.75, 1, 0,
 			-0.1, 0.6, 0.6, -0.1, 0, 1, 0, 0, -0.05, 0.3, 0.8, -0.05}
-		forVariants(t, "resize", "taps", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "resize", "taps", func(t *testing.T, v kernels.Variant, full bool) {
 			global, local := group1D(12, v.Get("WG"))
 			e.launch(t, k, "", global, local, fill(4, -1, 1), make([]float32, 12), uint64(12), m, w, float32(10))
 			if full { // f16 data; the weights stay f32.
@@ -386,7 +398,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			return
 		}
 		for _, alg := range []string{"flat", "rows"} {
-			forVariants(t, "eltwise", alg, func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), runsGeometry(v)) })
+			e.forVariants(t, "eltwise", alg, func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), runsGeometry(v)) })
 		}
 	},
 	"strided_copy": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -405,7 +417,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			e.launch(t, k, extra, g, l, src, make([]uint32, 40), uint64(24), m)
 		}
 		for _, alg := range []string{"flat", "rows"} {
-			forVariants(t, "copy", alg, func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), runsGeometry(v)) })
+			e.forVariants(t, "copy", alg, func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), runsGeometry(v)) })
 		}
 	},
 	"reduce": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -426,7 +438,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			run(t, global1D(8), nil)
 			return
 		}
-		forVariants(t, "reduce", "serial", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "reduce", "serial", func(t *testing.T, v kernels.Variant, full bool) {
 			global, local := group1D(8, v.Get("WG"))
 			run(t, global, local)
 		})
@@ -445,7 +457,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			run(t, "", 64)
 			return
 		}
-		forVariants(t, "reduce", "workgroup", func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), v.Get("WG")) })
+		e.forVariants(t, "reduce", "workgroup", func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), v.Get("WG")) })
 	},
 }
 
@@ -454,7 +466,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 // pad 1 -> [1,2,5,10]. Bias, dense residual sum and clip; f32 and f16.
 func dwCases(t *testing.T, e *clEnv, k kernels.Kernel, alg string, geometry func(v kernels.Variant, oh, ow, planes int) ([]int, []int)) {
 	pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
-	forVariants(t, "dwconv", alg, func(t *testing.T, v kernels.Variant, full bool) {
+	e.forVariants(t, "dwconv", alg, func(t *testing.T, v kernels.Variant, full bool) {
 		for _, c := range []struct {
 			extra         string
 			n, c, h, w, p int32

@@ -228,14 +228,41 @@ func (a Algorithm) point(v Variant) Point {
 // wider than the device takes, a work group larger than it allows, or
 // more local memory than it has.
 func (v Variant) Fits(lim Limits) string {
-	if w := v.Get("VW"); w > MinVectorWidth && lim.VectorWidth > 0 && w > max(lim.VectorWidth, MinVectorWidth) {
+	if why := lim.VectorFits(v.Get("VW")); why != "" {
+		return why
+	}
+	if why := lim.WorkGroupFits(v.WorkGroup()); why != "" {
+		return why
+	}
+	return lim.LocalMemFits(v.LocalMem())
+}
+
+// VectorFits reports why a kernel built with float vectors of width w
+// (its -DVW) cannot run under lim ("" when it can): on a CPU device a
+// vector wider than the preferred width changes the call ABI of the
+// builtins (float16 without AVX-512, float8 without AVX) and the program
+// does not build. MinVectorWidth fits every device.
+func (lim Limits) VectorFits(w int) string {
+	if w > MinVectorWidth && lim.VectorWidth > 0 && w > max(lim.VectorWidth, MinVectorWidth) {
 		return fmt.Sprintf("vector width %d is wider than the device's %d", w, lim.VectorWidth)
 	}
-	if wg := v.WorkGroup(); lim.MaxWorkGroup > 0 && wg > lim.MaxWorkGroup {
-		return fmt.Sprintf("work group of %d items exceeds the device's %d (CL_DEVICE_MAX_WORK_GROUP_SIZE)", wg, lim.MaxWorkGroup)
+	return ""
+}
+
+// WorkGroupFits reports why a launch in work groups of items work items
+// cannot run under lim ("" when it can).
+func (lim Limits) WorkGroupFits(items int) string {
+	if lim.MaxWorkGroup > 0 && items > lim.MaxWorkGroup {
+		return fmt.Sprintf("work group of %d items exceeds the device's %d (CL_DEVICE_MAX_WORK_GROUP_SIZE)", items, lim.MaxWorkGroup)
 	}
-	if lm := v.LocalMem(); lim.LocalMem > 0 && lm > lim.LocalMem {
-		return fmt.Sprintf("%d bytes of local memory exceed the device's %d (CL_DEVICE_LOCAL_MEM_SIZE)", lm, lim.LocalMem)
+	return ""
+}
+
+// LocalMemFits reports why a work group using bytes of local memory
+// cannot run under lim ("" when it can).
+func (lim Limits) LocalMemFits(bytes int64) string {
+	if lim.LocalMem > 0 && bytes > lim.LocalMem {
+		return fmt.Sprintf("%d bytes of local memory exceed the device's %d (CL_DEVICE_LOCAL_MEM_SIZE)", bytes, lim.LocalMem)
 	}
 	return ""
 }
