@@ -253,8 +253,8 @@ func (r *runner) runStep(ctx context.Context, s step, device string) Suite {
 // device).
 func (r *runner) machineSteps() []step {
 	t := r.timeout(5*time.Minute, 2*time.Minute)
-	// The kernel catalogue launches every declared variant of every
-	// kernel on every device: as long as a package suite (8 min with
+	// The kernel catalogue launches every declared variant that fits the
+	// device (its limits, as the planner reads them) of every kernel: as long as a package suite (8 min with
 	// --quick: 2.5 min on a quiet 2-core skylake-avx512 POCL).
 	tk := r.timeout(12*time.Minute, 8*time.Minute)
 	return []step{
