@@ -13,7 +13,7 @@ func init() {
 		// index out of range) into 2 x 3 bins, avg and max, both
 		// coordinate modes, every CPI.
 		rois := []float32{0, 0, 4, 5, 2.5, 1, 9, 8, 1, 1, 2, 2}
-		forVariants(t, "roi_align", "channels", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "roi_align", "channels", func(t *testing.T, v kernels.Variant, full bool) {
 			cpi := v.Get("CPI")
 			cnt := 3 * 6 * ((5 + cpi - 1) / cpi)
 			for mode := range int32(2) {

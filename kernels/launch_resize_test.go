@@ -13,7 +13,7 @@ func init() {
 		// [-1, 1]) in every mode and padding, then X [1, 3, 2, 3, 4] at
 		// [1, 2, 2, 1, 3] (3 axes, linear reflection), every CPI.
 		grid := fill(24, -1.6, 1.6)
-		forVariants(t, "grid_sample", "channels", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "grid_sample", "channels", func(t *testing.T, v kernels.Variant, full bool) {
 			cpi := v.Get("CPI")
 			cnt := 2 * 6 * ((5 + cpi - 1) / cpi)
 			for mode := range int32(3) {

@@ -23,7 +23,7 @@ func init() {
 	launchSpecs["fft_stage"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// 3 signals of 24 = powers of two (by RMAX) and 3, then of 35 (5 and
 		// the generic radix 7), pass by pass.
-		forVariants(t, "fft", "stockham", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "fft", "stockham", func(t *testing.T, v kernels.Variant, full bool) {
 			var rs []int
 			for n := 8; n > 1; {
 				r := min(v.Get("RMAX"), n)
