@@ -321,7 +321,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				w = append(w, 0.75, 0.25)
 			}
 		}
-		forVariants(t, "resize", "linear2d", func(t *testing.T, v kernels.Variant, full bool) {
+		e.forVariants(t, "resize", "linear2d", func(t *testing.T, v kernels.Variant, full bool) {
 			var local []int
 			if v.Get("WG") > 0 {
 				local = []int{v.Get("WG"), 1, 1}
