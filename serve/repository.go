@@ -216,6 +216,7 @@ func (s *Server) loadFromRepository(ctx context.Context, name string, force bool
 			return nil // failed before on these very files: wait for a change
 		}
 	}
+	s.setLoading(name, nil)
 	next := &model{name: name, versions: map[int64]*version{}, state: StateReady}
 	for _, n := range numbers {
 		if old != nil && old.versions[n] != nil && old.versions[n].sig == sigs[n] {

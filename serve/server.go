@@ -206,6 +206,7 @@ func (s *Server) loadStatic(ctx context.Context, name string, st *staticModel) e
 	if err := st.cfg.Validate(); err != nil {
 		return err
 	}
+	s.setLoading(name, st)
 	v, err := s.compile(ctx, name, 1, "static", st.m.Clone(), st.cfg)
 	if err != nil {
 		s.setFailed(name, st, "", err)
@@ -228,6 +229,16 @@ func (s *Server) compile(ctx context.Context, name string, number int64, sig str
 	}
 	s.log.Info("model loaded", "model", name, "version", number, "device", dev, "compile_ms", time.Since(t0).Milliseconds())
 	return newVersion(name, number, sig, cm, dev, cfg, s.opts.InferTimeout), nil
+}
+
+// setLoading marks a model that serves nothing yet as LOADING while it
+// compiles (a model that serves keeps serving meanwhile).
+func (s *Server) setLoading(name string, st *staticModel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.models[name]; m == nil || len(m.versions) == 0 {
+		s.models[name] = &model{name: name, versions: map[int64]*version{}, state: StateLoading, reason: "loading", static: st}
+	}
 }
 
 // setFailed records a failed load of the files filesSig names: the
@@ -344,7 +355,7 @@ func (s *Server) Close() error {
 // errNoRepository is the repository API's answer without a repository.
 var errNoRepository = errors.New("serve: the server has no model repository (start it with one)")
 
-// withRequestID is a context carrying the request's ID, for the logs.
+// requestIDKey is the context key of the request's ID, for the logs.
 type requestIDKey struct{}
 
 // requestID returns the request ID ctx carries ("" when none).
