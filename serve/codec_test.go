@@ -120,3 +120,52 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// decodeREST is the decoding half of inferREST, for the fuzz target.
+func decodeREST(s *Server, v *version, body []byte, headerLen int) (map[string]*tensor.Tensor, error) {
+	jsonPart, bin := body, []byte(nil)
+	if headerLen >= 0 {
+		if headerLen > len(body) {
+			return nil, errorf(codeInvalid, "header length past the body")
+		}
+		jsonPart, bin = body[:headerLen], body[headerLen:]
+	}
+	var req restInferRequest
+	if err := json.Unmarshal(jsonPart, &req); err != nil {
+		return nil, errorf(codeInvalid, "malformed: %v", err)
+	}
+	if _, _, err := requestedOutputs(v, req); err != nil {
+		return nil, err
+	}
+	return s.restInputs(v, req.Inputs, bin)
+}
+
+// FuzzDecodeREST: any body decodes to tensors that fit the model's input
+// or to a 4xx error, never a panic or a tensor over the size limit.
+func FuzzDecodeREST(f *testing.F) {
+	jb, bb, hl := clsBodies()
+	f.Add(jb, -1)
+	f.Add(bb, hl)
+	f.Add([]byte(`{"inputs":[{"name":"x","shape":[1,3,48,192],"datatype":"FP32","data":[[1,2],[3]]}]}`), -1)
+	f.Add([]byte(`{"inputs":[{"name":"x","shape":[0,3,48,192],"datatype":"FP32","data":[]}],"outputs":[{"name":"y"}]}`), -1)
+	f.Add([]byte(`{"inputs":[{"name":"x","shape":[1,3,48,192],"datatype":"FP32","parameters":{"binary_data_size":-4}}]}`), 90)
+	f.Add([]byte(`{"inputs":[{"name":"x","shape":[99999999999,3,48,192],"datatype":"FP32","data":[1]}]}`), -1)
+	s := &Server{opts: Options{MaxTensorBytes: 1 << 22}}
+	v := clsVersion()
+	f.Fuzz(func(t *testing.T, body []byte, headerLen int) {
+		ins, err := decodeREST(s, v, body, headerLen)
+		if err != nil {
+			if c := codeInfo[classify(err).code].http; c < 400 || c > 499 {
+				t.Fatalf("a bad body answered %d: %v", c, err)
+			}
+			return
+		}
+		x := ins["x"]
+		if x == nil || len(ins) != 1 {
+			t.Fatalf("decoded %v", ins)
+		}
+		if !v.inputs[0].Shape.Compatible(x.Shape()) || x.ByteSize() > s.opts.MaxTensorBytes {
+			t.Fatalf("decoded %v, which the model's %v does not take or is over the limit", x, v.inputs[0].Shape)
+		}
+	})
+}
