@@ -80,7 +80,7 @@ func (b *builder) checkTotal() error {
 		acts += int64(s)
 	}
 	for i := range b.pl.values {
-		if v := &b.pl.values[i]; v.host != nil && v.root == i {
+		if v := &b.pl.values[i]; v.host != nil && v.root == i && i >= b.pl.base {
 			uploads += int64(v.bytes)
 		}
 	}

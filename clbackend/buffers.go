@@ -21,7 +21,7 @@ func (b *builder) planBuffers() {
 	end := len(pl.launches)
 	touch := func(v, at int) {
 		r := vals[v].root
-		if vals[r].host != nil {
+		if vals[r].host != nil || r < pl.base { // a parent plan's value (plan_sizes.go)
 			return
 		}
 		if vals[r].first == unset || at < vals[r].first {
@@ -48,13 +48,16 @@ func (b *builder) planBuffers() {
 	for _, v := range pl.results {
 		touch(v, end)
 	}
+	for _, v := range b.ds.keep { // read by the continuations
+		touch(v, end)
+	}
 	b.extendLoops()
 	// Allocate at first use, free after last use.
 	starts := make([][]int, end+2)
 	ends := make([][]int, end+2)
 	for i := range vals {
 		v := &vals[i]
-		if v.root != i || v.host != nil || v.first == unset {
+		if v.root != i || v.host != nil || v.first == unset || i < pl.base {
 			continue
 		}
 		starts[v.first+1] = append(starts[v.first+1], i)
@@ -114,7 +117,7 @@ func (b *builder) uploadConsts() error {
 	b.progUses(used)
 	for i := range b.pl.values {
 		v := &b.pl.values[i]
-		if v.host == nil || !used[i] {
+		if v.host == nil || !used[i] || b.pl.parentConst(i) {
 			continue
 		}
 		if v.weight != "" {
@@ -130,6 +133,17 @@ func (b *builder) uploadConsts() error {
 		b.pl.consts[i] = buf
 	}
 	return nil
+}
+
+// parentConst reports whether host value i is on the device as a constant
+// of an ancestor of pl already (plan_sizes.go).
+func (pl *plan) parentConst(i int) bool {
+	for p := pl.parent; p != nil; p = p.parent {
+		if _, ok := p.consts[i]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // programWith returns the built program of k's file with options, with a

@@ -48,6 +48,9 @@ type CompiledModel struct {
 	planMu sync.Mutex // serialises plan builds
 	plans  map[string]*plan
 	latest *plan // the plan the last inference used (under planMu)
+	// lastRun is the last plan of the last inference's chain (a
+	// continuation of latest when sizes were read back; under planMu).
+	lastRun *plan
 
 	shapeMu   sync.Mutex
 	outShapes map[string][]tensor.Shape // OutputShapes' answers by plan key
@@ -469,12 +472,7 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 		return nil, fmt.Errorf("gpu: runtime model: the graph changed (%v)", err)
 	}
 	// A model with dynamic inputs reports the plan its last inference ran.
-	pl := c.static
-	if pl == nil {
-		c.planMu.Lock()
-		pl = c.latest
-		c.planMu.Unlock()
-	}
+	pl := c.reportedPlan()
 	for i, n := range nodes {
 		if pl != nil {
 			pn := pl.nodeByName(orig[i].Name)
@@ -487,6 +485,21 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 		}
 	}
 	return rm, nil
+}
+
+// reportedPlan is the plan RuntimeModel and KernelChoices report: the
+// last plan the last inference ran (a continuation, when sizes were read
+// back), else the static plan or the latest one built.
+func (c *CompiledModel) reportedPlan() *plan {
+	c.planMu.Lock()
+	defer c.planMu.Unlock()
+	switch {
+	case c.lastRun != nil:
+		return c.lastRun
+	case c.static != nil:
+		return c.static
+	}
+	return c.latest
 }
 
 // Close waits for running inferences, closes the model's requests and

@@ -35,6 +35,12 @@ type lowering struct {
 	// can run ("" accepts), so that CompileModel reports them even when
 	// planning waits for input values.
 	check func(n *graph.Node) string
+	// count, for a data-sized op (graph.OpSpec.DataSized) whose output
+	// size is not known at plan time, emits the launches that compute that
+	// size on the device and returns the value (one i32) that holds it;
+	// lower then runs in the plan's continuation, where the size is known
+	// (plan_sizes.go), and reads what count left for it with auxOf.
+	count func(b *builder, n *graph.Node) (int, error)
 	// host, when set, says why the op has no kernel: the planner computes
 	// it on the host, as its outputs fold before inference
 	// (graph.OpSpec.Fold); a node whose inputs are not known then is
@@ -72,7 +78,7 @@ func buildLowerings() map[string]lowering {
 	for _, family := range []map[string]lowering{
 		eltwiseLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
 		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), resizeLowerings(),
-		castLowerings(), shapeLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
+		castLowerings(), shapeLowerings(), compactLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 		controlLowerings(),
 		recurrentLowerings(),

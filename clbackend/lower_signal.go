@@ -97,12 +97,6 @@ func (b *builder) emitFFT(n *graph.Node, j fftJob, v kernels.Variant) error {
 	}
 	work := tensor.Shape{j.M * Lb * 2}
 	bufs := [2]int{b.temp(tensor.F32, work), b.temp(tensor.F32, work)}
-	boolInt := func(c bool) int64 {
-		if c {
-			return 1
-		}
-		return 0
-	}
 	load := append([]int64{Lb}, j.load...)
 	load = append(load, boolInt(j.inverse), boolInt(j.win >= 0), boolInt(chirp != nil))
 	cnt := j.M * Lb

@@ -99,6 +99,12 @@ type plan struct {
 	progs    []*shared[*cl.Program]
 	// consts holds the device copies of host values that are not weights.
 	consts map[int]*cl.MemObject
+	// A plan whose data-dependent sizes are read back (plan_sizes.go):
+	// cont builds its continuations; a continuation has its parent, whose
+	// values are its first base values.
+	cont   *contState
+	parent *plan
+	base   int
 }
 
 // nodeByName returns the plan's node called name (nil if none).
@@ -138,6 +144,8 @@ type builder struct {
 	tunedKeys map[string]bool
 	choices   []variantChoice
 	ts        *tuneSession
+	// ds is the state of data-dependent sizes (plan_sizes.go).
+	ds dataSizes
 }
 
 // errUnsupported is an error wrapping driver.ErrUnsupported about node n.
@@ -298,24 +306,8 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 	if progress != nil && len(nodes) > 0 {
 		progress(TuneProgress{Done: len(nodes), Total: len(nodes), Node: nodes[len(nodes)-1].Name, Tuned: b.tunedNode(nodes[len(nodes)-1])})
 	}
-	for _, r := range model.Results {
-		if len(r.Inputs) != 1 || !r.Inputs[0].Valid() {
-			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: result %q has no input", c.model.Name, r.Name)
-		}
-		b.pl.results = append(b.pl.results, b.of[r.Inputs[0]])
-	}
-	if !b.pl.control {
-		b.pl.prog = nil // launches in order: no program to walk
-	}
-	b.planBuffers()
-	if err := b.checkTotal(); err != nil {
+	if err := b.finish(); err != nil {
 		return nil, err
-	}
-	if err := b.uploadConsts(); err != nil {
-		return nil, err
-	}
-	for _, ch := range b.choices {
-		b.pl.choices = append(b.pl.choices, ch.report())
 	}
 	if b.tuned {
 		if err := b.c.tuning.db.Save(); err != nil && b.c.tuning.db.Path() != "" {
@@ -345,9 +337,15 @@ func (b *builder) lowerNode(n *graph.Node, prefix string) error {
 		b.pl.impl[n] = "result"
 		return nil
 	}
+	if prefix == "" && b.waits(n) { // an input waits for a size read back (plan_sizes.go)
+		return nil
+	}
 	folded, err := b.tryFold(n)
 	if err != nil {
 		return err
+	}
+	if prefix == "" && graph.IsDataSized(n) && !portsStatic(n) {
+		return b.sizeLater(n, folded)
 	}
 	if folded {
 		return nil
@@ -390,14 +388,7 @@ func (b *builder) lowerNode(n *graph.Node, prefix string) error {
 	if _, done := b.pl.impl[n]; done && n.HasBodies() {
 		return nil // a control op reports its own implementation
 	}
-	var impls []string
-	for _, l := range b.pl.launches[first:] {
-		impls = append(impls, l.kernel.Name+":"+l.kernel.Entry)
-	}
-	if len(impls) == 0 {
-		impls = []string{"alias"}
-	}
-	b.pl.impl[n] = strings.Join(slices.Compact(impls), ",")
+	b.setImpl(n, first)
 	return nil
 }
 
@@ -413,15 +404,6 @@ type probeKey struct{}
 func withProbe(ctx context.Context) context.Context { return context.WithValue(ctx, probeKey{}, true) }
 
 func isProbe(ctx context.Context) bool { v, _ := ctx.Value(probeKey{}).(bool); return v }
-
-// newValue adds a value and returns its index.
-func (b *builder) newValue(t tensor.ElementType, s tensor.Shape, host *tensor.Tensor) int {
-	bytes, _ := s.Bytes(t) // checkOutput and foldSize refuse what overflows
-	v := value{typ: t, shape: s.Clone(), bytes: int(bytes), host: host, buf: -1, first: unset, last: unset}
-	v.root = len(b.pl.values)
-	b.pl.values = append(b.pl.values, v)
-	return v.root
-}
 
 // tryFold computes n on the host when its op folds (graph.FoldOf) and
 // what it reads is known there: the values of all its inputs, or only
@@ -469,77 +451,6 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 	}
 	b.pl.impl[n] = "folded"
 	return true, nil
-}
-
-// in returns the value of input i of n, or -1 when it is omitted.
-func (b *builder) in(n *graph.Node, i int) int {
-	if i >= len(n.Inputs) || !n.Inputs[i].Valid() {
-		return -1
-	}
-	return b.of[n.Inputs[i]]
-}
-
-// out returns the value of output i of n.
-func (b *builder) out(n *graph.Node, i int) int { return b.of[n.Out(i)] }
-
-// val returns value v.
-func (b *builder) val(v int) *value { return &b.pl.values[v] }
-
-// hostInts returns the integer contents of a host-known value.
-func (b *builder) hostInts(v int) ([]int64, bool) {
-	if v < 0 || b.pl.values[v].host == nil {
-		return nil, false
-	}
-	f := b.pl.values[v].host.Float64s()
-	out := make([]int64, len(f))
-	for i, x := range f {
-		out[i] = int64(x)
-	}
-	return out, true
-}
-
-// hostFloat returns the first element of a host-known value.
-func (b *builder) hostFloat(v int) (float64, bool) {
-	if v < 0 || b.pl.values[v].host == nil || b.pl.values[v].host.NumElements() == 0 {
-		return 0, false
-	}
-	return b.pl.values[v].host.Float64s()[0], true
-}
-
-// meta adds a host int32 table (kernel parameters) and returns its arg.
-func (b *builder) meta(ints []int64) slotArg {
-	v := make([]int32, max(len(ints), 1))
-	for i, x := range ints {
-		v[i] = int32(x)
-	}
-	t, _ := tensor.FromI32(tensor.Shape{int64(len(v))}, v)
-	return slotArg(b.newValue(tensor.I32, t.Shape(), t))
-}
-
-// floats adds a host f32 table and returns its arg.
-func (b *builder) floats(f []float32) slotArg {
-	if len(f) == 0 {
-		f = []float32{0}
-	}
-	t, _ := tensor.FromF32(tensor.Shape{int64(len(f))}, f)
-	return slotArg(b.newValue(tensor.F32, t.Shape(), t))
-}
-
-// temp adds a device temporary.
-func (b *builder) temp(t tensor.ElementType, s tensor.Shape) int { return b.newValue(t, s, nil) }
-
-// alias makes value out share the device memory of value in (zero copy).
-func (b *builder) alias(out, in int) {
-	iv := b.pl.values[in]
-	ov := &b.pl.values[out]
-	if iv.host != nil {
-		h, err := iv.host.Reshape(ov.shape)
-		if err == nil {
-			ov.host = h
-			return
-		}
-	}
-	ov.root = iv.root
 }
 
 // optionRecorder, when set (tests), sees the catalogue entry and build

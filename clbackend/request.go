@@ -24,6 +24,9 @@ type InferRequest struct {
 	queue    *cl.CommandQueue
 	ownQueue bool
 	states   map[*plan]*planState
+	// conts are the continuations of plans with data-dependent sizes the
+	// request ran, most recently used last (request_sizes.go).
+	conts []contEntry
 
 	// pending is the inference that uses the request's buffers: from its
 	// preprocess until its commands are known to be done; drained by the
@@ -163,7 +166,18 @@ func (r *InferRequest) buffer(pl *plan, st *planState, v int) *cl.MemObject {
 			defer r.c.wmu.Unlock()
 			return r.c.weights[rv.weight]
 		}
-		return pl.consts[root]
+		for p := pl; p != nil; p = p.parent {
+			if b, ok := p.consts[root]; ok {
+				return b
+			}
+		}
+		return nil
+	}
+	// A continuation reads what its ancestors computed in their buffers
+	// (plan_sizes.go).
+	for root < pl.base {
+		pl = pl.parent
+		st = r.states[pl]
 	}
 	return st.bufs[rv.buf]
 }
@@ -226,6 +240,7 @@ type runState struct {
 
 	pl       *plan
 	st       *planState
+	segs     []segment // the plans run before pl, whose continuation it is
 	evs      events
 	enqueued bool             // commands may still use buffers and host memory
 	next     int              // the next launch of pl to enqueue
@@ -321,7 +336,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 	var prof []driver.ProfilingInfo
 	if c.profiling {
 		var err error
-		prof, err = r.profile(s, s.pl, &s.evs, s.cpu, s.upload, s.execute, s.download, s.wait)
+		prof, err = r.profile(s.segments(), &s.evs, s.upload, s.execute, s.download, s.wait)
 		if err != nil {
 			return r.fail("reading profiling info", err)
 		}
@@ -337,6 +352,9 @@ func (r *InferRequest) postprocess(s *runState) error {
 	s.unlockRemotes()
 	r.core.IO.Publish(results)
 	r.core.Prof = prof
+	c.planMu.Lock()
+	c.lastRun = s.pl // its chain's last plan: the runtime model's
+	c.planMu.Unlock()
 	r.transfers = s.transfers
 	if c.profiling && !r.warmUp {
 		c.core.RecordPerf(prof)
@@ -404,34 +422,38 @@ func (r *InferRequest) drain(s *runState) error {
 
 // profile turns the events of one inference into per-kernel entries (device
 // time from OpenCL event profiling) followed by the stages.
-func (r *InferRequest) profile(s *runState, pl *plan, evs *events, cpu []time.Duration, upload, execute, download, wait time.Duration) ([]driver.ProfilingInfo, error) {
+func (r *InferRequest) profile(segs []segment, evs *events, upload, execute, download, wait time.Duration) ([]driver.ProfilingInfo, error) {
 	var prof []driver.ProfilingInfo
-	if pl.prog != nil {
-		// A program runs a launch once per iteration, or not at all in
-		// the branch not taken: one entry per launch that ran.
-		for k, i := range s.ran {
-			l := pl.launches[i]
-			p, err := evs.kernels[k].Profile()
-			if err != nil {
-				return nil, err
-			}
-			prof = append(prof, driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry,
-				Status: driver.Executed, Bytes: l.bytes, RealTime: max(p.Duration(), 0)})
-		}
-		return r.stageProfile(prof, evs, upload, execute, download, wait)
-	}
 	k := 0
-	for i, l := range pl.launches {
-		e := driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: driver.OptimizedOut, Bytes: l.bytes}
-		if l.n != 0 {
-			p, err := evs.kernels[k].Profile()
-			if err != nil {
-				return nil, err
+	for _, sg := range segs {
+		pl := sg.pl
+		if pl.prog != nil {
+			// A program runs a launch once per iteration, or not at all in
+			// the branch not taken: one entry per launch that ran.
+			for _, i := range sg.ran {
+				l := pl.launches[i]
+				p, err := evs.kernels[k].Profile()
+				if err != nil {
+					return nil, err
+				}
+				k++
+				prof = append(prof, driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry,
+					Status: driver.Executed, Bytes: l.bytes, RealTime: max(p.Duration(), 0)})
 			}
-			k++
-			e.Status, e.RealTime, e.CPUTime = driver.Executed, max(p.Duration(), 0), cpu[i]
+			continue
 		}
-		prof = append(prof, e)
+		for i, l := range pl.launches {
+			e := driver.ProfilingInfo{NodeName: l.node.Name, NodeType: l.node.OpType, ExecType: l.kernel.Entry, Status: driver.OptimizedOut, Bytes: l.bytes}
+			if l.n != 0 {
+				p, err := evs.kernels[k].Profile()
+				if err != nil {
+					return nil, err
+				}
+				k++
+				e.Status, e.RealTime, e.CPUTime = driver.Executed, max(p.Duration(), 0), sg.cpu[i]
+			}
+			prof = append(prof, e)
+		}
 	}
 	return r.stageProfile(prof, evs, upload, execute, download, wait)
 }
@@ -509,6 +531,7 @@ func (r *InferRequest) releaseLocked() error {
 		errs = append(errs, st.close(r.c.ctx))
 	}
 	r.states = nil
+	errs = append(errs, r.releaseConts())
 	if r.queue != nil && r.ownQueue {
 		errs = append(errs, r.queue.Close())
 	}

@@ -81,24 +81,22 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 		if err := r.runProgram(ctx, s); err != nil {
 			return err
 		}
-		if err := r.download(s); err != nil {
+	} else {
+		end := len(pl.launches)
+		if ctx.Done() != nil && end > r.window() && pl.cont == nil {
+			end = r.window()
+		}
+		if err := r.launch(s, end); err != nil {
 			return err
 		}
-		if s.enqueued {
-			if err := r.queue.Flush(); err != nil {
-				return r.fail("flushing the queue", err)
-			}
+	}
+	for s.next == len(s.pl.launches) && s.pl.cont != nil {
+		// Data-dependent sizes: read them back, go on with the rest.
+		if err := r.resume(ctx, s); err != nil {
+			return err
 		}
-		return nil
 	}
-	end := len(pl.launches)
-	if ctx.Done() != nil && end > r.window() {
-		end = r.window()
-	}
-	if err := r.launch(s, end); err != nil {
-		return err
-	}
-	if s.next == len(pl.launches) {
+	if s.next == len(s.pl.launches) {
 		if err := r.download(s); err != nil {
 			return err
 		}
@@ -108,7 +106,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 			return r.fail("flushing the queue", err)
 		}
 	}
-	if s.next < len(pl.launches) {
+	if s.next < len(s.pl.launches) {
 		s.feeder = make(chan error, 1)
 		go func() { s.feeder <- r.feed(ctx, s) }()
 	}

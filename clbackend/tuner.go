@@ -79,12 +79,7 @@ type TunedOp struct {
 // inference used (the plan of the declared shapes when they are static),
 // in plan order.
 func (c *CompiledModel) KernelChoices() []TunedOp {
-	pl := c.static
-	if pl == nil {
-		c.planMu.Lock()
-		pl = c.latest
-		c.planMu.Unlock()
-	}
+	pl := c.reportedPlan()
 	if pl == nil {
 		return nil
 	}

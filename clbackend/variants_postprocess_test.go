@@ -31,6 +31,8 @@ func exampleCases(op string, names ...string) []lowerCase {
 func postprocessVariantCases() map[string][]lowerCase {
 	return map[string][]lowerCase{
 		"roi_align":   exampleCases("RoiAlign"),
+		"nms":         exampleCases("NonMaxSuppression"),
+		"scan":        append(exampleCases("NonZero", "bool"), exampleCases("Unique", "axis0_unsorted")...),
 		"fft":         append(exampleCases("DFT", "real_pow2", "bluestein_inverse"), exampleCases("STFT", "window")...),
 		"grid_sample": exampleCases("GridSample", "linear_zeros", "cubic_reflection", "linear_reflection_aligned_3d"),
 	}

@@ -171,7 +171,38 @@ func (m *Model) Node(name string) *Node {
 // Clone returns a deep copy of the model: new nodes, attributes, shapes and
 // runtime info. Constant values are copied too, so a compiled model never
 // shares mutable state with the user's model.
-func (m *Model) Clone() *Model {
+func (m *Model) Clone() *Model { return m.clone(true) }
+
+// WithDataSizes returns a copy of m in which the DataSized nodes named in
+// sizes carry AttrDataSize, shapes inferred again: the model for one
+// inference whose data-dependent sizes a device has read back. Constant
+// tensors are shared with m, not copied (neither may change them).
+func (m *Model) WithDataSizes(sizes map[string]int64) (*Model, error) {
+	out := m.clone(false)
+	nodes, err := out.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	set := 0
+	for _, n := range nodes {
+		if v, ok := sizes[n.Name]; ok && IsDataSized(n) {
+			if n.Attrs == nil {
+				n.Attrs = Attrs{}
+			}
+			n.Attrs[AttrDataSize] = v
+			set++
+		}
+	}
+	if set != len(sizes) {
+		return nil, invalid(fmt.Errorf("model %q: %d data sizes for %d data-sized nodes of those names", m.Name, len(sizes), set))
+	}
+	if err := out.InferShapes(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (m *Model) clone(copyValues bool) *Model {
 	nodes, err := m.Nodes()
 	if err != nil {
 		// A cyclic model cannot be ordered; clone what is reachable by
@@ -187,7 +218,7 @@ func (m *Model) Clone() *Model {
 			Attrs:  n.Attrs.Clone(),
 			RT:     n.RT.Clone(),
 		}
-		if n.Value != nil {
+		if c.Value = n.Value; n.Value != nil && copyValues {
 			c.Value = n.Value.Clone()
 		}
 		c.Outputs = make([]Port, len(n.Outputs))

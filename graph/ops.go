@@ -53,8 +53,12 @@ const (
 	// FamilyShape makes values from shapes: Shape, Size, ConstantOfShape,
 	// Range and EyeLike.
 	FamilyShape Family = "shape"
+	// FamilyCompact selects elements by their values, so that the output's
+	// size depends on the data: NonZero, Compress and Unique (stream
+	// compaction: flags, a prefix sum, a scatter).
+	FamilyCompact Family = "compact"
 	// FamilyDetection is the post-processing of detection heads:
-	// RoiAlign.
+	// NonMaxSuppression and RoiAlign.
 	FamilyDetection Family = "detection"
 	// FamilySignal is the spectral transforms of audio front ends: DFT and
 	// STFT.
@@ -77,7 +81,7 @@ const (
 func Families() []Family {
 	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
 		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
-		FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion,
+		FamilyCompact, FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion,
 		FamilyControl, FamilyRecurrent}
 }
 
@@ -147,6 +151,13 @@ type OpSpec struct {
 	// takes tensors only (InferNode rejects a sequence or optional input)
 	// and makes tensors.
 	Values bool
+	// DataSized marks the ops whose output size depends on input values
+	// (NonZero, Compress, Unique, NonMaxSuppression): each has one such
+	// dimension, which shape inference leaves dynamic unless it can count
+	// it from constant inputs, or the node carries AttrDataSize (a device
+	// that read the count back for one inference plans the rest of the
+	// model with it).
+	DataSized bool
 	// Examples are small instances of the op (see Example) that the
 	// device tests run against the CPU reference: an op with examples
 	// needs no test case of its own in the device packages.
@@ -286,4 +297,26 @@ func (m *Model) InferShapes() error {
 		}
 	}
 	return nil
+}
+
+// AttrDataSize is the attribute of a node of a DataSized op that fixes the
+// size of its data-dependent output dimension for one inference: a device
+// that ran the op and read the count back sets it on its own copy of the
+// model and infers the shapes of the rest from it. Models never carry it.
+const AttrDataSize = "_data_size"
+
+// IsDataSized reports whether n's op has an output size that depends on
+// input values (OpSpec.DataSized).
+func IsDataSized(n *Node) bool {
+	s, ok := opTable[n.OpType]
+	return ok && n.Domain == "" && s.DataSized
+}
+
+// dataSize returns the data-dependent size n carries (AttrDataSize) as a
+// dimension, dynamic when it carries none.
+func dataSize(n *Node) Dim {
+	if n.Attrs.Has(AttrDataSize) {
+		return StaticDim(n.Attrs.Int(AttrDataSize, 0))
+	}
+	return DynamicDim("")
 }

@@ -29,3 +29,45 @@ func init() {
 		})
 	}
 }
+
+// nmsSpecs are the launch specs of detection_nms.cl: 2 batches x 3
+// classes of 5 boxes (P = 8), at most 2 kept per class.
+func init() {
+	boxes := fill(40, 0, 4)
+	scores := fill(30, 0, 1)
+	m := []int32{5, 8, 3, 2, 0, 1} // N, P, C, maxk, center, use_th
+	launchSpecs["nms_serial"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		e.forVariants(t, "nms", "serial", func(t *testing.T, v kernels.Variant, full bool) {
+			for _, center := range []int32{0, 1} {
+				m := append([]int32(nil), m...)
+				m[4] = center
+				e.launch(t, k, "", global1D(6), wgOnes(v.Get("WG"), 1), boxes, scores, make([]int32, 48), make([]int32, 12),
+					make([]int32, 6), uint64(6), m, float32(0.2), float32(0.5))
+			}
+		})
+	}
+	launchSpecs["nms_init"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		e.launch(t, k, "", global1D(48), nil, scores, make([]int32, 48), uint64(48), m, float32(0.2))
+	}
+	launchSpecs["nms_sort_step"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		order := []int32{0, 1, 2, 3, 4, 5, 5, 5}
+		order = append(append(order, order...), append(order, order...)...)
+		order = append(order, order[:16]...)
+		e.launch(t, k, "", global1D(24), nil, scores, order, uint64(24), m, uint64(2), uint64(4))
+	}
+	launchSpecs["nms_select_group"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		order := make([]int32, 48)
+		for i := range order {
+			order[i] = int32(min(i%8, 5))
+		}
+		e.forVariants(t, "nms", "bitonic", func(t *testing.T, v kernels.Variant, full bool) {
+			wg := v.Get("WG")
+			e.launch(t, k, v.Defines(), []int{7 * wg}, []int{wg}, boxes, order, make([]int32, 12), make([]int32, 6),
+				uint64(6), m, float32(0.5))
+		})
+	}
+	launchSpecs["nms_scatter"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		e.launch(t, k, "", global1D(12), nil, []int32{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1}, []int32{2, 1, 0, 2, 2, 1},
+			[]int32{0, 2, 3, 3, 5, 7}, make([]int64, 24), uint64(12), uint64(3), uint64(2))
+	}
+}

@@ -11,6 +11,39 @@ var cpiParam = Param{Name: "CPI", Values: []int{1, 4, 16}, Define: true,
 // lower_resize.go, lower_signal.go and lower_compact.go choose from.
 var postprocessFamilies = []Family{
 	{
+		Name: "nms", Ops: "NonMaxSuppression (per batch and class: sort by score, greedy IoU suppression)",
+		Algorithms: []Algorithm{
+			{
+				Name: "serial", Entries: []string{"nms_serial"},
+				Doc:       "one work item per (batch, class): a heap sort of its candidates in global memory, then the greedy selection; one launch",
+				Params:    []Param{wgParam},
+				WorkGroup: groupWG,
+			},
+			{
+				Name: "bitonic", Entries: []string{"nms_select_group", "nms_init", "nms_sort_step"}, GPUShaped: true,
+				Doc: "a bitonic sort of every class's candidates (one launch per step), then one work group per class testing each candidate against the kept boxes held in local memory",
+				Params: []Param{
+					{Name: "WG", Values: []int{64, 256}, Define: true, Doc: "work-group size of the selection"},
+					{Name: "KEPT", Values: []int{128, 1024}, Define: true, Doc: "kept boxes a group holds in local memory (the node's max_output_boxes_per_class must fit)"},
+				},
+				WorkGroup: groupWG,
+				LocalMem:  func(p Point) int64 { return int64(16*p["KEPT"] + 8) },
+			},
+		},
+	},
+	{
+		Name: "scan", Ops: "the prefix sums of stream compaction (NonZero, Compress, Unique, NonMaxSuppression)",
+		Algorithms: []Algorithm{
+			{
+				Name: "blocks", Entries: []string{"scan_blocks", "scan_add"},
+				Doc:       "blocks of 4*WG counts per work group scanned in local memory, the blocks' totals scanned by further levels, their offsets added back",
+				Params:    []Param{{Name: "WG", Values: []int{64, 256}, Define: true, Doc: "work-group size (a block is 4*WG counts)"}},
+				WorkGroup: groupWG,
+				LocalMem:  func(p Point) int64 { return int64(4 * p["WG"]) },
+			},
+		},
+	},
+	{
 		Name: "fft", Ops: "DFT and STFT (any length: Bluestein's algorithm for a prime factor of 64 or more)",
 		Algorithms: []Algorithm{
 			{

@@ -13,8 +13,8 @@ func roiAlign10(c *nodeCtx) ([]graph.Output, error) {
 	return same(enum("mode", "avg", "max"))(c)
 }
 
-// detectionImports convert RoiAlign-10 (RoiAlign is imported as is from
-// opset 16).
+// detectionImports convert RoiAlign-10 (NonMaxSuppression is imported as
+// is from opset 10, RoiAlign from 16).
 var detectionImports = []opEntry{
 	{"RoiAlign", "", 10, 16, roiAlign10},
 }

@@ -2,11 +2,128 @@ package ref
 
 import (
 	"math"
+	"slices"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
+
+// nmsCorners returns box b (4 floats) as x1 <= x2, y1 <= y2, from corners
+// [y1,x1,y2,x2] in either order or, with center, [xc,yc,w,h].
+func nmsCorners(b []float32, center bool) (x1, y1, x2, y2 float32) {
+	if center {
+		hw, hh := b[2]/2, b[3]/2
+		return b[0] - hw, b[1] - hh, b[0] + hw, b[1] + hh
+	}
+	return min(b[1], b[3]), min(b[0], b[2]), max(b[1], b[3]), max(b[0], b[2])
+}
+
+// nmsSuppresses reports whether boxes a and b overlap by more than iou
+// (intersection over union, in float32 as ONNX Runtime computes it); empty
+// boxes and disjoint ones never do.
+func nmsSuppresses(a, b []float32, center bool, iou float32) bool {
+	ax1, ay1, ax2, ay2 := nmsCorners(a, center)
+	bx1, by1, bx2, by2 := nmsCorners(b, center)
+	ix1, ix2 := max(ax1, bx1), min(ax2, bx2)
+	if ix2 <= ix1 {
+		return false
+	}
+	iy1, iy2 := max(ay1, by1), min(ay2, by2)
+	if iy2 <= iy1 {
+		return false
+	}
+	inter := (ix2 - ix1) * (iy2 - iy1)
+	areaA, areaB := (ax2-ax1)*(ay2-ay1), (bx2-bx1)*(by2-by1)
+	union := areaA + areaB - inter
+	if inter <= 0 || areaA <= 0 || areaB <= 0 || union <= 0 {
+		return false
+	}
+	return inter/union > iou
+}
+
+// scalarF32 returns the first element of optional input i as float32.
+func scalarF32(in []*tensor.Tensor, i int) (float32, bool) {
+	x := opt(in, i)
+	if x == nil || x.NumElements() == 0 {
+		return 0, false
+	}
+	return float32(x.Float64s()[0]), true
+}
+
+// nmsKernel is NonMaxSuppression: per batch and class, the boxes by
+// descending score (ties: lower index first) above score_threshold (when
+// given), each kept unless it overlaps a kept one by more than
+// iou_threshold, at most max_output_boxes_per_class of them.
+func nmsKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	boxes, err := need(n, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	scores, err := need(n, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	bs, ss := boxes.Shape(), scores.Shape()
+	if len(bs) != 3 || bs[2] != 4 || len(ss) != 3 || ss[0] != bs[0] || ss[2] != bs[1] {
+		return nil, n.Errorf("%w: boxes %v and scores %v: want [B,N,4] and [B,C,N]", driver.ErrInvalidArgument, bs, ss)
+	}
+	maxOut := int64(0)
+	if m := opt(in, 2); m != nil && m.NumElements() > 0 {
+		maxOut = max(toI64s(m)[0], 0)
+	}
+	iou, _ := scalarF32(in, 3)
+	scoreTh, useScore := scalarF32(in, 4)
+	center := n.Attrs.Int("center_point_box", 0) != 0
+	B, N, C := bs[0], bs[1], ss[1]
+	bv, sv := convSlice[float64, float32](boxes.Float64s()), convSlice[float64, float32](scores.Float64s())
+	var sel []int64
+	cand := make([]int64, 0, N)
+	var kept []int64
+	for b := range B {
+		for c := range C {
+			sc := sv[(b*C+c)*N : (b*C+c+1)*N]
+			cand = cand[:0]
+			for i := range N {
+				if !useScore || sc[i] > scoreTh {
+					cand = append(cand, i)
+				}
+			}
+			slices.SortStableFunc(cand, func(i, j int64) int {
+				switch {
+				case sc[i] > sc[j]:
+					return -1
+				case sc[i] < sc[j]:
+					return 1
+				}
+				return 0
+			})
+			kept = kept[:0]
+			for _, i := range cand {
+				if int64(len(kept)) >= maxOut {
+					break
+				}
+				box := bv[(b*N+i)*4 : (b*N+i)*4+4]
+				ok := true
+				for _, k := range kept {
+					if nmsSuppresses(box, bv[(b*N+k)*4:(b*N+k)*4+4], center, iou) {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					kept = append(kept, i)
+					sel = append(sel, b, c, i)
+				}
+			}
+		}
+	}
+	y, err := tensor.FromI64(tensor.Shape{int64(len(sel) / 3), 3}, sel)
+	if err != nil {
+		return nil, n.Errorf("output: %w", err)
+	}
+	return one(y), nil
+}
 
 // roiBilinear is one bilinear sample of RoiAlign: four element offsets in
 // a feature map and their weights (all zero outside the map).
@@ -125,9 +242,10 @@ func roiAlignKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	return one(y), nil
 }
 
-// detectionKernels are the detection-head ops: RoiAlign.
+// detectionKernels are NonMaxSuppression and RoiAlign.
 func detectionKernels() map[string]Kernel {
 	return map[string]Kernel{
-		"RoiAlign": roiAlignKernel,
+		"NonMaxSuppression": nmsKernel,
+		"RoiAlign":          roiAlignKernel,
 	}
 }
