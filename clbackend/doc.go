@@ -24,7 +24,8 @@
 // # Kernel variants and tuning
 //
 // The lowerings of the hot op families (kernels.Families: gemm, conv,
-// dwconv, deconv, resize, eltwise, se, copy, reduce) emit a declared
+// dwconv, deconv, resize, eltwise, se, copy, reduce, fft, grid_sample,
+// roi_align, nms, scan) emit a declared
 // variant chosen per node by choose (variants.go): the one
 // GPU_KERNEL_VARIANTS forces, the record of the device's tuning file
 // (package tune; GPU_TUNING_FILE, or one per DEVICE_ARCHITECTURE and
@@ -93,6 +94,11 @@
 // ACTIVATION_BYTES_NAIVE); weights are uploaded once per compiled model.
 // Models with static inputs are planned at compile time; others are planned
 // per input shape (and host-input values) on first use and cached.
+// An op whose output size depends on the data (NonZero, Compress, Unique,
+// NonMaxSuppression) ends its plan after a count computed on the device:
+// an inference reads the sizes back in one wait and goes on with the
+// plan's continuation for them (plan_sizes.go), which the request builds
+// on first use and caches.
 //
 // Kernels compute in f32 (data movement, Where, Gather, Cast, the scatters
 // and the integer arithmetic and compare forms take other types); f16 is a

@@ -1,8 +1,8 @@
 package ref
 
 import (
+	"container/heap"
 	"math"
-	"slices"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -40,6 +40,26 @@ func nmsSuppresses(a, b []float32, center bool, iou float32) bool {
 		return false
 	}
 	return inter/union > iou
+}
+
+// nmsHeap orders box indices by descending score, ties by the lower
+// index (container/heap).
+type nmsHeap struct {
+	idx   []int64
+	score []float32
+}
+
+func (h nmsHeap) Len() int { return len(h.idx) }
+func (h nmsHeap) Less(a, b int) bool {
+	i, j := h.idx[a], h.idx[b]
+	return h.score[i] > h.score[j] || (h.score[i] == h.score[j] && i < j)
+}
+func (h nmsHeap) Swap(a, b int) { h.idx[a], h.idx[b] = h.idx[b], h.idx[a] }
+func (h *nmsHeap) Push(x any)   { h.idx = append(h.idx, x.(int64)) }
+func (h *nmsHeap) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
 }
 
 // scalarF32 returns the first element of optional input i as float32.
@@ -89,20 +109,14 @@ func nmsKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 					cand = append(cand, i)
 				}
 			}
-			slices.SortStableFunc(cand, func(i, j int64) int {
-				switch {
-				case sc[i] > sc[j]:
-					return -1
-				case sc[i] < sc[j]:
-					return 1
-				}
-				return 0
-			})
+			// Candidates by descending score, ties by the lower index:
+			// a heap popped only as far as the selection goes (at most
+			// maxOut kept), as ONNX Runtime's priority queue.
+			h := nmsHeap{idx: cand, score: sc}
+			heap.Init(&h)
 			kept = kept[:0]
-			for _, i := range cand {
-				if int64(len(kept)) >= maxOut {
-					break
-				}
+			for h.Len() > 0 && int64(len(kept)) < maxOut {
+				i := heap.Pop(&h).(int64)
 				box := bv[(b*N+i)*4 : (b*N+i)*4+4]
 				ok := true
 				for _, k := range kept {
