@@ -68,7 +68,8 @@ func TestUnknownDevice(t *testing.T) {
 		{"GPU.1", `plugin: unknown device "GPU" (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/clbackend?)`},
 		{"CPU", `plugin: unknown device "CPU" (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/cpu_fallback?)`},
 		{"HETERO:GPU,CPU", `plugin: unknown device "HETERO" (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/hetero?)`},
-		{"NPU", `plugin: unknown device "NPU" (forgotten import?)`},
+		{"gpu", `plugin: unknown device "gpu"; did you mean GPU? (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/clbackend?)`},
+		{"HETRO:GPU,CPU", `plugin: unknown device "HETRO"; did you mean HETERO? (forgotten import of github.com/clinfer/clinfer or github.com/clinfer/clinfer/hetero?)`},
 	}
 	core := driver.NewCore()
 	defer core.Close()

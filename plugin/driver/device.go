@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/suggest"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -124,7 +126,7 @@ func CheckRemote(ports []PortInfo, name string, t RemoteTensor) (int, error) {
 }
 
 // portIndex finds the port called name; an unknown name is an error
-// wrapping ErrNotFound that lists the port names.
+// wrapping ErrNotFound that suggests the nearest name and lists them all.
 func portIndex(ports []PortInfo, name string) (int, error) {
 	for i, p := range ports {
 		if p.Name == name {
@@ -135,7 +137,7 @@ func portIndex(ports []PortInfo, name string) (int, error) {
 	for i, p := range ports {
 		names[i] = p.Name
 	}
-	return -1, errorf(ErrNotFound, "no port %q (ports: %s)", name, strings.Join(names, ", "))
+	return -1, errorf(ErrNotFound, "no port %q%s (ports: %s)", name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
 // checkFit fails when a tensor of typ and shape cannot be bound to p.
@@ -144,7 +146,24 @@ func checkFit(p PortInfo, typ tensor.ElementType, shape tensor.Shape) error {
 		return errorf(ErrInvalidArgument, "port %q: element type %s, want %s", p.Name, typ, p.Type)
 	}
 	if !p.Shape.Compatible(shape) {
-		return errorf(ErrInvalidArgument, "port %q: shape %s does not fit %s", p.Name, shape, p.Shape)
+		return errorf(ErrInvalidArgument, "port %q: shape %s does not fit the model (declared as %s)%s", p.Name, shape, p.Shape, misfit(p.Shape, shape))
 	}
 	return nil
+}
+
+// misfit says how shape differs from p (": rank 3, the model needs rank
+// 4", ": dimension 1 is 3, the model needs 4"), or "" when it does not.
+func misfit(p graph.PartialShape, shape tensor.Shape) string {
+	if !p.RankKnown {
+		return ""
+	}
+	if len(p.Dims) != len(shape) {
+		return fmt.Sprintf(": rank %d, the model needs rank %d", len(shape), len(p.Dims))
+	}
+	for i, d := range p.Dims {
+		if d.IsStatic() && d.Size != shape[i] {
+			return fmt.Sprintf(": dimension %d is %d, the model needs %d", i, shape[i], d.Size)
+		}
+	}
+	return ""
 }

@@ -1,24 +1,14 @@
 package driver
 
 import (
-	"fmt"
 	"strings"
+
+	sentinelpkg "github.com/clinfer/clinfer/internal/sentinel"
 )
-
-// sentinelError is an error whose message is its own (no sentinel text
-// repeated in it) but which errors.Is matches against both a sentinel and
-// whatever the message wrapped with %w.
-type sentinelError struct {
-	err      error
-	sentinel error
-}
-
-func (e *sentinelError) Error() string   { return e.err.Error() }
-func (e *sentinelError) Unwrap() []error { return []error{e.sentinel, e.err} }
 
 // errorf formats an error that wraps sentinel (and any %w operand).
 func errorf(sentinel error, format string, args ...any) error {
-	return &sentinelError{err: fmt.Errorf(format, args...), sentinel: sentinel}
+	return sentinelpkg.Errorf(sentinel, format, args...)
 }
 
 // Errorf returns an error with the formatted message that wraps sentinel for
@@ -26,7 +16,7 @@ func errorf(sentinel error, format string, args ...any) error {
 // use it so their errors read "cpu: ..." yet match driver.ErrInvalidArgument.
 // A %w verb in format wraps that operand as well.
 func Errorf(sentinel error, format string, args ...any) error {
-	return errorf(sentinel, format, args...)
+	return sentinelpkg.Errorf(sentinel, format, args...)
 }
 
 // prefixed puts a device's prefix ("cpu") before err, in place of the

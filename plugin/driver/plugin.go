@@ -2,35 +2,36 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/sentinel"
 	"github.com/clinfer/clinfer/tensor"
 )
 
 // Sentinel errors. Errors returned by plugins and the Core wrap one of these
-// so callers can use errors.Is.
+// so callers can use errors.Is. They are internal/sentinel's values, which
+// graph's errors (Model.Reshape's) match as well.
 var (
 	// ErrNotFound: an unknown device, property, tensor name or node.
-	ErrNotFound = errors.New("plugin: not found")
+	ErrNotFound = sentinel.ErrNotFound
 	// ErrNotImplemented: the device does not implement the operation.
-	ErrNotImplemented = errors.New("plugin: not implemented")
+	ErrNotImplemented = sentinel.ErrNotImplemented
 	// ErrInvalidArgument: a bad property value, tensor type or shape.
-	ErrInvalidArgument = errors.New("plugin: invalid argument")
+	ErrInvalidArgument = sentinel.ErrInvalidArgument
 	// ErrDevice: the device or its driver failed.
-	ErrDevice = errors.New("plugin: device error")
+	ErrDevice = sentinel.ErrDevice
 	// ErrUnsupported: the model has an op the device cannot run.
-	ErrUnsupported = errors.New("plugin: unsupported")
+	ErrUnsupported = sentinel.ErrUnsupported
 	// ErrBusy: the request is running and cannot be changed now.
-	ErrBusy = errors.New("plugin: request busy")
+	ErrBusy = sentinel.ErrBusy
 	// ErrClosed: the object was used after Close.
-	ErrClosed = errors.New("plugin: closed")
+	ErrClosed = sentinel.ErrClosed
 	// ErrResourceExhausted: a tensor or buffer would exceed a memory
 	// budget (the host's MAX_HOST_MEMORY, a device's global memory or
 	// largest allocation). The error names the node, the shape and the
 	// bytes asked for; nothing was allocated.
-	ErrResourceExhausted = errors.New("plugin: resource exhausted")
+	ErrResourceExhausted = sentinel.ErrResourceExhausted
 )
 
 // Plugin is one device (or a family of devices, "GPU.0", "GPU.1") as the
@@ -145,4 +146,20 @@ type ProfilingInfo struct {
 	// its buffer arguments; 0 when the device does not count them), so
 	// that Bytes / RealTime is its bandwidth.
 	Bytes int64
+}
+
+// DeviceSwitch is one change of the devices serving a compiled model.
+type DeviceSwitch struct {
+	// At is the time since CompileModel started.
+	At time.Duration
+	// Devices are the devices serving from then on (EXECUTION_DEVICES).
+	Devices string
+}
+
+// Timeliner is implemented by compiled models whose serving devices change
+// while they run (AUTO: the CPU serves while the selected device compiles,
+// then that device).
+type Timeliner interface {
+	// Timeline returns when each set of devices started serving, in order.
+	Timeline() []DeviceSwitch
 }

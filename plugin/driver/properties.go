@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/clinfer/clinfer/internal/suggest"
 )
 
 // PropertySpec describes one property key of a device: whether users may
@@ -269,43 +271,5 @@ func (p *Properties) unknown(key string) error {
 func (p *Properties) unknownLocked(key string) error {
 	keys := slices.Clone(p.order)
 	sort.Strings(keys)
-	hint := ""
-	if s := closest(key, keys); s != "" {
-		hint = "; did you mean " + s + "?"
-	}
-	return errorf(ErrNotFound, "plugin: unknown property %s%s (supported: %s)", key, hint, strings.Join(keys, ", "))
-}
-
-// closest returns the key of keys nearest to key, ignoring case, when it is
-// near enough to be a typing mistake (at most max(2, len(key)/4) edits
-// away), and "" otherwise.
-func closest(key string, keys []string) string {
-	best, bestDist := "", max(2, len(key)/4)+1
-	for _, k := range keys {
-		if d := editDistance(strings.ToUpper(key), k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return errorf(ErrNotFound, "plugin: unknown property %s%s (supported: %s)", key, suggest.DidYouMean(key, keys), strings.Join(keys, ", "))
 }

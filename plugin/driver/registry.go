@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/clinfer/clinfer/internal/suggest"
 )
 
 // Factory constructs a Plugin. It initialises the device's backend and fails
@@ -78,11 +80,35 @@ var packageOf = map[string]string{
 	"BATCH":  "github.com/clinfer/clinfer/batch",
 }
 
-// unknownDevice is the error for a plugin name nobody registered. The root
-// package registers every device, so the hint names it first.
+// unknownDevice is the error for a plugin name nobody registered: a
+// registered name it is a misspelling of ("gpu" for GPU) is suggested
+// first; a well-known device that is not registered is a forgotten import
+// (the root package registers every device); otherwise the registered
+// names are listed.
 func unknownDevice(name string) error {
+	registered := Devices()
+	// Device names are short: one that differs from a known one in a
+	// letter (NPU, CPU) is more likely another device than a typo.
+	near := func(names []string) string {
+		s := suggest.Closest(name, names)
+		if len(name) <= 3 && !strings.EqualFold(s, name) {
+			return ""
+		}
+		return s
+	}
+	if s := near(registered); s != "" {
+		return errorf(ErrNotFound, "plugin: unknown device %q; did you mean %s? (devices: %s)", name, s, strings.Join(registered, ", "))
+	}
 	if pkg, ok := packageOf[name]; ok {
 		return errorf(ErrNotFound, "plugin: unknown device %q (forgotten import of github.com/clinfer/clinfer or %s?)", name, pkg)
 	}
-	return errorf(ErrNotFound, "plugin: unknown device %q (forgotten import?)", name)
+	known := make([]string, 0, len(packageOf))
+	for k := range packageOf {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	if s := near(known); s != "" {
+		return errorf(ErrNotFound, "plugin: unknown device %q; did you mean %s? (forgotten import of github.com/clinfer/clinfer or %s?)", name, s, packageOf[s])
+	}
+	return errorf(ErrNotFound, "plugin: unknown device %q (devices: %s; forgotten import? github.com/clinfer/clinfer registers every device)", name, strings.Join(registered, ", "))
 }

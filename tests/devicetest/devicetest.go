@@ -3,9 +3,11 @@ package devicetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -381,6 +383,17 @@ func InferRequestBasics(t *testing.T, newPlugin NewPlugin) {
 			_, r, _ := newRequest(t, nil)
 			_, err := r.Tensor("devicetest_no_such_port")
 			assert.ErrorIs(t, err, driver.ErrNotFound)
+		})
+		t.Run("MisspeltPortNames", func(t *testing.T) {
+			_, r, _ := newRequest(t, nil)
+			upper := strings.ToUpper(InputName)
+			err := r.SetTensor(upper, loadInput(20))
+			assert.ErrorIs(t, err, driver.ErrNotFound)
+			assert.ErrorContains(t, err, fmt.Sprintf("no port %q; did you mean %s?", upper, InputName), "a misspelt input name")
+			require.NoError(t, r.Infer(context.Background()))
+			_, err = r.Tensor(OutputName + OutputName)
+			assert.ErrorIs(t, err, driver.ErrNotFound)
+			assert.ErrorContains(t, err, fmt.Sprintf("did you mean %s?", OutputName), "a misspelt output name")
 		})
 	})
 
