@@ -407,9 +407,9 @@ func (c *CompiledModel) OutputShapes(shapes []tensor.Shape, values []*tensor.Ten
 	if out, ok := c.outShapes[key]; ok {
 		return out, nil
 	}
-	m, err := c.model.Specialize(shapes, host)
+	m, err := c.model.FitInputs(shapes, host)
 	if err != nil {
-		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: output shapes of %q for input shapes %s: %w", c.model.Name, shapeList(shapes), err)
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: output shapes of %q: %w", c.model.Name, err)
 	}
 	out := make([]tensor.Shape, len(m.Results))
 	for i, res := range m.Results {

@@ -238,6 +238,11 @@ func shapeList(shapes []tensor.Shape) string {
 // buildPlan plans the compiled model for inputs of the given shapes; for
 // host parameters ins holds their values (others may hold only a shape).
 func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, shapes []tensor.Shape, hostVals []*tensor.Tensor) (_ *plan, err error) {
+	// Inputs the model cannot take are reported as every device words it
+	// (graph.InputShapeError), before the plan's own inference.
+	if _, err := c.model.FitInputs(shapes, hostVals); err != nil {
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "%w", err)
+	}
 	// Host parameters' values become constants of this plan, so that
 	// shape inference sees them.
 	model, err := c.model.Specialize(shapes, hostVals)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
@@ -38,6 +39,12 @@ type CompiledModel struct {
 
 	maxHost    int64 // MAX_HOST_MEMORY
 	constBytes int64 // the constants' bytes, held by every inference
+	// staticPeak is set when compile checked the peak with every shape
+	// known; otherwise peakFor checks it per input shapes (budget.go).
+	staticPeak bool
+	shapeParam []bool // per input: its value decides shapes (shapeParams)
+	peakMu     sync.Mutex
+	peaks      map[string]error // peakFor's verdicts by input shapes
 
 	async driver.AsyncSupport // executors and running requests; see stages.go
 }
@@ -142,9 +149,11 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *driver.Propert
 	for _, v := range cm.consts {
 		cm.constBytes += v.ByteSize()
 	}
-	if err := cm.checkStaticPeak(cm.maxHost); err != nil {
+	if cm.staticPeak, err = cm.checkPeak(cm.maxHost, staticShapes); err != nil {
 		return nil, err
 	}
+	cm.shapeParam = shapeParams(model)
+	cm.peaks = map[string]error{}
 	return cm, nil
 }
 

@@ -91,6 +91,9 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, nil); err != nil {
 		return err
 	}
+	if err := c.peakFor(s.inputs); err != nil {
+		return err
+	}
 	s.vals = make([]*tensor.Tensor, c.numSlots)
 	for slot, v := range c.consts {
 		s.vals[slot] = v

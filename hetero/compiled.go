@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // Interface checks.
@@ -34,6 +36,48 @@ type CompiledModel struct {
 	// compiled models cannot see those inferences, and closing one under
 	// them would release what they use (a GPU subgraph's events).
 	running sync.RWMutex
+
+	// fitMu guards fits, the verdicts of fitInputs by input shapes, for
+	// models with dynamic inputs (nil otherwise).
+	fitMu sync.Mutex
+	fits  map[string]error
+}
+
+// maxFitVerdicts bounds fitInputs' cache.
+const maxFitVerdicts = 256
+
+// fitInputs checks that the whole model takes inputs of these shapes
+// before any subgraph runs, so that shapes it cannot take are the user's
+// inputs' fault, in the words every device uses (graph.InputShapeError),
+// even where a later subgraph is where they stop fitting (a subgraph sees
+// only its own inputs).
+func (c *CompiledModel) fitInputs(inputs []*tensor.Tensor) error {
+	if c.fits == nil {
+		return nil
+	}
+	shapes := make([]tensor.Shape, len(inputs))
+	parts := make([]string, len(inputs))
+	for i, t := range inputs {
+		shapes[i] = t.Shape()
+		parts[i] = shapes[i].String()
+	}
+	key := strings.Join(parts, ";")
+	c.fitMu.Lock()
+	err, ok := c.fits[key]
+	c.fitMu.Unlock()
+	if ok {
+		return err
+	}
+	if _, ferr := c.model.FitInputs(shapes, nil); ferr != nil {
+		err = driver.Errorf(driver.ErrInvalidArgument, "hetero: infer %q: %w", c.model.Name, ferr)
+	}
+	c.fitMu.Lock()
+	if len(c.fits) >= maxFitVerdicts {
+		clear(c.fits)
+	}
+	c.fits[key] = err
+	c.fitMu.Unlock()
+	return err
 }
 
 // init fills in the ports, properties and asynchronous machinery once the
@@ -53,6 +97,11 @@ func (c *CompiledModel) init(name string, cfg *driver.Properties) error {
 		driver.ReadOnlySpec(driver.KeyLoadedFromCache, "NO"),
 	)
 	c.core.Init("hetero", c.model, props)
+	for _, in := range c.core.Inputs() {
+		if !in.Shape.IsStatic() {
+			c.fits = map[string]error{}
+		}
+	}
 	conf, err := driver.ParseConfig(props)
 	if err != nil {
 		return fmt.Errorf("hetero: compile: %w", err)

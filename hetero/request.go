@@ -180,6 +180,9 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, nil); err != nil {
 		return err
 	}
+	if err := c.fitInputs(s.inputs); err != nil {
+		return err
+	}
 	for k, sg := range c.subs {
 		for _, in := range sg.inputs {
 			if in.from.sub >= 0 {

@@ -26,11 +26,15 @@ const (
 	// KeyExecutionModeHint is PERFORMANCE or ACCURACY (RW).
 	KeyExecutionModeHint = "EXECUTION_MODE_HINT"
 	// KeyMaxHostMemory is the host memory, in bytes, one inference of a
-	// compiled model may hold (its tensors at their peak); exceeding it is
-	// an error wrapping ErrResourceExhausted that names the node, the
-	// shape and the bytes, at compile time when the shapes are static and
-	// at inference when they come from the inputs. The default is half
-	// the machine's physical memory (tensor.DefaultAllocLimit).
+	// compiled model may hold: the bytes of its live tensors at their peak
+	// (constants, inputs and the values alive at once), not the process's
+	// memory (the Go runtime, compiled programs and device memory are not
+	// counted). Exceeding it is an error wrapping ErrResourceExhausted
+	// that names the node, the shape and the bytes, at compile time when
+	// the shapes are static and, when they come from the inputs, before
+	// the inference runs anything (the plan's peak for those shapes). The
+	// default is half the machine's physical memory
+	// (tensor.DefaultAllocLimit).
 	KeyMaxHostMemory = "MAX_HOST_MEMORY"
 	// KeyCacheDir is the directory compiled models are cached in; "" turns
 	// caching off (RW).

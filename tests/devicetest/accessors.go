@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // MutatedShapes changes every slice the API hands out (Tensor.Shape and
@@ -49,4 +51,20 @@ func MutatedShapes(t *testing.T, newPlugin NewPlugin) {
 	require.NoError(t, r.SetTensor(OutputName, y), "binding the output whose Shape() was changed")
 	require.NotPanics(t, func() { require.NoError(t, r.Infer(context.Background())) }, "Infer into an output whose Shape() was changed")
 	checkOutput(t, r, x, relu, "after changing the output's Shape()")
+}
+
+// ConvModel returns x f32[1,1,?,?] -> Conv 3x3 "conv1" -> MaxPool 2x2/2
+// "pool" -> Conv 3x3 "conv2" -> Result "y": it takes heights and widths
+// from 8 up, so smaller inputs fit its port but not the model.
+func ConvModel() *graph.Model {
+	x := graph.NewParameter(InputName, tensor.F32, graph.ShapeOf(1, 1, -1, -1))
+	w, err := tensor.FromF32(tensor.Shape{1, 1, 3, 3}, seeded.Float32s(90, 9, -1, 1))
+	if err != nil {
+		panic(err) // a fixed, valid shape: cannot fail
+	}
+	wc := graph.NewConstant("w", w)
+	c1 := graph.NewNode("Conv", "conv1", []graph.Output{x.Out(0), wc.Out(0)}, nil, 1)
+	p := graph.NewNode("MaxPool", "pool", []graph.Output{c1.Out(0)}, graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{2, 2}}, 1)
+	c2 := graph.NewNode("Conv", "conv2", []graph.Output{p.Out(0), wc.Out(0)}, nil, 1)
+	return graph.NewModel("devicetest_conv", []*graph.Node{x}, []*graph.Node{graph.NewResult(OutputName, c2.Out(0))})
 }
