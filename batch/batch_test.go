@@ -334,7 +334,7 @@ func TestUnbatchableModels(t *testing.T) {
 		{"Scalar", func() *graph.Model { return relu(param("x", graph.ShapeOf())) }, []string{`input "x"`, "no axis 0"}},
 		{"DynamicWidth", func() *graph.Model {
 			return relu(param("x", graph.PartialShape{RankKnown: true, Dims: []graph.Dim{graph.StaticDim(1), graph.DynamicDim("W")}}))
-		}, []string{`input "x"`, "axis 1 is dynamic"}},
+		}, []string{`input "x"`, "axis 1 is dynamic", "Model.Reshape", "-shape x=[1,224]"}},
 		{"FlattenedBatch", func() *graph.Model {
 			x := param("x", graph.ShapeOf(1, 8))
 			shape := graph.NewConstant("shape", mustTensor(tensor.FromI64(tensor.Shape{1}, []int64{-1})))
@@ -370,6 +370,25 @@ func TestUnbatchableModels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReshapeThenBatch: the model BATCH refuses for its dynamic width is
+// batched once Model.Reshape, which the refusal points to, gives the width
+// a size (the batch axis may stay dynamic).
+func TestReshapeThenBatch(t *testing.T) {
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(-1, -1))
+	r := graph.NewNode("Relu", "relu", []graph.Output{x.Out(0)}, nil, 1)
+	m := graph.NewModel("m", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", r.Out(0))})
+	core := driver.NewCore()
+	defer func() { assert.NoError(t, core.Close()) }()
+	_, err := core.CompileModel(context.Background(), m, "BATCH:CPU(4)", nil)
+	require.ErrorIs(t, err, driver.ErrUnsupported)
+	assert.Contains(t, err.Error(), "Model.Reshape")
+
+	require.NoError(t, m.Reshape(map[string]graph.PartialShape{"x": graph.ShapeOf(-1, 8)}))
+	cm, err := core.CompileModel(context.Background(), m, "BATCH:CPU(4)", nil)
+	require.NoError(t, err, "after Reshape")
+	assert.NoError(t, cm.Close())
 }
 
 // TestDeviceConfig: DEVICE_PRIORITIES (and its OpenVINO alias) take one

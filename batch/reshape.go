@@ -34,7 +34,8 @@ func batchModels(m *graph.Model, n int) (single *graph.Model, outOne []tensor.Sh
 		}
 		for i, d := range s.Dims[1:] {
 			if !d.IsStatic() {
-				return nil, nil, nil, unbatchable(m, fmt.Sprintf("input %q has shape %v: axis %d is dynamic; a batch needs one shape for all its requests (fix the input's shape before compiling)", p.Name, s, i+1))
+				return nil, nil, nil, unbatchable(m, fmt.Sprintf("input %q has shape %v: axis %d is dynamic, and a batch needs one shape for all its requests; "+
+					"give it a size before compiling with Model.Reshape (as OpenVINO's model.reshape; cmd/benchmark -shape %s=%v)", p.Name, s, i+1, p.Name, exampleShape(s)))
 			}
 		}
 	}
@@ -85,6 +86,23 @@ func withBatch(m *graph.Model, n int) (*graph.Model, error) {
 		return nil, unbatchable(m, fmt.Sprintf("its shapes do not infer at batch %d: %v", n, err))
 	}
 	return c, nil
+}
+
+// exampleShape is s with its dynamic axes but axis 0 given a size, for
+// the hint of an error: 1 for the batch, 224 elsewhere.
+func exampleShape(s graph.PartialShape) tensor.Shape {
+	out := make(tensor.Shape, len(s.Dims))
+	for i, d := range s.Dims {
+		switch {
+		case d.IsStatic():
+			out[i] = d.Size
+		case i == 0:
+			out[i] = 1
+		default:
+			out[i] = 224
+		}
+	}
+	return out
 }
 
 func unbatchable(m *graph.Model, why string) error {

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer"
-	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/tensor"
 )
 
 // ConfigFile is the name of a model's optional configuration in the
@@ -162,27 +160,19 @@ func (c ModelConfig) timeout(def time.Duration) time.Duration {
 	return def
 }
 
-// reshape fixes the model's input shapes named in Reshape.
+// reshape fixes the model's input shapes named in Reshape (Model.Reshape:
+// an unknown input is ErrNotFound with the nearest name, a shape the model
+// cannot take an error naming the dimension and what fits).
 func (c ModelConfig) reshape(m *clinfer.Model) error {
+	if len(c.Reshape) == 0 {
+		return nil
+	}
+	shapes := make(map[string]clinfer.PartialShape, len(c.Reshape))
 	for name, s := range c.Reshape {
-		p := m.Parameter(name)
-		if p == nil {
-			return fmt.Errorf("serve: model config: reshape: the model has no input %q: %w", name, clinfer.ErrNotFound)
-		}
-		if err := setShape(p, s); err != nil {
-			return fmt.Errorf("serve: model config: reshape %q to %v: %w", name, s, err)
-		}
+		shapes[name] = clinfer.ShapeOf(s...)
 	}
-	return nil
-}
-
-// setShape fixes a Parameter's shape to s, which must fit its partial
-// shape. (Model.Reshape, when the root package has it, replaces this.)
-func setShape(p *graph.Node, s []int64) error {
-	cur := p.Outputs[0].Shape
-	if !cur.Compatible(tensor.Shape(s)) {
-		return fmt.Errorf("the input's shape is %v: %w", cur, clinfer.ErrInvalidArgument)
+	if err := m.Reshape(shapes); err != nil {
+		return fmt.Errorf("serve: model config: %w", err)
 	}
-	p.Outputs[0].Shape = graph.StaticShape(tensor.Shape(s))
 	return nil
 }

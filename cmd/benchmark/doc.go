@@ -2,7 +2,7 @@
 // clinfer device, as OpenVINO's benchmark_app does.
 //
 //	benchmark [-m MODEL.onnx] [-d CPU] [-hint throughput|latency|cumulative_throughput|none] [-nireq N] [-nstreams N]
-//	          [-t SECONDS | -niter N] [-api async|sync] [-shape NAME=[1,3,64,64]] [-reshape NAME=[1,3,64,64]]
+//	          [-t SECONDS | -niter N] [-api async|sync] [-shape NAME=[1,3,64,64]] [-data_shape NAME=[1,3,64,64]]
 //	          [-infer_precision f32] [-cache_dir DIR] [-p KEY=VALUE ...] [-pc]
 //	          [-json FILE] [-trace FILE.json]
 //
@@ -17,10 +17,16 @@
 // progress bar, otherwise it prints a line per second. Bad flags, files and
 // values give a one-line error and exit status 1.
 //
-// -shape only fixes the shape of the random input data; -reshape also fixes
-// the model's input to it before compiling, as benchmark_app's -shape does,
-// so that a device plans (and warms up) that shape in CompileModel and BATCH
-// can batch a model whose image size is dynamic. The report's
+// -shape sets the model's input shape before compiling (Model.Reshape), as
+// benchmark_app's -shape does, so that a device plans (and warms up) that
+// shape in CompileModel and BATCH can batch a model whose image size is
+// dynamic; the random data takes the shape too. It takes benchmark_app's
+// spellings, NAME=[1,3,224,224], NAME[1,3,224,224] or [1,3,224,224] for
+// every input, and ? (or -1) leaves a dimension dynamic. A shape the model
+// cannot take is an error naming the input and dimension and the nearest
+// size that fits. -data_shape, as benchmark_app's, sets only the shape of
+// the random data, for dimensions the model leaves dynamic (-reshape is
+// the old spelling of -shape). The report's
 // first_result_ms is the time from the start of CompileModel to the end of
 // the first inference.
 //

@@ -18,7 +18,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/cliutil"
 	"github.com/clinfer/clinfer/plugin/driver"
 
@@ -60,7 +59,8 @@ type options struct {
 	nireq, niter             int
 	nstreams                 string
 	seconds                  float64
-	shapes, reshapes, props  cliutil.ListFlag
+	shapes, dataShapes       cliutil.ListFlag
+	reshapes, props          cliutil.ListFlag
 	precision, cacheDir      string
 	pc                       bool
 	jsonPath, tracePath      string
@@ -81,8 +81,9 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.StringVar(&o.nstreams, "nstreams", "", "NUM_STREAMS: a number or AUTO (default: what the hint picks)")
 	fs.Float64Var(&o.seconds, "t", 0, "run for this many seconds (default 10 when -niter is not given)")
 	fs.IntVar(&o.niter, "niter", 0, "run this many inferences (after the first)")
-	fs.Var(&o.shapes, "shape", "fix an input's dynamic dimensions: NAME=[1,3,48,192] (repeatable)")
-	fs.Var(&o.reshapes, "reshape", "like -shape, and also fix the model's input to that shape before compiling, so devices plan it (and BATCH can batch it) at compile time: NAME=[1,3,48,192] (repeatable)")
+	fs.Var(&o.shapes, "shape", "set an input's shape in the model before compiling (Model.Reshape, as benchmark_app's -shape), so devices plan it (and BATCH can batch it) at compile time; the data takes it too: NAME=[1,3,48,192], NAME=[1,3,?,?] for some dimensions, or [1,3,48,192] for every input (repeatable)")
+	fs.Var(&o.dataShapes, "data_shape", "set only the shape of an input's random data, for its dynamic dimensions; the model keeps them dynamic: NAME=[1,3,48,192] (repeatable)")
+	fs.Var(&o.reshapes, "reshape", "the old spelling of -shape")
 	fs.StringVar(&o.precision, "infer_precision", "", "INFERENCE_PRECISION_HINT: f32, f16 or bf16")
 	fs.StringVar(&o.cacheDir, "cache_dir", "", "CACHE_DIR: directory compiled models are cached in")
 	fs.Var(&o.props, "p", "device property KEY=VALUE (repeatable), e.g. -p ENABLE_PROFILING=YES")
@@ -272,16 +273,20 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if err != nil {
 		return err
 	}
-	shapes, err := cliutil.ParseShapes(m, append(append(cliutil.ListFlag(nil), o.shapes...), o.reshapes...))
+	// -shape is the model's shape (Model.Reshape); -data_shape only the
+	// data's, for dimensions the model leaves dynamic.
+	reshape, err := cliutil.ParseModelShapes("-shape", m, append(append(cliutil.ListFlag(nil), o.shapes...), o.reshapes...))
 	if err != nil {
 		return err
 	}
-	fixed, err := cliutil.ParseShapes(m, o.reshapes)
+	if len(reshape) > 0 {
+		if err := m.Reshape(reshape); err != nil {
+			return fmt.Errorf("-shape: %w", err)
+		}
+	}
+	shapes, err := cliutil.ParseShapesFlag("-data_shape", m, o.dataShapes)
 	if err != nil {
 		return err
-	}
-	for name, sh := range fixed {
-		m.Parameter(name).Outputs[0].Shape = graph.StaticShape(sh)
 	}
 	inputs, err := cliutil.RandomInputs(m, shapes, uint32(o.seed))
 	if err != nil {

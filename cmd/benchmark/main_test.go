@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -108,6 +109,32 @@ func TestTraceAndCounters(t *testing.T) {
 	assert.Contains(t, s, "stage      infer")
 }
 
+// TestShapeAndDataShape: -shape sets the model's input shape before
+// compiling (Model.Reshape, as benchmark_app's -shape), in benchmark_app's
+// spellings, and the data takes it; -data_shape sets only the data's
+// shape, for dimensions the model leaves dynamic (the batch here).
+func TestShapeAndDataShape(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		input string
+	}{
+		{"ShapeNamed", []string{"-shape", "image=[2,3,32,32]"}, "f32[2,3,32,32]"},
+		{"ShapeBenchmarkApp", []string{"-shape", "image[1,3,48,48]"}, "f32[1,3,48,48]"},
+		{"ShapeEveryInput", []string{"-shape", "[1,3,16,16]"}, "f32[1,3,16,16]"},
+		{"ShapeSomeDims", []string{"-shape", "image=[?,3,32,32]", "-data_shape", "image=[3,3,32,32]"}, "f32[3,3,32,32]"},
+		{"DataShape", []string{"-data_shape", "image=[2,3,64,64]"}, "f32[2,3,64,64]"},
+		{"OldReshapeSpelling", []string{"-reshape", "image=[1,3,40,40]"}, "f32[1,3,40,40]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, run(context.Background(), append(tc.args, "-niter", "1", "-api", "sync"), &out, false))
+			assert.Regexp(t, `input +image +`+regexp.QuoteMeta(tc.input), out.String())
+		})
+	}
+}
+
 func TestTerminalProgressBar(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"-niter", "3"}, &out, true))
@@ -135,6 +162,9 @@ func TestBadFlagsExitOneWithOneLine(t *testing.T) {
 		{"BadPropertySyntax", []string{"-p", "NOEQUALS", "-niter", "1"}, "NOEQUALS"},
 		{"BadStreams", []string{"-nstreams", "-4", "-niter", "1"}, "NUM_STREAMS"},
 		{"BadShape", []string{"-shape", "nosuchinput=[1,3,64,64]", "-niter", "1"}, "nosuchinput"},
+		{"MisspeltShapeInput", []string{"-shape", "Image=[1,3,64,64]", "-niter", "1"}, "did you mean image?"},
+		{"ShapeModelCannotTake", []string{"-shape", "image=[1,3,1,1]", "-niter", "1"}, "dimension 2 is 1: too small"},
+		{"DataShapeNotModelShape", []string{"-data_shape", "image=[1,3,32,32]", "-niter", "1"}, `-data_shape image=[1,3,32,32]: does not fit input "image"`},
 		{"BadPrecision", []string{"-infer_precision", "f7", "-niter", "1"}, "f7"},
 		{"StrayArgument", []string{"-niter", "1", "extra"}, "extra"},
 	}

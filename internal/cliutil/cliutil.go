@@ -7,6 +7,7 @@ import (
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/defaultmodel"
 	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/internal/suggest"
 	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -67,29 +68,76 @@ func InputNames(m *graph.Model) string {
 // ParseShapes reads -shape NAME=[1,3,48,192] flags: each names an input of
 // m and gives a static shape that fits it.
 func ParseShapes(m *graph.Model, specs []string) (map[string]tensor.Shape, error) {
+	return ParseShapesFlag("-shape", m, specs)
+}
+
+// ParseShapesFlag is ParseShapes for a flag of another name (flagName
+// starts the errors: "-data_shape").
+func ParseShapesFlag(flagName string, m *graph.Model, specs []string) (map[string]tensor.Shape, error) {
 	shapes := map[string]tensor.Shape{}
 	for _, s := range specs {
-		k, v, err := SplitKV("-shape", s)
+		k, v, err := SplitKV(flagName, s)
 		if err != nil {
 			return nil, err
 		}
 		p := m.Parameter(k)
 		if p == nil {
-			return nil, fmt.Errorf("-shape %s: model has no input %q (inputs: %s)", s, k, InputNames(m))
+			var names []string
+			for _, p := range m.Parameters {
+				names = append(names, p.Name)
+			}
+			return nil, fmt.Errorf("%s %s: model has no input %q%s (inputs: %s)", flagName, s, k, suggest.DidYouMean(k, names), InputNames(m))
 		}
 		sh, err := tensor.ParseShape(v)
 		if err != nil {
-			return nil, fmt.Errorf("-shape %s: %w", s, err)
+			return nil, fmt.Errorf("%s %s: %w", flagName, s, err)
 		}
 		if err := sh.Validate(); err != nil {
-			return nil, fmt.Errorf("-shape %s: dimensions must be static: %w", s, err)
+			return nil, fmt.Errorf("%s %s: dimensions must be static: %w", flagName, s, err)
 		}
 		if !p.Outputs[0].Shape.Compatible(sh) {
-			return nil, fmt.Errorf("-shape %s: does not fit input %q of shape %v", s, k, p.Outputs[0].Shape)
+			return nil, fmt.Errorf("%s %s: does not fit input %q of shape %v", flagName, s, k, p.Outputs[0].Shape)
 		}
 		shapes[k] = sh
 	}
 	return shapes, nil
+}
+
+// ParseModelShapes reads the flags that set a model's input shapes before
+// compiling (benchmark_app's -shape, for Model.Reshape), in any of
+// benchmark_app's spellings: NAME=[1,3,224,224], NAME[1,3,224,224] or
+// [1,3,224,224] for every input; a dimension may be ? or -1 (dynamic), so
+// a shape may fix some dimensions only. An unknown input suggests the
+// nearest name.
+func ParseModelShapes(flagName string, m *graph.Model, specs []string) (map[string]graph.PartialShape, error) {
+	out := map[string]graph.PartialShape{}
+	var names []string
+	for _, p := range m.Parameters {
+		names = append(names, p.Name)
+	}
+	for _, spec := range specs {
+		name, dims := "", spec
+		if k, v, ok := strings.Cut(spec, "="); ok {
+			name, dims = k, v
+		} else if i := strings.IndexByte(spec, '['); i > 0 {
+			name, dims = spec[:i], spec[i:]
+		}
+		ps, err := graph.ParsePartialShape(dims)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", flagName, spec, err)
+		}
+		if name == "" {
+			for _, n := range names {
+				out[n] = ps
+			}
+			continue
+		}
+		if m.Parameter(name) == nil {
+			return nil, fmt.Errorf("%s %s: model has no input %q%s (inputs: %s)", flagName, spec, name, suggest.DidYouMean(name, names), InputNames(m))
+		}
+		out[name] = ps
+	}
+	return out, nil
 }
 
 // DefaultShape fixes dynamic dimensions of an input for random data: 1 for
