@@ -3,7 +3,6 @@ package clinfer
 import (
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
-	"github.com/clinfer/clinfer/tensor"
 
 	// Every device registers itself when its package is imported.
 	_ "github.com/clinfer/clinfer/auto"
@@ -78,6 +77,28 @@ func ParseMemoryStatistics(v string) (MemoryStatistics, error) {
 // PortInfo describes one input or output: name, element type and shape.
 type PortInfo = plugin.PortInfo
 
+// PartialShape is a shape whose dimensions may be dynamic, as the ports
+// and Model.Reshape take it; see graph.PartialShape.
+type PartialShape = graph.PartialShape
+
+// ShapeOf builds a PartialShape from sizes, -1 for a dynamic dimension:
+// m.Reshape(map[string]clinfer.PartialShape{"x": clinfer.ShapeOf(1, 3, -1, -1)}).
+func ShapeOf(sizes ...int64) PartialShape { return graph.ShapeOf(sizes...) }
+
+// ParsePartialShape parses "[1,3,?,?]" (or "1,3,-1,-1").
+func ParsePartialShape(s string) (PartialShape, error) { return graph.ParsePartialShape(s) }
+
+// InputShapeError is the error of input shapes a model cannot take, from
+// Model.Reshape or an inference on any device: which input, which
+// dimension and the nearest size that fits. It wraps ErrInputShape and
+// matches ErrInvalidArgument.
+type InputShapeError = graph.InputShapeError
+
+// DeviceSwitch is one entry of CompiledModel.Timeline: from At on,
+// Devices served the model (AUTO's CPU while the GPU compiles, then the
+// GPU).
+type DeviceSwitch = plugin.DeviceSwitch
+
 // ProfilingInfo is one entry of a request's profile.
 type ProfilingInfo = plugin.ProfilingInfo
 
@@ -106,39 +127,7 @@ var (
 	ErrCallback = plugin.ErrCallback
 	// ErrResourceExhausted: an allocation would pass a memory budget.
 	ErrResourceExhausted = plugin.ErrResourceExhausted
+	// ErrInputShape: an input shape the model cannot take
+	// (*InputShapeError); such errors also match ErrInvalidArgument.
+	ErrInputShape = graph.ErrInputShape
 )
-
-// Option sets one property in a property map; Props collects options into
-// the map Core.CompileModel takes. See plugin.Option.
-type Option = plugin.Option
-
-// Props returns a new property map with opts applied in order.
-func Props(opts ...Option) map[string]string { return plugin.Props(opts...) }
-
-// PerformanceHint is the PERFORMANCE_HINT property.
-type PerformanceHint = plugin.PerformanceHint
-
-// Performance hints. The zero value is HintLatency, the default.
-const (
-	HintLatency              PerformanceHint = plugin.HintLatency
-	HintThroughput           PerformanceHint = plugin.HintThroughput
-	HintCumulativeThroughput PerformanceHint = plugin.HintCumulativeThroughput
-)
-
-// WithPerformanceHint sets PERFORMANCE_HINT.
-func WithPerformanceHint(h PerformanceHint) Option { return plugin.WithPerformanceHint(h) }
-
-// WithNumStreams sets NUM_STREAMS; n <= 0 is AUTO.
-func WithNumStreams(n int) Option { return plugin.WithNumStreams(n) }
-
-// WithProfiling sets ENABLE_PROFILING.
-func WithProfiling(on bool) Option { return plugin.WithProfiling(on) }
-
-// WithInferencePrecision sets INFERENCE_PRECISION_HINT.
-func WithInferencePrecision(t tensor.ElementType) Option { return plugin.WithInferencePrecision(t) }
-
-// WithCacheDir sets CACHE_DIR.
-func WithCacheDir(dir string) Option { return plugin.WithCacheDir(dir) }
-
-// WithProperty sets key (see the plugin.Key constants) to value verbatim.
-func WithProperty(key, value string) Option { return plugin.WithProperty(key, value) }

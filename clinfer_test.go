@@ -2,6 +2,12 @@ package clinfer_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +85,75 @@ func TestBatchStats(t *testing.T) {
 	assert.GreaterOrEqual(t, st.Batches, int64(1), "%+v", st)
 	assert.Equal(t, int64(4), 2*st.Batches+st.Alone, "every inference is counted once: %+v", st)
 	assert.Zero(t, st.Gathering)
+}
+
+// exportedWith lists the exported With* functions declared in the Go files
+// (not tests) of dir.
+func exportedWith(t *testing.T, dir string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.IsExported() && strings.HasPrefix(fn.Name.Name, "With") {
+				names = append(names, fn.Name.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestEveryOptionReexported: the root package re-exports every With option
+// of plugin (WithNumRequests was missing), so the two cannot drift.
+func TestEveryOptionReexported(t *testing.T) {
+	pluginOpts := exportedWith(t, "plugin")
+	require.NotEmpty(t, pluginOpts)
+	assert.Equal(t, pluginOpts, exportedWith(t, "."), "the With options of plugin and of the root package")
+	assert.Equal(t, plugin.Props(plugin.WithNumRequests(3), plugin.WithMaxHostMemory(1<<20), plugin.WithDeviceID("1")),
+		clinfer.Props(clinfer.WithNumRequests(3), clinfer.WithMaxHostMemory(1<<20), clinfer.WithDeviceID("1")))
+}
+
+// TestUnknownDeviceDidYouMean: with the root package linked every device is
+// registered, so a misspelt name gets the nearest one, not "forgotten
+// import?".
+func TestUnknownDeviceDidYouMean(t *testing.T) {
+	core := clinfer.NewCore()
+	t.Cleanup(func() { assert.NoError(t, core.Close()) })
+	m, err := core.ReadModel(smallModel)
+	require.NoError(t, err)
+	for device, want := range map[string]string{"gpu": "GPU", "Cpu": "CPU", "HETRO:GPU,CPU": "HETERO", "AUTO:gpu": "GPU"} {
+		_, err := core.CompileModel(context.Background(), m, device, nil)
+		require.Error(t, err, device)
+		assert.ErrorIs(t, err, clinfer.ErrNotFound, device)
+		assert.Contains(t, err.Error(), "did you mean "+want+"?", device)
+		assert.NotContains(t, err.Error(), "forgotten import", device)
+	}
+}
+
+// TestTimeline: which devices served when is reachable from the user API:
+// AUTO's switches, and one entry on other devices.
+func TestTimeline(t *testing.T) {
+	core := clinfer.NewCore()
+	t.Cleanup(func() { assert.NoError(t, core.Close()) })
+	m, err := core.ReadModel(smallModel)
+	require.NoError(t, err)
+	for _, device := range []string{"AUTO:CPU", "CPU"} {
+		cm, err := core.CompileModel(context.Background(), m, device, nil)
+		require.NoError(t, err, device)
+		tl, err := cm.Timeline()
+		require.NoError(t, err, device)
+		require.NotEmpty(t, tl, device)
+		assert.Equal(t, "CPU", tl[len(tl)-1].Devices, device)
+		require.NoError(t, cm.Close())
+		_, err = cm.Timeline()
+		assert.ErrorIs(t, err, clinfer.ErrClosed, "%s: after Close", device)
+	}
 }

@@ -258,3 +258,33 @@ func maxDiff(a, b *tensor.Tensor) float64 {
 	}
 	return d
 }
+
+// Model.Reshape fixes an input's shape before compiling, as OpenVINO's
+// model.reshape: all dimensions or some (-1 keeps one dynamic), with the
+// shapes inferred through the graph. A shape the model cannot take is an
+// error that names the input, the dimension and what fits there.
+func ExampleModel_Reshape() {
+	var core clinfer.Core
+	defer core.Close()
+	model, err := core.ReadModel(smallModel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("read:    ", model.Inputs()[0].Shape, "->", model.Outputs()[0].Shape)
+	if err := model.Reshape(map[string]clinfer.PartialShape{"image": clinfer.ShapeOf(8, 3, 64, 64)}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("reshaped:", model.Inputs()[0].Shape, "->", model.Outputs()[0].Shape)
+
+	err = model.Reshape(map[string]clinfer.PartialShape{"image": clinfer.ShapeOf(8, 3, 1, 1)})
+	fmt.Println(errors.Is(err, clinfer.ErrInvalidArgument), errors.Is(err, clinfer.ErrInputShape))
+	fmt.Println(err)
+	err = model.Reshape(map[string]clinfer.PartialShape{"images": clinfer.ShapeOf(1, 3, 64, 64)})
+	fmt.Println(errors.Is(err, clinfer.ErrNotFound), err)
+	// Output:
+	// read:     [batch,3,64,64] -> [batch,10]
+	// reshaped: [8,3,64,64] -> [8,10]
+	// true true
+	// graph: reshape model "smallcnn": input "image" of shape [8,3,1,1] does not fit the model (declared as [8,3,64,64]): dimension 2 is 1: too small, the smallest size that fits there is 2; dimension 3 is 1: too small, the smallest size that fits there is 2 ([8,3,2,2] fits)
+	// true graph: reshape model "smallcnn": no input "images"; did you mean image? (inputs: image)
+}

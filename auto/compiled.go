@@ -57,13 +57,11 @@ func (t *target) free() bool {
 	return t.state == targetReady && (len(t.idle) > 0 || t.limit == 0 || t.made < t.limit)
 }
 
-// Switch is one change of the devices serving a compiled model.
-type Switch struct {
-	// At is the time since CompileModel started.
-	At time.Duration
-	// Devices are the devices serving from then on (EXECUTION_DEVICES).
-	Devices string
-}
+// Switch is one change of the devices serving a compiled model; the
+// user API reaches the timeline through driver.Timeliner.
+type Switch = driver.DeviceSwitch
+
+var _ driver.Timeliner = (*CompiledModel)(nil)
 
 // CompiledModel is a model compiled by AUTO on the device it selected (or
 // on every device, with CUMULATIVE_THROUGHPUT); see the package

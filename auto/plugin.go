@@ -145,7 +145,11 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 	hint, _ := cfg.Get(driver.KeyPerformanceHint)
 	s.cumulative = hint == driver.HintCumulativeThroughput.String()
 	need := capabilityNeeded(cfg)
+	unknown := 0 // devices no package registered ("gpu" for GPU)
 	for _, d := range devs {
+		if _, err := p.Core.Plugin(d); errors.Is(err, driver.ErrNotFound) {
+			unknown++
+		}
 		if why := p.lacks(d, need); why != "" {
 			s.rejected = append(s.rejected, d+": "+why)
 			continue
@@ -157,6 +161,9 @@ func (p *Plugin) config(props map[string]string) (*setup, error) {
 		if need != "" {
 			prec, _ := cfg.Get(driver.KeyInferencePrecisionHint)
 			why = fmt.Sprintf("%s=%s needs %s: %s", driver.KeyInferencePrecisionHint, prec, need, why)
+		}
+		if unknown == len(devs) {
+			return nil, driver.Errorf(driver.ErrNotFound, "auto: no device to select from (%s)", why)
 		}
 		return nil, driver.Errorf(driver.ErrUnsupported, "auto: no device has the capability the configuration needs (%s)", why)
 	}

@@ -68,6 +68,24 @@ func (c *CompiledModel) OptimalNumberOfInferRequests() (int, error) {
 	return n, err
 }
 
+// Timeline returns which devices served the model when: on AUTO, the CPU
+// from the start while the selected device compiled ("CPU until 1.20 s,
+// then GPU.0"), one entry per change; on any other device one entry, its
+// EXECUTION_DEVICES from the start.
+func (c *CompiledModel) Timeline() ([]DeviceSwitch, error) {
+	if tl, ok := c.cm.(driver.Timeliner); ok {
+		if err := c.check("timeline"); err != nil {
+			return nil, err
+		}
+		return tl.Timeline(), nil
+	}
+	devs, err := c.ExecutionDevices()
+	if err != nil {
+		return nil, err
+	}
+	return []DeviceSwitch{{Devices: strings.Join(devs, " ")}}, nil
+}
+
 // parse reads key and hands its value to f.
 func (c *CompiledModel) parse(key string, f func(string) error) error {
 	v, err := c.Property(key)

@@ -144,6 +144,10 @@ const (
 // dynamic dimensions have Size -1.
 type PortInfo = driver.PortInfo
 
+// DeviceSwitch is one entry of CompiledModel.Timeline: from At (since
+// CompileModel started) on, Devices served the model.
+type DeviceSwitch = driver.DeviceSwitch
+
 // BatchStats are the batching counters of a compiled model; see
 // CompiledModel.BatchStats.
 type BatchStats = driver.BatchStats
