@@ -4,7 +4,8 @@
 //	devicetest.Run(t, func(t *testing.T) driver.Plugin { ... })
 //
 // (or Properties, InferRequestBasics, Cancellation, Async, DynamicInputs,
-// UseAfterClose, Capabilities and ConcurrentInfer one by one) with a
+// UseAfterClose, Capabilities, ConcurrentInfer, CloseDuringInfer, FirstUse
+// and MutatedShapes one by one) with a
 // constructor for a fresh plugin, and the suite checks what DESIGN.md
 // promises of every device, so that CPU, GPU and HETERO cannot diverge:
 // properties named by their OpenVINO keys, errors that name the key and
@@ -17,8 +18,14 @@
 // batch of a dynamic dimension including 0 (empty outputs of the model's
 // shape), output tensors never reused by the next inference, ErrClosed
 // from every method after Close, OPTIMIZATION_CAPABILITIES claiming only
-// what the device accepts, and one request used from several goroutines
-// (each call runs or is ErrBusy).
+// what the device accepts, one request used from several goroutines
+// (each call runs or is ErrBusy), NUM_STREAMS honoured or refused but
+// never clamped, Wait and Close from a request's own callback failing
+// with ErrBusy at once, misspelt port names answered with the nearest,
+// compiled models and requests closed while other goroutines infer
+// (CloseDuringInfer, 50 rounds), the first use of the device from many
+// goroutines in fresh processes (FirstUse, through InFreshProcesses) and
+// changes to the slices accessors return (MutatedShapes).
 //
 // The suite compiles tiny models, Parameter "x" f32[1,4] (or f32[?,4]) ->
 // Relu "relu" -> Result "y"; a device that rejects the static one with
