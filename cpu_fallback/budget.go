@@ -103,25 +103,8 @@ func (c *CompiledModel) peakFor(inputs []*tensor.Tensor) error {
 		}
 		key.WriteByte(';')
 	}
-	k := key.String()
-	c.peakMu.Lock()
-	err, ok := c.peaks[k]
-	c.peakMu.Unlock()
-	if ok {
-		return err
-	}
-	err = c.checkFor(shapes, values)
-	c.peakMu.Lock()
-	if len(c.peaks) >= maxPeakVerdicts {
-		clear(c.peaks)
-	}
-	c.peaks[k] = err
-	c.peakMu.Unlock()
-	return err
+	return c.peaks.Check(key.String(), func() error { return c.checkFor(shapes, values) })
 }
-
-// maxPeakVerdicts bounds peakFor's cache.
-const maxPeakVerdicts = 256
 
 // checkFor is peakFor's check, uncached.
 func (c *CompiledModel) checkFor(shapes []tensor.Shape, values []*tensor.Tensor) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
@@ -42,9 +41,8 @@ type CompiledModel struct {
 	// staticPeak is set when compile checked the peak with every shape
 	// known; otherwise peakFor checks it per input shapes (budget.go).
 	staticPeak bool
-	shapeParam []bool // per input: its value decides shapes (shapeParams)
-	peakMu     sync.Mutex
-	peaks      map[string]error // peakFor's verdicts by input shapes
+	shapeParam []bool          // per input: its value decides shapes (shapeParams)
+	peaks      driver.Verdicts // peakFor's, by input shapes
 
 	async driver.AsyncSupport // executors and running requests; see stages.go
 }
@@ -153,7 +151,6 @@ func compile(ctx context.Context, p *Plugin, m *graph.Model, cfg *driver.Propert
 		return nil, err
 	}
 	cm.shapeParam = shapeParams(model)
-	cm.peaks = map[string]error{}
 	return cm, nil
 }
 

@@ -280,45 +280,41 @@ func without(dims []int, d int) []int {
 // by doubling, then bisection), else the largest below it, else decl when
 // try accepts it, else -1.
 func nearestFit(have, decl int64, try func(int64) bool) int64 {
-	lo := have
+	bad := have
 	for v := max(2*have, have+1); v <= probeLimit; v *= 2 {
 		if try(v) {
-			hi := v
-			for hi-lo > 1 {
-				mid := lo + (hi-lo)/2
-				if try(mid) {
-					hi = mid
-				} else {
-					lo = mid
-				}
-			}
-			return hi
+			return bisect(bad, v, try)
 		}
-		lo = v
+		bad = v
 	}
-	hi := have
-	for v := have / 2; v >= 0 && v < have; v /= 2 {
+	bad = have
+	for v := have / 2; v < have; v /= 2 {
 		if try(v) {
-			lo := v
-			for hi-lo > 1 {
-				mid := lo + (hi-lo)/2
-				if try(mid) {
-					lo = mid
-				} else {
-					hi = mid
-				}
-			}
-			return lo
+			return bisect(bad, v, try)
 		}
-		hi = v
 		if v == 0 {
 			break
 		}
+		bad = v
 	}
 	if decl >= 0 && decl != have && try(decl) {
 		return decl
 	}
 	return -1
+}
+
+// bisect narrows bad (try refuses it) and good (try accepts it), in either
+// order, to neighbours and returns good: the accepted size nearest bad.
+func bisect(bad, good int64, try func(int64) bool) int64 {
+	for good-bad > 1 || bad-good > 1 {
+		mid := bad + (good-bad)/2
+		if try(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good
 }
 
 // ParsePartialShape parses "[1,3,?,?]" (or "1,3,-1,-1"): a size, or ?, -1

@@ -37,14 +37,11 @@ type CompiledModel struct {
 	// them would release what they use (a GPU subgraph's events).
 	running sync.RWMutex
 
-	// fitMu guards fits, the verdicts of fitInputs by input shapes, for
-	// models with dynamic inputs (nil otherwise).
-	fitMu sync.Mutex
-	fits  map[string]error
+	// dynamic is set when an input has a dynamic shape: fitInputs then
+	// checks the inputs, with its verdicts in fits.
+	dynamic bool
+	fits    driver.Verdicts
 }
-
-// maxFitVerdicts bounds fitInputs' cache.
-const maxFitVerdicts = 256
 
 // fitInputs checks that the whole model takes inputs of these shapes
 // before any subgraph runs, so that shapes it cannot take are the user's
@@ -52,7 +49,7 @@ const maxFitVerdicts = 256
 // even where a later subgraph is where they stop fitting (a subgraph sees
 // only its own inputs).
 func (c *CompiledModel) fitInputs(inputs []*tensor.Tensor) error {
-	if c.fits == nil {
+	if !c.dynamic {
 		return nil
 	}
 	shapes := make([]tensor.Shape, len(inputs))
@@ -62,22 +59,12 @@ func (c *CompiledModel) fitInputs(inputs []*tensor.Tensor) error {
 		parts[i] = shapes[i].String()
 	}
 	key := strings.Join(parts, ";")
-	c.fitMu.Lock()
-	err, ok := c.fits[key]
-	c.fitMu.Unlock()
-	if ok {
-		return err
-	}
-	if _, ferr := c.model.FitInputs(shapes, nil); ferr != nil {
-		err = driver.Errorf(driver.ErrInvalidArgument, "hetero: infer %q: %w", c.model.Name, ferr)
-	}
-	c.fitMu.Lock()
-	if len(c.fits) >= maxFitVerdicts {
-		clear(c.fits)
-	}
-	c.fits[key] = err
-	c.fitMu.Unlock()
-	return err
+	return c.fits.Check(key, func() error {
+		if _, err := c.model.FitInputs(shapes, nil); err != nil {
+			return driver.Errorf(driver.ErrInvalidArgument, "hetero: infer %q: %w", c.model.Name, err)
+		}
+		return nil
+	})
 }
 
 // init fills in the ports, properties and asynchronous machinery once the
@@ -99,7 +86,7 @@ func (c *CompiledModel) init(name string, cfg *driver.Properties) error {
 	c.core.Init("hetero", c.model, props)
 	for _, in := range c.core.Inputs() {
 		if !in.Shape.IsStatic() {
-			c.fits = map[string]error{}
+			c.dynamic = true
 		}
 	}
 	conf, err := driver.ParseConfig(props)
