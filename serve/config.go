@@ -160,15 +160,19 @@ func (c ModelConfig) timeout(def time.Duration) time.Duration {
 	return def
 }
 
-// reshape fixes the model's input shapes named in Reshape (Model.Reshape:
+// reshape fixes the dynamic dimensions of the model's inputs named in
+// Reshape (a shape must fit the input's declared one), with Model.Reshape:
 // an unknown input is ErrNotFound with the nearest name, a shape the model
-// cannot take an error naming the dimension and what fits).
+// cannot take an error naming the dimension and what fits.
 func (c ModelConfig) reshape(m *clinfer.Model) error {
 	if len(c.Reshape) == 0 {
 		return nil
 	}
 	shapes := make(map[string]clinfer.PartialShape, len(c.Reshape))
 	for name, s := range c.Reshape {
+		if p := m.Parameter(name); p != nil && !p.Outputs[0].Shape.Compatible(s) {
+			return fmt.Errorf("serve: model config: reshape %q to %v: the input's shape is %v: %w", name, s, p.Outputs[0].Shape, clinfer.ErrInvalidArgument)
+		}
 		shapes[name] = clinfer.ShapeOf(s...)
 	}
 	if err := m.Reshape(shapes); err != nil {
