@@ -30,7 +30,7 @@ APT_PKGS := pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo \
 	protobuf-compiler qemu-user
 
 # Packages whose tests exercise concurrency; `test` also runs them with -race.
-RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/... ./auto/... ./batch/... ./serve/...
+RACE_PKGS := ./plugin/... ./cpu_fallback/... ./clbackend/... ./hetero/... ./auto/... ./batch/... ./serve/...
 TEST_TIMEOUT ?= 15m
 FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
