@@ -61,6 +61,18 @@ type HostTensor = plugin.HostTensor
 // see InferRequest.Transfers.
 type Transfers = plugin.Transfers
 
+// VariableState is one state of a request of a stateful model
+// (KeyMakeStateful); see InferRequest.QueryState.
+type VariableState = plugin.VariableState
+
+// KeyMakeStateful is the compile option that makes a model stateful:
+// "input:output,..." pairs of state inputs and the outputs that carry
+// their next values; see plugin.KeyMakeStateful.
+const KeyMakeStateful = plugin.KeyMakeStateful
+
+// MakeStateful is the KeyMakeStateful option for input:output pairs.
+func MakeStateful(pairs ...string) Option { return plugin.MakeStateful(pairs...) }
+
 // MemoryStatistics is the GPU_MEMORY_STATISTICS property, parsed.
 type MemoryStatistics = plugin.MemoryStatistics
 

@@ -21,8 +21,8 @@ func (b *builder) planBuffers() {
 	end := len(pl.launches)
 	touch := func(v, at int) {
 		r := vals[v].root
-		if vals[r].host != nil || r < pl.base { // a parent plan's value (plan_sizes.go)
-			return
+		if vals[r].host != nil || r < pl.base || vals[r].held > 0 {
+			return // a constant, a parent plan's value (plan_sizes.go), or a state buffer the request holds
 		}
 		if vals[r].first == unset || at < vals[r].first {
 			vals[r].first = at

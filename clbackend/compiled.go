@@ -39,7 +39,10 @@ type CompiledModel struct {
 	// output reaches the user's terminal.
 	compilerLog bool
 	hostParam   []bool
-	plugin      *Plugin
+	// stateOut maps the state inputs of MAKE_STATEFUL to the outputs that
+	// carry their next values, stateIn the other way (request_state.go).
+	stateOut, stateIn map[int]int
+	plugin            *Plugin
 
 	// static is the plan of the declared input shapes, built at compile
 	// time when they are static (nil otherwise).
@@ -122,6 +125,9 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	}
 	for _, n := range model.Parameters {
 		cm.hostParam = append(cm.hostParam, isHostParam(model, n))
+	}
+	if err := cm.parseStates(cfg); err != nil {
+		return nil, err
 	}
 	for _, n := range model.Results {
 		if len(n.Inputs) != 1 || !n.Inputs[0].Valid() {

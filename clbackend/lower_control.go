@@ -1,6 +1,7 @@
 package clbackend
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/clinfer/clinfer/graph"
@@ -30,24 +31,40 @@ const maxUnroll = 256
 // the values params, and returns the values of its Results. The body's
 // constants are weights named under the owner and attribute.
 func (b *builder) lowerBody(owner *graph.Node, attr string, body *graph.Model, params []int) ([]int, error) {
+	sb, err := b.specializeBody(owner, attr, body, params)
+	if err != nil {
+		return nil, err
+	}
+	return b.lowerSpecialized(owner, attr, sb, params)
+}
+
+// specializeBody returns a copy of body specialised on what the plan knows
+// of the values params bound to its Parameters: their shapes, and the
+// values known on the host (an unrolled Loop's iteration number), as the
+// model itself is for its inputs. A body these shapes make invalid is an
+// error wrapping graph.ErrInvalidModel.
+func (b *builder) specializeBody(owner *graph.Node, attr string, body *graph.Model, params []int) (*graph.Model, error) {
 	if len(params) != len(body.Parameters) {
 		return nil, errUnsupported(owner, "%s %q has %d parameters for %d values", attr, body.Name, len(body.Parameters), len(params))
 	}
-	// The body specialised on what the plan knows of its parameters: their
-	// shapes, and the values known on the host (an unrolled Loop's
-	// iteration number), as the model itself is for its inputs.
 	shapes := make([]tensor.Shape, len(params))
 	hostVals := make([]*tensor.Tensor, len(params))
 	for i, v := range params {
 		shapes[i], hostVals[i] = b.val(v).shape, b.val(v).host
-		if p := body.Parameters[i].Outputs[0]; p.Type != b.val(v).typ {
+		if p := body.Parameters[i].Outputs[0]; p.Type.Valid() && p.Type != b.val(v).typ {
 			return nil, errUnsupported(owner, "%s %q: parameter %d is %v and gets %v", attr, body.Name, i, p.Type, b.val(v).typ)
 		}
+		body.Parameters[i].Outputs[0].Type = b.val(v).typ
 	}
-	body, err := body.Specialize(shapes, hostVals)
+	sb, err := body.Specialize(shapes, hostVals)
 	if err != nil {
-		return nil, errUnsupported(owner, "%s %q: %v", attr, body.Name, err)
+		return nil, fmt.Errorf("gpu: node %q: %s %q for these shapes: %w", owner.Name, attr, body.Name, err)
 	}
+	return sb, nil
+}
+
+// lowerSpecialized plans a body specializeBody made.
+func (b *builder) lowerSpecialized(owner *graph.Node, attr string, body *graph.Model, params []int) ([]int, error) {
 	nodes, err := body.Nodes()
 	if err != nil {
 		return nil, errUnsupported(owner, "%s %q: %v", attr, body.Name, err)
@@ -109,38 +126,74 @@ func lowerIf(b *builder, n *graph.Node) error {
 		b.pl.impl[n] = fmt.Sprintf("if:%s planned (condition known at plan time, %d launches)", attr, len(b.pl.launches)-first)
 		return nil
 	}
-	for j := range n.Outputs {
-		for _, br := range []*graph.Model{then, els} {
-			if s, ok := br.Results[j].Outputs[0].Shape.ToShape(); !ok || !s.Equal(b.val(b.out(n, j)).shape) {
-				return errUnsupported(n, "output %d is %v in branch %q and %v for the node: branches whose outputs differ in shape run on the CPU (HETERO:GPU,CPU)",
-					j, br.Results[j].Outputs[0].Shape, br.Name, b.val(b.out(n, j)).shape)
-			}
-		}
-	}
-	branch := b.ctl(instr{op: opBranch, cond: b.in(n, 0), loop: -1})
-	counts := [2]int{}
-	for i, br := range []struct {
+	// Both branches specialised first: their output shapes are the
+	// node's (a branch these shapes make invalid fails only if it runs).
+	branches := []struct {
 		attr string
 		body *graph.Model
-	}{{graph.AttrThenBranch, then}, {graph.AttrElseBranch, els}} {
+		err  error
+	}{{attr: graph.AttrThenBranch, body: then}, {attr: graph.AttrElseBranch, body: els}}
+	for i := range branches {
+		br := &branches[i]
+		br.body, br.err = b.specializeBody(n, br.attr, br.body, caps)
+		if br.err != nil && !errors.Is(br.err, graph.ErrInvalidModel) {
+			return br.err
+		}
+	}
+	if branches[0].err != nil && branches[1].err != nil {
+		return errUnsupported(n, "neither branch is valid for these shapes: %v", branches[0].err)
+	}
+	for j := range n.Outputs {
+		var shape tensor.Shape
+		for _, br := range branches {
+			if br.err != nil {
+				continue
+			}
+			s, ok := br.body.Results[j].Outputs[0].Shape.ToShape()
+			if !ok || (shape != nil && !s.Equal(shape)) {
+				return errUnsupported(n, "output %d is %v in branch %q and %v in the other: branches whose outputs differ in shape run on the CPU (HETERO:GPU,CPU)",
+					j, br.body.Results[j].Outputs[0].Shape, br.body.Name, shape)
+			}
+			shape = s
+		}
+		if v, ok := b.of[n.Out(j)]; !ok || !b.val(v).shape.Equal(shape) {
+			if err := b.checkOutput(n, n.Outputs[j], shape); err != nil {
+				return err
+			}
+			b.of[n.Out(j)] = b.newValue(n.Outputs[j].Type, shape, nil)
+		}
+	}
+	hc := b.hostCondOf(n.Input(0))
+	branch := b.ctl(instr{op: opBranch, cond: b.in(n, 0), loop: -1, host: hc})
+	counts := [2]int{}
+	for i, br := range branches {
 		if i == 1 {
 			b.pl.prog[branch].target = len(b.pl.prog)
 		}
 		first := len(b.pl.launches)
-		res, err := b.lowerBody(n, br.attr, br.body, caps)
-		if err != nil {
-			return err
-		}
-		for j, v := range res {
-			b.copyAll(v, b.out(n, j))
+		if br.err != nil {
+			b.pl.failures = append(b.pl.failures, br.err.Error())
+			b.ctl(instr{op: opFail, target: len(b.pl.failures) - 1, loop: -1, cond: -1})
+		} else {
+			res, err := b.lowerSpecialized(n, br.attr, br.body, caps)
+			if err != nil {
+				return err
+			}
+			for j, v := range res {
+				b.copyAll(v, b.out(n, j))
+			}
 		}
 		counts[i] = len(b.pl.launches) - first
 		if i == 0 {
-			jump := b.ctl(instr{op: opJump, loop: -1, cond: -1})
+			jump := b.ctl(instr{op: opJump, loop: -1, cond: -1, warmThrough: true})
 			defer func() { b.pl.prog[jump].target = len(b.pl.prog) }()
 		}
 	}
-	b.pl.impl[n] = fmt.Sprintf("if:runtime (both branches planned: then %d launches, else %d; one scalar read back)", counts[0], counts[1])
+	how := "one scalar read back"
+	if hc != nil {
+		how = "the condition computed on the host from the inputs"
+	}
+	b.pl.impl[n] = fmt.Sprintf("if:runtime (both branches planned: then %d launches, else %d; %s)", counts[0], counts[1], how)
 	return nil
 }
 

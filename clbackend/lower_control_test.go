@@ -72,7 +72,12 @@ func controlCases() map[string][]lowerCase {
 	return map[string][]lowerCase{
 		graph.OpIf: {
 			{"runtime_then", func(g *caseGen) *graph.Model {
-				x := g.x("pos", 2, g.dim(2, 6))
+				x := g.x("pos", 2, g.dim(40, 50)) // decided by a large value of the device: read back
+				then, els := branches()
+				return ifNode(g, sumPositive(nn("Relu", nil, x)), then, els, x, g.c(-1, 1, 1))
+			}},
+			{"host_condition", func(g *caseGen) *graph.Model {
+				x := g.x("pos", 2, g.dim(2, 6)) // a condition of a small input: decided on the host
 				then, els := branches()
 				return ifNode(g, sumPositive(x), then, els, x, g.c(-1, 1, 1))
 			}},
@@ -167,7 +172,9 @@ func loopCase(g *caseGen, trips int64, withCond bool, f func(p []graph.Output) [
 
 // TestControlPlans: what the plan of each control-flow form is. An If
 // decided at run time reads back exactly one condition (one byte) per
-// inference besides the outputs; one known at plan time reads back none
+// inference besides the outputs, none when its condition depends only on
+// small model inputs (computed on the host); one known at plan time reads
+// back none
 // and plans only its branch; a Loop plans its body once and runs it per
 // iteration (one launch per iteration per body op); an early exit reads
 // back one condition per iteration.
@@ -183,7 +190,8 @@ func TestControlPlans(t *testing.T) {
 		launchesOf string
 		launches   int // launches of nodes named launchesOf (-1: not checked)
 	}{
-		{graph.OpIf, "runtime_then", "if:runtime", 1, "", -1},
+		{graph.OpIf, "runtime_then", "one scalar read back", 1, "", -1},
+		{graph.OpIf, "host_condition", "the condition computed on the host", 0, "", -1},
 		{graph.OpIf, "plan_time", "if:then_branch planned", 0, "", -1},
 		{graph.OpLoop, "carried", "loop: body planned once (4 launches), 4 iterations", 0, "Tanh", 4},
 		{graph.OpLoop, "early_exit", "loop: body planned once", -1, "", -1},

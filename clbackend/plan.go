@@ -36,6 +36,9 @@ type value struct {
 	// once (weights once per compiled model, the rest once per plan).
 	host   *tensor.Tensor
 	weight string // the Constant node whose tensor host is, shared by all plans
+	// held is 1 + the model input whose state buffer (MAKE_STATEFUL, held
+	// by the request between inferences) this value is, 0 otherwise.
+	held int
 	// root is the value whose device memory this one uses (itself unless
 	// it is a zero-copy alias: Reshape, Squeeze, Identity...).
 	root int
@@ -85,9 +88,10 @@ type plan struct {
 	// prog is the program of a plan with control flow (program.go), nil
 	// otherwise; control is set while building once it has an instruction
 	// other than a launch; loops are its loops.
-	prog    []instr
-	control bool
-	loops   []loopInfo
+	prog     []instr
+	control  bool
+	loops    []loopInfo
+	failures []string // why an opFail's branch cannot run
 
 	impl  map[*graph.Node]string
 	order map[*graph.Node]int
@@ -289,6 +293,9 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 				host = hostVals[pi]
 			}
 			v := b.newValue(n.Outputs[0].Type, shapes[pi], host)
+			if _, ok := c.stateOut[pi]; ok && host == nil {
+				b.pl.values[v].held = pi + 1 // read in place from the request's state buffer
+			}
 			b.of[n.Out(0)] = v
 			b.pl.params[pi] = v
 			b.pl.hostIn[pi] = host != nil

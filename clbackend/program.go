@@ -3,6 +3,8 @@ package clbackend
 import (
 	"sort"
 
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -34,6 +36,9 @@ const (
 	// instr.target (the body's start) while the counter is below the trip
 	// count and, when instr.cond >= 0, that value read back is true.
 	opLoopEnd
+	// opFail ends the inference with failure instr.target of the plan: a
+	// branch the input shapes make invalid was taken.
+	opFail
 )
 
 // instr is one program instruction.
@@ -44,6 +49,12 @@ type instr struct {
 	loop   int
 	cond   int
 	copy   copySpec
+	// warmThrough marks the jump over an If's else branch, which the
+	// warm-up run does not take (it runs both branches).
+	warmThrough bool
+	// host, on a branch, computes the condition on the host from the
+	// model's inputs when they are host tensors (no read back).
+	host *hostCond
 }
 
 // copySpec is a device copy between values: rows rows of bytes bytes
@@ -154,4 +165,110 @@ func (b *builder) progUses(used map[int]bool) {
 			}
 		}
 	}
+}
+
+// hostCond is a condition that depends only on model inputs and
+// constants (Silero's sample rate): the request computes it on the host
+// from the input tensors with the reference kernels, so that choosing the
+// branch neither waits for the device nor reads anything back.
+type hostCond struct {
+	nodes  []*graph.Node       // producers first, out's node last
+	params map[*graph.Node]int // model input of each Parameter among them
+	out    graph.Output
+}
+
+// maxHostCond bounds the nodes of a host condition.
+const maxHostCond = 32
+
+// hostCondOf returns the host form of condition o, or nil when it reads
+// anything but model inputs and constants through small host-foldable
+// ops.
+func (b *builder) hostCondOf(o graph.Output) *hostCond {
+	pindex := map[*graph.Node]int{}
+	for i, p := range b.model.Parameters {
+		pindex[p] = i
+	}
+	hc := &hostCond{params: map[*graph.Node]int{}, out: o}
+	seen := map[*graph.Node]bool{}
+	var visit func(n *graph.Node) bool
+	visit = func(n *graph.Node) bool {
+		if seen[n] {
+			return true
+		}
+		seen[n] = true
+		if len(seen) > maxHostCond {
+			return false
+		}
+		switch n.OpType {
+		case graph.OpParameter:
+			i, ok := pindex[n]
+			if !ok {
+				return false // a body's parameter: made on the device
+			}
+			hc.params[n] = i
+			return true
+		case graph.OpConstant:
+			return n.Value != nil
+		}
+		if graph.FoldOf(n) != graph.FoldInputs || n.HasBodies() || !ref.Supports(n) {
+			return false
+		}
+		for _, p := range n.Outputs {
+			if s, ok := p.Shape.ToShape(); !ok || s.NumElements() > 64 {
+				return false
+			}
+		}
+		for _, in := range n.Inputs {
+			if in.Valid() && !visit(in.Node) {
+				return false
+			}
+		}
+		hc.nodes = append(hc.nodes, n)
+		return true
+	}
+	if !o.Valid() || !visit(o.Node) || len(hc.params) == 0 {
+		return nil
+	}
+	return hc
+}
+
+// eval computes the condition from the model's input tensors; ok is false
+// when one it needs is not on the host.
+func (hc *hostCond) eval(inputs []*tensor.Tensor) (cond, ok bool, err error) {
+	vals := map[graph.Output]*tensor.Tensor{}
+	for p, i := range hc.params {
+		if i >= len(inputs) || inputs[i] == nil {
+			return false, false, nil
+		}
+		vals[p.Out(0)] = inputs[i]
+	}
+	get := func(o graph.Output) *tensor.Tensor {
+		if t, ok := vals[o]; ok {
+			return t
+		}
+		if o.Node.OpType == graph.OpConstant {
+			return o.Node.Value
+		}
+		return nil
+	}
+	for _, n := range hc.nodes {
+		in := make([]*tensor.Tensor, len(n.Inputs))
+		for i, x := range n.Inputs {
+			if x.Valid() {
+				in[i] = get(x)
+			}
+		}
+		out, err := ref.Evaluate(n, in)
+		if err != nil {
+			return false, false, err
+		}
+		for i := range n.Outputs {
+			vals[n.Out(i)] = out[i]
+		}
+	}
+	t := get(hc.out)
+	if t == nil || t.NumElements() != 1 {
+		return false, false, nil
+	}
+	return t.Float64s()[0] != 0, true, nil
 }

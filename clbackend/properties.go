@@ -84,6 +84,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 	specs = append(specs,
 		precisionSpec(d),
 		disabledOpsSpec(),
+		driver.StringSpec(driver.KeyMakeStateful, ""),
 		hintSpec(d, driver.KeyQueuePriority, "cl_khr_priority_hints"),
 		hintSpec(d, driver.KeyQueueThrottle, "cl_khr_throttle_hints"),
 		hostTaskPrioritySpec(),

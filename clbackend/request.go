@@ -37,6 +37,12 @@ type InferRequest struct {
 	// transfers are the last inference's bytes moved (Transfers).
 	transfers driver.Transfers
 
+	// held are the state buffers of a stateful model (MAKE_STATEFUL), one
+	// per model input (nil for the others): the plan reads the input from
+	// it in place, and each inference copies the paired output into it on
+	// the device (request_state.go).
+	held []*cl.MemObject
+
 	// warmUp marks the compile-time warm-up request (warmup.go), whose
 	// profile does not count in the runtime model.
 	warmUp bool
@@ -94,6 +100,9 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	}()
 	if r.queue, r.ownQueue, err = c.newQueue(); err != nil {
 		return nil, driver.Errorf(driver.ErrDevice, "gpu: infer request of %q on %s: command queue: %w", c.model.Name, c.dev.name(), err)
+	}
+	if err := r.allocStates(); err != nil {
+		return nil, err
 	}
 	if c.static != nil {
 		if _, err := r.state(c.static); err != nil {
@@ -160,6 +169,9 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 func (r *InferRequest) buffer(pl *plan, st *planState, v int) *cl.MemObject {
 	root := pl.values[v].root
 	rv := pl.values[root]
+	if rv.held > 0 {
+		return r.held[rv.held-1]
+	}
 	if rv.host != nil {
 		if rv.weight != "" {
 			r.c.wmu.Lock()
@@ -532,6 +544,7 @@ func (r *InferRequest) releaseLocked() error {
 	}
 	r.states = nil
 	errs = append(errs, r.releaseConts())
+	errs = append(errs, r.releaseStates())
 	if r.queue != nil && r.ownQueue {
 		errs = append(errs, r.queue.Close())
 	}

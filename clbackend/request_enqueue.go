@@ -42,8 +42,8 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	// Upload: the input bytes stay referenced (pinned by cl) until the wait.
 	s.hostIn = make([]*tensor.Tensor, len(s.inputs))
 	for i, t := range s.inputs {
-		if pl.hostIn[i] {
-			continue // part of the plan
+		if pl.hostIn[i] || r.holds(i) {
+			continue // part of the plan, or a state the request holds
 		}
 		dst := r.buffer(pl, s.st, pl.params[i])
 		if src := s.remoteIn[i]; src != nil {
@@ -78,6 +78,9 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	if pl.prog != nil {
 		// Control flow: the program decides what runs; it is enqueued
 		// here, reading back conditions as it goes.
+		if pl.cont != nil {
+			return driver.Errorf(driver.ErrUnsupported, "gpu: infer %q: a plan with control flow whose outputs' sizes depend on data (a continuation) runs on the CPU (HETERO:GPU,CPU)", c.model.Name)
+		}
 		if err := r.runProgram(ctx, s); err != nil {
 			return err
 		}
@@ -193,6 +196,14 @@ func (r *InferRequest) download(s *runState) error {
 	s.staged = make([]*tensor.Tensor, len(s.pl.results))
 	for i, v := range pl.results {
 		sl := pl.values[v]
+		if pi, ok := r.c.stateIn[i]; ok {
+			// The next state: into the request's state buffer, on the
+			// device.
+			if err := r.keepState(s, pi, v); err != nil {
+				return err
+			}
+			continue
+		}
 		if rdst := s.remoteOut[i]; rdst != nil {
 			// On the device, into the remote tensor: no host memory.
 			if sl.typ != rdst.typ || !sl.shape.Equal(rdst.shape) {

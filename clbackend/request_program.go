@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -13,7 +14,9 @@ import (
 // branch or a loop that depends on a value of the device reads that one
 // element back (counted in Transfers), which waits for the queue to reach
 // it. ctx is checked between instructions, so a cancelled inference stops
-// enqueueing at once (what is queued drains).
+// enqueueing at once (what is queued drains). The compile-time warm-up
+// runs both branches of every If, so that whichever inputs come, no
+// kernel runs for the first time in a user's inference.
 func (r *InferRequest) runProgram(ctx contextDone, s *runState) error {
 	pl := s.pl
 	t1 := time.Now()
@@ -65,17 +68,37 @@ func (r *InferRequest) runProgram(ctx contextDone, s *runState) error {
 			}
 			s.keep(&s.evs.copies, ev)
 		case opBranch:
-			ok, err := r.readCond(s, in.cond)
-			if err != nil {
-				return err
+			if r.warmUp {
+				break // warm every branch: run then, and else after it
+			}
+			ok, known := false, false
+			if in.host != nil {
+				var err error
+				if ok, known, err = in.host.eval(s.hostInputs()); err != nil {
+					return r.fail("computing a condition on the host", err)
+				}
+			}
+			if !known {
+				var err error
+				if ok, err = r.readCond(s, in.cond); err != nil {
+					return err
+				}
 			}
 			if !ok {
 				pc = in.target
 				continue
 			}
 		case opJump:
+			if r.warmUp && in.warmThrough {
+				break
+			}
 			pc = in.target
 			continue
+		case opFail:
+			if r.warmUp {
+				break
+			}
+			return driver.Errorf(driver.ErrInvalidArgument, "gpu: infer %q: the condition took a branch these inputs' shapes make invalid: %s", r.c.model.Name, pl.failures[in.target])
 		case opLoopBegin:
 			counters[in.loop] = 0
 			if pl.loops[in.loop].trips <= 0 {
@@ -123,4 +146,17 @@ func (r *InferRequest) readCond(s *runState, v int) (bool, error) {
 		return false, r.fail("reading back a condition", err)
 	}
 	return t.Float64s()[0] != 0, nil
+}
+
+// hostInputs returns the inference's input tensors that are on the host
+// (nil for remote ones and held states).
+func (s *runState) hostInputs() []*tensor.Tensor {
+	out := make([]*tensor.Tensor, len(s.inputs))
+	for i, t := range s.inputs {
+		if i < len(s.remoteIn) && s.remoteIn[i] != nil {
+			continue
+		}
+		out[i] = t
+	}
+	return out
 }

@@ -343,6 +343,16 @@ func runEverywhere(ctx context.Context, p Pass, model *graph.Model, opts *Option
 		if owner != nil && owner.OpType == graph.OpKernelFusion {
 			return graph.SkipBody // already kernel-shaped: what a fusion matched
 		}
+		if owner != nil && owner.OpType == graph.OpIf && m.InferShapes() != nil {
+			return graph.SkipBody // a branch invalid for these shapes (see graph's If): it can only fail if it runs
+		}
+		if owner != nil && owner.OpType == graph.OpIf {
+			// The branch an If with a known condition does not take is
+			// never bound (graph's inference skips it) and never runs.
+			if c, ok := graph.ConstCond(owner.Input(0)); ok && owner.Attrs[map[bool]string{true: graph.AttrElseBranch, false: graph.AttrThenBranch}[c]] == m {
+				return graph.SkipBody
+			}
+		}
 		if owner != nil {
 			where = fmt.Sprintf("body %q of node %q", m.Name, owner.Name)
 		}
@@ -352,6 +362,12 @@ func runEverywhere(ctx context.Context, p Pass, model *graph.Model, opts *Option
 			return fmt.Errorf("fusion: pass %s on %s: %w", p.Name, where, err)
 		}
 		if err := m.InferShapes(); err != nil {
+			if owner != nil && owner.OpType == graph.OpIf {
+				// Folding can show a branch invalid for these shapes (a
+				// nested If now known to take a branch that cannot run
+				// them): it can only fail if it runs, as before.
+				return graph.SkipBody
+			}
 			return fmt.Errorf("fusion: after pass %s on %s: %w", p.Name, where, err)
 		}
 		return nil

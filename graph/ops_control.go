@@ -106,13 +106,33 @@ func inferIf(n *Node) error {
 		return err
 	}
 	ports := inputPorts(n, 1, len(n.Inputs))
-	if err := bindBody(n, AttrThenBranch, then, ports); err != nil {
-		return err
-	}
-	if err := bindBody(n, AttrElseBranch, els, ports); err != nil {
-		return err
-	}
+	// A known condition binds only the branch it takes: the other may not
+	// even be valid for these shapes (Silero's 8 kHz network given a
+	// 16 kHz chunk), which is why it is not taken.
 	c, known := ConstCond(cond)
+	var thenErr, elseErr error
+	if !known || c {
+		thenErr = bindBody(n, AttrThenBranch, then, ports)
+	}
+	if !known || !c {
+		elseErr = bindBody(n, AttrElseBranch, els, ports)
+	}
+	switch {
+	case known && c && thenErr != nil:
+		return thenErr
+	case known && !c && elseErr != nil:
+		return elseErr
+	case thenErr != nil && elseErr != nil:
+		return thenErr
+	case thenErr != nil:
+		// A branch the inputs' shapes make invalid can only fail when it
+		// runs (ONNX Runtime checks nothing else): the node has the
+		// other's outputs, and a device that plans branches refuses to
+		// run this one.
+		known, c = true, false
+	case elseErr != nil:
+		known, c = true, true
+	}
 	for j := range n.Outputs {
 		a, b := resultPort(then, j), resultPort(els, j)
 		switch {

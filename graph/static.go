@@ -75,6 +75,13 @@ func StaticValue(o Output) (*tensor.Tensor, bool) {
 	case tensor.I64:
 		t, err := tensor.FromI64(v.shape, ints)
 		return t, err == nil
+	case tensor.Bool:
+		bs := make([]bool, len(ints))
+		for i, x := range ints {
+			bs[i] = x != 0
+		}
+		t, err := tensor.FromBool(v.shape, bs)
+		return t, err == nil
 	case tensor.I32:
 		i32 := make([]int32, len(ints))
 		for i, x := range ints {
@@ -117,6 +124,9 @@ func (e *symEval) evalNode(o Output) *symVal {
 			return nil
 		}
 		ints, ok := IntValues(n.Value)
+		if !ok && n.Value.Type() == tensor.Bool {
+			ints, ok = boolInts(n.Value), true
+		}
 		if !ok {
 			return nil
 		}
@@ -146,10 +156,28 @@ func (e *symEval) evalNode(o Output) *symVal {
 	case "Cast":
 		x := e.eval(n.Input(0))
 		to := tensor.ElementType(n.Attrs.Int("to", 0))
-		if x == nil || !to.IsInteger() {
+		if x == nil || !to.IsInteger() && to != tensor.Bool {
 			return nil
 		}
-		return &symVal{typ: to, shape: x.shape, vals: x.vals}
+		v := &symVal{typ: to, shape: x.shape, vals: x.vals}
+		if to == tensor.Bool {
+			v.vals = mapKnown(x.vals, func(a int64) int64 { return b2i(a != 0) })
+		}
+		return v
+	case "Size":
+		s, ok := outStatic(n.Input(0))
+		if !ok {
+			return nil
+		}
+		return &symVal{typ: tensor.I64, shape: tensor.Shape{}, vals: []symInt{{v: s.NumElements(), known: true}}}
+	case "Not":
+		x := e.eval(n.Input(0))
+		if x == nil || x.typ != tensor.Bool {
+			return nil
+		}
+		return &symVal{typ: tensor.Bool, shape: x.shape, vals: mapKnown(x.vals, func(a int64) int64 { return 1 - a })}
+	case "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or":
+		return e.arith(n)
 	case "Unsqueeze", "Squeeze", "Reshape", "Flatten":
 		x := e.eval(n.Input(0))
 		s, ok := outStatic(o)
@@ -276,6 +304,17 @@ func (e *symEval) arith(n *Node) *symVal {
 	}
 	cnt := shape.NumElements()
 	v := &symVal{typ: a.typ, shape: shape.Clone(), vals: make([]symInt, cnt)}
+	if cmp, ok := comparisons[n.OpType]; ok {
+		// Comparisons and logic: a bool of known operands only.
+		v.typ = tensor.Bool
+		for i := range cnt {
+			x, y := a.vals[min(i, int64(len(a.vals))-1)], b.vals[min(i, int64(len(b.vals))-1)]
+			if x.known && y.known {
+				v.vals[i] = symInt{v: b2i(cmp(x.v, y.v)), known: true}
+			}
+		}
+		return v
+	}
 	for i := range cnt {
 		x, y := a.vals[min(i, int64(len(a.vals))-1)], b.vals[min(i, int64(len(b.vals))-1)]
 		if !x.known || !y.known {
@@ -302,4 +341,41 @@ func (e *symEval) arith(n *Node) *symVal {
 		v.vals[i] = r
 	}
 	return v
+}
+
+// comparisons are the comparison and logic ops the evaluator folds.
+var comparisons = map[string]func(a, b int64) bool{
+	"Equal": func(a, b int64) bool { return a == b }, "Greater": func(a, b int64) bool { return a > b },
+	"Less": func(a, b int64) bool { return a < b }, "GreaterOrEqual": func(a, b int64) bool { return a >= b },
+	"LessOrEqual": func(a, b int64) bool { return a <= b },
+	"And":         func(a, b int64) bool { return a != 0 && b != 0 }, "Or": func(a, b int64) bool { return a != 0 || b != 0 },
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// mapKnown applies f to the known elements of vals.
+func mapKnown(vals []symInt, f func(int64) int64) []symInt {
+	out := make([]symInt, len(vals))
+	for i, x := range vals {
+		if x.known {
+			out[i] = symInt{v: f(x.v), known: true}
+		}
+	}
+	return out
+}
+
+// boolInts returns a bool tensor's elements as 0 and 1.
+func boolInts(t *tensor.Tensor) []int64 {
+	bs := t.Contiguous().Bool()
+	out := make([]int64, len(bs))
+	for i, b := range bs {
+		out[i] = b2i(b)
+	}
+	return out
 }

@@ -169,13 +169,13 @@ func global1D(n int) []int { return []int{(n + 15) / 16 * 16} }
 
 // recMeta is recurrent_cell.cl's int table for D 2, N 2, H 3, S 2 at step
 // 1 with flags, direction 1 backward, xw rows by batch entry (layout 1)
-// and y [N, S, D, H]; every activation code from first (mod 11).
-func recMeta(flags int32, first int32) []int32 {
-	m := []int32{2, 2, 3, 2, 1, flags, 2, 1, 2, 0, 6, 3, 12}
+// and y [N, S, D, H] of a cell of g gates; every activation code from
+// first (mod 11).
+func recMeta(flags, first, g int32) []int32 {
+	m := []int32{2, 2, 3, 2, 1, flags, 2, 1, 2, 4 * 3 * g, 6, 3, 12}
 	for i := int32(0); i < 6; i++ {
 		m = append(m, (first+i)%11)
 	}
-	m[9] = 4 * 12 // xw per direction: S*N rows of G*H (G*H = 12 covers every gate count)
 	return m
 }
 
@@ -357,22 +357,22 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// strides for y.
 		for _, flags := range []int32{1 | 2 | 4, 0} {
 			e.launch(t, k, "", global1D(12), nil, fill(2*4*12, -1, 1), fill(2*2*12, -1, 1), fill(2*24, -1, 1), fill(2*9, -1, 1),
-				[]int32{2, 1}, fill(12, -1, 1), fill(12, -1, 1), make([]float32, 24), uint64(12), recMeta(flags, 1), recParams())
+				[]int32{2, 1}, fill(12, -1, 1), fill(12, -1, 1), make([]float32, 24), uint64(12), recMeta(flags, 1, 4), recParams())
 		}
 	},
 	"gru_reset": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(12), nil, fill(2*4*9, -1, 1), fill(2*2*9, -1, 1), fill(2*18, -1, 1), []int32{2, 1},
-			fill(12, -1, 1), make([]float32, 12), uint64(12), recMeta(1, 0), recParams())
+			fill(12, -1, 1), make([]float32, 12), uint64(12), recMeta(1, 0, 3), recParams())
 	},
 	"gru_cell": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		for _, flags := range []int32{1, 8} {
 			e.launch(t, k, "", global1D(12), nil, fill(2*4*9, -1, 1), fill(2*2*9, -1, 1), fill(12, -1, 1), fill(2*18, -1, 1),
-				[]int32{2, 1}, fill(12, -1, 1), make([]float32, 24), uint64(12), recMeta(flags, 2), recParams())
+				[]int32{2, 1}, fill(12, -1, 1), make([]float32, 24), uint64(12), recMeta(flags, 2, 3), recParams())
 		}
 	},
 	"rnn_cell": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(12), nil, fill(2*4*3, -1, 1), fill(2*2*3, -1, 1), fill(2*6, -1, 1), []int32{2, 1},
-			fill(12, -1, 1), make([]float32, 24), uint64(12), recMeta(1, 3), recParams())
+			fill(12, -1, 1), make([]float32, 24), uint64(12), recMeta(1, 3, 1), recParams())
 	},
 	"reverse_sequence": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [4, 3, 2] time first with lengths 4, 0 and 9 (clamped); [3, 4, 2]

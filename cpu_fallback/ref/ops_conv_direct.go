@@ -69,7 +69,9 @@ func newConvShape(n *graph.Node, in []*tensor.Tensor) (*convShape, error) {
 // path names the implementation a convolution of this shape runs.
 func (s *convShape) path() string {
 	switch {
-	case s.Cg == 1 && len(s.g.in) == 2:
+	case windowsOK(s):
+		return "conv_1d_windows"
+	case s.Cg == 1 && (len(s.g.in) == 2 || len(s.g.in) == 1):
 		return "conv_depthwise_direct"
 	case winogradOK(s):
 		return "conv_winograd_f2x2_3x3"
@@ -86,7 +88,12 @@ func (s *convShape) path() string {
 func convRun(s *convShape, e *epilogue, res []float32) {
 	switch s.path() {
 	case "conv_depthwise_direct":
+		if len(s.g.in) == 1 {
+			s.g = s.g.as2D()
+		}
 		convDepthwise2D(s, e, res)
+	case "conv_1d_windows":
+		conv1DWindows(s, e, res)
 	case "conv_winograd_f2x2_3x3":
 		convWinograd3x3(s, e, res)
 	default:
@@ -248,7 +255,9 @@ func convGEMM(s *convShape, e *epilogue, res []float32) {
 			xg := s.X[(bi*s.C+gi*s.Cg)*s.inPlane : (bi*s.C+(gi+1)*s.Cg)*s.inPlane]
 			src := xg
 			if col != nil {
-				nnParallel(s.Cg, func(lo, hi int) {
+				// As parallel as the GEMM it feeds: a small layer's
+				// columns are made on the calling goroutine too.
+				convParallel(s.Cg, s.Mg*Kd*s.P, func(lo, hi int) {
 					im2col(s.g, tabs, xg[lo*s.inPlane:hi*s.inPlane], hi-lo, col[lo*s.K*s.P:hi*s.K*s.P])
 				})
 				src = col
@@ -334,12 +343,43 @@ func im2colBlock2D(s *convShape, tabs [][]int64, xg []float32, r0, r1, j0, j1 in
 // gemmKBlock is how many rows of B gemmTile streams per pass over C.
 const gemmKBlock = 64
 
+// narrowGEMM is the widest C gemmTile computes by dot products instead of
+// axpys (when its inner dimension is at least four times that): an axpy of
+// a few elements costs more than it computes (a streaming model's 1-D
+// convolutions have outputs of 1 to a few dozen steps).
+const narrowGEMM = 64
+
+// gemmNarrow is gemmTile for n <= narrowGEMM: B's columns are copied to
+// contiguous rows, then each element of C is one SIMD dot product of a row
+// of A with one of them.
+func gemmNarrow(a []float32, lda int, b []float32, ldb int, c []float32, ldc int, m, n, k int) {
+	held, bt := scratchF32(n * k)
+	defer convScratch.Put(held)
+	for l := 0; l < k; l++ {
+		row := b[l*ldb : l*ldb+n]
+		for j, v := range row {
+			bt[j*k+l] = v
+		}
+	}
+	for i := 0; i < m; i++ {
+		ai := a[i*lda : i*lda+k]
+		ci := c[i*ldc : i*ldc+n]
+		for j := range ci {
+			ci[j] += nnBLAS.Sdot(k, ai, 1, bt[j*k:(j+1)*k], 1)
+		}
+	}
+}
+
 // gemmTile computes C[m x n] += A[m x k] * B[k x n] (row-major, leading
 // dimensions lda, ldb, ldc) serially; the conv paths pass a freshly
 // zeroed C. Each row of C is a sum of scaled rows of B, which gonum's SIMD
 // axpy does, in blocks of gemmKBlock rows of B so the block is reused from
 // cache by all m rows. Zero weights are skipped, as gonum's Sgemm does.
 func gemmTile(a []float32, lda int, b []float32, ldb int, c []float32, ldc int, m, n, k int) {
+	if n <= narrowGEMM && k >= 4*n {
+		gemmNarrow(a, lda, b, ldb, c, ldc, m, n, k)
+		return
+	}
 	for l0 := 0; l0 < k; l0 += gemmKBlock {
 		l1 := min(l0+gemmKBlock, k)
 		for i := 0; i < m; i++ {

@@ -113,7 +113,10 @@ func TestConvDirectPaths(t *testing.T) {
 		{name: "winograd_bcast_residual", x: tensor.Shape{1, 12, 6, 5}, w: tensor.Shape{8, 12, 3, 3}, group: 1, pad: []int64{1, 1}, ops: []graph.PostOp{sum}, resBcast: true, wantPath: "conv_winograd_f2x2_3x3"},
 		{name: "full3x3_s2_kblocks", x: tensor.Shape{1, 11, 13, 12}, w: tensor.Shape{20, 11, 3, 3}, group: 1, stride: []int64{2, 2}, pad: []int64{1, 1}, bias: true, ops: []graph.PostOp{hswish, sum}, wantPath: "conv_im2col_gemm"},
 		{name: "grouped3x3_dil", x: tensor.Shape{2, 6, 9, 8}, w: tensor.Shape{9, 2, 3, 3}, group: 3, dil: []int64{2, 1}, pad: []int64{2, 1}, ops: []graph.PostOp{clip}, wantPath: "conv_im2col_gemm"},
-		{name: "conv1d_depthwise_uses_gemm", x: tensor.Shape{1, 4, 17}, w: tensor.Shape{4, 1, 3}, group: 4, stride: []int64{2}, pad: []int64{1}, bias: true, ops: []graph.PostOp{relu}, wantPath: "conv_im2col_gemm"},
+		{name: "conv1d_depthwise", x: tensor.Shape{1, 4, 17}, w: tensor.Shape{4, 1, 3}, group: 4, stride: []int64{2}, pad: []int64{1}, bias: true, ops: []graph.PostOp{relu}, wantPath: "conv_depthwise_direct"},
+		{name: "conv1d_windows_stft", x: tensor.Shape{2, 1, 70}, w: tensor.Shape{6, 1, 16}, group: 1, stride: []int64{8}, pad: []int64{3}, padExtra: 2, bias: true, wantPath: "conv_1d_windows"},
+		{name: "conv1d_windows_grouped", x: tensor.Shape{1, 4, 40}, w: tensor.Shape{6, 2, 17}, group: 2, stride: []int64{3}, pad: []int64{5}, ops: []graph.PostOp{relu, sum}, wantPath: "conv_1d_windows"},
+		{name: "conv1d_long_output_uses_gemm", x: tensor.Shape{1, 2, 300}, w: tensor.Shape{3, 2, 16}, group: 1, wantPath: "conv_im2col_gemm"},
 	}
 	fused := hostKernels()[graph.OpFusedConv]
 	for i, tc := range cases {

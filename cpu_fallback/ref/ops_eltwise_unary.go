@@ -4,6 +4,7 @@ import (
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
+	"math"
 )
 
 // The unary element-wise machinery: float math in float64 rounded to the
@@ -24,12 +25,50 @@ func floatMath(mk func(*graph.Node) func(float64) float64) Kernel {
 		if err != nil {
 			return nil, err
 		}
+		if f := fastF32[n.OpType]; f != nil && x.Type() == tensor.F32 {
+			y, err := newOut(n, tensor.F32, x.Shape())
+			if err != nil {
+				return nil, err
+			}
+			dst := y.F32()
+			for i, v := range x.F32() {
+				dst[i] = f(v)
+			}
+			return one(y), nil
+		}
 		y, err := applyFloat(n, x, mk(n))
 		if err != nil {
 			return nil, err
 		}
 		return one(y), nil
 	}
+}
+
+// fastF32 are float32 forms of unary ops, correctly rounded or within an
+// ulp of the float64 function, used on f32 tensors (streaming models take
+// logs of every spectrum bin of every chunk).
+var fastF32 = map[string]func(float32) float32{"Log": logF32}
+
+// logF32 is the natural logarithm of x: x = m * 2^e with m in
+// [sqrt(1/2), sqrt(2)), log(m) = 2 atanh((m-1)/(m+1)) by its series to
+// within double rounding, plus e*ln 2, rounded once to float32. Zero,
+// negatives, subnormals, infinities and NaN go through math.Log.
+func logF32(x float32) float32 {
+	b := math.Float32bits(x)
+	exp := int(b>>23) & 0xff
+	if b>>31 != 0 || exp == 0 || exp == 0xff {
+		return float32(math.Log(float64(x)))
+	}
+	m := float64(math.Float32frombits(b&0x7fffff | 0x3f800000))
+	e := exp - 127
+	if m > math.Sqrt2 {
+		m /= 2
+		e++
+	}
+	t := (m - 1) / (m + 1)
+	t2 := t * t
+	p := t * (2 + t2*(2.0/3+t2*(2.0/5+t2*(2.0/7+t2*(2.0/9+t2*(2.0/11+t2*(2.0/13)))))))
+	return float32(float64(e)*math.Ln2 + p)
 }
 
 // intsToo extends a float kernel to integer inputs (ONNX Erf): the result

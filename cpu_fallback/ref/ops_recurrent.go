@@ -168,7 +168,7 @@ func recurrentKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		// X times W for every step and batch entry: [S*N, G*H].
 		cell.xw = make([]float32, S*N*G*H)
 		if S*N > 0 {
-			nnSgemm(false, true, S*N, G*H, I, 1, xv, I, wv[d*G*H*I:(d+1)*G*H*I], I, 0, cell.xw, G*H)
+			matMulBT(xv, wv[d*G*H*I:(d+1)*G*H*I], cell.xw, S*N, G*H, I)
 		}
 		for s := 0; s < S; s++ {
 			cell.step(s, lens, l.Reverse[d], func(t, b int, h []float32) {
@@ -254,7 +254,7 @@ func (c *recCell) step(s int, lens []int, reverse bool, emit func(t, b int, h []
 	if c.rh == nil {
 		c.rh = make([]float32, N*G*H)
 	}
-	nnSgemm(false, true, N, G*H, H, 1, c.h, H, c.r, H, 0, c.rh, G*H)
+	matMulBT(c.h, c.r, c.rh, N, G*H, H)
 	var rhH []float32 // GRU without linear_before_reset: (r . h) Rh^T
 	if c.op == "GRU" && !c.l.LinearBeforeReset {
 		reset := make([]float32, N*H)
@@ -270,7 +270,7 @@ func (c *recCell) step(s int, lens []int, reverse bool, emit func(t, b int, h []
 			}
 		}
 		rhH = make([]float32, N*H)
-		nnSgemm(false, true, N, H, H, 1, reset, H, c.r[2*H*H:], H, 0, rhH, H)
+		matMulBT(reset, c.r[2*H*H:3*H*H], rhH, N, H, H)
 	}
 	for b := 0; b < N; b++ {
 		if s >= lens[b] {

@@ -503,6 +503,15 @@ func (r *AsyncInferRequest) RemoteTensor(name string) (RemoteTensor, error) {
 	return rb.RemoteTensor(name)
 }
 
+// QueryState returns the wrapped request's states (see Stateful); none
+// when its model is not stateful.
+func (r *AsyncInferRequest) QueryState() []VariableState {
+	if s, ok := r.sync.(Stateful); ok {
+		return s.QueryState()
+	}
+	return nil
+}
+
 // Transfers returns the wrapped request's transfers of its last run (see
 // TransferCounter); zero when the device does not count them.
 func (r *AsyncInferRequest) Transfers() Transfers {

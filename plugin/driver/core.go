@@ -200,6 +200,76 @@ func (c *Core) target(device string, props map[string]string) (Plugin, deviceRef
 // (LOADED_FROM_CACHE=YES) instead of compiling, and a stale or corrupt blob
 // is recompiled and replaced. See CacheBlobPath.
 func (c *Core) CompileModel(ctx context.Context, m *graph.Model, device string, props map[string]string) (CompiledModel, error) {
+	pairs, props, err := statefulOption(props)
+	if err != nil {
+		return nil, err
+	}
+	inner := props
+	if pairs != nil && c.compilesStateful(device) {
+		inner = maps.Clone(props)
+		inner[KeyMakeStateful] = statePairsString(pairs)
+	}
+	cm, err := c.compileModel(ctx, m, device, inner)
+	return withStates(cm, err, pairs)
+}
+
+// compilesStateful reports whether device's plugin keeps MAKE_STATEFUL
+// states itself (StatefulCompiler).
+func (c *Core) compilesStateful(device string) bool {
+	p, _, _, err := c.target(device, nil)
+	if err != nil {
+		return false
+	}
+	sc, ok := p.(StatefulCompiler)
+	return ok && sc.CompilesStateful()
+}
+
+// statePairsString formats pairs as MAKE_STATEFUL's value.
+func statePairsString(pairs []StatePair) string {
+	s := make([]string, len(pairs))
+	for i, p := range pairs {
+		s[i] = p.Input + ":" + p.Output
+	}
+	return strings.Join(s, ",")
+}
+
+// statefulOption takes MAKE_STATEFUL out of props (a copy) and parses it;
+// pairs is nil when props has none.
+func statefulOption(props map[string]string) (pairs []StatePair, rest map[string]string, err error) {
+	for k, v := range props {
+		if CanonicalKey(k) != KeyMakeStateful {
+			continue
+		}
+		if pairs, err = ParseStatePairs(v); err != nil {
+			return nil, nil, err
+		}
+		rest = make(map[string]string, len(props))
+		for k2, v2 := range props {
+			if k2 != k {
+				rest[k2] = v2
+			}
+		}
+		return pairs, rest, nil
+	}
+	return nil, props, nil
+}
+
+// withStates makes a compiled model stateful when pairs says so, closing
+// it on error.
+func withStates(cm CompiledModel, err error, pairs []StatePair) (CompiledModel, error) {
+	if err != nil || pairs == nil {
+		return cm, err
+	}
+	sm, err := MakeStateful(cm, pairs)
+	if err != nil {
+		_ = cm.Close()
+		return nil, err
+	}
+	return sm, nil
+}
+
+// compileModel is CompileModel without MAKE_STATEFUL.
+func (c *Core) compileModel(ctx context.Context, m *graph.Model, device string, props map[string]string) (CompiledModel, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -388,6 +458,16 @@ func (c *Core) CreateContext(device string, props map[string]string) (RemoteCont
 // compiled in it, and takes its remote tensors. CACHE_DIR keeps program
 // binaries, but the compiled model itself is not cached.
 func (c *Core) CompileModelIn(ctx context.Context, m *graph.Model, rc RemoteContext, props map[string]string) (CompiledModel, error) {
+	pairs, props, err := statefulOption(props)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := c.compileModelIn(ctx, m, rc, props)
+	return withStates(cm, err, pairs)
+}
+
+// compileModelIn is CompileModelIn without MAKE_STATEFUL.
+func (c *Core) compileModelIn(ctx context.Context, m *graph.Model, rc RemoteContext, props map[string]string) (CompiledModel, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

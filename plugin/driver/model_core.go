@@ -47,6 +47,12 @@ func (c *ModelCore) Input(i int) PortInfo { return c.inputs[i] }
 // Output returns output i's description (not a copy: do not modify it).
 func (c *ModelCore) Output(i int) PortInfo { return c.outputs[i] }
 
+// InputIndex returns the index of the input called name, or -1.
+func (c *ModelCore) InputIndex(name string) int { i, _ := portIndex(c.inputs, name); return i }
+
+// OutputIndex returns the index of the output called name, or -1.
+func (c *ModelCore) OutputIndex(name string) int { i, _ := portIndex(c.outputs, name); return i }
+
 // ClonePorts returns a deep copy of ports (their shapes cloned), for the
 // Inputs and Outputs of a compiled model that must not hand out its own.
 func ClonePorts(ps []PortInfo) []PortInfo {

@@ -1,0 +1,210 @@
+package clbackend
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// Stateful models on the GPU (MAKE_STATEFUL, which the Core passes to the
+// device and wraps with driver.MakeStateful): each request holds one
+// device buffer per state. The plan reads the state input in place from it
+// (the value is not in the activation pool), and each inference copies the
+// output that carries the next state into it on the device: no state byte
+// crosses the host, and no upload or download is enqueued for it.
+
+// Interface checks.
+var (
+	_ driver.StateHolder      = (*InferRequest)(nil)
+	_ driver.StatefulCompiler = (*Plugin)(nil)
+)
+
+// CompilesStateful reports that the GPU keeps MAKE_STATEFUL states on the
+// device itself.
+func (p *Plugin) CompilesStateful() bool { return true }
+
+// parseStates reads MAKE_STATEFUL into c.stateOut and c.stateIn.
+func (c *CompiledModel) parseStates(cfg *driver.Properties) error {
+	if !cfg.Has(driver.KeyMakeStateful) {
+		return nil
+	}
+	v, err := cfg.Get(driver.KeyMakeStateful)
+	if err != nil || v == "" {
+		return err
+	}
+	pairs, err := driver.ParseStatePairs(v)
+	if err != nil {
+		return err
+	}
+	c.stateOut, c.stateIn = map[int]int{}, map[int]int{}
+	for _, p := range pairs {
+		in, out := c.core.InputIndex(p.Input), c.core.OutputIndex(p.Output)
+		if in < 0 || out < 0 {
+			return driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %s: no input %q or no output %q", c.model.Name, driver.KeyMakeStateful, p.Input, p.Output)
+		}
+		port := c.core.Input(in)
+		if _, ok := port.Shape.ToShape(); !ok || c.hostParam[in] {
+			return driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: state input %q has shape %v (a state needs a static shape and values the plan does not read on the host)", c.model.Name, p.Input, port.Shape)
+		}
+		c.stateOut[in], c.stateIn[out] = out, in
+	}
+	return nil
+}
+
+// holds reports whether model input i is a state the request holds.
+func (r *InferRequest) holds(i int) bool { return i < len(r.held) && r.held[i] != nil }
+
+// allocStates makes the request's zeroed state buffers.
+func (r *InferRequest) allocStates() error {
+	if len(r.c.stateOut) == 0 {
+		return nil
+	}
+	r.held = make([]*cl.MemObject, len(r.c.core.Inputs()))
+	for i := range r.c.stateOut {
+		port := r.c.core.Input(i)
+		s, _ := port.Shape.ToShape()
+		n, _ := s.Bytes(port.Type)
+		b, err := r.c.ctx.cl.CreateEmptyBuffer(cl.MemReadWrite, max(int(n), 4))
+		if err != nil {
+			return driver.Errorf(driver.ErrDevice, "gpu: state %q of %q: %w", port.Name, r.c.model.Name, err)
+		}
+		r.held[i] = b
+		r.c.ctx.activationBytes.Add(int64(b.Size()))
+	}
+	for i := range r.c.stateOut {
+		if err := r.writeState(i, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseStates frees the state buffers.
+func (r *InferRequest) releaseStates() error {
+	var errs []error
+	for i, b := range r.held {
+		if b != nil {
+			r.c.ctx.activationBytes.Add(-int64(b.Size()))
+			errs = append(errs, b.Close())
+			r.held[i] = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// keepState enqueues the copy of result value v into the state buffer of
+// input pi.
+func (r *InferRequest) keepState(s *runState, pi, v int) error {
+	n := s.pl.values[v].bytes
+	if n == 0 || s.pl.values[s.pl.values[v].root].held == pi+1 {
+		return nil
+	}
+	ev, err := r.queue.EnqueueCopyBuffer(r.buffer(s.pl, s.st, v), r.held[pi], 0, 0, n, nil)
+	if err != nil {
+		return r.fail("keeping state "+r.c.core.Input(pi).Name, err)
+	}
+	s.keep(&s.evs.copies, ev)
+	return nil
+}
+
+// writeState writes t (zeros when nil) into the state buffer of input i
+// and waits for it.
+func (r *InferRequest) writeState(i int, t *tensor.Tensor) error {
+	b := r.held[i]
+	var ev *cl.Event
+	var err error
+	if t == nil {
+		zero := uint32(0)
+		ev, err = r.queue.EnqueueFillBuffer(b, unsafe.Pointer(&zero), 4, 0, b.Size(), nil)
+	} else {
+		ev, err = cl.EnqueueWriteSlice(r.queue, b, true, 0, t.Contiguous().Bytes(), nil)
+	}
+	if err == nil {
+		err = ev.Wait()
+		err = errors.Join(err, ev.Close())
+	}
+	if err != nil {
+		return r.fail("setting state "+r.c.core.Input(i).Name, err)
+	}
+	return nil
+}
+
+// HoldState returns input in's state (the request holds it whenever the
+// model was compiled with MAKE_STATEFUL naming in and out).
+func (r *InferRequest) HoldState(in, out string) (driver.VariableState, error) {
+	i, o := r.c.core.InputIndex(in), r.c.core.OutputIndex(out)
+	if i < 0 || !r.holds(i) || r.c.stateOut[i] != o {
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: %q:%q is not a state pair of model %q (MAKE_STATEFUL)", in, out, r.c.model.Name)
+	}
+	return &gpuState{r: r, in: i}, nil
+}
+
+// gpuState is one state a request holds.
+type gpuState struct {
+	r  *InferRequest
+	in int
+}
+
+// Name is the state's input name.
+func (v *gpuState) Name() string { return v.r.c.core.Input(v.in).Name }
+
+// idle runs f with the request's lock held, refusing while an inference
+// runs.
+func (v *gpuState) idle(what string, f func() error) error {
+	r := v.r
+	r.core.Mu.Lock()
+	defer r.core.Mu.Unlock()
+	if r.core.Busy {
+		return fmt.Errorf("gpu: %s state %q: %w", what, v.Name(), driver.ErrBusy)
+	}
+	if r.released || r.held == nil {
+		return fmt.Errorf("gpu: %s state %q: %w", what, v.Name(), driver.ErrClosed)
+	}
+	if err := r.drainPendingLocked(); err != nil {
+		return r.fail("draining before a state access", err)
+	}
+	return f()
+}
+
+// Reset sets the state to zeros.
+func (v *gpuState) Reset() error {
+	return v.idle("reset", func() error { return v.r.writeState(v.in, nil) })
+}
+
+// SetState writes t, of the state's type and shape.
+func (v *gpuState) SetState(t *tensor.Tensor) error {
+	port := v.r.c.core.Input(v.in)
+	if t == nil || t.Type() != port.Type || !port.Shape.Compatible(t.Shape()) {
+		return driver.Errorf(driver.ErrInvalidArgument, "gpu: state %q is %v%v; got %v", port.Name, port.Type, port.Shape, t)
+	}
+	return v.idle("set", func() error { return v.r.writeState(v.in, t) })
+}
+
+// State reads a copy of the state.
+func (v *gpuState) State() (*tensor.Tensor, error) {
+	port := v.r.c.core.Input(v.in)
+	s, _ := port.Shape.ToShape()
+	t, err := tensor.New(port.Type, s)
+	if err != nil {
+		return nil, err
+	}
+	err = v.idle("read", func() error {
+		b := t.Bytes()
+		if len(b) == 0 {
+			return nil
+		}
+		ev, err := cl.EnqueueReadSlice(v.r.queue, v.r.held[v.in], true, 0, b, nil)
+		if err == nil {
+			err = ev.Close()
+		}
+		if err != nil {
+			return v.r.fail("reading state "+port.Name, err)
+		}
+		return nil
+	})
+	return t, err
+}
