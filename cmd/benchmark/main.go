@@ -9,14 +9,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/clinfer/clinfer/internal/cliutil"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -65,6 +62,9 @@ type options struct {
 	pc                       bool
 	jsonPath, tracePath      string
 	seed                     uint
+	values                   cliutil.ListFlag // -value: inputs of a constant value
+	stateful                 string           // -stateful: MAKE_STATEFUL pairs
+	ort                      bool             // -ort: ONNX Runtime beside (stream.go)
 }
 
 // newFlagSet defines the flags; errors are not printed (run returns them
@@ -91,6 +91,9 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
 	fs.StringVar(&o.tracePath, "trace", "", "write a Chrome trace of the requests' stages to this file")
 	fs.UintVar(&o.seed, "seed", 1, "seed for random inputs")
+	fs.Var(&o.values, "value", "fill an input with one value instead of random data: NAME=VALUE, e.g. -value sr=16000 (repeatable)")
+	fs.StringVar(&o.stateful, "stateful", "", "MAKE_STATEFUL: state input:output pairs kept in the requests (a streaming model's state), e.g. state:stateN")
+	fs.BoolVar(&o.ort, "ort", false, "also time ONNX Runtime (scripts/ortref/bench.js under node, make models) on the same model, shapes, values and states, and print the ratio")
 	return fs, &o
 }
 
@@ -141,18 +144,20 @@ type Latency struct {
 
 // Report is the JSON report (-json).
 type Report struct {
-	Device           string  `json:"device"`
-	Model            string  `json:"model"`
-	API              string  `json:"api"`
-	Hint             string  `json:"hint"`
-	NIReq            int     `json:"nireq"`
-	NStreams         int     `json:"nstreams"`
-	Count            int     `json:"count"`
-	DurationMS       float64 `json:"duration_ms"`
-	ThroughputFPS    float64 `json:"throughput_fps"`
-	LatencyMS        Latency `json:"latency_ms"`
-	FirstInferenceMS float64 `json:"first_inference_ms"`
-	CompileMS        float64 `json:"compile_ms"`
+	Device        string  `json:"device"`
+	Model         string  `json:"model"`
+	API           string  `json:"api"`
+	Hint          string  `json:"hint"`
+	NIReq         int     `json:"nireq"`
+	NStreams      int     `json:"nstreams"`
+	Count         int     `json:"count"`
+	DurationMS    float64 `json:"duration_ms"`
+	ThroughputFPS float64 `json:"throughput_fps"`
+	// ORT is ONNX Runtime's run beside clinfer's (-ort).
+	ORT              *ORTResult `json:"ort,omitempty"`
+	LatencyMS        Latency    `json:"latency_ms"`
+	FirstInferenceMS float64    `json:"first_inference_ms"`
+	CompileMS        float64    `json:"compile_ms"`
 	// FirstResultMS is the time from the start of CompileModel to the end
 	// of the first inference.
 	FirstResultMS float64 `json:"first_result_ms"`
@@ -160,80 +165,6 @@ type Report struct {
 	DeviceTimeline []TimelineEntry `json:"device_timeline,omitempty"`
 	// DeviceInferences counts the timed inferences per device (AUTO).
 	DeviceInferences map[string]int `json:"device_inferences,omitempty"`
-}
-
-func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-
-// summarize computes the latency percentiles (nearest rank).
-func summarize(lat []time.Duration) Latency {
-	if len(lat) == 0 {
-		return Latency{}
-	}
-	s := append([]time.Duration(nil), lat...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	pct := func(p float64) time.Duration {
-		i := int(p*float64(len(s))+0.5) - 1
-		return s[min(max(i, 0), len(s)-1)]
-	}
-	var sum time.Duration
-	for _, d := range s {
-		sum += d
-	}
-	med := s[len(s)/2]
-	if len(s)%2 == 0 {
-		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return Latency{Median: ms(med), Avg: ms(sum / time.Duration(len(s))), Min: ms(s[0]), Max: ms(s[len(s)-1]), P90: ms(pct(0.9)), P99: ms(pct(0.99))}
-}
-
-// progress reports progress as a bar on a terminal and as a line per
-// second otherwise. It is safe for concurrent use.
-type progress struct {
-	bar   *progressbar.ProgressBar
-	out   io.Writer
-	total int // inferences (niter) or 0 for a time budget
-	mu    sync.Mutex
-	last  time.Time
-	start time.Time
-	count int
-}
-
-func newProgress(out io.Writer, terminal bool, niter int, budget time.Duration) *progress {
-	p := &progress{out: out, total: niter, start: time.Now(), last: time.Now()}
-	if terminal {
-		if niter > 0 {
-			p.bar = progressbar.NewOptions(niter, progressbar.OptionSetWriter(out), progressbar.OptionSetDescription("inferences"), progressbar.OptionShowCount())
-		} else {
-			p.bar = progressbar.NewOptions(int(budget.Milliseconds()), progressbar.OptionSetWriter(out), progressbar.OptionSetDescription("ms"))
-		}
-	}
-	return p
-}
-
-func (p *progress) add() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.count++
-	now := time.Now()
-	if p.bar != nil {
-		if p.total > 0 {
-			_ = p.bar.Add(1)
-		} else {
-			_ = p.bar.Set(int(now.Sub(p.start).Milliseconds()))
-		}
-		return
-	}
-	if now.Sub(p.last) >= time.Second {
-		p.last = now
-		fmt.Fprintf(p.out, "progress   %d inferences in %.1f s\n", p.count, now.Sub(p.start).Seconds())
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		fmt.Fprintln(p.out)
-	}
 }
 
 func run(ctx context.Context, args []string, out io.Writer, terminal bool) error {
@@ -268,6 +199,9 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if o.pc {
 		props[driver.KeyEnableProfiling] = "YES"
 	}
+	if o.stateful != "" {
+		props[driver.KeyMakeStateful] = o.stateful
+	}
 
 	m, modelName, err := cliutil.ReadModel(o.model)
 	if err != nil {
@@ -292,6 +226,9 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if err != nil {
 		return err
 	}
+	if err := setValues(inputs, o.values); err != nil {
+		return err
+	}
 
 	core := driver.NewCore()
 	defer core.Close()
@@ -302,6 +239,8 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	}
 	defer cm.Close()
 	compileTime := time.Since(t0)
+	all := inputs
+	inputs = modelInputs(inputs, cm) // a stateful model's states are its requests'
 
 	nireq := o.nireq
 	if o.api == "sync" {
@@ -411,6 +350,11 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	fmt.Fprintf(out, ", first result %.3f ms after CompileModel started", rep.FirstResultMS)
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "throughput %.2f FPS\n", rep.ThroughputFPS)
+	if o.ort {
+		if rep.ORT, err = compareORT(ctx, out, o, all, rep.LatencyMS.Median); err != nil {
+			return err
+		}
+	}
 	if len(rep.DeviceTimeline) > 0 {
 		fmt.Fprintf(out, "devices    %s (since compile start); inferences: %s\n", describeTimeline(rep.DeviceTimeline), describeCounts(rep.DeviceInferences))
 	}

@@ -8,7 +8,13 @@
 // Usage (after `bash scripts/fetch-models.sh`):
 //   NODE_PATH=.cache/node_modules node scripts/ortref/bench.js [--threads N]
 //       [--iters N | --seconds S] [--warmup N] [--models DIR]
-//       [--model PATH --shape name=1x3x320x320 [--shape ...]]
+//       [--model PATH --shape name=1x3x320x320 [--shape ...]
+//        [--value name=V[:int64|int32|float32] ...] [--stateful input:output[,...]]]
+//
+// --value fills an input with one value (Silero's sample rate); --stateful
+// feeds each run's output into the paired input of the next (a streaming
+// model's state, as clinfer's MAKE_STATEFUL keeps it), which is how
+// cmd/benchmark -ort times a streaming model beside clinfer.
 //
 // Without --model it runs cls at 1x3x48x192 (50 iterations) and det at
 // 1x3x320x320 (20 iterations) and 1x3x640x640 (10). Inputs are seeded uniform [-1,1) (seeded.js).
@@ -27,7 +33,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const o = { threads: 2, iters: 0, seconds: 0, warmup: 3, models: path.join(ROOT, '.cache', 'models'), model: '', shapes: [] };
+  const o = { threads: 2, iters: 0, seconds: 0, warmup: 3, models: path.join(ROOT, '.cache', 'models'), model: '', shapes: [], values: {}, stateful: [] };
   const num = (i, name) => {
     const v = Number(argv[i]);
     if (argv[i] === undefined || !Number.isFinite(v) || v < 0) usage(`${name} needs a non-negative number, got ${argv[i]}`);
@@ -45,11 +51,25 @@ function parseArgs(argv) {
         const s = argv[++i] || '';
         const eq = s.indexOf('=');
         if (eq <= 0) usage(`--shape wants name=1x3x320x320, got ${s}`);
-        const dims = s.slice(eq + 1).split(/[x,]/).map(Number);
+        const spec = s.slice(eq + 1);
+        const dims = spec === '' ? [] : spec.split(/[x,]/).map(Number); // name= is a scalar
         if (dims.some((d) => !Number.isInteger(d) || d < 0)) usage(`--shape ${s}: bad dimensions`);
         o.shapes.push({ name: s.slice(0, eq), dims });
         break;
       }
+      case '--value': {
+        const m = /^([^=]+)=([^:]+)(?::(int64|int32|float32))?$/.exec(argv[++i] || '');
+        if (!m) usage(`--value wants name=V[:type], got ${argv[i]}`);
+        o.values[m[1]] = { v: Number(m[2]), type: m[3] || 'float32' };
+        break;
+      }
+      case '--stateful':
+        for (const p of (argv[++i] || '').split(',')) {
+          const [input, output] = p.split(':');
+          if (!input || !output) usage(`--stateful wants input:output pairs, got ${p}`);
+          o.stateful.push({ input, output });
+        }
+        break;
       default: usage(`unknown argument ${argv[i]}`);
     }
   }
@@ -80,18 +100,26 @@ async function bench(modelPath, shapes, defaultIters, o) {
       throw new Error(`bench: ${modelPath} has no input ${s.name} (inputs: ${session.inputNames})`);
     }
     const n = s.dims.reduce((a, b) => a * b, 1);
-    feeds[s.name] = new ort.Tensor('float32', float32s(1 + k, n, -1, 1), s.dims);
+    const val = o.values[s.name];
+    if (val && val.type === 'int64') feeds[s.name] = new ort.Tensor('int64', BigInt64Array.from({ length: n }, () => BigInt(val.v)), s.dims);
+    else if (val && val.type === 'int32') feeds[s.name] = new ort.Tensor('int32', Int32Array.from({ length: n }, () => val.v), s.dims);
+    else if (val) feeds[s.name] = new ort.Tensor('float32', Float32Array.from({ length: n }, () => val.v), s.dims);
+    else feeds[s.name] = new ort.Tensor('float32', float32s(1 + k, n, -1, 1), s.dims);
   });
+  const run = async () => {
+    const r = await session.run(feeds);
+    for (const st of o.stateful) feeds[st.input] = r[st.output];
+  };
   for (const name of session.inputNames) {
     if (!feeds[name]) throw new Error(`bench: ${modelPath}: no --shape for input ${name}`);
   }
-  for (let i = 0; i < o.warmup; i++) await session.run(feeds);
+  for (let i = 0; i < o.warmup; i++) await run();
   const times = [];
   const iters = o.iters || defaultIters;
   const start = process.hrtime.bigint();
   for (;;) {
     const t0 = process.hrtime.bigint();
-    await session.run(feeds);
+    await run();
     const t1 = process.hrtime.bigint();
     times.push(Number(t1 - t0) / 1e6);
     if (o.seconds > 0) {
@@ -112,7 +140,7 @@ async function bench(modelPath, shapes, defaultIters, o) {
     min_ms: r3(sorted[0]),
     p90_ms: r3(quantile(sorted, 0.9)),
     iters: times.length,
-    ort_version: ort.env.versions?.node,
+    ort_version: ort.env.versions?.node ?? require('onnxruntime-node/package.json').version,
   };
 }
 
