@@ -71,3 +71,7 @@ func TestStatefulGPU(t *testing.T) { statefulSuite(t, "GPU") }
 func TestSileroNestedIfsFoldGPU(t *testing.T) { sileroNestedIfs(t, "GPU") }
 
 func TestStatefulHetero(t *testing.T) { statefulSuite(t, "HETERO:GPU,CPU") }
+
+// TestRecurrentCasesGPU runs the recurrent cases of ONNX Runtime on the
+// GPU.
+func TestRecurrentCasesGPU(t *testing.T) { recurrentCases(t, "GPU") }
