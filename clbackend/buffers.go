@@ -153,7 +153,7 @@ func (c *CompiledModel) programWith(p *Plugin, k kernels.Kernel, opts string) (*
 	if err != nil {
 		return nil, err
 	}
-	return p.cache.program(c.ctx, k.File, src, opts, c.cacheDir, c.compilerLog)
+	return p.cache.program(c.ctx, k.File, src, opts, diskCache{c.cacheDir, c.binaries}, c.compilerLog)
 }
 
 // upload copies a host tensor into a new read-only device buffer, counted

@@ -32,7 +32,10 @@ type CompiledModel struct {
 	profiling bool
 	hints     cl.QueueHints // of the queues its requests make
 	cacheDir  string
-	tuning    *tuning // kernel variant configuration (variants.go)
+	// binaries is CACHE_MODE=OPTIMIZE_SPEED: Export and CACHE_DIR keep
+	// the programs' device binaries.
+	binaries bool
+	tuning   *tuning // kernel variant configuration (variants.go)
 	// compilerLog is set with LOG_LEVEL LOG_WARNING or above: programs are
 	// built without -w, and a build that leaves a log (warnings) prints
 	// it on stderr. Otherwise kernels are built with -w, so no compiler
@@ -120,6 +123,11 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	if cm.cacheDir, err = cfg.Get(driver.KeyCacheDir); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
+	mode, err := cfg.Get(driver.KeyCacheMode)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: compile: %w", err)
+	}
+	cm.binaries = mode == driver.CacheModeOptimizeSpeed
 	if cm.tuning, err = tuningOf(d, cfg, cm.cacheDir); err != nil {
 		return nil, fmt.Errorf("gpu: compile model %q: %w", m.Name, err)
 	}

@@ -46,6 +46,13 @@ type device struct {
 	// maxAlloc is CL_DEVICE_MAX_MEM_ALLOC_SIZE, the largest buffer.
 	maxAlloc int64
 	uuid     string // "" when the device reports none
+	// binariesOnDemand is whether the driver makes a program's binary
+	// only when asked for it, at the cost of a compile: POCL compiles the
+	// generic work-group function of every kernel of the program
+	// (clGetProgramInfo(CL_PROGRAM_BINARIES) takes as long as the
+	// warm-up's compiles) and keeps compiled kernels in its own kernel
+	// cache. CACHE_MODE defaults to OPTIMIZE_SIZE there.
+	binariesOnDemand bool
 
 	props *driver.Properties
 
@@ -138,6 +145,7 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 		dev.uuid = u.String()
 	}
 	ver, _ := d.Version()
+	dev.binariesOnDemand = strings.Contains(ver, "PoCL") // "OpenCL 3.0 PoCL HSTR: ..."
 	dev.architecture = fmt.Sprintf("%s; %s; %s; driver %s", strings.TrimSpace(dev.vendor), dev.fullName, strings.TrimSpace(ver), strings.TrimSpace(dev.driver))
 	return dev, nil
 }

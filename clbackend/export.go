@@ -28,21 +28,27 @@ var (
 )
 
 // Export writes the compiled model: the shared blob header (device,
-// DEVICE_ARCHITECTURE, configuration, ports), the transformed graph with its
-// weights, and the device binary of every program its launch plans use, so
-// ImportModel on a device of the same architecture builds no kernel from
-// source.
+// DEVICE_ARCHITECTURE, configuration, ports) and the transformed graph with
+// its weights; with CACHE_MODE=OPTIMIZE_SPEED also the device binary of
+// every program its launch plans use, so ImportModel on a device of the
+// same architecture builds no kernel from source. With OPTIMIZE_SIZE (the
+// default on POCL, which compiles every kernel of a program again to hand
+// out its binary, so that an export took longer than the compile) the
+// blob is the same bytes for the same model and options, and an import
+// builds the programs again through the driver's kernel cache.
 func (c *CompiledModel) Export(w io.Writer) error {
 	enc, err := c.core.ExportGraph(c.model)
 	if err != nil {
 		return err
 	}
 	sections := []driver.BlobSection{{Name: graphSection, Data: enc}}
-	progs, err := c.programSections()
-	if err != nil {
-		return err
+	if c.binaries {
+		progs, err := c.programSections()
+		if err != nil {
+			return err
+		}
+		sections = append(sections, progs...)
 	}
-	sections = append(sections, progs...)
 	return driver.WriteBlob(w, &driver.Blob{
 		Header:   c.core.Header(DeviceName, c.dev.architecture, exportConfig(c.core.Props())),
 		Sections: sections,

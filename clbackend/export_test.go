@@ -6,12 +6,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/faultinject"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
@@ -77,10 +79,13 @@ func TestGPUExportImport(t *testing.T) {
 			return graph.NewModel("const", nil, []*graph.Node{graph.NewResult("y", c.Out(0))})
 		}},
 	}
+	speed := map[string]string{driver.KeyCacheMode: driver.CacheModeOptimizeSpeed}
+	size := map[string]string{driver.KeyCacheMode: driver.CacheModeOptimizeSize}
 	for _, tc := range models {
-		t.Run(tc.name, func(t *testing.T) {
+		// OPTIMIZE_SPEED: every program travels as a device binary.
+		t.Run(tc.name+"/speed", func(t *testing.T) {
 			src := newGPU(t)
-			cm, err := src.CompileModel(ctx, tc.m(t), nil)
+			cm, err := src.CompileModel(ctx, tc.m(t), speed)
 			require.NoError(t, err)
 			defer cm.Close()
 			blob := gpuExport(t, cm)
@@ -94,6 +99,7 @@ func TestGPUExportImport(t *testing.T) {
 			s := dst.ProgramCacheStats()
 			assert.Zero(t, s.SourceBuilds, "import built programs from source: %+v", s)
 			assert.Equal(t, src.ProgramCacheStats().SourceBuilds, s.BinaryLoads, "one binary per program: %+v", s)
+			assert.Equal(t, driver.CacheModeOptimizeSpeed, gpuProp(t, im, driver.KeyCacheMode), "the mode travels in the blob")
 
 			assert.Equal(t, cm.Inputs(), im.Inputs())
 			assert.Equal(t, cm.Outputs(), im.Outputs())
@@ -101,12 +107,67 @@ func TestGPUExportImport(t *testing.T) {
 			assert.Equal(t, "YES", gpuProp(t, im, driver.KeyLoadedFromCache))
 			assert.Equal(t, gpuRun(t, cm), gpuRun(t, im), "outputs must be identical")
 		})
+		// OPTIMIZE_SIZE: no device code, so the blob asks the driver for
+		// nothing (POCL compiled every kernel again to hand out a
+		// binary) and is the same bytes from every compile of the model;
+		// the import builds the programs from source.
+		t.Run(tc.name+"/size", func(t *testing.T) {
+			src := newGPU(t)
+			cm, err := src.CompileModel(ctx, tc.m(t), size)
+			require.NoError(t, err)
+			defer cm.Close()
+			faultinject.ArmMatching("clGetProgramInfo(CL_PROGRAM_BINAR", 0, 0)
+			blob := gpuExport(t, cm)
+			asked, _ := faultinject.Disarm()
+			assert.Zero(t, asked, "an OPTIMIZE_SIZE export asked the driver for program binaries")
+			again, err := src.CompileModel(ctx, tc.m(t), size)
+			require.NoError(t, err)
+			defer again.Close()
+			assert.Equal(t, blob, gpuExport(t, again), "two compiles of one model export different blobs")
+			b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, src.devices[src.def].architecture)
+			require.NoError(t, err)
+			for _, sec := range b.Sections {
+				assert.Equal(t, graphSection, sec.Name, "an OPTIMIZE_SIZE blob holds the graph only")
+			}
+
+			dst := newGPU(t)
+			im, err := dst.ImportModel(ctx, bytes.NewReader(blob), nil)
+			require.NoError(t, err)
+			defer im.Close()
+			s := dst.ProgramCacheStats()
+			assert.Zero(t, s.BinaryLoads, "%+v", s)
+			assert.Equal(t, src.ProgramCacheStats().SourceBuilds, s.SourceBuilds, "each program built once from source: %+v", s)
+			assert.Equal(t, driver.CacheModeOptimizeSize, gpuProp(t, im, driver.KeyCacheMode))
+			assert.Equal(t, "YES", gpuProp(t, im, driver.KeyLoadedFromCache))
+			assert.Equal(t, gpuRun(t, cm), gpuRun(t, im), "outputs must be identical")
+		})
 	}
+}
+
+// TestCacheModeDefault: CACHE_MODE is OPTIMIZE_SIZE where the driver makes
+// binaries only on request (POCL), OPTIMIZE_SPEED elsewhere; a bad value
+// is refused by name.
+func TestCacheModeDefault(t *testing.T) {
+	p := newGPU(t)
+	d := p.devices[p.def]
+	ver, err := d.cl.Version()
+	require.NoError(t, err)
+	want := driver.CacheModeOptimizeSpeed
+	if strings.Contains(ver, "PoCL") {
+		want = driver.CacheModeOptimizeSize
+	}
+	got, err := p.Property(driver.KeyCacheMode)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "device %s (%s)", d.fullName, ver)
+	_, err = p.CompileModel(context.Background(), chainModel(t), map[string]string{driver.KeyCacheMode: "FASTEST"})
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), driver.KeyCacheMode)
+	assert.Contains(t, err.Error(), driver.CacheModeOptimizeSize)
 }
 
 func TestGPUImportRejects(t *testing.T) {
 	p := newGPU(t)
-	cm, err := p.CompileModel(context.Background(), chainModel(t), nil)
+	cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{driver.KeyCacheMode: driver.CacheModeOptimizeSpeed})
 	require.NoError(t, err)
 	defer cm.Close()
 	blob := gpuExport(t, cm)

@@ -86,15 +86,23 @@ func programKey(d *device, src, options string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// diskCache is a compiled model's CACHE_DIR as the program cache uses it:
+// programs are loaded from the binaries in dir ("" is no disk cache), and
+// written there when save is set (CACHE_MODE=OPTIMIZE_SPEED).
+type diskCache struct {
+	dir  string
+	save bool
+}
+
 // cacheFile is where the binary of the program with key lives in dir.
 func cacheFile(dir, key string) string { return filepath.Join(dir, "clinfer-"+key+".clbin") }
 
 // program returns the program of src built with options for context cc's
 // device in cc, with a reference for the caller (who releases it). label
-// names the program in errors (the .cl file). cacheDir "" means no disk
-// cache. With logBuild, a source build that leaves a log prints it on
+// names the program in errors (the .cl file); disk is the CACHE_DIR
+// binaries to load from and write to. With logBuild, a source build that leaves a log prints it on
 // stderr.
-func (c *programCache) program(cc *clContext, label, src, options, cacheDir string, logBuild bool) (*shared[*cl.Program], error) {
+func (c *programCache) program(cc *clContext, label, src, options string, disk diskCache, logBuild bool) (*shared[*cl.Program], error) {
 	d, ctx := cc.dev, cc.cl
 	key := programKey(d, src, options)
 	mkey := cc.key + "/" + key
@@ -122,7 +130,7 @@ func (c *programCache) program(cc *clContext, label, src, options, cacheDir stri
 	c.entries[mkey] = e
 	c.mu.Unlock()
 
-	prog, err := c.load(d, ctx, label, src, options, cacheDir, key, logBuild)
+	prog, err := c.load(d, ctx, label, src, options, disk, key, logBuild)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -141,11 +149,13 @@ func (c *programCache) program(cc *clContext, label, src, options, cacheDir stri
 	return e.prog, nil
 }
 
-// load builds the program: from the binary under cacheDir when there is a
-// good one, else from source (and then writes the binary there).
-func (c *programCache) load(d *device, ctx *cl.Context, label, src, options, cacheDir, key string, logBuild bool) (*cl.Program, error) {
-	if cacheDir != "" {
-		prog, err := loadBinary(d, ctx, cacheFile(cacheDir, key), options)
+// load builds the program: from the binary under disk.dir when there is a
+// good one, else from source (and then, with disk.save, writes the binary
+// there: on POCL that compiles every kernel of the program once more, so
+// CACHE_MODE=OPTIMIZE_SIZE leaves it to POCL's own kernel cache).
+func (c *programCache) load(d *device, ctx *cl.Context, label, src, options string, disk diskCache, key string, logBuild bool) (*cl.Program, error) {
+	if disk.dir != "" {
+		prog, err := loadBinary(d, ctx, cacheFile(disk.dir, key), options)
 		if err == nil {
 			c.binaryLoads.Add(1)
 			return prog, nil
@@ -164,8 +174,8 @@ func (c *programCache) load(d *device, ctx *cl.Context, label, src, options, cac
 		}
 	}
 	c.sourceBuilds.Add(1)
-	if cacheDir != "" {
-		if err := writeBinary(prog, cacheFile(cacheDir, key)); err != nil {
+	if disk.dir != "" && disk.save {
+		if err := writeBinary(prog, cacheFile(disk.dir, key)); err != nil {
 			c.writeErrors.Add(1)
 		} else {
 			c.binaryWrites.Add(1)

@@ -48,14 +48,26 @@ func TestProgramCacheMemory(t *testing.T) {
 
 func TestProgramCacheDisk(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
-	props := map[string]string{driver.KeyCacheDir: dir}
+	// OPTIMIZE_SIZE (POCL's default) writes no binaries, and still loads
+	// what is there.
+	size := map[string]string{driver.KeyCacheDir: dir, driver.KeyCacheMode: driver.CacheModeOptimizeSize}
+	p0 := newGPU(t)
+	compileInfer(t, p0, size)
+	s := p0.ProgramCacheStats()
+	assert.Zero(t, s.BinaryWrites, "%+v", s)
+	files, err := filepath.Glob(filepath.Join(dir, "clinfer-*.clbin"))
+	require.NoError(t, err)
+	assert.Empty(t, files)
+	require.NoError(t, p0.Close())
+
+	props := map[string]string{driver.KeyCacheDir: dir, driver.KeyCacheMode: driver.CacheModeOptimizeSpeed}
 
 	p1 := newGPU(t)
 	compileInfer(t, p1, props)
-	s := p1.ProgramCacheStats()
+	s = p1.ProgramCacheStats()
 	assert.Equal(t, int64(chainPrograms), s.SourceBuilds)
 	assert.Equal(t, int64(chainPrograms), s.BinaryWrites, "%+v", s)
-	files, err := filepath.Glob(filepath.Join(dir, "clinfer-*.clbin"))
+	files, err = filepath.Glob(filepath.Join(dir, "clinfer-*.clbin"))
 	require.NoError(t, err)
 	assert.Len(t, files, chainPrograms)
 	tmp, _ := filepath.Glob(filepath.Join(dir, ".clinfer-*"))
@@ -69,6 +81,14 @@ func TestProgramCacheDisk(t *testing.T) {
 	assert.Zero(t, s.SourceBuilds, "%+v", s)
 	assert.Equal(t, int64(chainPrograms), s.BinaryLoads)
 	require.NoError(t, p2.Close())
+
+	// OPTIMIZE_SIZE loads the binaries that are there.
+	p2s := newGPU(t)
+	compileInfer(t, p2s, size)
+	s = p2s.ProgramCacheStats()
+	assert.Zero(t, s.SourceBuilds, "%+v", s)
+	assert.Equal(t, int64(chainPrograms), s.BinaryLoads)
+	require.NoError(t, p2s.Close())
 
 	// A corrupted file is rebuilt from source and rewritten.
 	b, err := os.ReadFile(files[0])

@@ -60,6 +60,17 @@ func disabledIn(cfg *driver.Properties) map[string]bool {
 	return disabledOps(v)
 }
 
+// defaultCacheMode is CACHE_MODE's default on d: OPTIMIZE_SPEED where the
+// driver hands over the binary it built, OPTIMIZE_SIZE where it would
+// compile every kernel again to make one (POCL), which its own kernel
+// cache makes needless on the machine that compiled.
+func defaultCacheMode(d *device) string {
+	if d.binariesOnDemand {
+		return driver.CacheModeOptimizeSize
+	}
+	return driver.CacheModeOptimizeSpeed
+}
+
 // Limits the device reports for planning; the engine itself has none.
 const (
 	maxAsyncRequests = 16
@@ -85,6 +96,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 		precisionSpec(d),
 		disabledOpsSpec(),
 		driver.StringSpec(driver.KeyMakeStateful, ""),
+		driver.EnumSpec(driver.KeyCacheMode, defaultCacheMode(d), driver.CacheModeOptimizeSpeed, driver.CacheModeOptimizeSize),
 		hintSpec(d, driver.KeyQueuePriority, "cl_khr_priority_hints"),
 		hintSpec(d, driver.KeyQueueThrottle, "cl_khr_throttle_hints"),
 		hostTaskPrioritySpec(),

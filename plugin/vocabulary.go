@@ -50,6 +50,7 @@ const (
 	KeyExecutionModeHint            = driver.KeyExecutionModeHint
 	KeyMaxHostMemory                = driver.KeyMaxHostMemory
 	KeyCacheDir                     = driver.KeyCacheDir
+	KeyCacheMode                    = driver.KeyCacheMode
 	KeyModelPriority                = driver.KeyModelPriority
 	KeyLogLevel                     = driver.KeyLogLevel
 	KeyDisableTransformations       = driver.KeyDisableTransformations
@@ -114,6 +115,13 @@ type ExecutionMode = driver.ExecutionMode
 const (
 	ModePerformance ExecutionMode = driver.ModePerformance
 	ModeAccuracy    ExecutionMode = driver.ModeAccuracy
+)
+
+// Values of CACHE_MODE: what Export and CACHE_DIR keep of a compiled
+// model's device code (see driver.KeyCacheMode).
+const (
+	CacheModeOptimizeSpeed = driver.CacheModeOptimizeSpeed
+	CacheModeOptimizeSize  = driver.CacheModeOptimizeSize
 )
 
 // Priority is the MODEL_PRIORITY property.

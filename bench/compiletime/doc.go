@@ -11,7 +11,14 @@
 //     earlier compilation but no model blob, so the graph is transformed
 //     and planned again but programs load from their binaries;
 //   - model cache: CACHE_DIR holds the model blob too, so Core.CompileModel
-//     imports it (LOADED_FROM_CACHE=YES).
+//     imports it (LOADED_FROM_CACHE=YES);
+//   - with -export, export: a compilation without CACHE_DIR, then
+//     CompiledModel.Export (its time, and the blob's size).
+//
+// -cache_mode picks CACHE_MODE (OPTIMIZE_SPEED by default: binaries in
+// CACHE_DIR and in the blob; OPTIMIZE_SIZE has no program-cache state),
+// and -driver_caches keeps POCL's kernel cache on (a fresh POCL_CACHE_DIR
+// per run, filled by one compilation first).
 //
 // The model's dynamic input is fixed to each -shape first, so programs are
 // built at compile time and land in the blob. The time is that of
@@ -19,4 +26,5 @@
 // reports each run and the median per shape and state:
 //
 //	go run ./bench/compiletime -runs 5 -shape 1x3x640x640 -shape 1x3x320x320
+//	go run ./bench/compiletime -runs 3 -export -cache_mode OPTIMIZE_SIZE -driver_caches
 package main

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,15 +30,19 @@ import (
 // defaultModel is PP-OCR det, which `make models` fetches.
 const defaultModel = "ch_PP-OCRv4_det_infer.onnx"
 
-// states are the cache states, in the order a run measures them.
+// states are the cache states, in the order a run measures them; -export
+// adds "export": a compilation without CACHE_DIR and the Export after it.
 var states = []string{"cold", "program-cache", "model-cache"}
 
-// result is what a child process reports about one compilation.
+// result is what a child process reports about one compilation, and the
+// Export of the compiled model after it.
 type result struct {
 	Millis       float64 `json:"ms"`
 	Loaded       string  `json:"loaded_from_cache"`
 	SourceBuilds int64   `json:"source_builds"`
 	BinaryLoads  int64   `json:"binary_loads"`
+	ExportMillis float64 `json:"export_ms"`
+	BlobBytes    int64   `json:"blob_bytes"`
 }
 
 type shapeList []tensor.Shape
@@ -91,7 +96,10 @@ func run(args []string, out io.Writer) error {
 	model := fs.String("model", "", "ONNX model (default: PP-OCR det from the model cache, see `make models`)")
 	device := fs.String("device", "GPU", "device to compile on")
 	runs := fs.Int("runs", 3, "runs of each state per shape")
-	child := fs.String("child", "", "internal: compile once with this CACHE_DIR and print the result as JSON")
+	child := fs.String("child", "", "internal: compile once with this CACHE_DIR (\"-\": none, and export) and print the result as JSON")
+	mode := fs.String("cache_mode", driver.CacheModeOptimizeSpeed, "CACHE_MODE of the compilations on devices that have it: OPTIMIZE_SPEED (binaries in CACHE_DIR and the blob) or OPTIMIZE_SIZE (the graph only: no program-cache state)")
+	export := fs.Bool("export", false, "also time CompiledModel.Export after a compilation without CACHE_DIR (the export state), and report the blob's size")
+	driverCaches := fs.Bool("driver_caches", false, "keep the drivers' kernel caches on: every run gets a fresh POCL_CACHE_DIR, filled by one compilation before the measured ones (clinfer's caches cold, POCL's warm)")
 	var shapes shapeList
 	fs.Var(&shapes, "shape", "input shape to fix before compiling, e.g. 1x3x640x640 (repeatable; default 1x3x640x640 and 1x3x320x320)")
 	if err := fs.Parse(args); err != nil {
@@ -111,7 +119,7 @@ func run(args []string, out io.Writer) error {
 		if len(shapes) != 1 {
 			return errors.New("-child takes exactly one -shape")
 		}
-		r, err := compileOnce(*model, shapes[0], *device, *child)
+		r, err := compileOnce(*model, shapes[0], *device, *child, *mode)
 		if err != nil {
 			return err
 		}
@@ -120,22 +128,47 @@ func run(args []string, out io.Writer) error {
 	if *runs < 1 {
 		return fmt.Errorf("-runs %d: want at least 1", *runs)
 	}
+	measured := states
+	switch *mode {
+	case driver.CacheModeOptimizeSpeed:
+	case driver.CacheModeOptimizeSize:
+		measured = []string{"cold", "model-cache"} // no binaries in CACHE_DIR
+	default:
+		return fmt.Errorf("-cache_mode %q: want %s or %s", *mode, driver.CacheModeOptimizeSpeed, driver.CacheModeOptimizeSize)
+	}
+	if *export {
+		measured = append(slices.Clip(measured), "export")
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "model %s on %s, %d runs per state, each compilation in a fresh process with POCL_KERNEL_CACHE=0 CUDA_CACHE_DISABLE=1\n", filepath.Base(*model), *device, *runs)
+	caches := "with POCL_KERNEL_CACHE=0 CUDA_CACHE_DISABLE=1"
+	if *driverCaches {
+		caches = "with the drivers' kernel caches on (a fresh POCL_CACHE_DIR per run, filled by one compilation first)"
+	}
+	fmt.Fprintf(out, "model %s on %s, CACHE_MODE %s, %d runs per state, each compilation in a fresh process %s\n", filepath.Base(*model), *device, *mode, *runs, caches)
 	for _, sh := range shapes {
 		times := map[string][]float64{}
+		var sizes []int64
 		for i := range *runs {
 			dir, err := os.MkdirTemp("", "clinfer-compiletime-*")
 			if err != nil {
 				return err
 			}
-			for _, state := range states {
+			env := bench.DriverCachesOff
+			if *driverCaches {
+				env = []string{"POCL_CACHE_DIR=" + filepath.Join(dir, "pocl")}
+				if _, err := spawn(self, *model, sh, *device, filepath.Join(dir, "fill"), *mode, env); err != nil {
+					os.RemoveAll(dir)
+					return fmt.Errorf("%s filling the driver's cache, run %d: %w", formatShape(sh), i+1, err)
+				}
+			}
+			cacheDir := filepath.Join(dir, "cache")
+			for _, state := range measured {
 				if state == "program-cache" {
 					// Keep the program binaries, drop the model blob.
-					blobs, _ := filepath.Glob(filepath.Join(dir, "*.blob"))
+					blobs, _ := filepath.Glob(filepath.Join(cacheDir, "*.blob"))
 					if len(blobs) != 1 {
 						os.RemoveAll(dir)
 						return fmt.Errorf("after the cold compilation CACHE_DIR holds %d model blobs, want 1", len(blobs))
@@ -144,7 +177,11 @@ func run(args []string, out io.Writer) error {
 						return err
 					}
 				}
-				r, err := spawn(self, *model, sh, *device, dir)
+				arg := cacheDir
+				if state == "export" {
+					arg = "-"
+				}
+				r, err := spawn(self, *model, sh, *device, arg, *mode, env)
 				if err != nil {
 					os.RemoveAll(dir)
 					return fmt.Errorf("%s %s run %d: %w", formatShape(sh), state, i+1, err)
@@ -153,14 +190,24 @@ func run(args []string, out io.Writer) error {
 					os.RemoveAll(dir)
 					return fmt.Errorf("%s %s run %d: %w", formatShape(sh), state, i+1, err)
 				}
+				if state == "export" {
+					fmt.Fprintf(out, "%s\t%-13s\trun %d\t%9.1f ms\tcompile %.1f ms, blob %d bytes\n",
+						formatShape(sh), state, i+1, r.ExportMillis, r.Millis, r.BlobBytes)
+					times[state] = append(times[state], r.ExportMillis)
+					sizes = append(sizes, r.BlobBytes)
+					continue
+				}
 				fmt.Fprintf(out, "%s\t%-13s\trun %d\t%9.1f ms\tLOADED_FROM_CACHE=%s source_builds=%d binary_loads=%d\n",
 					formatShape(sh), state, i+1, r.Millis, r.Loaded, r.SourceBuilds, r.BinaryLoads)
 				times[state] = append(times[state], r.Millis)
 			}
 			os.RemoveAll(dir)
 		}
-		for _, state := range states {
+		for _, state := range measured {
 			fmt.Fprintf(out, "%s\t%-13s\tmedian\t%9.1f ms\n", formatShape(sh), state, bench.Median(times[state]))
+		}
+		if *export {
+			fmt.Fprintf(out, "%s\t%-13s\tblob sizes %v bytes\n", formatShape(sh), "export", sizes)
 		}
 	}
 	return nil
@@ -179,6 +226,10 @@ func check(state string, r result) error {
 		if r.Loaded != "NO" || r.SourceBuilds != 0 {
 			return fmt.Errorf("the program cache did not serve every program: %+v", r)
 		}
+	case "export":
+		if r.Loaded != "NO" || r.BlobBytes == 0 {
+			return fmt.Errorf("not a compilation and its export: %+v", r)
+		}
 	case "model-cache":
 		if r.Loaded != "YES" {
 			return fmt.Errorf("not loaded from the model cache: %+v", r)
@@ -187,10 +238,10 @@ func check(state string, r result) error {
 	return nil
 }
 
-// spawn runs one compilation in a fresh process.
-func spawn(self, model string, sh tensor.Shape, device, dir string) (result, error) {
-	cmd := exec.Command(self, "-child", dir, "-model", model, "-device", device, "-shape", formatShape(sh))
-	cmd.Env = append(os.Environ(), bench.DriverCachesOff...)
+// spawn runs one compilation in a fresh process with env added.
+func spawn(self, model string, sh tensor.Shape, device, dir, mode string, env []string) (result, error) {
+	cmd := exec.Command(self, "-child", dir, "-model", model, "-device", device, "-shape", formatShape(sh), "-cache_mode", mode)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {
@@ -204,8 +255,9 @@ func spawn(self, model string, sh tensor.Shape, device, dir string) (result, err
 }
 
 // compileOnce reads the model, fixes its only input to sh and times
-// Core.CompileModel with CACHE_DIR dir.
-func compileOnce(model string, sh tensor.Shape, device, dir string) (result, error) {
+// Core.CompileModel with CACHE_DIR dir and CACHE_MODE mode; with dir "-",
+// without CACHE_DIR, and then the compiled model's Export.
+func compileOnce(model string, sh tensor.Shape, device, dir, mode string) (result, error) {
 	m, err := onnx.ReadFile(model)
 	if err != nil {
 		return result{}, err
@@ -218,7 +270,14 @@ func compileOnce(model string, sh tensor.Shape, device, dir string) (result, err
 	defer core.Close()
 	ctx := context.Background()
 	start := time.Now()
-	cm, err := core.CompileModel(ctx, m, device, map[string]string{driver.KeyCacheDir: dir})
+	props := map[string]string{}
+	if dir != "-" {
+		props[driver.KeyCacheDir] = dir
+	}
+	if _, err := core.Property(device, driver.KeyCacheMode); err == nil {
+		props[driver.KeyCacheMode] = mode
+	}
+	cm, err := core.CompileModel(ctx, m, device, props)
 	d := time.Since(start)
 	if err != nil {
 		return result{}, err
@@ -234,5 +293,21 @@ func compileOnce(model string, sh tensor.Shape, device, dir string) (result, err
 			r.SourceBuilds, r.BinaryLoads = s.SourceBuilds, s.BinaryLoads
 		}
 	}
+	if ex, ok := cm.(driver.Exporter); ok && dir == "-" {
+		var n countWriter
+		start := time.Now()
+		if err := ex.Export(&n); err != nil {
+			return result{}, err
+		}
+		r.ExportMillis, r.BlobBytes = float64(time.Since(start).Microseconds())/1000, int64(n)
+	}
 	return r, nil
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int64
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	*c += countWriter(len(b))
+	return len(b), nil
 }

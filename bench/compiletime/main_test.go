@@ -50,6 +50,8 @@ func TestCheck(t *testing.T) {
 		{"program-cache", result{Loaded: "NO", SourceBuilds: 1, BinaryLoads: 16}, false},
 		{"model-cache", result{Loaded: "YES"}, true},
 		{"model-cache", result{Loaded: "NO"}, false},
+		{"export", result{Loaded: "NO", SourceBuilds: 17, BlobBytes: 4 << 20}, true},
+		{"export", result{Loaded: "NO", SourceBuilds: 17}, false},
 	}
 	for _, tc := range cases {
 		err := check(tc.state, tc.r)

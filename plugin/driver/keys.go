@@ -39,6 +39,15 @@ const (
 	// KeyCacheDir is the directory compiled models are cached in; "" turns
 	// caching off (RW).
 	KeyCacheDir = "CACHE_DIR"
+	// KeyCacheMode is what an exported or cached compiled model keeps
+	// (RW, devices that export device code): OPTIMIZE_SPEED keeps the
+	// driver's program binaries, so an import builds no kernel;
+	// OPTIMIZE_SIZE keeps the graph and the build options only, so the
+	// blob is small and the same for the same model, and an import builds
+	// the programs again (through the driver's own kernel cache). OpenVINO's
+	// ov::cache_mode; unlike OpenVINO's OPTIMIZE_SIZE, the weights stay in
+	// the blob.
+	KeyCacheMode = "CACHE_MODE"
 	// KeyModelPriority is LOW, MEDIUM or HIGH (RW).
 	KeyModelPriority = "MODEL_PRIORITY"
 	// KeyLogLevel is LOG_NONE, LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG
@@ -91,6 +100,14 @@ const (
 	// Core.CompileModel runs the model through the BATCH device on devices
 	// that list this key (RW).
 	KeyAllowAutoBatching = "ALLOW_AUTO_BATCHING"
+)
+
+// Values of KeyCacheMode.
+const (
+	// CacheModeOptimizeSpeed keeps program binaries in blobs.
+	CacheModeOptimizeSpeed = "OPTIMIZE_SPEED"
+	// CacheModeOptimizeSize keeps the graph and build options only.
+	CacheModeOptimizeSize = "OPTIMIZE_SIZE"
 )
 
 // aliases maps OpenVINO's wire names to the keys above where they differ.
