@@ -16,7 +16,7 @@ import (
 // iteration, moving carried values and slices with device copies.
 func controlLowerings() map[string]lowering {
 	return map[string]lowering{
-		graph.OpIf:   {lower: lowerIf},
+		graph.OpIf:   {lower: lowerIf, count: countIf},
 		graph.OpLoop: {lower: lowerLoop},
 		graph.OpScan: {lower: lowerScan},
 	}
@@ -110,7 +110,11 @@ func lowerIf(b *builder, n *graph.Node) error {
 		return errUnsupported(n, "%v", err)
 	}
 	caps := b.inputs(n, 1)
-	if c, ok := b.hostFloat(b.in(n, 0)); ok {
+	c, ok := b.hostFloat(b.in(n, 0))
+	if n.Attrs.Has(graph.AttrDataSize) { // a continuation, for the condition read back (countIf)
+		c, ok = float64(n.Attrs.Int(graph.AttrDataSize, 0)), true
+	}
+	if ok {
 		attr, branch := graph.AttrElseBranch, els
 		if c != 0 {
 			attr, branch = graph.AttrThenBranch, then
@@ -195,6 +199,23 @@ func lowerIf(b *builder, n *graph.Node) error {
 	}
 	b.pl.impl[n] = fmt.Sprintf("if:runtime (both branches planned: then %d launches, else %d; %s)", counts[0], counts[1], how)
 	return nil
+}
+
+// countIf is the count of an If whose branches' outputs differ in shape
+// (graph's If is DataSized): its condition as one i32, which the request
+// reads back to plan the rest of the model for the branch it takes
+// (plan_sizes.go); the branch is planned there, in the continuation.
+func countIf(b *builder, n *graph.Node) (int, error) {
+	cond := b.in(n, 0)
+	v := b.temp(tensor.I32, tensor.Shape{1})
+	if b.val(cond).shape.NumElements() != 1 {
+		return 0, errUnsupported(n, "condition of shape %v", b.val(cond).shape)
+	}
+	ct, err := b.numType(n, b.val(cond).typ)
+	if err != nil {
+		return 0, err
+	}
+	return v, b.emit(n, "cast", "-DSRC_T="+ct+" -DDST_T=int", 1, slotArg(cond), slotArg(v), uint64(1))
 }
 
 // feedsHost reports whether the value of body Parameter p reaches an input

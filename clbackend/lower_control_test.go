@@ -249,3 +249,48 @@ func TestControlPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestIfShapesDifferGPU: an If whose branches' outputs differ in shape is
+// decided at run time on the GPU too: the plan reads the condition back
+// and goes on with a continuation planned for the branch it takes (the
+// shapes after it follow), and both values of the condition run in one
+// compiled model.
+func TestIfShapesDifferGPU(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(3, 4))
+	c := graph.NewParameter("c", tensor.Bool, graph.ShapeOf())
+	axes, _ := tensor.FromI64(tensor.Shape{1}, []int64{1})
+	then := bodyOf("then", []string{"x"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("ReduceSum", graph.Attrs{"keepdims": int64(0)}, p[0], graph.NewConstant("axes", axes).Out(0))}
+	})
+	els := bodyOf("else", []string{"x"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Flatten", graph.Attrs{"axis": int64(0)}, p[0])}
+	})
+	n := graph.NewNode(graph.OpIf, "if", []graph.Output{c.Out(0), x.Out(0)},
+		graph.Attrs{graph.AttrThenBranch: then, graph.AttrElseBranch: els, graph.AttrCaptures: int64(1)}, 1)
+	y := graph.NewNode("Neg", "neg", []graph.Output{n.Out(0)}, nil, 1)
+	m := graph.NewModel("differ", []*graph.Node{x, c}, []*graph.Node{graph.NewResult("y", y.Out(0))})
+	require.NoError(t, m.Validate())
+	xv, _ := tensor.FromF32(tensor.Shape{3, 4}, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	for _, cond := range []bool{true, false, true} {
+		cv, _ := tensor.FromBool(tensor.Shape{}, []bool{cond})
+		ins := map[string]*tensor.Tensor{"x": xv, "c": cv}
+		want, _ := inferAll(t, cpu, m, ins)
+		for name, v := range ins {
+			require.NoError(t, r.SetTensor(name, v))
+		}
+		require.NoError(t, r.Infer(context.Background()), "cond %v", cond)
+		got, err := r.Tensor("y")
+		require.NoError(t, err)
+		assertOutputsClose(t, want, []*tensor.Tensor{got}, 1e-6, 1e-6)
+	}
+}

@@ -78,9 +78,6 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	if pl.prog != nil {
 		// Control flow: the program decides what runs; it is enqueued
 		// here, reading back conditions as it goes.
-		if pl.cont != nil {
-			return driver.Errorf(driver.ErrUnsupported, "gpu: infer %q: a plan with control flow whose outputs' sizes depend on data (a continuation) runs on the CPU (HETERO:GPU,CPU)", c.model.Name)
-		}
 		if err := r.runProgram(ctx, s); err != nil {
 			return err
 		}

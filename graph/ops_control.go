@@ -110,6 +110,11 @@ func inferIf(n *Node) error {
 	// even be valid for these shapes (Silero's 8 kHz network given a
 	// 16 kHz chunk), which is why it is not taken.
 	c, known := ConstCond(cond)
+	if n.Attrs.Has(AttrDataSize) {
+		// A device read the condition back (an If whose branches' outputs
+		// differ in shape is a DataSized op): the rest is planned for it.
+		c, known = n.Attrs.Int(AttrDataSize, 0) != 0, true
+	}
 	var thenErr, elseErr error
 	if !known || c {
 		thenErr = bindBody(n, AttrThenBranch, then, ports)
@@ -456,9 +461,12 @@ func inferScan(n *Node) error {
 }
 
 // controlOps are the control-flow ops. Loop's M and cond are host inputs:
-// the GPU plans a loop for a trip count it knows.
+// the GPU plans a loop for a trip count it knows. If is DataSized: when its
+// branches' outputs differ in shape, the shapes after it depend on the
+// condition's value, which a device may read back and plan the rest for
+// (AttrDataSize carries it: 1 for then, 0 for else).
 var controlOps = []OpSpec{
-	{Name: OpIf, MinInputs: 1, MaxInputs: -1, Infer: inferIf},
+	{Name: OpIf, MinInputs: 1, MaxInputs: -1, DataSized: true, Infer: inferIf},
 	{Name: OpLoop, MinInputs: 2, MaxInputs: -1, HostInputs: []int{0, 1}, Infer: inferLoop},
 	{Name: OpScan, MinInputs: 1, MaxInputs: -1, Infer: inferScan},
 }

@@ -129,9 +129,25 @@ func TestIfShapes(t *testing.T) {
 	})
 	t.Run("bad_body", func(t *testing.T) {
 		n := build(cond, unaryBody("a", "Relu"), unaryBody("b", "NoSuchOp"))
-		err := InferNode(n)
+		m := NewModel("m", []*Node{cond.Node, n.Inputs[1].Node}, []*Node{NewResult("y", n.Out(0))})
+		err := m.Validate()
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `else_branch "b"`)
+	})
+	t.Run("branch_invalid_for_shapes", func(t *testing.T) {
+		// Squeeze of axis 0 of [2,3] cannot be: the If takes the other
+		// branch's shapes (the invalid one fails only if it runs); with
+		// both invalid it is an error.
+		squeeze := func(name string) *Model {
+			x := NewParameter("x", 0, DynamicRank)
+			n := NewNode("Squeeze", name+"_sq", []Output{x.Out(0), ci64(0)}, nil, 1)
+			return NewModel(name, []*Node{x}, []*Node{NewResult(name+"_out", n.Out(0))})
+		}
+		n := build(cond, unaryBody("a", "Relu"), squeeze("b"))
+		require.NoError(t, InferNode(n))
+		assert.Equal(t, "[2,3]", n.Outputs[0].Shape.String())
+		assert.Error(t, InferNode(build(cond, squeeze("a"), squeeze("b"))))
+		assert.Error(t, InferNode(build(constBool(false), unaryBody("a", "Relu"), squeeze("b"))), "the branch a known condition takes must be valid")
 	})
 }
 
