@@ -155,3 +155,18 @@ func TestPartialShapeHelpers(t *testing.T) {
 	_, ok = shp(2, "N").ToShape()
 	assert.False(t, ok)
 }
+
+func TestBoundedDims(t *testing.T) {
+	p := PartialShape{RankKnown: true, Dims: []Dim{StaticDim(1), BoundedDim(100, 200), BoundedDim(0, 8), BoundedDim(3, 0)}}
+	assert.Equal(t, "[1,100..200,..8,3..]", p.String())
+	assert.True(t, p.Compatible(tensor.Shape{1, 100, 0, 3}))
+	assert.True(t, p.Compatible(tensor.Shape{1, 200, 8, 1 << 20}))
+	assert.False(t, p.Compatible(tensor.Shape{1, 99, 8, 3}), "below the lower bound")
+	assert.False(t, p.Compatible(tensor.Shape{1, 201, 8, 3}), "above the upper bound")
+	assert.False(t, p.Compatible(tensor.Shape{1, 150, 9, 3}))
+	assert.False(t, p.Compatible(tensor.Shape{1, 150, 8, 2}))
+	named := Dim{Size: -1, Name: "batch", Min: 1, Max: 8}
+	assert.Equal(t, "batch:1..8", named.String())
+	assert.False(t, DynamicDim("N").Bounded())
+	assert.True(t, named.Bounded())
+}

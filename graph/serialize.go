@@ -15,7 +15,7 @@ import (
 // EncodingVersion is the version of the binary model encoding written by
 // MarshalBinary. Decoders reject any other version: an exported compiled
 // model must be re-exported by the build that reads it.
-const EncodingVersion = 2
+const EncodingVersion = 3
 
 // encodingMagic opens every encoded model.
 const encodingMagic = "CLGRAPH\x00"
@@ -248,6 +248,8 @@ func (e *encoder) shape(p PartialShape) {
 	for _, d := range p.Dims {
 		e.varint(d.Size)
 		e.str(d.Name)
+		e.varint(d.Min)
+		e.varint(d.Max)
 	}
 }
 
@@ -467,11 +469,13 @@ func (d *decoder) shape() PartialShape {
 		d.Fail("bad rank flag")
 		return PartialShape{}
 	}
-	nd := d.Count("rank", 2)
+	nd := d.Count("rank", 4)
 	p := PartialShape{Dims: make([]Dim, nd), RankKnown: true}
 	for i := 0; i < nd && d.Err == nil; i++ {
 		p.Dims[i].Size = d.Varint("dimension")
 		p.Dims[i].Name = d.Str("dimension name")
+		p.Dims[i].Min = d.Varint("dimension lower bound")
+		p.Dims[i].Max = d.Varint("dimension upper bound")
 	}
 	return p
 }

@@ -75,7 +75,7 @@ func dumpValue(v any) string {
 func richModel(t testing.TB) *graph.Model {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 11))
-	x := graph.NewParameter("x", tensor.F32, graph.PartialShape{RankKnown: true, Dims: []graph.Dim{graph.DynamicDim("batch"), graph.StaticDim(3), graph.DynamicDim("")}})
+	x := graph.NewParameter("x", tensor.F32, graph.PartialShape{RankKnown: true, Dims: []graph.Dim{graph.DynamicDim("batch"), graph.StaticDim(3), graph.DynamicDim(""), graph.BoundedDim(2, 9)}})
 	y := graph.NewParameter("y", tensor.I64, graph.DynamicRank)
 	var consts []*graph.Node
 	for _, et := range tensor.ElementTypes() {
@@ -234,7 +234,7 @@ func TestModelDecodeErrors(t *testing.T) {
 	}{
 		{"empty", nil, "bad magic"},
 		{"bad magic", append([]byte("NOTGRAPH"), good[8:]...), "bad magic"},
-		{"other version", append(header(99), good[9:]...), "encoding version 99, this build reads version 2"},
+		{"other version", append(header(99), good[9:]...), fmt.Sprintf("encoding version 99, this build reads version %d", graph.EncodingVersion)},
 		{"huge node count", binary.AppendUvarint(append(header(graph.EncodingVersion), 0, 0), 1<<50), "node count"},
 		{"huge name", binary.AppendUvarint(header(graph.EncodingVersion), 1<<60), "model name"},
 	}

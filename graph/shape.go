@@ -9,10 +9,13 @@ import (
 
 // Dim is one dimension of a PartialShape: a static size (Size >= 0) or a
 // dynamic one (Size < 0), which may carry a symbolic name from the model
-// ("batch", "N").
+// ("batch", "N") and bounds (OpenVINO IR's "1..10").
 type Dim struct {
 	Size int64
 	Name string
+	// Min and Max bound a dynamic dimension: the smallest and the largest
+	// size it takes, 0 for no bound (a static dimension has none).
+	Min, Max int64
 }
 
 // DynamicDim returns a dynamic dimension with an optional symbolic name.
@@ -24,16 +27,46 @@ func StaticDim(n int64) Dim { return Dim{Size: n} }
 // IsStatic reports whether the dimension's size is known.
 func (d Dim) IsStatic() bool { return d.Size >= 0 }
 
+// BoundedDim returns a dynamic dimension that takes sizes lo..hi (hi 0
+// for no upper bound).
+func BoundedDim(lo, hi int64) Dim { return Dim{Size: -1, Min: lo, Max: hi} }
+
+// Bounded reports whether a dynamic dimension has a bound.
+func (d Dim) Bounded() bool { return !d.IsStatic() && (d.Min > 0 || d.Max > 0) }
+
+// Contains reports whether size is one the dimension takes: its size, or
+// any within a dynamic dimension's bounds.
+func (d Dim) Contains(size int64) bool {
+	if d.IsStatic() {
+		return d.Size == size
+	}
+	return size >= d.Min && (d.Max == 0 || size <= d.Max)
+}
+
 // String formats a static dimension as its size and a dynamic one as "?" or
-// its name.
+// its name, with its bounds ("1..10", "batch:1..8").
 func (d Dim) String() string {
 	if d.IsStatic() {
 		return strconv.FormatInt(d.Size, 10)
 	}
+	s := "?"
 	if d.Name != "" {
-		return d.Name
+		s = d.Name
 	}
-	return "?"
+	if d.Bounded() {
+		b := ".."
+		if d.Min > 0 {
+			b = strconv.FormatInt(d.Min, 10) + b
+		}
+		if d.Max > 0 {
+			b += strconv.FormatInt(d.Max, 10)
+		}
+		if d.Name == "" {
+			return b
+		}
+		return s + ":" + b
+	}
+	return s
 }
 
 // PartialShape is a shape whose rank or dimensions may be unknown until
@@ -101,7 +134,8 @@ func (p PartialShape) Clone() PartialShape {
 }
 
 // Compatible reports whether a tensor of static shape s can be bound where p
-// is expected: same rank and equal static dimensions.
+// is expected: same rank, equal static dimensions and dynamic ones within
+// their bounds.
 func (p PartialShape) Compatible(s tensor.Shape) bool {
 	if !p.RankKnown {
 		return true
@@ -110,7 +144,7 @@ func (p PartialShape) Compatible(s tensor.Shape) bool {
 		return false
 	}
 	for i, d := range p.Dims {
-		if d.IsStatic() && d.Size != s[i] {
+		if !d.Contains(s[i]) {
 			return false
 		}
 	}

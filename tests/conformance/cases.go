@@ -91,3 +91,21 @@ func CaseOps(key string) ([]string, error) {
 	sort.Strings(ops)
 	return ops, nil
 }
+
+// CaseDirs lists every case of the suite, in the order ONNXBackend runs
+// them: its "dir/case" key and its directory. It is an error when the
+// suite is not installed.
+func CaseDirs() (keys, dirs []string, err error) {
+	root := dataDir()
+	for _, dir := range Dirs {
+		cases, err := listCases(filepath.Join(root, dir))
+		if err != nil {
+			return nil, nil, fmt.Errorf("conformance: %w (libonnx-testdata not installed? run `make deps`)", err)
+		}
+		for _, c := range cases {
+			keys = append(keys, dir+"/"+c)
+			dirs = append(dirs, filepath.Join(root, dir, c))
+		}
+	}
+	return keys, dirs, nil
+}

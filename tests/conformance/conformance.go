@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
@@ -274,6 +275,13 @@ func RunCase(ctx context.Context, core *driver.Core, device, caseDir string) (Ou
 		}
 		return Failed, fmt.Errorf("read model: %w", err)
 	}
+	return RunModel(ctx, core, device, m, caseDir)
+}
+
+// RunModel runs model m, read from a backend-suite case by other means
+// (another format, a transformed graph), on the case's data sets as
+// RunCase runs the case's own model.
+func RunModel(ctx context.Context, core *driver.Core, device string, m *graph.Model, caseDir string) (Outcome, error) {
 	cm, err := core.CompileModel(ctx, m, device, nil)
 	if err != nil {
 		if errors.Is(err, driver.ErrUnsupported) {

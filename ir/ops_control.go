@@ -1,0 +1,4 @@
+package ir
+
+// controlImports are the ops with bodies (If, Loop, TensorIterator).
+var controlImports = []importRow{}

@@ -1,0 +1,96 @@
+package ir
+
+import (
+	"github.com/clinfer/clinfer/tensor"
+
+	"github.com/clinfer/clinfer/graph"
+)
+
+// signalImports are the Fourier transforms of one axis.
+var signalImports = []importRow{
+	{"DFT", 7, importDFT(false, false)},
+	{"IDFT", 7, importDFT(true, false)},
+	{"RDFT", 9, importDFT(false, true)},
+}
+
+// importDFT is DFT over one axis (axes with one entry), signal_size its
+// dft_length; RDFT takes a real input (without the trailing complex axis)
+// and keeps the one-sided half.
+func importDFT(inverse, real bool) importFunc {
+	return func(c *layerCtx) ([]graph.Output, error) {
+		if err := c.inputs(2, 3); err != nil {
+			return nil, err
+		}
+		axes, err := c.ints(1, "axes")
+		if err != nil {
+			return nil, err
+		}
+		if len(axes) != 1 {
+			return nil, c.errorf(ErrUnsupportedAttribute, "a transform over axes %v is not supported (over one axis is)", axes)
+		}
+		x := c.in[0]
+		axis := axes[0]
+		if real {
+			if x, err = c.op("Unsqueeze", "complex", nil, x, c.constI64("complex_axis", false, -1)); err != nil {
+				return nil, err
+			}
+		}
+		if axis < 0 {
+			axis-- // IR counts negative axes without the trailing complex one
+		}
+		length := graph.Output{}
+		if len(c.in) == 3 {
+			l, err := c.ints(2, "signal_size")
+			if err != nil {
+				return nil, err
+			}
+			if len(l) != 1 {
+				return nil, c.errorf(ErrInvalidModel, "signal_size has %d values for one axis", len(l))
+			}
+			if l[0] != -1 {
+				length = c.constI64("dft_length", true, l[0])
+			}
+		}
+		attrs := graph.Attrs{"inverse": b2i(inverse), "onesided": b2i(real)}
+		return one(c.op("DFT", "", attrs, x, length, c.constI64("axis", true, axis)))
+	}
+}
+
+// signalExports write a complex DFT of one constant axis as DFT-7 or
+// IDFT-7.
+var signalExports = map[string]exportFunc{
+	"DFT": func(e *exportCtx) (bool, error) {
+		x := e.in(0)
+		if !x.Valid() || !e.onlyAttrs("inverse", "onesided") || e.attrInt("onesided", 0) != 0 || len(e.n.Inputs) != 3 {
+			return false, nil
+		}
+		xs := x.Shape()
+		if !xs.RankKnown || len(xs.Dims) < 2 || xs.Dims[len(xs.Dims)-1].Size != 2 {
+			return false, nil
+		}
+		axis, ok := e.ints(2)
+		if v, _ := e.value(2); !ok || !e.owned(2) || len(axis) != 1 || v.Type() != tensor.I64 || len(v.Shape()) != 0 {
+			return false, nil
+		}
+		a := axis[0]
+		if a < 0 {
+			a++ // IR counts negative axes without the complex one
+			if a >= 0 {
+				return false, nil
+			}
+		}
+		in := []src{from(x), e.i64Src("axes", false, a)}
+		if l := e.in(1); l.Valid() {
+			lv, ok := e.ints(1)
+			if v, _ := e.value(1); !ok || !e.owned(1) || len(lv) != 1 || v.Type() != tensor.I64 || len(v.Shape()) != 0 || lv[0] == -1 {
+				return false, nil
+			}
+			in = append(in, e.i64Src("signal_size", false, lv[0]))
+		}
+		typ := "DFT"
+		if e.attrInt("inverse", 0) != 0 {
+			typ = "IDFT"
+		}
+		return e.single(typ, 7, nil, in...)
+	},
+}
