@@ -17,7 +17,7 @@ var eltwiseImports = []importRow{
 	{"Maximum", 1, binaryOp("Max")},
 	{"Minimum", 1, binaryOp("Min")},
 	{"Mod", 1, binaryAttrs("Mod", graph.Attrs{"fmod": int64(1)})},
-	{"FloorMod", 1, binaryOp("Mod")},
+	{"FloorMod", 1, importFloorMod},
 	{"SquaredDifference", 1, importSquaredDifference},
 	{"Sqrt", 1, same("Sqrt")},
 	{"Exp", 1, same("Exp")},
@@ -122,6 +122,58 @@ func importDivide(c *layerCtx) ([]graph.Output, error) {
 		return nil, err
 	}
 	return one(c.op("Div", "", nil, d, b))
+}
+
+// importFloorMod: the remainder with the divisor's sign. The op set's Mod
+// computes it for integers (fmod 0); floats take C's fmod and add the
+// divisor to a non-zero remainder of the other sign.
+func importFloorMod(c *layerCtx) ([]graph.Output, error) {
+	a, b, err := c.broadcastInputs()
+	if err != nil {
+		return nil, err
+	}
+	if a.Type().IsInteger() {
+		return one(c.op("Mod", "", nil, a, b))
+	}
+	r, err := c.op("Mod", "fmod", graph.Attrs{"fmod": int64(1)}, a, b)
+	if err != nil {
+		return nil, err
+	}
+	zero, err := c.constOf("zero", a.Type(), true, 0)
+	if err != nil {
+		return nil, err
+	}
+	var v graph.Output
+	step := func(op, name string, in ...graph.Output) error {
+		v, err = c.op(op, name, nil, in...)
+		return err
+	}
+	if err := step("Equal", "exact", r, zero); err != nil {
+		return nil, err
+	}
+	exact := v
+	if err := step("Less", "r_negative", r, zero); err != nil {
+		return nil, err
+	}
+	rn := v
+	if err := step("Less", "b_negative", b, zero); err != nil {
+		return nil, err
+	}
+	if err := step("Xor", "signs_differ", rn, v); err != nil {
+		return nil, err
+	}
+	differ := v
+	if err := step("Not", "inexact", exact); err != nil {
+		return nil, err
+	}
+	if err := step("And", "shift", v, differ); err != nil {
+		return nil, err
+	}
+	shift := v
+	if err := step("Add", "shifted", r, b); err != nil {
+		return nil, err
+	}
+	return one(c.op("Where", "", nil, shift, v, r))
 }
 
 func importSquaredDifference(c *layerCtx) ([]graph.Output, error) {

@@ -186,7 +186,27 @@ func importOneHot(c *layerCtx) ([]graph.Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return one(c.op("OneHot", "", graph.Attrs{"axis": axis}, c.in[0], depth, values))
+	idx := c.in[0]
+	if idx.Type().IsSigned() {
+		// IR's negative indices select nothing; the op set's count from the
+		// end: move them to depth, which selects nothing in both.
+		d, err := c.castTo(c.in[1], idx.Type(), "depth_like_indices")
+		if err != nil {
+			return nil, err
+		}
+		zero, err := c.constOf("zero", idx.Type(), true, 0)
+		if err != nil {
+			return nil, err
+		}
+		neg, err := c.op("Less", "negative", nil, idx, zero)
+		if err != nil {
+			return nil, err
+		}
+		if idx, err = c.op("Where", "indices", nil, neg, d, idx); err != nil {
+			return nil, err
+		}
+	}
+	return one(c.op("OneHot", "", graph.Attrs{"axis": axis}, idx, depth, values))
 }
 
 // indexExports write the gathers, scatters and OneHot.
@@ -237,7 +257,9 @@ var indexExports = map[string]exportFunc{
 		return e.single("ScatterNDUpdate", 3, nil, in...)
 	},
 	"OneHot": func(e *exportCtx) (bool, error) {
-		if !e.onlyAttrs("axis") || len(e.n.Inputs) != 3 || !e.in(0).Valid() || e.in(1).Type() != tensor.I64 {
+		// IR's negative indices select nothing, the op set's count from
+		// the end: only unsigned indices mean the same.
+		if !e.onlyAttrs("axis") || len(e.n.Inputs) != 3 || !e.in(0).Valid() || e.in(0).Type().IsSigned() || e.in(1).Type() != tensor.I64 {
 			return false, nil
 		}
 		v, ok := e.value(2)

@@ -48,6 +48,8 @@ func Write(m *graph.Model, doc, bin io.Writer) error {
 	return nil
 }
 
+func init() { graph.RegisterIRWriter(Write) }
+
 // WriteFile writes m to the document path and its weights to the .bin
 // file beside it (the same name with the extension .bin).
 func WriteFile(m *graph.Model, path string) error {

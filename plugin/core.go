@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
+	"strings"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/ir"
 	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/plugin/driver"
 )
@@ -31,22 +34,43 @@ type Core struct {
 // NewCore returns a Core over the registered devices. It constructs none.
 func NewCore() *Core { return &Core{} }
 
-// ReadModel reads an ONNX model file. External tensor data is resolved
-// relative to the file's directory. The returned model describes its ports
-// (Inputs, Outputs) with their dynamic dimensions before it is compiled.
-// A missing file is an error wrapping ErrNotFound (and fs.ErrNotExist), a
-// malformed model ErrInvalidArgument, an op or type clinfer cannot import
-// ErrUnsupported; each also wraps the onnx package's own sentinel. After
+// ReadModel reads a model file: OpenVINO IR when path ends in .xml (its
+// weights from the .bin file beside it; see ReadModelWithWeights), ONNX
+// otherwise (external tensor data resolved relative to the file's
+// directory). The returned model describes its ports (Inputs, Outputs)
+// with their dynamic dimensions before it is compiled. A missing file is
+// an error wrapping ErrNotFound (and fs.ErrNotExist), a malformed model
+// ErrInvalidArgument, an op or type clinfer cannot import ErrUnsupported;
+// each also wraps the frontend's own sentinel (onnx's or ir's). After
 // Close it is an error wrapping ErrClosed.
 func (c *Core) ReadModel(path string) (*graph.Model, error) {
 	if err := c.d.Check(fmt.Sprintf("read model %q", path)); err != nil {
 		return nil, err
 	}
+	if isIRPath(path) {
+		m, err := ir.ReadFile(path)
+		return m, readError(err)
+	}
 	m, err := onnx.ReadFile(path)
 	return m, readError(err)
 }
 
-// ReadModelFrom reads an ONNX model from r, as ReadModel reads a file. A
+// ReadModelWithWeights reads an OpenVINO IR model whose weights are in
+// the file weights rather than beside it, as OpenVINO's
+// Core::read_model(model, weights) does.
+func (c *Core) ReadModelWithWeights(path, weights string) (*graph.Model, error) {
+	if err := c.d.Check(fmt.Sprintf("read model %q", path)); err != nil {
+		return nil, err
+	}
+	m, err := ir.ReadFile(path, ir.WithWeightsFile(weights))
+	return m, readError(err)
+}
+
+// isIRPath reports whether path names an IR document.
+func isIRPath(path string) bool { return strings.EqualFold(filepath.Ext(path), ".xml") }
+
+// ReadModelFrom reads a model from r, as ReadModel reads a file: an IR
+// document (which must then need no weights: use ReadIRFrom) or ONNX. A
 // model with external tensor data cannot be read this way: use ReadModel
 // on its file. After Close it is an error wrapping ErrClosed.
 func (c *Core) ReadModelFrom(r io.Reader) (*graph.Model, error) {
@@ -57,18 +81,45 @@ func (c *Core) ReadModelFrom(r io.Reader) (*graph.Model, error) {
 	if err != nil {
 		return nil, driver.Errorf(ErrInvalidArgument, "plugin: read model: %w", err)
 	}
+	if ir.IsIR(data) {
+		m, err := ir.Read(data)
+		return m, readError(err)
+	}
 	m, err := onnx.Read(data)
 	return m, readError(err)
 }
 
-// readError adds the plugin sentinel that matches an onnx error.
+// ReadIRFrom reads an OpenVINO IR model from its document and its weights
+// (nil when it has none).
+func (c *Core) ReadIRFrom(doc, weights io.Reader) (*graph.Model, error) {
+	if err := c.d.Check("read model"); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(doc)
+	if err != nil {
+		return nil, driver.Errorf(ErrInvalidArgument, "plugin: read model: %w", err)
+	}
+	var opts []ir.Option
+	if weights != nil {
+		w, err := io.ReadAll(weights)
+		if err != nil {
+			return nil, driver.Errorf(ErrInvalidArgument, "plugin: read weights: %w", err)
+		}
+		opts = append(opts, ir.WithWeights(w))
+	}
+	m, err := ir.Read(data, opts...)
+	return m, readError(err)
+}
+
+// readError adds the plugin sentinel that matches a frontend error.
 func readError(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		return driver.Errorf(ErrNotFound, "%w", err)
-	case errors.Is(err, onnx.ErrUnsupportedOp), errors.Is(err, onnx.ErrUnsupportedAttribute), errors.Is(err, onnx.ErrUnsupportedType):
+	case errors.Is(err, onnx.ErrUnsupportedOp), errors.Is(err, onnx.ErrUnsupportedAttribute), errors.Is(err, onnx.ErrUnsupportedType),
+		errors.Is(err, ir.ErrUnsupportedOp), errors.Is(err, ir.ErrUnsupportedAttribute), errors.Is(err, ir.ErrUnsupportedType):
 		return driver.Errorf(ErrUnsupported, "%w", err)
 	}
 	return driver.Errorf(ErrInvalidArgument, "%w", err)

@@ -2,12 +2,14 @@ package cliutil
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/defaultmodel"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/internal/suggest"
+	"github.com/clinfer/clinfer/ir"
 	"github.com/clinfer/clinfer/onnx"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -45,12 +47,17 @@ func Props(flagName string, kvs []string) (map[string]string, error) {
 	return props, nil
 }
 
-// ReadModel reads the ONNX file at path, or the embedded default model when
-// path is empty. It returns the model and a name for messages.
+// ReadModel reads the model file at path (OpenVINO IR for .xml, else
+// ONNX), or the embedded default model when path is empty. It returns the
+// model and a name for messages.
 func ReadModel(path string) (*graph.Model, string, error) {
 	if path == "" {
 		m, err := onnx.Read(defaultmodel.ONNX)
 		return m, defaultmodel.Name + " (embedded)", err
+	}
+	if strings.EqualFold(filepath.Ext(path), ".xml") {
+		m, err := ir.ReadFile(path)
+		return m, path, err
 	}
 	m, err := onnx.ReadFile(path)
 	return m, path, err
