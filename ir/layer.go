@@ -143,15 +143,16 @@ func (c *layerCtx) mainNode(outs []graph.Output) *graph.Node {
 }
 
 // checkPort compares an output's inferred element type and static dims
-// with those the file declares for port p: a conflict means the file (or
-// the mapping) is wrong.
+// with those the file declares for port p, in documents clinfer wrote: a
+// conflict there means the writer and the reader disagree. Other writers'
+// port dims are informative only, as OpenVINO's reader treats them (the
+// legacy converter leaves stale ones in bodies), and are not checked.
 func (c *layerCtx) checkPort(i int, p xmlPort, o graph.Output) error {
+	if !c.gc.b.clinfer {
+		return nil
+	}
 	if t, ok := parsePrecision(p.Precision); ok && o.Type() != tensor.Undefined && t != o.Type() {
-		// IR 10 files of the legacy converter declare FP32 where an op
-		// computes i64 shape values; only IR 11 is held to its precisions.
-		if c.gc.b.version == "11" {
-			return c.errorf(ErrInvalidModel, "output %d is %v by the op's semantics, but port %s declares %s", i, o.Type(), p.ID, p.Precision)
-		}
+		return c.errorf(ErrInvalidModel, "output %d is %v by the op's semantics, but port %s declares %s", i, o.Type(), p.ID, p.Precision)
 	}
 	ps := o.Shape()
 	if !ps.RankKnown || p.Dims == nil {

@@ -35,7 +35,11 @@ type importRow struct {
 
 // importTable maps each op type to its rows, oldest first. The families'
 // files (ops_<family>.go) hold the rows; this is the one list of them.
-var importTable = buildImportTable()
+// The control ops' importers read bodies through the table, so it is
+// built in init rather than by its declaration (an initialisation cycle).
+var importTable map[string][]importRow
+
+func init() { importTable = buildImportTable() }
 
 func buildImportTable() map[string][]importRow {
 	t := map[string][]importRow{}

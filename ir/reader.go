@@ -194,8 +194,20 @@ type graphCtx struct {
 // graph reads one graph into a model whose Parameters and Results are
 // its Parameter and Result layers in document order.
 func (b *builder) graph(g *xmlGraph, name string, depth int) (*graph.Model, error) {
+	m, _, err := b.body(g, name, depth)
+	return m, err
+}
+
+// body is graph, also returning the graph's context, whose params and
+// results map layer ids to the Parameters and Results (for port maps).
+func (b *builder) body(g *xmlGraph, name string, depth int) (*graph.Model, *graphCtx, error) {
+	m, gc, err := b.read(g, name, depth)
+	return m, gc, err
+}
+
+func (b *builder) read(g *xmlGraph, name string, depth int) (*graph.Model, *graphCtx, error) {
 	if depth > maxBodyDepth {
-		return nil, fmt.Errorf("%w: bodies nest deeper than %d levels", ErrInvalidModel, maxBodyDepth)
+		return nil, nil, fmt.Errorf("%w: bodies nest deeper than %d levels", ErrInvalidModel, maxBodyDepth)
 	}
 	gc := &graphCtx{
 		b: b, depth: depth, byID: map[string]*xmlLayer{},
@@ -208,16 +220,16 @@ func (b *builder) graph(g *xmlGraph, name string, depth int) (*graph.Model, erro
 		biasConsts: map[*graph.Node]graph.Output{}, ungrouped: map[graph.Output]graph.Output{},
 	}
 	if err := gc.index(g); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	order, err := gc.order()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	gc.nameLayers()
 	for _, l := range order {
 		if err := gc.importLayer(l); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var params, results []*graph.Node
@@ -230,13 +242,13 @@ func (b *builder) graph(g *xmlGraph, name string, depth int) (*graph.Model, erro
 		}
 	}
 	if depth == 0 && len(results) == 0 {
-		return nil, fmt.Errorf("%w: the model has no Result layer", ErrInvalidModel)
+		return nil, nil, fmt.Errorf("%w: the model has no Result layer", ErrInvalidModel)
 	}
 	m := graph.NewModel(name, params, results)
 	if err := gc.foldConvBiases(m); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return m, nil
+	return m, gc, nil
 }
 
 // index checks the layers' ids and ports and the edges between them.
