@@ -100,7 +100,9 @@ func (b *irb) op(typ, version, data string, nout int, in ...port) []port {
 }
 
 // op1 is op with one output.
-func (b *irb) op1(typ, version, data string, in ...port) port { return b.op(typ, version, data, 1, in...)[0] }
+func (b *irb) op1(typ, version, data string, in ...port) port {
+	return b.op(typ, version, data, 1, in...)[0]
+}
 
 // result declares a Result reading p.
 func (b *irb) result(p port) {
