@@ -120,7 +120,7 @@ func TestOpTableImplemented(t *testing.T) {
 
 // familyFiles are where an op family's code is in each package.
 var familyFiles = []struct{ dir, prefix, ext string }{
-	{"graph", "ops_", ".go"}, {"cpu_fallback/ref", "ops_", ".go"}, {"clbackend", "lower_", ".go"}, {"onnx", "ops_", ".go"},
+	{"graph", "ops_", ".go"}, {"cpu_fallback/ref", "ops_", ".go"}, {"clbackend", "lower_", ".go"}, {"onnx", "ops_", ".go"}, {"ir", "ops_", ".go"},
 	{"kernels", "", ".cl"},
 }
 
