@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/names"
 )
 
 // maxBodyDepth bounds how deeply bodies (Loop, If, TensorIterator, the
@@ -173,10 +174,9 @@ type graphCtx struct {
 	// consumers counts the edges leaving each output port.
 	consumers map[portKey]int
 	// outs are each imported layer's outputs, by output index.
-	outs  map[string][]graph.Output
-	names map[string]string // layer id -> the node name it takes
-	used  map[string]bool
-	next  map[string]int
+	outs      map[string][]graph.Output
+	nodeNames map[string]string // layer id -> the node name it takes
+	names     names.Set
 	// params and results by layer id.
 	params  map[string]*graph.Node
 	results map[string]*graph.Node
@@ -213,8 +213,7 @@ func (b *builder) read(g *xmlGraph, name string, depth int) (*graph.Model, *grap
 		b: b, depth: depth, byID: map[string]*xmlLayer{},
 		inIdx: map[string]map[string]int{}, outIdx: map[string]map[string]int{},
 		from: map[portKey]portKey{}, consumers: map[portKey]int{},
-		outs: map[string][]graph.Output{}, names: map[string]string{},
-		used: map[string]bool{}, next: map[string]int{},
+		outs: map[string][]graph.Output{}, nodeNames: map[string]string{},
 		params: map[string]*graph.Node{}, results: map[string]*graph.Node{},
 		convs: map[*graph.Node]bool{}, biasMarked: map[*graph.Node]bool{},
 		biasConsts: map[*graph.Node]graph.Output{}, ungrouped: map[graph.Output]graph.Output{},
@@ -369,18 +368,18 @@ func (gc *graphCtx) nameLayers() {
 					name = names[0]
 				}
 			}
-			gc.names[l.ID] = gc.unique(name)
+			gc.nodeNames[l.ID] = gc.unique(name)
 		case isType(l, "Result"):
-			gc.names[l.ID] = gc.unique(gc.resultName(l))
+			gc.nodeNames[l.ID] = gc.unique(gc.resultName(l))
 		}
 	}
 	for _, l := range gc.layers {
-		if _, ok := gc.names[l.ID]; !ok {
+		if _, ok := gc.nodeNames[l.ID]; !ok {
 			name := l.Name
 			if name == "" {
 				name = l.Type + "_" + l.ID
 			}
-			gc.names[l.ID] = gc.unique(name)
+			gc.nodeNames[l.ID] = gc.unique(name)
 		}
 	}
 }
@@ -418,20 +417,7 @@ func (gc *graphCtx) resultName(l *xmlLayer) string {
 }
 
 // unique returns name, or name_1, name_2, ... when taken, and takes it.
-func (gc *graphCtx) unique(name string) string {
-	if !gc.used[name] {
-		gc.used[name] = true
-		return name
-	}
-	for i := gc.next[name] + 1; ; i++ {
-		c := name + "_" + strconv.Itoa(i)
-		if !gc.used[c] {
-			gc.used[c] = true
-			gc.next[name] = i
-			return c
-		}
-	}
-}
+func (gc *graphCtx) unique(name string) string { return gc.names.Unique(name) }
 
 // isType reports whether l is of op type t (IR spells a few types two
 // ways: ReLU/Relu, SoftMax/Softmax, Const/Constant).
@@ -458,7 +444,7 @@ func layerErr(l *xmlLayer, sentinel error, format string, args ...any) error {
 
 // importLayer converts one layer, its inputs already converted.
 func (gc *graphCtx) importLayer(l *xmlLayer) error {
-	c := &layerCtx{gc: gc, l: l, name: gc.names[l.ID]}
+	c := &layerCtx{gc: gc, l: l, name: gc.nodeNames[l.ID]}
 	c.in = make([]graph.Output, len(l.Inputs))
 	for i, p := range l.Inputs {
 		src, ok := gc.from[portKey{l.ID, p.ID}]

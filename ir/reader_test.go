@@ -2,7 +2,9 @@ package ir
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -346,4 +348,36 @@ func FuzzReadIR(f *testing.F) {
 			t.Fatalf("reading back a model written: %v\n%s", err, doc.String())
 		}
 	})
+}
+
+// TestOpenVINONMS reads OpenVINO's nms5.xml with weights made here (its
+// .bin is binary and not copied): at most 10 boxes per class (i64 at 0),
+// IoU threshold 0.5 (f32 at 8), score threshold 0 (f32 at 12). One batch
+// of one class, so sort_result_descending is the op set's order.
+func TestOpenVINONMS(t *testing.T) {
+	var w []byte
+	w = binary.LittleEndian.AppendUint64(w, 10)
+	w = binary.LittleEndian.AppendUint32(w, math.Float32bits(0.5))
+	w = binary.LittleEndian.AppendUint32(w, math.Float32bits(0))
+	m, err := ReadFile("testdata/openvino/nms5.xml", WithWeights(w))
+	require.NoError(t, err)
+	n := nodeNamed(t, m, "NonMaxSuppression_73")
+	assert.Equal(t, "NonMaxSuppression", n.OpType)
+	assert.Equal(t, "Parameter_68", n.Inputs[0].Node.Name, "boxes")
+	assert.Equal(t, "Parameter_69", n.Inputs[1].Node.Name, "scores")
+	// Box i is [i, 0, i+1, 1]: no two overlap, so the ten best scores win.
+	boxes := make([]float32, 4000)
+	for i := 0; i < 1000; i++ {
+		copy(boxes[4*i:], []float32{float32(i), 0, float32(i + 1), 1})
+	}
+	scores := seeded.Float32s(5, 1000, 0, 1)
+	out := run(t, m, []*tensor.Tensor{tf32(tensor.Shape{1, 1, 1000}, scores...), tf32(tensor.Shape{1, 1000, 4}, boxes...)})
+	sel := out[0].I64()
+	require.Equal(t, tensor.Shape{10, 3}, out[0].Shape())
+	for i := 0; i < 10; i++ {
+		assert.Equal(t, []int64{0, 0}, sel[3*i:3*i+2])
+		if i > 0 {
+			assert.GreaterOrEqual(t, scores[sel[3*i-1]], scores[sel[3*i+2]], "descending scores")
+		}
+	}
 }

@@ -162,3 +162,22 @@ func TestRoundTripBackendModels(t *testing.T) {
 		t.Fatal(errors.New("no backend model was imported"))
 	}
 }
+
+// TestRoundTripRealModels writes the real models `make models` caches as
+// IR and reads them back to the same graph (the outputs of PP-OCR det
+// read back are compared on the GPU in tests/).
+func TestRoundTripRealModels(t *testing.T) {
+	for _, name := range []string{"ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx", "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+		"hello_deepa.onnx", "silero_vad_v5.onnx", "isnet_small_u8.onnx"} {
+		t.Run(name, func(t *testing.T) {
+			path, err := conformance.ModelPath(name)
+			require.NoError(t, err)
+			m, err := onnx.ReadFile(path)
+			require.NoError(t, err)
+			back, _ := roundTrip(t, m)
+			if !bytes.Equal(comparable(t, m), comparable(t, back)) {
+				t.Fatalf("read back a different graph:\n%s", diff(t, m, back))
+			}
+		})
+	}
+}

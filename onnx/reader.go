@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/names"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -76,8 +77,7 @@ type builder struct {
 	src      tensorSource
 	opsets   map[string]int64
 	values   map[string]graph.Output
-	used     map[string]bool
-	next     map[string]int
+	names    *names.Set
 	consumed map[string]bool
 	// parent is the enclosing scope of a subgraph's builder (nil at the
 	// top); captures are the outer values the subgraph reads, each bound
@@ -98,8 +98,7 @@ func read(data []byte, cfg config) (*graph.Model, error) {
 		src:      tensorSource{baseDir: cfg.baseDir},
 		opsets:   map[string]int64{},
 		values:   map[string]graph.Output{},
-		used:     map[string]bool{},
-		next:     map[string]int{},
+		names:    &names.Set{},
 		consumed: map[string]bool{},
 	}
 	for _, o := range mp.opsets {
@@ -123,22 +122,7 @@ func normDomain(d string) string {
 }
 
 // unique returns name, or name_1, name_2, ... when taken, and takes it.
-func (b *builder) unique(name string) string {
-	if !b.used[name] {
-		b.used[name] = true
-		return name
-	}
-	// next remembers the last suffix tried per name, so many nodes of one
-	// name cost linear time, not quadratic.
-	for i := b.next[name] + 1; ; i++ {
-		c := name + "_" + strconv.Itoa(i)
-		if !b.used[c] {
-			b.used[c] = true
-			b.next[name] = i
-			return c
-		}
-	}
-}
+func (b *builder) unique(name string) string { return b.names.Unique(name) }
 
 func (b *builder) build(g *graphProto) (*graph.Model, error) {
 	m, err := b.graph(g)
@@ -204,7 +188,7 @@ func (b *builder) graph(g *graphProto) (*graph.Model, error) {
 		}
 		p := graph.NewParameter(in.name, t, shape)
 		p.Outputs[0].Kind = in.kind
-		b.used[in.name] = true
+		b.names.Take(in.name)
 		b.values[in.name] = p.Out(0)
 		params = append(params, p)
 	}

@@ -142,8 +142,8 @@ func (c *nodeCtx) body(attr string) (*graph.Model, []capture, error) {
 		c.bodies = map[string]bool{}
 	}
 	c.bodies[attr] = true
-	sub := &builder{src: c.b.src, opsets: c.b.opsets, values: map[string]graph.Output{}, used: c.b.used,
-		next: c.b.next, consumed: map[string]bool{}, parent: c.b}
+	sub := &builder{src: c.b.src, opsets: c.b.opsets, values: map[string]graph.Output{}, names: c.b.names,
+		consumed: map[string]bool{}, parent: c.b}
 	m, err := sub.graph(g)
 	if err != nil {
 		return nil, nil, fmt.Errorf("node %q (%s): %s %q: %w", c.name, c.n.opType, attr, g.name, err)
