@@ -210,11 +210,23 @@ func (c *layerCtx) node(opType, suffix string, inputs []graph.Output, attrs grap
 		inputs = inputs[:len(inputs)-1] // omitted optional inputs at the end
 	}
 	n := graph.NewNode(opType, name, inputs, attrs, numOutputs)
-	if err := graph.InferNode(n); err != nil {
+	if err := graph.InferNode(n); err != nil && !untyped(inputs) {
 		return nil, c.errorf(ErrInvalidModel, "%v", err)
 	}
 	c.created = append(c.created, n)
 	return n, nil
+}
+
+// untyped reports whether an input's type is left to inference (a body's
+// Parameter its owner binds, or a value made of one): the node is then
+// inferred when the owner binds its body.
+func untyped(inputs []graph.Output) bool {
+	for _, in := range inputs {
+		if in.Valid() && in.Type() == tensor.Undefined {
+			return true
+		}
+	}
+	return false
 }
 
 // op creates a one-output node and returns its output.

@@ -51,7 +51,11 @@ func importParameter(c *layerCtx) ([]graph.Output, error) {
 	}
 	port := l.Outputs[0]
 	var t tensor.ElementType
-	if _, ok := c.attr("element_type"); ok {
+	if v, ok := c.attr("element_type"); ok && (v == "dynamic" || v == "undefined") {
+		// A type left to inference: a body's Parameter that its owner
+		// binds, as clinfer's ONNX bodies have for captured values.
+		t = tensor.Undefined
+	} else if ok {
 		var err error
 		if t, err = c.elemType("element_type", 0); err != nil {
 			return nil, err

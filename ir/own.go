@@ -112,7 +112,7 @@ func (c *layerCtx) importOwn() ([]graph.Output, error) {
 			n.Outputs[i].Kind = k
 		}
 	}
-	if err := graph.InferNode(n); err != nil {
+	if err := graph.InferNode(n); err != nil && !untyped(inputs) {
 		return nil, c.errorf(ErrInvalidModel, "%v", err)
 	}
 	c.created = append(c.created, n)

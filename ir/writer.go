@@ -343,10 +343,19 @@ func (gw *graphWriter) parameter(n *graph.Node) error {
 		port.RTInfo = addRT(port.RTInfo, xmlRTAttr{Name: rtLayout, Version: "0", Attrs: []xml.Attr{dataAttr("layout", v)}})
 	}
 	id := gw.newLayer(xmlLayer{Name: n.Name, Type: "Parameter", Version: "opset1",
-		Data:   &xmlAttrs{Attrs: []xml.Attr{dataAttr("shape", formatShape(p.Shape)), dataAttr("element_type", p.Type.String())}},
+		Data:   &xmlAttrs{Attrs: []xml.Attr{dataAttr("shape", formatShape(p.Shape)), dataAttr("element_type", elementTypeName(p.Type))}},
 		RTInfo: nodeRT(n, ExtraLayout), Outputs: []xmlPort{port}})
 	gw.ports[n.Out(0)] = portRef{id, "0"}
 	return nil
+}
+
+// elementTypeName is t as an element_type ("dynamic" for one left to
+// inference).
+func elementTypeName(t tensor.ElementType) string {
+	if t == tensor.Undefined {
+		return "dynamic"
+	}
+	return t.String()
 }
 
 func addRT(rt *xmlRT, a xmlRTAttr) *xmlRT {
