@@ -75,3 +75,7 @@ func TestStatefulHetero(t *testing.T) { statefulSuite(t, "HETERO:GPU,CPU") }
 // TestRecurrentCasesGPU runs the recurrent cases of ONNX Runtime on the
 // GPU.
 func TestRecurrentCasesGPU(t *testing.T) { recurrentCases(t, "GPU") }
+
+// TestSileroExportImportGPU: the GPU's export of Silero imports and
+// streams as compiled.
+func TestSileroExportImportGPU(t *testing.T) { sileroExportImport(t, "GPU") }

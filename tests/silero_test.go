@@ -42,3 +42,30 @@ func sileroNestedIfs(t *testing.T, device string) {
 		})
 	}
 }
+
+// TestSileroExportImportCPU: an exported Silero (If bodies, nested) imports
+// and streams as compiled (the model cache's path).
+func TestSileroExportImportCPU(t *testing.T) { sileroExportImport(t, "CPU") }
+
+func sileroExportImport(t *testing.T, device string) {
+	cases, err := conformance.SileroCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := driver.NewCore()
+	defer core.Close()
+	for _, c := range cases {
+		if c.Name != "v5_16k" && c.Name != "v4_8k" {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			s, err := conformance.SileroExportImport(context.Background(), core, device, c, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := conformance.CheckSilero(c, s); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

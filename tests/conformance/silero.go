@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -173,6 +174,12 @@ func StreamSilero(ctx context.Context, core *driver.Core, device string, c *Sile
 		return nil, fmt.Errorf("compile %s on %s: %w", c.Model, device, err)
 	}
 	defer cm.Close()
+	return streamCompiled(ctx, cm, c, chunks, stateful)
+}
+
+// streamCompiled streams chunks chunks of the case through a compiled
+// model (see StreamSilero).
+func streamCompiled(ctx context.Context, cm driver.CompiledModel, c *SileroCase, chunks int, stateful bool) (*SileroStream, error) {
 	req, err := cm.CreateInferRequest()
 	if err != nil {
 		return nil, err
@@ -376,4 +383,33 @@ func SileroNestedIfs(ctx context.Context, core *driver.Core, device string, c *S
 		})
 	}
 	return top, nested, err
+}
+
+// SileroExportImport compiles the case's model on device, exports it,
+// imports the blob and streams chunks chunks through the imported model
+// (explicit states): what the model cache does with a model with bodies.
+func SileroExportImport(ctx context.Context, core *driver.Core, device string, c *SileroCase, chunks int) (*SileroStream, error) {
+	m, err := SileroModel(c)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := core.CompileModel(ctx, m, device, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cm.Close()
+	ex, ok := cm.(driver.Exporter)
+	if !ok {
+		return nil, fmt.Errorf("conformance: %s's compiled model does not export", device)
+	}
+	var blob bytes.Buffer
+	if err := ex.Export(&blob); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	im, err := core.ImportModel(ctx, &blob, device, nil)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	defer im.Close()
+	return streamCompiled(ctx, im, c, chunks, false)
 }
