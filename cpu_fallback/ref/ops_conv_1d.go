@@ -41,12 +41,16 @@ func conv1DWindows(s *convShape, e *epilogue, res []float32) {
 				for m := m0; m < m1; m++ {
 					wm := s.W[(gi*s.Mg+m)*s.Cg*K : (gi*s.Mg+m+1)*s.Cg*K]
 					yr := s.Y[(chBase+m)*OW : (chBase+m+1)*OW]
-					for n := range yr {
-						var acc float32
-						for c := 0; c < s.Cg; c++ {
-							acc += nnBLAS.Sdot(K, wm[c*K:(c+1)*K], 1, xp[c*Wp+n*st:c*Wp+n*st+K], 1)
+					clear(yr)
+					var part [64]float32
+					for c := 0; c < s.Cg; c++ {
+						for n0 := 0; n0 < OW; n0 += len(part) {
+							p := part[:min(len(part), OW-n0)]
+							dotRows(wm[c*K:(c+1)*K], xp[c*Wp+n0*st:], st, p)
+							for i, v := range p {
+								yr[n0+i] += v
+							}
 						}
-						yr[n] = acc
 					}
 					if !e.empty() {
 						var rr []float32
@@ -78,10 +82,41 @@ func matMulBT(a, b, c []float32, m, n, k int) {
 		return
 	}
 	for i := 0; i < m; i++ {
-		ai := a[i*k : (i+1)*k]
-		ci := c[i*n : (i+1)*n]
-		for j := range ci {
-			ci[j] = nnBLAS.Sdot(k, ai, 1, b[j*k:(j+1)*k], 1)
-		}
+		dotRows(a[i*k:(i+1)*k], b, k, c[i*n:(i+1)*n])
 	}
+}
+
+// dotRows sets out[j] to the dot product of a with b[j*ldb:j*ldb+len(a)]
+// for j < len(out), four rows of b at a time (dot4): the rows may overlap
+// (a strided convolution's windows).
+func dotRows(a, b []float32, ldb int, out []float32) {
+	k := len(a)
+	j := 0
+	for ; j+4 <= len(out); j += 4 {
+		o := j * ldb
+		out[j], out[j+1], out[j+2], out[j+3] = dot4(a, b[o:o+k], b[o+ldb:o+ldb+k], b[o+2*ldb:o+2*ldb+k], b[o+3*ldb:o+3*ldb+k])
+	}
+	for ; j < len(out); j++ {
+		out[j] = nnBLAS.Sdot(k, a, 1, b[j*ldb:j*ldb+k], 1)
+	}
+}
+
+// dot4 returns the dot products of a with b0..b3 (each at least len(a)
+// long): with AVX2 and FMA, eight lanes at a time over the multiple of 8
+// and the rest in Go; otherwise four SIMD dot products.
+func dot4(a, b0, b1, b2, b3 []float32) (s0, s1, s2, s3 float32) {
+	k := len(a)
+	if !hasDot4 || k < 8 {
+		return nnBLAS.Sdot(k, a, 1, b0, 1), nnBLAS.Sdot(k, a, 1, b1, 1), nnBLAS.Sdot(k, a, 1, b2, 1), nnBLAS.Sdot(k, a, 1, b3, 1)
+	}
+	k8 := k &^ 7
+	_, _, _, _ = b0[k-1], b1[k-1], b2[k-1], b3[k-1]
+	s0, s1, s2, s3 = dot4AVX2(&a[0], &b0[0], &b1[0], &b2[0], &b3[0], k8)
+	for i := k8; i < k; i++ {
+		s0 += a[i] * b0[i]
+		s1 += a[i] * b1[i]
+		s2 += a[i] * b2[i]
+		s3 += a[i] * b3[i]
+	}
+	return s0, s1, s2, s3
 }

@@ -361,11 +361,13 @@ func gemmNarrow(a []float32, lda int, b []float32, ldb int, c []float32, ldc int
 			bt[j*k+l] = v
 		}
 	}
+	var part [narrowGEMM]float32
 	for i := 0; i < m; i++ {
-		ai := a[i*lda : i*lda+k]
+		p := part[:n]
+		dotRows(a[i*lda:i*lda+k], bt, k, p)
 		ci := c[i*ldc : i*ldc+n]
-		for j := range ci {
-			ci[j] += nnBLAS.Sdot(k, ai, 1, bt[j*k:(j+1)*k], 1)
+		for j, v := range p {
+			ci[j] += v
 		}
 	}
 }

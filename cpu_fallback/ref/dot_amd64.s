@@ -1,0 +1,53 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func dot4AVX2(a, b0, b1, b2, b3 *float32, n int) (s0, s1, s2, s3 float32)
+// n is a multiple of 8; AVX2 and FMA are present (dot_amd64.go checks).
+TEXT ·dot4AVX2(SB), NOSPLIT, $0-64
+	MOVQ a+0(FP), SI
+	MOVQ b0+8(FP), R8
+	MOVQ b1+16(FP), R9
+	MOVQ b2+24(FP), R10
+	MOVQ b3+32(FP), R11
+	MOVQ n+40(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+
+loop:
+	CMPQ AX, CX
+	JGE  done
+	VMOVUPS (SI)(AX*4), Y4
+	VFMADD231PS (R8)(AX*4), Y4, Y0
+	VFMADD231PS (R9)(AX*4), Y4, Y1
+	VFMADD231PS (R10)(AX*4), Y4, Y2
+	VFMADD231PS (R11)(AX*4), Y4, Y3
+	ADDQ $8, AX
+	JMP  loop
+
+done:
+	VEXTRACTF128 $1, Y0, X4
+	VADDPS X4, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, s0+48(FP)
+	VEXTRACTF128 $1, Y1, X4
+	VADDPS X4, X1, X1
+	VHADDPS X1, X1, X1
+	VHADDPS X1, X1, X1
+	MOVSS X1, s1+52(FP)
+	VEXTRACTF128 $1, Y2, X4
+	VADDPS X4, X2, X2
+	VHADDPS X2, X2, X2
+	VHADDPS X2, X2, X2
+	MOVSS X2, s2+56(FP)
+	VEXTRACTF128 $1, Y3, X4
+	VADDPS X4, X3, X3
+	VHADDPS X3, X3, X3
+	VHADDPS X3, X3, X3
+	MOVSS X3, s3+60(FP)
+	VZEROUPPER
+	RET
