@@ -218,8 +218,25 @@ func checkDisabled(m *graph.Model, d *device, cfg *driver.Properties) error {
 		if off[n.OpType] {
 			return driver.Errorf(driver.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s is disabled by %s", m.Name, d.name(), n.Name, n.OpType, KeyDisabledOps)
 		}
+		if x := disabledInBodies(n, off); x != nil {
+			return driver.Errorf(driver.ErrUnsupported, "gpu: compile model %q for %s: node %q: op %s of its bodies (node %q) is disabled by %s", m.Name, d.name(), n.Name, x.OpType, x.Name, KeyDisabledOps)
+		}
 	}
 	return nil
+}
+
+// disabledInBodies returns a node of n's bodies (If branches, Loop and Scan
+// bodies, at any depth) whose op type off lists, or nil: a node with a
+// body runs whole on one device, so one disabled op in it disables it.
+func disabledInBodies(n *graph.Node, off map[string]bool) *graph.Node {
+	var hit *graph.Node
+	n.BodiesAll(func(x *graph.Node) bool {
+		if hit == nil && off[x.OpType] {
+			hit = x
+		}
+		return hit == nil
+	})
+	return hit
 }
 
 // checkSupport finds, without shapes or values, a node that no plan could

@@ -31,9 +31,20 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	if err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
 	}
+	// The user's op types by node name, bodies included: the passes fuse
+	// inside bodies too.
 	origType := make(map[string]string, len(onodes))
-	for _, n := range onodes {
-		origType[n.Name] = n.OpType
+	err = m.Walk(func(b *graph.Model, _ *graph.Node) error {
+		bn, err := b.Nodes()
+		for _, n := range bn {
+			if _, dup := origType[n.Name]; !dup || b == m {
+				origType[n.Name] = n.OpType
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
 	}
 	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate)
 	if err != nil {
@@ -56,17 +67,24 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	bad := unsupportedNodes(tm, nodes, hostParam)
 	off := disabledIn(cfg)
 	supported := func(n *graph.Node) bool {
-		if _, no := bad[n]; no || off[n.OpType] {
+		if _, no := bad[n]; no {
 			return false
 		}
 		// A fused node stands for the user's nodes; a disabled op type
-		// among them disables the whole fused node.
-		for _, on := range n.OriginalNames() {
-			if off[origType[on]] {
+		// among them disables the whole fused node. A node with bodies
+		// runs whole on one device: a disabled op in them disables it.
+		enabled := func(x *graph.Node) bool {
+			if off[x.OpType] {
 				return false
 			}
+			for _, on := range x.OriginalNames() {
+				if off[origType[on]] {
+					return false
+				}
+			}
+			return true
 		}
-		return true
+		return enabled(n) && n.BodiesAll(enabled)
 	}
 	ok, err := fusion.QuerySupported(m, tm, supported)
 	if err != nil {

@@ -174,12 +174,12 @@ func StreamSilero(ctx context.Context, core *driver.Core, device string, c *Sile
 		return nil, fmt.Errorf("compile %s on %s: %w", c.Model, device, err)
 	}
 	defer cm.Close()
-	return streamCompiled(ctx, cm, c, chunks, stateful)
+	return StreamCompiled(ctx, cm, c, chunks, stateful)
 }
 
-// streamCompiled streams chunks chunks of the case through a compiled
+// StreamCompiled streams chunks chunks of the case through a compiled
 // model (see StreamSilero).
-func streamCompiled(ctx context.Context, cm driver.CompiledModel, c *SileroCase, chunks int, stateful bool) (*SileroStream, error) {
+func StreamCompiled(ctx context.Context, cm driver.CompiledModel, c *SileroCase, chunks int, stateful bool) (*SileroStream, error) {
 	req, err := cm.CreateInferRequest()
 	if err != nil {
 		return nil, err
@@ -411,5 +411,5 @@ func SileroExportImport(ctx context.Context, core *driver.Core, device string, c
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	defer im.Close()
-	return streamCompiled(ctx, im, c, chunks, false)
+	return StreamCompiled(ctx, im, c, chunks, false)
 }
