@@ -65,7 +65,7 @@ func compileGPU(b *testing.B, core *driver.Core, model string, shape tensor.Shap
 }
 
 // readModel reads a cached model (see `make models`).
-func readModel(b *testing.B, model string) *graph.Model {
+func readModel(b testing.TB, model string) *graph.Model {
 	b.Helper()
 	path, err := conformance.ModelPath(model)
 	if err != nil {

@@ -78,7 +78,7 @@ func buildLowerings() map[string]lowering {
 	for _, family := range []map[string]lowering{
 		eltwiseLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
 		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), resizeLowerings(),
-		castLowerings(), shapeLowerings(), compactLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
+		castLowerings(), shapeLowerings(), compactLowerings(), colorLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 		controlLowerings(),
 		recurrentLowerings(),

@@ -42,6 +42,7 @@ func DefaultPasses() []Pass {
 		FuseLayerNorm(),
 		FoldBatchNorm(),
 		FoldConvScaleShift(),
+		FoldInputScaleShift(),
 		DivToMul(),
 		FuseConv(),
 		FuseFullyConnected(),

@@ -57,6 +57,9 @@ const (
 	// size depends on the data: NonZero, Compress and Unique (stream
 	// compaction: flags, a prefix sum, a scatter).
 	FamilyCompact Family = "compact"
+	// FamilyColor converts images between colour formats: NV12 to RGB and
+	// BGR (the preprocessing of camera frames).
+	FamilyColor Family = "color"
 	// FamilyDetection is the post-processing of detection heads:
 	// NonMaxSuppression and RoiAlign.
 	FamilyDetection Family = "detection"
@@ -81,7 +84,7 @@ const (
 func Families() []Family {
 	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
 		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
-		FamilyCompact, FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion,
+		FamilyCompact, FamilyColor, FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion,
 		FamilyControl, FamilyRecurrent}
 }
 

@@ -32,7 +32,7 @@ func opList() []OpSpec {
 		{FamilyCompare, compareOps}, {FamilyMovement, movementOps}, {FamilyIndex, indexOps},
 		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, poolOps}, {FamilyNorm, normOps},
 		{FamilyGemm, gemmOps}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
-		{FamilyCompact, compactOps}, {FamilyDetection, detectionOps}, {FamilySignal, signalOps},
+		{FamilyCompact, compactOps}, {FamilyColor, colorOps}, {FamilyDetection, detectionOps}, {FamilySignal, signalOps},
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
 		{FamilyControl, controlOps},
 		{FamilyRecurrent, recurrentOps},

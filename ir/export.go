@@ -24,7 +24,7 @@ func buildExportTable() map[string]exportFunc {
 	t := map[string]exportFunc{}
 	for _, rows := range []map[string]exportFunc{eltwiseExports, activationExports, compareExports, castExports,
 		shapeExports, movementExports, indexExports, reduceExports, convExports, poolExports, normExports,
-		gemmExports, resizeExports, compactExports, detectionExports, signalExports} {
+		gemmExports, resizeExports, compactExports, colorExports, detectionExports, signalExports} {
 		for k, v := range rows {
 			if _, dup := t[k]; dup {
 				panic("ir: export row for " + k + " listed twice")

@@ -25,7 +25,7 @@ func kernelTable() map[string]Kernel {
 	for _, family := range []map[string]Kernel{
 		eltwiseKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(),
 		reduceKernels(), convKernels(), poolKernels(), normKernels(), gemmKernels(), resizeKernels(),
-		castKernels(), shapeKernels(), compactKernels(), detectionKernels(), signalKernels(), quantKernels(),
+		castKernels(), shapeKernels(), compactKernels(), colorKernels(), detectionKernels(), signalKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 		controlKernels(t),      // runs bodies with t itself
 		recurrentKernels(),
