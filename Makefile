@@ -66,8 +66,29 @@ models: deps
 refs: models
 	NODE_PATH=.cache/node_modules node scripts/ortref/make_refs.js
 
-## test: everything CI checks.
-test: deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl oclgrind device-matrix-check ops-check device-bundle-check
+## test: everything CI checks, each suite once: `unit` runs every package
+## but RACE_PKGS, which `race` runs with the race detector; oclgrind and the
+## clang matrix run inside `unit` (kernels); `test-noopencl` runs the
+## packages whose code depends on the OpenCL build; the bundle check runs
+## the bundle's benchmarks and lists its suites. Each step prints its time,
+## and a table of them ends the run ($(OUT)/test-times.txt). A failed step
+## fails the run; the steps after it still run once the setup (deps,
+## models) has passed, so one run shows every failure.
+TEST_STEPS := deps models fmt-check vet unit race build-nocgo vet-noopencl test-noopencl device-matrix-check ops-check device-bundle-check
+test:
+	@mkdir -p $(OUT); : >$(OUT)/test-times.txt; start=$$(date +%s); rc=0; \
+	for s in $(TEST_STEPS); do \
+		t0=$$(date +%s); src=0; \
+		$(MAKE) --no-print-directory $$s || src=$$?; \
+		t=$$(( $$(date +%s) - t0 )); \
+		printf '%-20s %5d s%s\n' $$s $$t "$$( ((src)) && echo '   FAILED' || true)" >>$(OUT)/test-times.txt; \
+		echo "make test: $$s took $$t s"; \
+		if ((src)); then rc=$$src; case $$s in deps|models) break ;; esac; fi; \
+	done; \
+	echo "make test: time per step (load average now $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	cat $(OUT)/test-times.txt; \
+	echo "make test: $$(( $$(date +%s) - start )) s in all"; \
+	exit $$rc
 
 fmt-check:
 	@bad=$$($(GOFMT) -l .); \
@@ -81,14 +102,21 @@ vet:
 # that the tables (and the CPU/GPU parity check in tests/main_test.go) come
 # from this run, not the test cache.
 CASES_ENV := CONFORMANCE_CASES='$(CURDIR)/$(OUT)/conformance-cases-{device}.txt'
+# The checks the tests must not skip under `make test` (make deps installs
+# clang-15 and oclgrind): the clang portability matrix, oclgrind on every
+# kernel (TestKernelsUnderOclgrind, in package kernels).
+REQUIRE_ENV := CLINFER_REQUIRE_CLANG=1 CLINFER_REQUIRE_OCLGRIND=1
+# `unit` tests every package but RACE_PKGS, which `race` tests, with the
+# race detector: each package's tests run once.
+UNIT_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
 unit:
 	mkdir -p $(OUT)
-	@rc=0; CLINFER_REQUIRE_CLANG=1 CONFORMANCE_SUMMARY='$(CURDIR)/$(OUT)/conformance-{device}.txt' $(CASES_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... || rc=$$?; \
+	@rc=0; $(REQUIRE_ENV) CONFORMANCE_SUMMARY='$(CURDIR)/$(OUT)/conformance-{device}.txt' $(CASES_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(UNIT_PKGS) || rc=$$?; \
 	for d in CPU GPU; do sed -n '1,7p' $(OUT)/conformance-$$d.txt 2>/dev/null || true; done; \
 	exit $$rc
 
 race:
-	$(GO) test -race -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	$(REQUIRE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
 build-nocgo:
 	CGO_ENABLED=0 $(GO) build ./...
@@ -96,10 +124,15 @@ build-nocgo:
 vet-noopencl:
 	$(GO) vet -tags noopencl ./...
 
-# Built without OpenCL the module must still pass its tests; the GPU plugin
-# then reports that it was built without OpenCL.
+# Built without OpenCL the module must still pass its tests: the GPU plugin
+# then reports that it was built without OpenCL. The packages whose code or
+# tests depend on the build (a `!cgo || noopencl` file, a test reading
+# cl.Enabled or cl.ErrNotBuilt) and the root package run here; vet-noopencl
+# type-checks every package's tests under the tag, and the others' tests
+# are the ones `unit` ran (the GPU's files drop out, the rest is the same).
+NOOPENCL_PKGS = . $(sort $(dir $(shell grep -rlE --include='*.go' 'go:build !cgo \|\| noopencl|cl\.(Enabled|ErrNotBuilt)' .)))
 test-noopencl:
-	$(GO) test -tags noopencl -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -tags noopencl -count=1 -timeout $(TEST_TIMEOUT) $(NOOPENCL_PKGS)
 
 ## conformance: only the ONNX backend suite and real-model tests on CPU, verbose summary.
 conformance:
@@ -218,8 +251,8 @@ cpu-targets: deps
 	done
 
 ## faults: fail every OpenCL call that compiling and running PP-OCR cls
-## makes (GPU and HETERO), one at a time (`go test` alone samples every
-## 37th call); long: about 2 x 2700 compilations.
+## makes (GPU and HETERO), one at a time (`go test` alone fails the first
+## call of each kind and 12 more); long: about 2 x 2700 compilations.
 faults: models
 	CLINFER_FAULT_STRIDE=1 $(GO) test -count=1 -timeout 3h -run '^TestFaultInjectionEveryOpenCLCall$$' -v ./tests/ | grep -v '^=== RUN'
 
@@ -245,13 +278,17 @@ device-bundle: models
 
 ## device-bundle-check: build the bundle and run `run.sh --quick` on POCL
 ## with an environment stripped to the basics and no Go on PATH, as a
-## machine with only a driver would.
+## machine with only a driver would. Its test suites are the ones `unit`
+## and `race` ran on this device, so each binary lists its tests
+## (--list-suites: it starts, links and finds its data) and the benchmarks
+## run; BUNDLE_CHECK_FLAGS= runs the suites too.
+BUNDLE_CHECK_FLAGS ?= --list-suites
 device-bundle-check: device-bundle
 	@if env -i PATH=/usr/bin:/bin bash -c 'command -v go' >/dev/null; then \
 		echo "device-bundle-check: /usr/bin or /bin has a go; the check needs a PATH without Go"; exit 1; fi
 	rm -rf $(OUT)/device-report-quick
 	env -i PATH=/usr/bin:/bin HOME=$(CURDIR)/$(OUT) LANG=C.UTF-8 \
-		bash $(OUT)/device-bundle/run.sh --quick $(CURDIR)/$(OUT)/device-report-quick
+		bash $(OUT)/device-bundle/run.sh --quick $(BUNDLE_CHECK_FLAGS) $(CURDIR)/$(OUT)/device-report-quick
 	rm -rf $(OUT)/device-report-quick/bundle
 
 ## device-matrix: the README's "Devices tested" table from docs/devices/*.json.

@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,14 +35,45 @@ import (
 var faultCodes = []cl.ErrorCode{cl.ErrOutOfResources, cl.ErrMemObjectAllocationFailure, cl.ErrOutOfHostMemory}
 
 // envFaultStride names the variable that sets the walk's stride: every
-// Nth call is failed. `make faults` walks every call (1); a plain `go test`
-// walks every defaultFaultStride-th, a prime so that the sample visits
-// every kind of call, to keep the suite short (each failed call costs a
-// whole compile).
+// Nth call is failed. `make faults` walks every call (1). Without it the
+// walk samples (each failed call costs a whole compile): the first call of
+// every kind (sampleCalls).
 const envFaultStride = "CLINFER_FAULT_STRIDE"
 
-// defaultFaultStride is the stride without envFaultStride.
-const defaultFaultStride = 37
+// faultExtra is how many calls the sampled walk fails besides the first
+// of each kind, drawn with a fixed seed from the rest (later calls of a
+// kind: a program's second build, a release on the error path).
+const faultExtra = 12
+
+// sampleCalls returns the 1-based calls a walk fails, given the op of
+// every call of a counting run: with stride > 0 every stride-th call from
+// the first; otherwise the first call of each kind (the op with its
+// query, "clGetProgramInfo(CL_PROGRAM_BINARIES)") and faultExtra more,
+// in call order.
+func sampleCalls(ops []string, stride int) []int64 {
+	var out []int64
+	if stride > 0 {
+		for n := 1; n <= len(ops); n += stride {
+			out = append(out, int64(n))
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	var rest []int64
+	for i, op := range ops {
+		if !seen[op] {
+			seen[op] = true
+			out = append(out, int64(i+1))
+		} else {
+			rest = append(rest, int64(i+1))
+		}
+	}
+	rng := rand.New(rand.NewPCG(37, 3))
+	rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	out = append(out, rest[:min(faultExtra, len(rest))]...)
+	slices.Sort(out)
+	return out
+}
 
 // faultRun compiles m on device through a new Core, runs one inference,
 // closes everything, and returns the outputs and every error on the way
@@ -110,7 +143,7 @@ func faultRun(m *graph.Model, device string, c *conformance.RealCase, setup func
 // baseline); and afterwards no goroutine left and a fresh compile + infer
 // right. See envFaultStride for how many calls it walks.
 func TestFaultInjectionEveryOpenCLCall(t *testing.T) {
-	stride := defaultFaultStride
+	stride := 0 // the sample of sampleCalls
 	if v := os.Getenv(envFaultStride); v != "" {
 		n, err := strconv.Atoi(v)
 		require.NoError(t, err, envFaultStride)
@@ -139,15 +172,16 @@ func TestFaultInjectionEveryOpenCLCall(t *testing.T) {
 			runtime.GC()
 			base := cl.LiveObjects()
 
-			faultinject.Arm(0, 0)
+			faultinject.Trace()
 			_, err = faultRun(m, cfg.device, c, cfg.setup)
 			total, _ := faultinject.Disarm()
 			require.NoError(t, err, "counting run")
 			require.Positive(t, total, "the run made no OpenCL call")
+			walk := sampleCalls(faultinject.Ops(), stride)
 
 			var failed, tolerated, unreached int
 			ops := map[string]int{}
-			for n := int64(1); n <= total; n += int64(stride) {
+			for _, n := range walk {
 				code := faultCodes[int(n)%len(faultCodes)]
 				faultinject.Arm(n, int32(code))
 				got, err := faultRun(m, cfg.device, c, cfg.setup)
@@ -176,8 +210,8 @@ func TestFaultInjectionEveryOpenCLCall(t *testing.T) {
 					break
 				}
 			}
-			t.Logf("%s: %d OpenCL calls per compile+infer+close, walked every %d: %d failed with an error, %d tolerated with the right answer, %d not reached; calls by kind %v",
-				cfg.name, total, stride, failed, tolerated, unreached, ops)
+			t.Logf("%s: %d OpenCL calls per compile+infer+close, %d of them failed in turn (stride %d; 0: the first of each kind and %d more): %d failed with an error, %d tolerated with the right answer, %d not reached; calls by kind %v",
+				cfg.name, total, len(walk), stride, faultExtra, failed, tolerated, unreached, ops)
 
 			got, err := faultRun(m, cfg.device, c, cfg.setup)
 			require.NoError(t, err, "a fresh compile + infer after the walk")
@@ -191,4 +225,26 @@ func TestFaultInjectionEveryOpenCLCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSampleCalls: the sampled walk fails the first call of every kind and
+// faultExtra more, the same ones every run; a stride walks every
+// stride-th call.
+func TestSampleCalls(t *testing.T) {
+	var ops []string
+	for i := range 400 {
+		ops = append(ops, fmt.Sprintf("op%d", i%7))
+	}
+	ops = append(ops, "clReleaseMemObject")
+	walk := sampleCalls(ops, 0)
+	assert.Len(t, walk, 8+faultExtra)
+	assert.True(t, slices.IsSorted(walk))
+	kinds := map[string]bool{}
+	for _, n := range walk {
+		kinds[ops[n-1]] = true
+	}
+	assert.Len(t, kinds, 8, "every kind of call is failed once at least")
+	assert.Equal(t, walk, sampleCalls(ops, 0), "the same sample every run")
+	assert.Equal(t, []int64{1, 101, 201, 301, 401}, sampleCalls(ops, 100))
+	assert.Len(t, sampleCalls(ops, 1), len(ops))
 }

@@ -4,7 +4,7 @@
 // benchmarks on every OpenCL device and writes report.md and report.json.
 // The bundle's run.sh finds the OpenCL loader and vendor files, then runs
 //
-//	devicereport -bundle DIR -out OUTDIR [-quick] [-devices GPU.0,GPU.1]
+//	devicereport -bundle DIR -out OUTDIR [-quick] [-list-suites] [-devices GPU.0,GPU.1]
 //
 // where DIR is the unpacked bundle: a copy of the repository's layout with
 // the test binaries in their package directories (clbackend/clbackend.test,
@@ -16,6 +16,10 @@
 // det 640 latency and throughput, SGEMM GFLOPS, copy bandwidth, launch
 // latency, compile time cold and cached). The exit status is 0 when every
 // suite passed, 1 when one failed, 2 when there is no OpenCL device.
+// -list-suites lists each test binary's tests instead of running them (the
+// binaries start, link and find their data) and runs the benchmarks: `make
+// test` checks the bundle that way, its `go test` having run the same
+// suites on the same device.
 //
 // With -matrix it instead regenerates the "Devices tested" table of the
 // README from the committed reports (docs/devices/*.json):

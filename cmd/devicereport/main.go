@@ -24,9 +24,11 @@ func main() {
 type options struct {
 	bundle, out, devices string
 	quick                bool
-	maxStep              time.Duration
-	matrix, readme       string
-	check                bool
+	// listSuites lists each test suite's tests instead of running them.
+	listSuites     bool
+	maxStep        time.Duration
+	matrix, readme string
+	check          bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -38,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.devices, "devices", "", "comma-separated clinfer device ids to test (default: every OpenCL device, GPU.0, GPU.1, ...)")
 	fs.DurationVar(&o.maxStep, "max-step", 0, "cap every step's time limit (e.g. 4m on a lent machine with little time); 0: the defaults")
 	fs.BoolVar(&o.quick, "quick", false, "a short pass of every step (CI): subsets of the suites, one short run per benchmark")
+	fs.BoolVar(&o.listSuites, "list-suites", false, "list each test suite's tests (-test.list) instead of running them, for a machine whose `go test` ran them on this device already (make test's bundle check); the benchmarks run")
 	fs.StringVar(&o.matrix, "matrix", "", "regenerate the README's device matrix from the reports (*.json) in this directory instead")
 	fs.StringVar(&o.readme, "readme", "README.md", "with -matrix: the README to update")
 	fs.BoolVar(&o.check, "check", false, "with -matrix: fail if the README's matrix is stale instead of writing it")
@@ -170,6 +173,8 @@ type step struct {
 	timeout time.Duration
 	// tests: the output is `go test -v` output to count.
 	tests bool
+	// list: the output is a -test.list listing to count (-list-suites).
+	list bool
 	// bench, when set, reads figures from the output of a step that
 	// succeeded.
 	bench func(d *DeviceReport, out string)
@@ -217,6 +222,12 @@ func (r *runner) runStep(ctx context.Context, s step, device string) Suite {
 			err = errors.New("ran no tests")
 		}
 	}
+	if s.list {
+		res.Listed = countListed(res.output)
+		if res.Listed == 0 && err == nil {
+			err = errors.New("listed no tests")
+		}
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		res.Error = fmt.Sprintf("timed out after %v", s.timeout)
 	} else if err != nil {
@@ -233,7 +244,9 @@ func (r *runner) runStep(ctx context.Context, s step, device string) Suite {
 			status += " (" + firstLine(res.Error) + ")"
 		}
 	}
-	if s.tests {
+	if s.list {
+		fmt.Fprintf(r.log, "[%d/%d] %s: %s: %d tests listed (not run: -list-suites) in %.0f s\n", r.step, r.steps, label, status, res.Listed, res.Seconds)
+	} else if s.tests {
 		fmt.Fprintf(r.log, "[%d/%d] %s: %s: %d passed, %d failed, %d skipped in %.0f s\n", r.step, r.steps, label, status, res.Passed, res.Failed, res.Skipped, res.Seconds)
 		for i, f := range res.Failing {
 			if i == 10 {
@@ -257,10 +270,39 @@ func (r *runner) machineSteps() []step {
 	// device (its limits, as the planner reads them) of every kernel: as long as a package suite (8 min with
 	// --quick: 2.5 min on a quiet 2-core skylake-avx512 POCL).
 	tk := r.timeout(12*time.Minute, 8*time.Minute)
-	return []step{
+	return r.listed([]step{
 		{name: "cl-binding", dir: "clbackend/cl", argv: []string{"clbackend/cl/cl.test", "-test.v", "-test.count=1", "-test.timeout=" + t.String()}, tests: true, timeout: t + 15*time.Second},
 		{name: "kernels", dir: "kernels", argv: []string{"kernels/kernels.test", "-test.v", "-test.count=1", "-test.timeout=" + tk.String()}, tests: true, timeout: tk + 15*time.Second},
+	})
+}
+
+// listed turns the test suites among steps into listings with
+// -list-suites: each test binary runs (it starts, finds its data and
+// lists its tests) but runs no test; the other steps are kept.
+func (r *runner) listed(steps []step) []step {
+	if !r.opts.listSuites {
+		return steps
 	}
+	for i, s := range steps {
+		if s.tests {
+			steps[i] = step{name: s.name, dir: s.dir, argv: []string{s.argv[0], "-test.list", "."}, env: s.env, list: true, timeout: time.Minute}
+		}
+	}
+	return steps
+}
+
+// countListed counts the test names a -test.list run printed.
+func countListed(out string) int {
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		for _, p := range []string{"Test", "Example", "Benchmark", "Fuzz"} {
+			if strings.HasPrefix(l, p) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // timeout is full, or quick with -quick, at most -max-step.
@@ -319,7 +361,10 @@ func (r *runner) deviceSteps(d DeviceReport) []step {
 		d.ONNX = deviceCounts(parseTestOutput(s.output), "TestONNXBackendGPU/")
 	}
 	steps[2].after = func(d *DeviceReport, s Suite) { d.F16 = f16Mode(s.output) }
-	steps = append(steps, r.benchSteps()...)
+	if r.opts.listSuites {
+		steps[1].after, steps[2].after = nil, nil
+	}
+	steps = append(r.listed(steps), r.benchSteps()...)
 	return steps
 }
 

@@ -76,6 +76,10 @@ func fakeBundle(t *testing.T) string {
 		"bench/bench.test":         `echo "BenchmarkSGEMM/1024x1024x1024/clinfer-2 5 100 ns/op 50 gflops 1 ms/gemm"`,
 	}
 	for name, body := range scripts {
+		if strings.HasSuffix(name, ".test") {
+			// -list-suites: the binary lists its tests.
+			body = `if [ "$1" = -test.list ]; then echo TestListedA; echo TestListedB; echo ok; exit 0; fi` + "\n" + body
+		}
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
@@ -127,6 +131,38 @@ func TestRunWritesReport(t *testing.T) {
 	assert.Equal(t, 0, code, stderr.String())
 	code = run([]string{"-bundle", bundle, "-out", t.TempDir(), "-devices", "GPU.7"}, &stdout, &stderr)
 	assert.Equal(t, 2, code, "no such device")
+}
+
+// TestRunListSuites: with -list-suites every test binary lists its tests
+// instead of running them (GPU.1's failing lowering case does not run),
+// and the benchmarks still run.
+func TestRunListSuites(t *testing.T) {
+	bundle, out := fakeBundle(t), t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-bundle", bundle, "-out", out, "-quick", "-list-suites"}, &stdout, &stderr)
+	assert.Equal(t, 0, code, "%s\n%s", stdout.String(), stderr.String())
+	assert.Contains(t, stdout.String(), "GPU.1 lowering: ok: 2 tests listed (not run: -list-suites)")
+	assert.Contains(t, stdout.String(), "kernels: ok: 2 tests listed")
+	var rep Report
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rep))
+	assert.True(t, rep.Passed)
+	for _, s := range rep.Machine {
+		assert.Equal(t, 2, s.Listed, s.Name)
+		assert.Zero(t, s.Passed+s.Failed+s.Skipped, s.Name)
+	}
+	d := rep.Devices[0]
+	assert.Equal(t, []SGEMMBench{{N: 1024, Impl: "clinfer", GFLOPS: 50, MS: 1}}, d.Bench.SGEMM, "benchmarks run")
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "| lowering | listed 2 tests, not run |")
+
+	// A binary that lists nothing fails its step.
+	require.NoError(t, os.WriteFile(filepath.Join(bundle, "kernels", "kernels.test"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	code = run([]string{"-bundle", bundle, "-out", t.TempDir(), "-quick", "-list-suites"}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout.String(), "kernels: FAIL (listed no tests)")
 }
 
 // TestRunNoOpenCL: a clinfo that finds nothing is exit status 2.

@@ -76,11 +76,13 @@ type DeviceReport struct {
 // Suite is one step's outcome: test counts for a test suite, or only the
 // error for a benchmark.
 type Suite struct {
-	Name    string   `json:"name"`
-	Command string   `json:"command"`
-	Passed  int      `json:"passed"`
-	Failed  int      `json:"failed"`
-	Skipped int      `json:"skipped"`
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Skipped int    `json:"skipped"`
+	// Listed counts the tests a -list-suites run listed (none ran).
+	Listed  int      `json:"listed,omitempty"`
 	Failing []string `json:"failing,omitempty"`
 	Error   string   `json:"error,omitempty"`
 	Seconds float64  `json:"seconds"`
@@ -335,6 +337,9 @@ func suiteTable(b *strings.Builder, ss []Suite) {
 			}
 		}
 		counts := [3]string{"", "", ""}
+		if s.Listed > 0 && s.ok() {
+			res = fmt.Sprintf("listed %d tests, not run", s.Listed)
+		}
 		if s.Passed+s.Failed+s.Skipped > 0 {
 			counts = [3]string{fmt.Sprint(s.Passed), fmt.Sprint(s.Failed), fmt.Sprint(s.Skipped)}
 		}

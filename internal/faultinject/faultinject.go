@@ -33,6 +33,9 @@ var (
 	prob  float64
 	rng   *rand.Rand
 	fails int64 // calls failed in random mode
+	// trace, when tracing, holds the op of every counted call.
+	trace   []string
+	tracing bool
 )
 
 // Arm starts counting the binding's OpenCL calls from zero and makes call
@@ -46,8 +49,26 @@ func ArmMatching(match string, n int64, status int32) {
 	mu.Lock()
 	defer mu.Unlock()
 	calls, nth, code, hit, prob, fails = 0, n, status, "", 0, 0
+	trace, tracing = nil, false
 	prefix = match
 	armed.Store(true)
+}
+
+// Trace counts the binding's calls from zero, as Arm(0, 0), and records
+// each one's op for Ops: a walk picks the calls to fail from it.
+func Trace() {
+	Arm(0, 0)
+	mu.Lock()
+	defer mu.Unlock()
+	tracing = true
+}
+
+// Ops returns the ops of the calls counted since Trace, in call order
+// (call n is Ops()[n-1]).
+func Ops() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]string(nil), trace...)
 }
 
 // ArmRandom fails each call with probability p, drawn from a generator
@@ -56,6 +77,7 @@ func ArmRandom(seed uint64, p float64, status int32) {
 	mu.Lock()
 	defer mu.Unlock()
 	calls, nth, code, hit, prob, fails = 0, 0, status, "", p, 0
+	trace, tracing = nil, false
 	prefix = ""
 	rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	armed.Store(true)
@@ -91,6 +113,9 @@ func Check(op string) (int32, bool) {
 		return 0, false
 	}
 	calls++
+	if tracing {
+		trace = append(trace, op)
+	}
 	if prob > 0 {
 		if rng.Float64() >= prob {
 			return 0, false

@@ -59,3 +59,19 @@ func TestArmMatchingAndRandom(t *testing.T) {
 	assert.Equal(t, f1, f2)
 	assert.Equal(t, p1, p2, "the same seed fails the same calls")
 }
+
+func TestTrace(t *testing.T) {
+	Trace()
+	for _, op := range []string{"clCreateBuffer", "clFinish", "clCreateBuffer"} {
+		_, ok := Check(op)
+		assert.False(t, ok, "tracing fails nothing")
+	}
+	n, failed := Disarm()
+	assert.Equal(t, int64(3), n)
+	assert.Empty(t, failed)
+	assert.Equal(t, []string{"clCreateBuffer", "clFinish", "clCreateBuffer"}, Ops())
+	Arm(1, -5)
+	Check("clFinish")
+	Disarm()
+	assert.Empty(t, Ops(), "Arm ends the trace")
+}

@@ -4,9 +4,11 @@
 # device-bundle` in the clinfer repository); needs bash, tar and gzip, and
 # an OpenCL driver, nothing else.
 #
-#   ./run.sh [--quick] [--devices GPU.0,GPU.1] [--max-step 4m] [OUTDIR]
+#   ./run.sh [--quick] [--list-suites] [--devices GPU.0,GPU.1] [--max-step 4m] [OUTDIR]
 #
 #   --quick     a short pass of every step (CI)
+#   --list-suites  list the test suites' tests instead of running them
+#               (for a machine whose `go test` ran them: make test)
 #   --devices   only these clinfer devices (default: every OpenCL device)
 #   --max-step  cap each step's time limit (a machine lent for little time)
 #   OUTDIR      where the report, logs and the unpacked bundle go
@@ -15,7 +17,7 @@
 # Exit status: 0 every suite passed, 1 a suite failed, 2 no usable OpenCL.
 set -euo pipefail
 
-usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 say() { echo "run.sh: $*"; }
 
 quick=()
@@ -23,7 +25,8 @@ devices=()
 out=
 while (($#)); do
 	case $1 in
-	--quick) quick=(-quick) ;;
+	--quick) quick+=(-quick) ;;
+	--list-suites) quick+=(-list-suites) ;;
 	--devices) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; devices=(-devices "$2"); shift ;;
 	--devices=*) devices=(-devices "${1#--devices=}") ;;
 	--max-step) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; devices+=(-max-step "$2"); shift ;;
