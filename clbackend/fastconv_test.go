@@ -57,8 +57,9 @@ func (f *fastBuilder) node(op string, attrs graph.Attrs, post []graph.PostOp, in
 // TestRegisterBlockedKernels runs each form that lower_conv_blocked.go and lower_gemm.go give a
 // register-blocked kernel on odd shapes (partial row and column blocks,
 // rows that end inside a vector, pads on every side, strides 1, 2 and 3,
-// batches, dense and broadcast residuals) and compares it with the CPU
-// reference; it also checks which kernel ran. Each form runs again with
+// dilations, batches, dense and broadcast residuals) and compares it with
+// the CPU reference; it also checks which kernel ran (grouped and dilated
+// depthwise convolutions fall back to conv2d). Each form runs again with
 // INFERENCE_PRECISION_HINT=f16 (emulated), its kernel built with -DHALF,
 // within f16 tolerance.
 func TestRegisterBlockedKernels(t *testing.T) {
@@ -126,9 +127,17 @@ func TestRegisterBlockedKernels(t *testing.T) {
 			return f.node(graph.OpFullyConnected, nil, []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostGelu}},
 				f.x("x", 3, 7, 30), f.c(30, 21), f.c(21), f.x("r", 3, 7, 21))
 		}},
-		{"dilated_falls_back", "conv2d", func(f *fastBuilder) *graph.Model {
+		{"3x3_dilated", "fused_conv2d_blocked", func(f *fastBuilder) *graph.Model {
 			return f.node("Conv", graph.Attrs{"dilations": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
 				nil, f.x("x", 1, 2, 8, 9), f.c(3, 2, 3, 3))
+		}},
+		{"grouped_falls_back", "conv2d", func(f *fastBuilder) *graph.Model {
+			return f.node("Conv", graph.Attrs{"group": int64(2), "dilations": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
+				nil, f.x("x", 1, 4, 8, 9), f.c(6, 2, 3, 3))
+		}},
+		{"depthwise_dilated_falls_back", "conv2d", func(f *fastBuilder) *graph.Model {
+			return f.node("Conv", graph.Attrs{"group": int64(3), "dilations": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
+				nil, f.x("x", 1, 3, 8, 9), f.c(3, 1, 3, 3), f.c(3))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -339,11 +339,19 @@ func lowerCases() map[string][]lowerCase {
 	}
 	cases["Conv"] = single(func(g *caseGen) *graph.Model { return conv("Conv", g, nil) })
 	// Forms that reach each conv kernel (lower_conv_blocked.go's fastConv):
-	// dilated (conv2d), depthwise (fused_dwconv2d); the random case above
-	// reaches fused_gemm and fused_conv2d_blocked.
+	// dilated (fused_conv2d_blocked, a dilation apart), grouped but not
+	// depthwise and dilated depthwise (conv2d), depthwise (fused_dwconv2d);
+	// the random case above reaches fused_gemm and fused_conv2d_blocked.
 	cases["Conv"] = append(cases["Conv"], lowerCase{"dilated", func(g *caseGen) *graph.Model {
 		return g.one("Conv", graph.Attrs{"dilations": []int64{2, 1}, "pads": []int64{2, 1, 2, 1}},
 			g.x("x", 1, 3, g.dim(5, 9), g.dim(5, 9)), g.c(-0.5, 0.5, 4, 3, 3, 3), g.c(-1, 1, 4))
+	}}, lowerCase{"grouped_dilated", func(g *caseGen) *graph.Model {
+		return g.one("Conv", graph.Attrs{"group": int64(2), "dilations": []int64{1, 2}, "pads": []int64{1, 2, 1, 2}},
+			g.x("x", 1, 4, g.dim(5, 9), g.dim(5, 9)), g.c(-0.5, 0.5, 6, 2, 3, 3), g.c(-1, 1, 6))
+	}}, lowerCase{"depthwise_dilated", func(g *caseGen) *graph.Model {
+		c := g.dim(2, 5)
+		return g.one("Conv", graph.Attrs{"group": c, "dilations": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
+			g.x("x", 1, c, g.dim(5, 12), g.dim(5, 12)), g.c(-0.5, 0.5, c, 1, 3, 3), g.c(-1, 1, c))
 	}}, lowerCase{"depthwise", func(g *caseGen) *graph.Model {
 		c := g.dim(2, 5)
 		return g.one("Conv", graph.Attrs{"group": c, "strides": []int64{2, 2}, "pads": []int64{2, 1, 2, 2}},
