@@ -19,7 +19,9 @@
 // attributes where the op set wants them (Gather's axis, Transpose's
 // order) and the other way round (Pad's pads); a convolution followed by
 // the Add of a per-channel constant becomes one Conv with a bias, as ONNX
-// writes it. Unknown ops, opsets and attribute values, and malformed
+// writes it; the LSTM, GRU and RNN sequences and cells become ONNX's ops
+// run batch first, their weights rearranged to ONNX's gate order and bias
+// layout. Unknown ops, opsets and attribute values, and malformed
 // documents, are errors (*LayerError names the layer's id, name, type and
 // opset) wrapping ErrInvalidModel, ErrUnsupportedOp,
 // ErrUnsupportedAttribute, ErrUnsupportedType or ErrWeights; the reader

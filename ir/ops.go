@@ -45,7 +45,7 @@ func buildImportTable() map[string][]importRow {
 	t := map[string][]importRow{}
 	for _, rows := range [][]importRow{modelImports, eltwiseImports, activationImports, compareImports,
 		movementImports, indexImports, reduceImports, convImports, poolImports, normImports, gemmImports,
-		resizeImports, castImports, shapeImports, compactImports, colorImports, detectionImports, signalImports, quantImports,
+		resizeImports, castImports, shapeImports, compactImports, colorImports, detectionImports, signalImports, quantImports, recurrentImports,
 		controlImports} {
 		for _, r := range rows {
 			t[r.Type] = append(t[r.Type], r)

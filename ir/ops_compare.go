@@ -17,6 +17,7 @@ var compareImports = []importRow{
 	{"LogicalAnd", 1, binaryOp("And")},
 	{"LogicalOr", 1, binaryOp("Or")},
 	{"LogicalXor", 1, binaryOp("Xor")},
+	{"Xor", 1, binaryOp("Xor")}, // opset1's older spelling of LogicalXor
 	{"LogicalNot", 1, same("Not")},
 	{"Select", 1, importSelect},
 	{"IsNaN", 10, same("IsNaN")},

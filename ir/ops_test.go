@@ -98,6 +98,14 @@ func TestOpsAgainstSpec(t *testing.T) {
 			b := func(v ...bool) *tensor.Tensor { x, _ := tensor.FromBool(tensor.Shape{4}, v); return x }
 			return []*tensor.Tensor{b(false, true, false, true), b(true, false, false, false), b(false, true, false, false)}
 		}},
+		{name: "Xor of opset1 and LogicalXor", build: func(b *irb) []port {
+			bools := func(v ...bool) *tensor.Tensor { x, _ := tensor.FromBool(tensor.Shape{4}, v); return x }
+			x, y := b.input(bools(false, false, true, true)), b.input(bools(false, true, false, true))
+			return []port{b.op1("Xor", "opset1", "", x, y), b.op1("LogicalXor", "opset1", "", x, y)}
+		}, want: func() []*tensor.Tensor {
+			x, _ := tensor.FromBool(tensor.Shape{4}, []bool{false, true, true, false})
+			return []*tensor.Tensor{x, x}
+		}},
 		{name: "Clamp on integers rounds the bounds inwards", build: func(b *irb) []port {
 			x := b.input(ti32(tensor.Shape{5}, -3, -1, 0, 2, 3))
 			return []port{b.op1("Clamp", "opset1", `min="-1.5" max="2.5"`, x)}
