@@ -54,9 +54,11 @@ func (f ColorFormat) String() string {
 // ResizeAlgorithm is a Resize step's interpolation.
 type ResizeAlgorithm int
 
-// The interpolations, each as OpenCV's cv2.resize does it: linear and
-// cubic (a = -0.75) sample at half-pixel centres, nearest takes the pixel
-// at floor(x * scale).
+// The interpolations, as OpenVINO's PrePostProcessor makes them (an
+// Interpolate-11 of its default attributes): each samples at half-pixel
+// centres, (x + 0.5) * in / out - 0.5, clamped to the image; linear and
+// cubic (a = -0.75) weigh the neighbours, nearest takes the pixel at that
+// coordinate rounded, halves down.
 const (
 	ResizeLinear ResizeAlgorithm = iota
 	ResizeNearest

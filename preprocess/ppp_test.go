@@ -10,6 +10,7 @@ import (
 
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/internal/sentinel"
 	"github.com/clinfer/clinfer/preprocess"
 	"github.com/clinfer/clinfer/tensor"
@@ -222,5 +223,118 @@ func TestLayoutParsing(t *testing.T) {
 	for _, s := range []string{"", "N..", "[N,,C]", "NN"} {
 		_, err := preprocess.ParseLayout(s)
 		assert.Error(t, err, s)
+	}
+}
+
+// resample is OpenVINO's Interpolate-11 with the attributes its
+// PrePostProcessor gives it, on one [h, w] plane, worked out here: the
+// output pixel (r, c) samples the input at half-pixel centres; nearest
+// rounds that coordinate with halves down, cubic weighs the 4x4
+// neighbours with a = -0.75; neighbours past the border are the border.
+func resample(src []float64, h, w, oh, ow int, alg preprocess.ResizeAlgorithm) []float64 {
+	coord := func(o, in, out int) float64 { return (float64(o)+0.5)*float64(in)/float64(out) - 0.5 }
+	clamp := func(i, n int) int { return max(0, min(i, n-1)) }
+	round := func(x float64) int {
+		if x-math.Floor(x) == 0.5 {
+			return int(math.Floor(x))
+		}
+		return int(math.Round(x))
+	}
+	const a = -0.75
+	cubic := func(d float64) float64 {
+		d = math.Abs(d)
+		if d <= 1 {
+			return ((a+2)*d-(a+3))*d*d + 1
+		}
+		return ((a*d-5*a)*d+8*a)*d - 4*a
+	}
+	out := make([]float64, oh*ow)
+	for r := 0; r < oh; r++ {
+		y := coord(r, h, oh)
+		for c := 0; c < ow; c++ {
+			x := coord(c, w, ow)
+			if alg == preprocess.ResizeNearest {
+				out[r*ow+c] = src[clamp(round(y), h)*w+clamp(round(x), w)]
+				continue
+			}
+			y0, x0 := math.Floor(y), math.Floor(x)
+			v := 0.0
+			for i := -1; i <= 2; i++ {
+				for j := -1; j <= 2; j++ {
+					v += cubic(y-y0-float64(i)) * cubic(x-x0-float64(j)) * src[clamp(int(y0)+i, h)*w+clamp(int(x0)+j, w)]
+				}
+			}
+			out[r*ow+c] = v
+		}
+	}
+	return out
+}
+
+// TestResizeAlgorithms: nearest and cubic, down and up, compute what
+// OpenVINO's PrePostProcessor computes (resample).
+func TestResizeAlgorithms(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		alg    preprocess.ResizeAlgorithm
+		h, w   int64 // the image
+		mh, mw int64 // the model's
+	}{
+		{"nearest_down", preprocess.ResizeNearest, 5, 7, 3, 4},
+		{"nearest_up", preprocess.ResizeNearest, 3, 4, 5, 7},
+		{"cubic_down", preprocess.ResizeCubic, 5, 7, 3, 4},
+		{"cubic_up", preprocess.ResizeCubic, 3, 4, 5, 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ppp := preprocess.New(model(c.mh, c.mw))
+			in := ppp.Input("x")
+			in.Tensor().SetLayout("NCHW").SetSpatialStaticShape(c.h, c.w)
+			in.Preprocess().Resize(c.alg)
+			m, err := ppp.Build()
+			require.NoError(t, err)
+			x, err := tensor.FromF32(tensor.Shape{1, 3, c.h, c.w}, seeded.Float32s(7, int(3*c.h*c.w), -2, 2))
+			require.NoError(t, err)
+			got := run(t, m, x)[0]
+			require.Equal(t, tensor.Shape{1, 3, c.mh, c.mw}, got.Shape())
+			src, g := x.Float64s(), got.Float64s()
+			plane, oplane := int(c.h*c.w), int(c.mh*c.mw)
+			for ch := 0; ch < 3; ch++ {
+				want := resample(src[ch*plane:(ch+1)*plane], int(c.h), int(c.w), int(c.mh), int(c.mw), c.alg)
+				for i, v := range want {
+					assert.InDelta(t, v, g[ch*oplane+i], 1e-5, "channel %d pixel %d", ch, i)
+				}
+			}
+		})
+	}
+}
+
+// TestHalfTensor: an f16 NHWC tensor reaches an f32 NCHW model, the mean
+// and scale computed in f16 (the tensor's float type), then converted.
+func TestHalfTensor(t *testing.T) {
+	ppp := preprocess.New(model(2, 3))
+	in := ppp.Input("x")
+	in.Tensor().SetElementType(tensor.F16).SetLayout("NHWC")
+	in.Preprocess().Mean(1, 2, 3).Scale(2, 4, 8)
+	in.Model().SetLayout("NCHW")
+	m, err := ppp.Build()
+	require.NoError(t, err)
+	assert.Equal(t, tensor.F16, m.Inputs()[0].Type)
+	assert.Equal(t, "[1,2,3,3]", m.Inputs()[0].Shape.String())
+	v := seeded.Float32s(3, 18, -8, 8)
+	f := make([]float64, len(v))
+	for i := range v {
+		f[i] = float64(v[i])
+	}
+	x, err := tensor.FromFloat64s(tensor.F16, tensor.Shape{1, 2, 3, 3}, f)
+	require.NoError(t, err)
+	got := run(t, m, x)[0]
+	require.Equal(t, tensor.F32, got.Type())
+	require.Equal(t, tensor.Shape{1, 3, 2, 3}, got.Shape())
+	h, g := x.Float64s(), got.F32()
+	mean, scale := []float64{1, 2, 3}, []float64{2, 4, 8}
+	for p := 0; p < 6; p++ {
+		for c := 0; c < 3; c++ {
+			want := (h[p*3+c] - mean[c]) / scale[c]
+			assert.InDelta(t, want, g[c*6+p], 2e-3*(1+math.Abs(want)), "pixel %d channel %d", p, c)
+		}
 	}
 }

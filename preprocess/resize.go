@@ -41,7 +41,7 @@ func (c *cursor) resize(st step, float tensor.ElementType, ms graph.PartialShape
 	case ResizeCubic:
 		attrs["mode"], attrs["cubic_coeff_a"] = "cubic", float32(-0.75)
 	case ResizeNearest:
-		attrs["mode"], attrs["coordinate_transformation_mode"], attrs["nearest_mode"] = "nearest", "asymmetric", "floor"
+		attrs["mode"], attrs["coordinate_transformation_mode"], attrs["nearest_mode"] = "nearest", "half_pixel", "round_prefer_floor"
 	default:
 		return fmt.Errorf("%w: resize algorithm %d", ErrInvalid, st.alg)
 	}

@@ -101,3 +101,45 @@ func fmtType(img image.Image) string {
 	}
 	return "other"
 }
+
+// atOnly hides an image's type: FromImage reads it through At.
+type atOnly struct{ image.Image }
+
+// TestFromImageReadsBuffers: the fast paths read the pixel buffers, never
+// At, which returns every pixel boxed in a color.Color: converting a
+// 64x48 image allocates no more than converting a 2x2 one (the tensor),
+// where the same image read through At allocates per pixel.
+func TestFromImageReadsBuffers(t *testing.T) {
+	fill := func(pix []uint8) {
+		for i := range pix {
+			pix[i] = uint8(i*7 + 3)
+		}
+	}
+	images := func(w, h int) map[string]image.Image {
+		r := image.Rect(0, 0, w, h)
+		nrgba, rgba, gray := image.NewNRGBA(r), image.NewRGBA(r), image.NewGray(r)
+		ycc := image.NewYCbCr(r, image.YCbCrSubsampleRatio420)
+		fill(nrgba.Pix)
+		fill(rgba.Pix)
+		fill(gray.Pix)
+		fill(ycc.Y)
+		fill(ycc.Cb)
+		return map[string]image.Image{"NRGBA": nrgba, "RGBA": rgba, "Gray": gray, "YCbCr": ycc, "At only": atOnly{nrgba}}
+	}
+	allocs := func(img image.Image) float64 {
+		return testing.AllocsPerRun(3, func() {
+			if _, err := tensor.FromImage(img); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, big := images(2, 2), images(64, 48)
+	for name := range small {
+		s, b := allocs(small[name]), allocs(big[name])
+		if name == "At only" {
+			assert.Greater(t, b, s+1000, "the At path allocates per pixel (the check can tell)")
+			continue
+		}
+		assert.Equal(t, s, b, "%s: %v allocations for 2x2, %v for 64x48", name, s, b)
+	}
+}
