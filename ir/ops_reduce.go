@@ -17,6 +17,8 @@ var reduceImports = []importRow{
 	{"ReduceProd", 1, importReduce("ReduceProd")},
 	{"ReduceL1", 4, importReduce("ReduceL1")},
 	{"ReduceL2", 4, importReduce("ReduceL2")},
+	{"ReduceLogicalAnd", 1, importReduceLogical("ReduceMin")},
+	{"ReduceLogicalOr", 1, importReduceLogical("ReduceMax")},
 	{"TopK", 1, importTopK},
 	{"TopK", 3, importTopK},
 	{"TopK", 11, importTopK},
@@ -43,6 +45,27 @@ func importReduce(opType string) importFunc {
 			return nil, err
 		}
 		return one(c.op(opType, "", attrs, c.in[0], axes))
+	}
+}
+
+// importReduceLogical reduces booleans as ReduceMin (all) or ReduceMax
+// (any) of them as u8.
+func importReduceLogical(opType string) importFunc {
+	reduce := importReduce(opType)
+	return func(c *layerCtx) ([]graph.Output, error) {
+		if err := c.inputs(2, 2); err != nil {
+			return nil, err
+		}
+		x, err := c.op("Cast", "u8", graph.Attrs{"to": int64(tensor.U8)}, c.in[0])
+		if err != nil {
+			return nil, err
+		}
+		c.in[0] = x
+		r, err := reduce(c)
+		if err != nil {
+			return nil, err
+		}
+		return one(c.op("Cast", "bool", graph.Attrs{"to": int64(tensor.Bool)}, r[0]))
 	}
 }
 

@@ -106,6 +106,18 @@ func TestOpsAgainstSpec(t *testing.T) {
 			x, _ := tensor.FromBool(tensor.Shape{4}, []bool{false, true, true, false})
 			return []*tensor.Tensor{x, x}
 		}},
+		{name: "ReduceLogicalAnd and ReduceLogicalOr", build: func(b *irb) []port {
+			x, _ := tensor.FromBool(tensor.Shape{3, 3}, []bool{true, true, true, true, false, true, false, false, false})
+			in := b.input(x)
+			return []port{b.op1("ReduceLogicalAnd", "opset1", `keep_dims="false"`, in, b.i64(1)),
+				b.op1("ReduceLogicalOr", "opset1", `keep_dims="true"`, in, b.i64(1)),
+				b.op1("ReduceLogicalOr", "opset1", `keep_dims="false"`, in, b.i64(0, 1))}
+		}, want: func() []*tensor.Tensor {
+			all, _ := tensor.FromBool(tensor.Shape{3}, []bool{true, false, false})
+			anyKeep, _ := tensor.FromBool(tensor.Shape{3, 1}, []bool{true, true, false})
+			anyAll, _ := tensor.FromBool(tensor.Shape{}, []bool{true})
+			return []*tensor.Tensor{all, anyKeep, anyAll}
+		}},
 		{name: "Clamp on integers rounds the bounds inwards", build: func(b *irb) []port {
 			x := b.input(ti32(tensor.Shape{5}, -3, -1, 0, 2, 3))
 			return []port{b.op1("Clamp", "opset1", `min="-1.5" max="2.5"`, x)}
