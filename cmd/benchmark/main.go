@@ -73,7 +73,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	var o options
 	fs := flag.NewFlagSet("benchmark", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.model, "m", "", "ONNX model file (default: the embedded default model)")
+	fs.StringVar(&o.model, "m", "", "model file: ONNX, or OpenVINO IR (.xml, its weights from the .bin beside it) (default: the embedded default model)")
 	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU, AUTO, AUTO:GPU,CPU, BATCH:GPU(4)")
 	fs.StringVar(&o.hint, "hint", "throughput", "performance hint: throughput, latency, cumulative_throughput (ctput, for AUTO) or none (leave PERFORMANCE_HINT alone)")
 	fs.StringVar(&o.api, "api", "async", "async (nireq requests in flight) or sync (one request in a loop)")

@@ -53,7 +53,7 @@ func main() {
 func parseFlags(args []string) (*options, error) {
 	var o options
 	fs := flag.NewFlagSet("infer", flag.ContinueOnError)
-	fs.StringVar(&o.model, "m", "", "ONNX model file (default: the embedded "+defaultmodel.Name+")")
+	fs.StringVar(&o.model, "m", "", "model file: ONNX, or OpenVINO IR (.xml, its weights from the .bin beside it) (default: the embedded "+defaultmodel.Name+")")
 	fs.StringVar(&o.device, "d", "CPU", "device: CPU, GPU, GPU.1, HETERO:GPU,CPU, AUTO, AUTO:GPU,CPU, BATCH:GPU(4)")
 	fs.Var(&o.inputs, "i", "input NAME=FILE.npy (repeatable); inputs without one get seeded random data")
 	fs.StringVar(&o.outDir, "o", "", "directory for OUTDIR/<output name>.npy (default: print a summary only)")

@@ -62,7 +62,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	o := &options{mode: tune.Fast}
 	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.model, "m", "", "ONNX model file (default: the embedded default model)")
+	fs.StringVar(&o.model, "m", "", "model file: ONNX, or OpenVINO IR (.xml, its weights from the .bin beside it) (default: the embedded default model)")
 	fs.StringVar(&o.device, "d", clbackend.DeviceName, "GPU device: GPU, GPU.1")
 	fs.Var(&o.shapes, "shape", "fix an input's dynamic dimensions: NAME=[1,3,640,640] (repeatable); the kernels are tuned for these shapes")
 	fs.TextVar(&o.mode, "mode", tune.Fast, "tuning mode: fast (a budgeted subset of each kernel's variants) or exhaustive (all of them)")
