@@ -21,7 +21,8 @@
 // the Add of a per-channel constant becomes one Conv with a bias, as ONNX
 // writes it; the LSTM, GRU and RNN sequences and cells become ONNX's ops
 // run batch first, their weights rearranged to ONNX's gate order and bias
-// layout. Unknown ops, opsets and attribute values, and malformed
+// layout; a TensorIterator becomes a Loop whose body slices its part of
+// each sliced input. Unknown ops, opsets and attribute values, and malformed
 // documents, are errors (*LayerError names the layer's id, name, type and
 // opset) wrapping ErrInvalidModel, ErrUnsupportedOp,
 // ErrUnsupportedAttribute, ErrUnsupportedType or ErrWeights; the reader

@@ -14,6 +14,7 @@ import (
 var controlImports = []importRow{
 	{"If", 8, importIf},
 	{"Loop", 5, importLoop},
+	{"TensorIterator", 1, importTensorIterator},
 }
 
 // outputIndex maps a port map's output external_port_id to the layer's
@@ -110,20 +111,9 @@ func importLoop(c *layerCtx) ([]graph.Output, error) {
 		return nil, err
 	}
 	l := c.l
-	if l.Body == nil || l.PortMap == nil {
-		return nil, c.errorf(ErrInvalidModel, "the Loop has no body or port map")
-	}
-	body, gc, err := c.gc.b.body(l.Body, c.name+"/body", c.gc.depth+1)
+	body, gc, backFrom, err := c.loopBody()
 	if err != nil {
-		return nil, c.errorf(ErrInvalidModel, "body: %v", err)
-	}
-	// The back edges: body Result layer -> body Parameter layer.
-	backFrom := map[string]string{}
-	for _, e := range l.BackEdges {
-		if gc.results[e.FromLayer] == nil || gc.params[e.ToLayer] == nil {
-			return nil, c.errorf(ErrInvalidModel, "back edge %s -> %s does not join a body Result to a body Parameter", e.FromLayer, e.ToLayer)
-		}
-		backFrom[e.ToLayer] = e.FromLayer
+		return nil, err
 	}
 	var iterParam, condParam *graph.Node
 	var condResult *graph.Node
@@ -297,6 +287,27 @@ func importLoop(c *layerCtx) ([]graph.Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// loopBody reads the body of a Loop or TensorIterator layer and its back
+// edges (body Parameter layer -> the body Result layer feeding it).
+func (c *layerCtx) loopBody() (*graph.Model, *graphCtx, map[string]string, error) {
+	l := c.l
+	if l.Body == nil || l.PortMap == nil {
+		return nil, nil, nil, c.errorf(ErrInvalidModel, "the %s has no body or port map", l.Type)
+	}
+	body, gc, err := c.gc.b.body(l.Body, c.name+"/body", c.gc.depth+1)
+	if err != nil {
+		return nil, nil, nil, c.errorf(ErrInvalidModel, "body: %v", err)
+	}
+	backFrom := map[string]string{}
+	for _, e := range l.BackEdges {
+		if gc.results[e.FromLayer] == nil || gc.params[e.ToLayer] == nil {
+			return nil, nil, nil, c.errorf(ErrInvalidModel, "back edge %s -> %s does not join a body Result to a body Parameter", e.FromLayer, e.ToLayer)
+		}
+		backFrom[e.ToLayer] = e.FromLayer
+	}
+	return body, gc, backFrom, nil
 }
 
 // concatScan turns the op set's stacked scan output [T, s...] into IR's

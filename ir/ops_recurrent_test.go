@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -395,6 +396,79 @@ func TestRecurrentErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.ErrorContains(t, err, "LSTMSequence")
 			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestTensorIteratorLSTMCell reads the form OpenVINO's legacy converter
+// gave recurrent networks: a TensorIterator slicing X [N, S, I] along
+// axis 1 (forward, and backward with stride -1), its body an LSTMCell-4
+// whose H and C go round by back edges, concatenating the body's Ho along
+// axis 1. It must compute what LSTMSequence-5 computes on the same data.
+func TestTensorIteratorLSTMCell(t *testing.T) {
+	for _, tc := range []struct {
+		dir     string
+		dynamic bool // X's length is "?": the iterations are counted at run time
+	}{{"forward", false}, {"reverse", false}, {"reverse", true}} {
+		dir := tc.dir
+		t.Run(fmt.Sprintf("%s_dynamic_%v", dir, tc.dynamic), func(t *testing.T) {
+			c := recurrentCase{op: "LSTM", dir: dir, n: 2, s: 4, in: 3, hidden: 5, lens: []int64{4, 4}}
+			seq, feeds := c.ir(t, true)
+			want := run(t, seq, feeds) // Y [N,1,S,H], Ho, Co [N,1,H]
+			x, h, cs, w, r, bias := c.data()
+			n, hid, gh := c.n, c.hidden, c.gates()*c.hidden
+			reshape := func(v *tensor.Tensor, shape ...int64) *tensor.Tensor {
+				out, err := v.Reshape(shape)
+				require.NoError(t, err)
+				return out
+			}
+			bb := &irb{}
+			xt := bb.param("x_t", "f32", formatInts([]int64{n, 1, c.in}), nil)
+			hp := bb.param("h", "f32", formatInts([]int64{n, hid}), nil)
+			cp := bb.param("c", "f32", formatInts([]int64{n, hid}), nil)
+			x2 := bb.op1("Squeeze", "opset1", "", xt, bb.i64(1))
+			cell := bb.op("LSTMCell", "opset4", fmt.Sprintf(`hidden_size="%d"`, hid), 2, x2, hp, cp,
+				bb.constant(reshape(w, gh, c.in)), bb.constant(reshape(r, gh, hid)), bb.constant(reshape(bias, gh)))
+			y := bb.op1("Unsqueeze", "opset1", "", cell[0], bb.i64(1))
+			bb.result(cell[0])
+			bb.result(cell[1])
+			bb.result(y)
+			ids := func(p port) int { return p.layer }
+			hoRes, coRes, yRes := bb.next-3, bb.next-2, bb.next-1
+			slicing := `axis="1" start="0" end="-1" stride="1" part_size="1"`
+			if dir == "reverse" {
+				slicing = `axis="1" start="-1" end="0" stride="-1" part_size="1"`
+			}
+			b := &irb{}
+			b.bin.Write(bb.bin.Bytes())
+			xs := formatInts(x.Shape())
+			if tc.dynamic {
+				xs = fmt.Sprintf("%d,?,%d", n, c.in)
+			}
+			xin := b.param("x", "f32", xs, x)
+			in := []port{xin, b.input(reshape(h, n, hid)), b.input(reshape(cs, n, hid))}
+			id := b.next
+			b.next++
+			b.layers = append(b.layers, fmt.Sprintf(`<layer id="%d" name="ti" type="TensorIterator" version="opset1">`+
+				`<input><port id="0"/><port id="1"/><port id="2"/></input><output><port id="3"/><port id="4"/><port id="5"/></output>`+
+				`<port_map><input external_port_id="0" internal_layer_id="%d" %s/><input external_port_id="1" internal_layer_id="%d"/>`+
+				`<input external_port_id="2" internal_layer_id="%d"/><output external_port_id="3" internal_layer_id="%d" %s/>`+
+				`<output external_port_id="4" internal_layer_id="%d"/><output external_port_id="5" internal_layer_id="%d"/></port_map>`+
+				`<back_edges><edge from-layer="%d" to-layer="%d"/><edge from-layer="%d" to-layer="%d"/></back_edges>`+
+				`<body><layers>%s</layers><edges>%s</edges></body></layer>`,
+				id, ids(xt), slicing, ids(hp), ids(cp), yRes, slicing, hoRes, coRes, hoRes, ids(hp), coRes, ids(cp),
+				strings.Join(bb.layers, ""), strings.Join(bb.edges, "")))
+			for i, p := range in {
+				b.edges = append(b.edges, fmt.Sprintf(`<edge from-layer="%d" from-port="%d" to-layer="%d" to-port="%d"/>`, p.layer, p.port, id, i))
+			}
+			for i := 0; i < 3; i++ {
+				b.result(port{id, 3 + i})
+			}
+			got := run(t, b.read(t), b.inputs)
+			require.Len(t, got, 3)
+			near(t, reshape(want[0], n, c.s, hid), got[0], 1e-5)
+			near(t, reshape(want[1], n, hid), got[1], 1e-5)
+			near(t, reshape(want[2], n, hid), got[2], 1e-5)
 		})
 	}
 }
