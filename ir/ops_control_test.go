@@ -90,3 +90,27 @@ func TestIf(t *testing.T) {
 	back, _ := roundTrip(t, m)
 	assert.True(t, bytes.Equal(comparable(t, m), comparable(t, back)), "%s", diff(t, m, back))
 }
+
+// TestOpenVINOIfWithoutParameters reads OpenVINO's
+// if_body_without_parameters.xml (IR v11 from TensorFlow's converter: an
+// If-8 whose branches read no input and return a constant, "ReLU" spelled
+// as that converter did, meta_data). Its .bin (binary, not copied) is made
+// here: the Squeeze axis 0 (i64 at 0) and the branches' f32 constants (at
+// 8 and 12). The If's condition is Squeeze(Less(x, y)) of inputs [1,0]:
+// zero elements. OpenVINO's reader checks only the condition's rank and
+// takes the file (its serialization test reads it); clinfer's If follows
+// ONNX's, whose condition has one element, so the reader refuses the
+// layer, naming it, and says why.
+func TestOpenVINOIfWithoutParameters(t *testing.T) {
+	var bin []byte
+	bin = binary.LittleEndian.AppendUint64(bin, 0)
+	bin = binary.LittleEndian.AppendUint32(bin, math.Float32bits(1.5))
+	bin = binary.LittleEndian.AppendUint32(bin, math.Float32bits(-2.5))
+	_, err := ReadFile("testdata/openvino/if_body_without_parameters.xml", WithWeights(bin))
+	require.Error(t, err)
+	var le *LayerError
+	require.ErrorAs(t, err, &le)
+	assert.ErrorIs(t, err, ErrInvalidModel)
+	assert.ErrorContains(t, err, `layer id=5 "PartitionedCall/model/if/cond" (If, opset8)`)
+	assert.ErrorContains(t, err, "condition has shape [0], want one element")
+}
