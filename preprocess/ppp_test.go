@@ -338,3 +338,46 @@ func TestHalfTensor(t *testing.T) {
 		}
 	}
 }
+
+// TestNV12SinglePlane: NV12 in one plane (Y rows then the UV rows) gives
+// what the two planes give, converted to BGR this time.
+func TestNV12SinglePlane(t *testing.T) {
+	build := func(f preprocess.ColorFormat) *graph.Model {
+		ppp := preprocess.New(model(4, 6))
+		in := ppp.Input("x")
+		in.Tensor().SetElementType(tensor.U8).SetLayout("NHWC").SetColorFormat(f)
+		in.Preprocess().ConvertColor(preprocess.BGR)
+		in.Model().SetLayout("NCHW")
+		m, err := ppp.Build()
+		require.NoError(t, err)
+		return m
+	}
+	r := seeded.New(5)
+	px := make([]uint8, 4*6*3/2)
+	for i := range px {
+		px[i] = uint8(r.Uint32())
+	}
+	one, err := tensor.FromU8(tensor.Shape{1, 6, 6, 1}, px)
+	require.NoError(t, err)
+	y, err := tensor.FromU8(tensor.Shape{1, 4, 6, 1}, px[:24])
+	require.NoError(t, err)
+	uv, err := tensor.FromU8(tensor.Shape{1, 2, 3, 2}, px[24:])
+	require.NoError(t, err)
+	single := build(preprocess.NV12SinglePlane)
+	require.Len(t, single.Parameters, 1)
+	assert.Equal(t, "[1,6,6,1]", single.Parameters[0].Outputs[0].Shape.String())
+	got := run(t, single, one)[0]
+	want := run(t, build(preprocess.NV12TwoPlanes), y, uv)[0]
+	require.Equal(t, tensor.Shape{1, 3, 4, 6}, got.Shape())
+	assert.Equal(t, want.F32(), got.F32())
+	// BGR: channel 0 is blue, which the two-plane RGB conversion puts last.
+	rgb := preprocess.New(model(4, 6))
+	in := rgb.Input("x")
+	in.Tensor().SetElementType(tensor.U8).SetLayout("NHWC").SetColorFormat(preprocess.NV12TwoPlanes)
+	in.Preprocess().ConvertColor(preprocess.RGB)
+	in.Model().SetLayout("NCHW")
+	rm, err := rgb.Build()
+	require.NoError(t, err)
+	r2 := run(t, rm, y, uv)[0].F32()
+	assert.Equal(t, r2[2*24:], got.F32()[:24])
+}
