@@ -81,7 +81,7 @@ func buildLowerings() map[string]lowering {
 		castLowerings(), shapeLowerings(), compactLowerings(), colorLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 		controlLowerings(),
-		recurrentLowerings(),
+		recurrentLowerings(), lossLowerings(), sequenceLowerings(), randomLowerings(), stringLowerings(),
 	} {
 		for op, l := range family {
 			t[op] = l // an explicit entry wins over unaryOps (Clip, Identity)

@@ -78,6 +78,21 @@ const (
 	FamilyControl Family = "control"
 	// FamilyRecurrent is the recurrent networks: LSTM, GRU and RNN.
 	FamilyRecurrent Family = "recurrent"
+	// FamilyLoss is the losses of exported evaluation graphs:
+	// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
+	FamilyLoss Family = "loss"
+	// FamilySequence is sequences and optionals (tensor.Kind): the
+	// Sequence* ops, SplitToSequence, ConcatFromSequence and the Optional
+	// ops. Their values live on the host.
+	FamilySequence Family = "sequence"
+	// FamilyRandom is the random generators (RandomUniform, RandomNormal,
+	// their *Like forms, Bernoulli, Multinomial): one counter-based
+	// generator (Philox4x32-10) on every device, so a seed gives the same
+	// tensors everywhere.
+	FamilyRandom Family = "random"
+	// FamilyString is text: StringNormalizer, TfIdfVectorizer,
+	// RegexFullMatch, StringConcat and StringSplit.
+	FamilyString Family = "string"
 )
 
 // Families returns every family, in the order the op table lists them.
@@ -85,7 +100,7 @@ func Families() []Family {
 	return []Family{FamilyModel, FamilyEltwise, FamilyActivation, FamilyCompare, FamilyMovement, FamilyIndex,
 		FamilyReduce, FamilyConv, FamilyPool, FamilyNorm, FamilyGemm, FamilyResize, FamilyCast, FamilyShape,
 		FamilyCompact, FamilyColor, FamilyDetection, FamilySignal, FamilyQuant, FamilyKernelFusion,
-		FamilyControl, FamilyRecurrent}
+		FamilyControl, FamilyRecurrent, FamilyLoss, FamilySequence, FamilyRandom, FamilyString}
 }
 
 // Fold says when a node's outputs are known before inference, so that

@@ -36,6 +36,7 @@ func opList() []OpSpec {
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
 		{FamilyControl, controlOps},
 		{FamilyRecurrent, recurrentOps},
+		{FamilyLoss, lossOps}, {FamilySequence, sequenceOps}, {FamilyRandom, randomOps}, {FamilyString, stringOps},
 	} {
 		for _, s := range f.ops {
 			s.Family = f.family

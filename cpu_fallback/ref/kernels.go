@@ -28,7 +28,7 @@ func kernelTable() map[string]Kernel {
 		castKernels(), shapeKernels(), compactKernels(), colorKernels(), detectionKernels(), signalKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 		controlKernels(t),      // runs bodies with t itself
-		recurrentKernels(),
+		recurrentKernels(), lossKernels(), sequenceKernels(t), randomKernels(), stringKernels(),
 	} {
 		for name, k := range family {
 			if _, dup := t[name]; dup {

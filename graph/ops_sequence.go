@@ -1,0 +1,4 @@
+package graph
+
+// sequenceOps are the rows of the sequence family.
+var sequenceOps = []OpSpec{}
