@@ -91,11 +91,13 @@ func (m *Model) walk(fn func(*Model, *Node) error, owner *Node, depth int) error
 	return nil
 }
 
-// PortType is an element type and a partial shape: what a body Parameter
-// is bound to.
+// PortType is an element type, a partial shape and a kind (a tensor, a
+// sequence or an optional; see tensor.Kind): what a body Parameter is
+// bound to.
 type PortType struct {
 	Type  tensor.ElementType
 	Shape PartialShape
+	Kind  tensor.Kind
 }
 
 // bindBody sets the Parameters of body to the given types and shapes (in
@@ -113,6 +115,7 @@ func bindBody(n *Node, attr string, body *Model, ports []PortType) error {
 		if ports[i].Type.Valid() {
 			p.Outputs[0].Type = ports[i].Type
 			p.Outputs[0].Shape = ports[i].Shape.Clone()
+			p.Outputs[0].Kind = ports[i].Kind
 		}
 	}
 	if err := body.InferShapes(); err != nil {
@@ -131,7 +134,7 @@ func inputPorts(n *Node, from, to int) []PortType {
 			out = append(out, PortType{Shape: DynamicRank})
 			continue
 		}
-		out = append(out, PortType{Type: in.Type(), Shape: in.Shape()})
+		out = append(out, PortType{Type: in.Type(), Shape: in.Shape(), Kind: in.Kind()})
 	}
 	return out
 }
@@ -139,7 +142,7 @@ func inputPorts(n *Node, from, to int) []PortType {
 // resultPort returns the type and shape of body result i.
 func resultPort(body *Model, i int) PortType {
 	r := body.Results[i]
-	return PortType{Type: r.Outputs[0].Type, Shape: r.Outputs[0].Shape}
+	return PortType{Type: r.Outputs[0].Type, Shape: r.Outputs[0].Shape, Kind: r.Outputs[0].Kind}
 }
 
 // MergeShapes returns the most specific shape that both a and b have:

@@ -273,7 +273,7 @@ func inferLoop(n *Node) error {
 			out := resultPort(b, 1+i)
 			p := &ports[2+i]
 			if !p.Type.Valid() {
-				p.Type, p.Shape = out.Type, out.Shape.Clone()
+				p.Type, p.Shape, p.Kind = out.Type, out.Shape.Clone(), out.Kind
 				changed = true
 				continue
 			}
@@ -298,6 +298,7 @@ func inferLoop(n *Node) error {
 	}
 	for i := 0; i < l.Carried; i++ {
 		setOutput(n, i, ports[2+i].Type, ports[2+i].Shape.Clone())
+		n.Outputs[i].Kind = resultPort(b, 1+i).Kind // what the body makes of a carried value: a sequence stays one
 	}
 	for j := 0; j < l.ScanOutputs; j++ {
 		r := resultPort(b, 1+l.Carried+j)
@@ -466,7 +467,7 @@ func inferScan(n *Node) error {
 // condition's value, which a device may read back and plan the rest for
 // (AttrDataSize carries it: 1 for then, 0 for else).
 var controlOps = []OpSpec{
-	{Name: OpIf, MinInputs: 1, MaxInputs: -1, DataSized: true, Infer: inferIf},
-	{Name: OpLoop, MinInputs: 2, MaxInputs: -1, HostInputs: []int{0, 1}, Infer: inferLoop},
+	{Name: OpIf, MinInputs: 1, MaxInputs: -1, DataSized: true, Values: true, Infer: branchKinds(inferIf)},
+	{Name: OpLoop, MinInputs: 2, MaxInputs: -1, HostInputs: []int{0, 1}, Values: true, Infer: inferLoop},
 	{Name: OpScan, MinInputs: 1, MaxInputs: -1, Infer: inferScan},
 }

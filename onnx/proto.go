@@ -77,6 +77,7 @@ type attrProto struct {
 	// seen records which value fields were present, for inferring the type
 	// of attributes written by old exporters without the type field.
 	hasF, hasI, hasS, hasT, hasG, hasSparse, hasTP bool
+	tp                                             *valueInfo // a TYPE_PROTO attribute's type
 	nTensors, nGraphs                              int
 }
 
@@ -412,6 +413,11 @@ func decodeAttr(b []byte, depth int) (*attrProto, error) {
 			a.hasSparse = true
 		case 14:
 			a.hasTP = true
+			var mb []byte
+			if mb, err = f.msg(what + ".tp"); err == nil {
+				a.tp = &valueInfo{name: a.name}
+				err = decodeType(mb, a.tp)
+			}
 		case 7:
 			a.floats, err = fixed32s(a.floats, f, what+".floats")
 		case 8:

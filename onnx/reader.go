@@ -502,6 +502,9 @@ func (c *nodeCtx) convertAttrs() (graph.Attrs, error) {
 		if a.g != nil && (a.typ == attrGraph || a.typ == 0) {
 			continue // a subgraph: the op's importer converts it (c.body)
 		}
+		if a.tp != nil && (a.typ == attrTypeProto || a.typ == 0) {
+			continue // a type (Optional's): the op's importer converts it
+		}
 		v, err := c.convertAttr(a)
 		if err != nil {
 			return nil, err
