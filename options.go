@@ -1,6 +1,8 @@
 package clinfer
 
 import (
+	"context"
+
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -30,6 +32,16 @@ func WithNumStreams(n int) Option { return plugin.WithNumStreams(n) }
 
 // WithProfiling sets ENABLE_PROFILING.
 func WithProfiling(on bool) Option { return plugin.WithProfiling(on) }
+
+// WithRandomSeed sets RANDOM_SEED, the seed of the random ops that have no
+// seed attribute.
+func WithRandomSeed(seed uint64) Option { return plugin.WithRandomSeed(seed) }
+
+// WithRequestSeed returns a context whose inferences draw the random ops
+// without a seed attribute from seed (see plugin.WithRequestSeed).
+func WithRequestSeed(ctx context.Context, seed uint64) context.Context {
+	return plugin.WithRequestSeed(ctx, seed)
+}
 
 // WithInferencePrecision sets INFERENCE_PRECISION_HINT.
 func WithInferencePrecision(t tensor.ElementType) Option { return plugin.WithInferencePrecision(t) }

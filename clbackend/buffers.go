@@ -32,6 +32,9 @@ func (b *builder) planBuffers() {
 	for _, v := range pl.params {
 		touch(v, -1)
 	}
+	if pl.seed > 0 {
+		touch(pl.seed-1, -1) // written with the inputs
+	}
 	if pl.prog != nil {
 		end = b.progLiveness(touch)
 	}

@@ -338,24 +338,13 @@ func lowerSpaceDepth(b *builder, n *graph.Node) error {
 }
 
 // lowerDropout is inference-mode Dropout: the output is the input (zero
-// copy) and the optional mask is all true, a plan constant. Training mode
-// with a non-zero ratio draws a random mask, which no plan can do.
+// copy) and the optional mask is all true, a plan constant. A
+// training_mode not known false at plan time runs dropout_train
+// (lower_random.go), which draws the mask.
 func lowerDropout(b *builder, n *graph.Node) error {
 	if v := b.in(n, 2); v >= 0 {
-		train, ok := b.hostFloat(v)
-		if !ok {
-			return errUnsupported(n, "training_mode is not known at plan time")
-		}
-		if train != 0 {
-			ratio := 0.5
-			if rv := b.in(n, 1); rv >= 0 {
-				if ratio, ok = b.hostFloat(rv); !ok {
-					return errUnsupported(n, "ratio is not known at plan time")
-				}
-			}
-			if ratio != 0 {
-				return errUnsupported(n, "training mode with ratio %g draws a random mask", ratio)
-			}
+		if train, ok := b.hostFloat(v); !ok || train != 0 {
+			return lowerDropoutTrain(b, n)
 		}
 	}
 	b.alias(b.out(n, 0), b.in(n, 0))

@@ -82,6 +82,9 @@ type plan struct {
 	hostIn   []bool
 	results  []int // value of each model output
 	bufSizes []int // activation buffers, by liveness
+	// seed is 1 + the value (a u64) the random kernels read the request's
+	// seed from, written with the inputs (0 without random ops).
+	seed int
 
 	planned, naive int64 // activation bytes: the plan's, and all intermediates'
 

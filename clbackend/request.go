@@ -2,6 +2,7 @@ package clbackend
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -263,6 +264,7 @@ type runState struct {
 	ran      []int            // a program's launches, in the order they ran
 	feeder   chan error       // the feeder's result, while it runs (windowed inferences)
 	hostIn   []*tensor.Tensor // contiguous inputs, referenced until the wait
+	seed     []byte           // the random ops' seed (a u64), referenced until the wait
 	staged   []*tensor.Tensor // download targets
 	cpu      []time.Duration  // host time of each launch
 	upload   time.Duration    // host time of the stages, for the profile
@@ -333,6 +335,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 		return err
 	}
 	s.pl, s.st = pl, st
+	s.seed = binary.LittleEndian.AppendUint64(nil, driver.RequestSeed(ctx, c.core.Props()))
 	return nil
 }
 

@@ -72,6 +72,13 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 		s.keep(&s.evs.upload, ev)
 		s.transfers.HostToDevice += int64(len(b))
 	}
+	if pl.seed > 0 {
+		ev, err := cl.EnqueueWriteSlice(r.queue, r.buffer(pl, s.st, pl.seed-1), false, 0, s.seed, nil)
+		if err != nil {
+			return r.fail("writing the random seed", err)
+		}
+		s.keep(&s.evs.upload, ev)
+	}
 	s.upload = time.Since(t0)
 
 	s.cpu = make([]time.Duration, len(pl.launches))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -72,7 +73,7 @@ func (r *InferRequest) Close() error {
 
 // runStep runs one kernel; a panic inside it becomes an error naming the
 // node.
-func runStep(st *step, vals []*tensor.Tensor) (err error) {
+func runStep(st *step, vals []*tensor.Tensor, seed *tensor.Tensor) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if e, ok := p.(error); ok {
@@ -91,6 +92,9 @@ func runStep(st *step, vals []*tensor.Tensor) (err error) {
 			}
 			in[i] = in[i].Contiguous()
 		}
+	}
+	if graph.IsRandom(st.node) {
+		in = append(in, seed) // the request's seed, after the node's inputs
 	}
 	outs, err := st.k(st.node, in)
 	if err != nil {

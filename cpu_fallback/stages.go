@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
@@ -60,6 +61,7 @@ type runState struct {
 	vals            []*tensor.Tensor
 	results         []*tensor.Tensor
 	prof, opProf    []driver.ProfilingInfo
+	seed            *tensor.Tensor // the random ops' request seed (ref.RandomSeedInput)
 }
 
 // Stages implements driver.Stager: preprocess (snapshot and bind the
@@ -94,6 +96,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 	if err := c.peakFor(s.inputs); err != nil {
 		return err
 	}
+	s.seed = ref.RandomSeedInput(driver.RequestSeed(ctx, c.core.Props()))
 	s.vals = make([]*tensor.Tensor, c.numSlots)
 	for slot, v := range c.consts {
 		s.vals[slot] = v
@@ -121,7 +124,7 @@ func (r *InferRequest) execute(ctx context.Context, s *runState) error {
 				return fmt.Errorf("cpu: infer %q: stopped before node %q: %w", c.model.Name, st.node.Name, err)
 			}
 			ts := time.Now()
-			if err := runStep(st, s.vals); err != nil {
+			if err := runStep(st, s.vals, s.seed); err != nil {
 				return stepError(c.model.Name, st, err)
 			}
 			for _, slot := range st.out {

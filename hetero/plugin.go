@@ -37,6 +37,7 @@ var passKeys = []string{
 	driver.KeyExecutionModeHint,
 	driver.KeyModelPriority,
 	driver.KeyDisableTransformations,
+	driver.KeyRandomSeed,
 }
 
 // Plugin is the HETERO device. It owns a driver.Core through which it

@@ -61,13 +61,21 @@ func padAttrs(padsAttr string) importFunc {
 	}
 }
 
-// dropout emits the inference form: Dropout(data) with the output and the
-// optional mask; ratio, is_test and seed do not matter in inference.
+// dropout emits Dropout(data) with the output and the optional mask when
+// the node runs in inference (no training_mode input, or a constant false
+// one; opsets before 12 have no training mode): ratio, is_test and seed do
+// not matter then. Otherwise it keeps Dropout(data, ratio, training_mode)
+// and its seed: training mode drops elements at random.
 func dropout(c *nodeCtx) ([]graph.Output, error) {
-	if t, ok := constInput(c, 2); ok && t.NumElements() == 1 && len(t.Float64s()) == 1 && t.Float64s()[0] != 0 {
-		return nil, c.attrErrorf("", "training_mode input is true; only inference is supported")
+	t, known := constInput(c, 2)
+	if c.version < 12 || !c.input(2).Valid() || (known && t.NumElements() == 1 && t.Float64s()[0] == 0) {
+		return outputsOf(c.node("Dropout", "", []graph.Output{c.input(0)}, nil, min(numOutputs(c), 2))), nil
 	}
-	return outputsOf(c.node("Dropout", "", []graph.Output{c.input(0)}, nil, min(numOutputs(c), 2))), nil
+	attrs := graph.Attrs{}
+	if c.attrs.Has("seed") {
+		attrs["seed"] = c.attrs["seed"]
+	}
+	return outputsOf(c.node("Dropout", "", []graph.Output{c.input(0), c.input(1), c.input(2)}, attrs, min(numOutputs(c), 2))), nil
 }
 
 // movementImports converts the attribute-era forms of the data-movement ops (values that became inputs) and checks their modes.

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -59,6 +60,19 @@ func WithExecutionMode(m ExecutionMode) Option {
 // inference may hold.
 func WithMaxHostMemory(bytes int64) Option {
 	return WithProperty(KeyMaxHostMemory, strconv.FormatInt(bytes, 10))
+}
+
+// WithRandomSeed sets RANDOM_SEED, the seed of the random ops that have
+// no seed attribute (see WithRequestSeed for one inference's).
+func WithRandomSeed(seed uint64) Option {
+	return WithProperty(KeyRandomSeed, strconv.FormatUint(seed, 10))
+}
+
+// WithRequestSeed returns a context whose inferences draw the random ops
+// without a seed attribute from seed instead of the compiled model's
+// RANDOM_SEED; the same seed gives the same tensors on every device.
+func WithRequestSeed(ctx context.Context, seed uint64) context.Context {
+	return driver.WithRandomSeed(ctx, seed)
 }
 
 // WithCacheDir sets CACHE_DIR.

@@ -49,6 +49,7 @@ const (
 	KeyInferencePrecisionHint       = driver.KeyInferencePrecisionHint
 	KeyExecutionModeHint            = driver.KeyExecutionModeHint
 	KeyMaxHostMemory                = driver.KeyMaxHostMemory
+	KeyRandomSeed                   = driver.KeyRandomSeed
 	KeyCacheDir                     = driver.KeyCacheDir
 	KeyCacheMode                    = driver.KeyCacheMode
 	KeyModelPriority                = driver.KeyModelPriority

@@ -1,7 +1,6 @@
 package ref
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -230,8 +229,12 @@ func TestIdentityDropoutNot(t *testing.T) {
 	out, err = runOp("Dropout", nil, 1, x)
 	require.NoError(t, err)
 	assert.Len(t, out, 1)
-	_, err = runOp("Dropout", nil, 1, x, nil, tBool(tensor.Shape{}, true))
-	assert.True(t, errors.Is(err, driver.ErrNotImplemented), "%v", err)
+	out, err = runOp("Dropout", graph.Attrs{"seed": int64(1)}, 2, x, tF32(tensor.Shape{}, 0.75), tBool(tensor.Shape{}, true))
+	require.NoError(t, err, "training mode drops at random")
+	for i, v := range out[0].F32() {
+		assert.True(t, out[1].Bool()[i] == (v != 0), "element %d: mask and value agree", i)
+		assert.True(t, v == 0 || v == 4*x.F32()[i], "element %d: 0 or x/(1-ratio)", i)
+	}
 
 	n := run1(t, "Not", nil, tBool(tensor.Shape{3}, true, false, true))
 	assert.Equal(t, []bool{false, true, false}, n.Bool())

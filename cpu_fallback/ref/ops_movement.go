@@ -211,15 +211,25 @@ func unsqueezeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	return one(y), nil
 }
 
-// dropoutKernel is Dropout at inference: Y is a copy of X and the optional
-// mask is all true. Training mode is not supported.
+// dropoutKernel is Dropout: at inference (training_mode false or absent)
+// Y is a copy of X and the optional mask is all true; in training mode it
+// drops elements at random (dropoutTrainKernel, random.go).
 func dropoutKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := need(n, in, 0)
 	if err != nil {
 		return nil, err
 	}
-	if tm := opt(in, 2); tm != nil && tm.NumElements() == 1 && toF64s(tm)[0] != 0 {
-		return nil, n.Errorf("%w: Dropout with training_mode=true", driver.ErrNotImplemented)
+	own, _ := splitSeed(n, in) // the request seed follows the node's inputs
+
+	if tm := opt(own, 2); tm != nil && tm.NumElements() == 1 && toF64s(tm)[0] != 0 {
+		ratio := float32(0.5)
+		if r := opt(own, 1); r != nil {
+			if r.NumElements() != 1 {
+				return nil, n.Errorf("%w: ratio %v, want one value", driver.ErrInvalidArgument, r)
+			}
+			ratio = float32(toF64s(r)[0])
+		}
+		return dropoutTrainKernel(n, in, ratio)
 	}
 	out := []*tensor.Tensor{x.Clone()}
 	if len(n.Outputs) > 1 {

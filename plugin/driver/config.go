@@ -172,6 +172,8 @@ type Config struct {
 	ExclusiveAsyncRequests bool
 	// MaxHostMemory is MAX_HOST_MEMORY in bytes.
 	MaxHostMemory int64
+	// RandomSeed is RANDOM_SEED.
+	RandomSeed uint64
 }
 
 // DefaultConfig returns the configuration CommonSpecs starts from.
@@ -237,6 +239,11 @@ func ParseConfig(p *Properties) (Config, error) {
 			c.MaxHostMemory = n
 			return err
 		}},
+		{KeyRandomSeed, func(s string) error {
+			n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+			c.RandomSeed = n
+			return err
+		}},
 	}
 	for _, s := range steps {
 		if err := get(s.key, s.f); err != nil {
@@ -262,5 +269,6 @@ func (c Config) Props() map[string]string {
 		KeyDisableTransformations: FormatBool(c.DisableTransformations),
 		KeyExclusiveAsyncRequests: FormatBool(c.ExclusiveAsyncRequests),
 		KeyMaxHostMemory:          strconv.FormatInt(c.MaxHostMemory, 10),
+		KeyRandomSeed:             strconv.FormatUint(c.RandomSeed, 10),
 	}
 }

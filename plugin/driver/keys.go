@@ -20,6 +20,11 @@ const (
 	KeyNumRequests = "NUM_REQUESTS"
 	// KeyEnableProfiling is YES or NO: collect per-op timings (RW).
 	KeyEnableProfiling = "ENABLE_PROFILING"
+	// KeyRandomSeed is the seed (an unsigned 64-bit integer, default 0) of
+	// the random ops that have no seed attribute (RandomUniform,
+	// RandomNormal, their *Like forms, Bernoulli, Multinomial, Dropout in
+	// training mode); a request overrides it with WithRandomSeed (RW).
+	KeyRandomSeed = "RANDOM_SEED"
 	// KeyInferencePrecisionHint is the element type floating-point math runs
 	// in: f32, f16 or bf16 (RW).
 	KeyInferencePrecisionHint = "INFERENCE_PRECISION_HINT"

@@ -33,6 +33,7 @@ func TestCommonDefaults(t *testing.T) {
 		driver.KeyDisableTransformations: "NO",
 		driver.KeyExclusiveAsyncRequests: "NO",
 		driver.KeyMaxHostMemory:          strconv.FormatInt(tensor.DefaultAllocLimit(), 10),
+		driver.KeyRandomSeed:             "0",
 	}
 	for k, v := range want {
 		got, err := p.Get(k)
@@ -140,7 +141,7 @@ func TestSupportedProperties(t *testing.T) {
 	keys, rw, err := driver.ParseSupportedProperties(s)
 	require.NoError(t, err)
 	assert.Equal(t, p.Keys(), keys)
-	assert.Len(t, keys, 14)
+	assert.Len(t, keys, 15)
 	assert.True(t, rw[driver.KeyCacheDir])
 	assert.False(t, rw[driver.KeyFullDeviceName])
 
@@ -156,7 +157,7 @@ func TestSpecOverride(t *testing.T) {
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "(accepted: f32)")
 	require.NoError(t, p.Set(map[string]string{driver.KeyInferencePrecisionHint: "FP32"}))
-	assert.Len(t, p.Keys(), 13, "a replaced spec keeps one key")
+	assert.Len(t, p.Keys(), 14, "a replaced spec keeps one key")
 	assert.Equal(t, driver.KeyInferencePrecisionHint, p.Keys()[4], "a replaced spec keeps its place")
 }
 

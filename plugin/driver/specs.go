@@ -223,6 +223,16 @@ func CommonSpecs() []PropertySpec {
 		BoolSpec(KeyDisableTransformations, false),
 		BoolSpec(KeyExclusiveAsyncRequests, false),
 		BytesSpec(KeyMaxHostMemory, tensor.DefaultAllocLimit()),
+		{
+			Key: KeyRandomSeed, Mutable: true, Default: "0", Accepted: "an unsigned 64-bit integer",
+			Parse: func(s string) (string, error) {
+				n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+				if err != nil {
+					return "", errors.New("not an unsigned 64-bit integer")
+				}
+				return strconv.FormatUint(n, 10), nil
+			},
+		},
 	}
 }
 

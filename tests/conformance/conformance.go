@@ -295,8 +295,9 @@ func RunModel(ctx context.Context, core *driver.Core, device string, m *graph.Mo
 		return Failed, fmt.Errorf("no test_data_set_* in %s", caseDir)
 	}
 	sort.Strings(sets)
+	check := RandomOutputs[filepath.Base(filepath.Dir(caseDir))+"/"+filepath.Base(caseDir)]
 	for _, set := range sets {
-		if err := runDataSet(ctx, cm, set); err != nil {
+		if err := runDataSet(ctx, cm, set, check); err != nil {
 			if errors.Is(err, errDataType) {
 				return UnsupportedType, fmt.Errorf("%s: %w", filepath.Base(set), err)
 			}
@@ -311,8 +312,8 @@ func RunModel(ctx context.Context, core *driver.Core, device string, m *graph.Mo
 var errDataType = errors.New("conformance: test data has an unsupported data type")
 
 // runDataSet binds one data set's inputs, runs one inference and compares
-// every output.
-func runDataSet(ctx context.Context, cm driver.CompiledModel, set string) error {
+// every output, or, for a case with random outputs, runs check on them.
+func runDataSet(ctx context.Context, cm driver.CompiledModel, set string, check RandomCheck) error {
 	inPorts, outPorts := portNames(cm.Inputs()), portNames(cm.Outputs())
 	ins, inNames, err := readTensors(set, "input", cm.Inputs())
 	if err != nil {
@@ -338,6 +339,22 @@ func runDataSet(ctx context.Context, cm driver.CompiledModel, set string) error 
 	}
 	if err := req.Infer(ctx); err != nil {
 		return fmt.Errorf("infer: %w", err)
+	}
+	if check != nil {
+		got := make([]*tensor.Tensor, len(wants))
+		for i := range wants {
+			name, err := pickName(outNames[i], i, outPorts)
+			if err != nil {
+				return fmt.Errorf("output_%d.pb: %w", i, err)
+			}
+			if got[i], err = req.Tensor(name); err != nil {
+				return fmt.Errorf("output %q: %w", name, err)
+			}
+		}
+		if err := check(ins, got, wants); err != nil {
+			return fmt.Errorf("random outputs: %w", err)
+		}
+		return nil
 	}
 	var errs []error
 	for i, want := range wants {

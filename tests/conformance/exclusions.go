@@ -14,10 +14,6 @@ var Exclusions = map[string]string{
 	// inference-only.
 	"node/test_batchnorm_epsilon_training_mode": "training-mode BatchNormalization (running mean/var outputs)",
 	"node/test_batchnorm_example_training_mode": "training-mode BatchNormalization (running mean/var outputs)",
-	"node/test_training_dropout":                "training-mode Dropout draws a random mask",
-	"node/test_training_dropout_default":        "training-mode Dropout draws a random mask",
-	"node/test_training_dropout_default_mask":   "training-mode Dropout draws a random mask",
-	"node/test_training_dropout_mask":           "training-mode Dropout draws a random mask",
 
 	// Test-data bugs in ONNX 1.12.
 	"node/test_castlike_BFLOAT16_to_FLOAT":          "test data binds a [1] tensor to input \"like\", which the model declares [3,4]",
