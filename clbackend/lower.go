@@ -76,9 +76,9 @@ func buildLowerings() map[string]lowering {
 		t[op] = lowering{lower: lowerUnary, kernel: k, half: s.Family != graph.FamilyCompare} // compare: bool outputs
 	}
 	for _, family := range []map[string]lowering{
-		eltwiseLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
+		eltwiseLowerings(), bitLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
 		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), resizeLowerings(),
-		castLowerings(), shapeLowerings(), compactLowerings(), colorLowerings(), detectionLowerings(), signalLowerings(), quantLowerings(),
+		castLowerings(), shapeLowerings(), compactLowerings(), colorLowerings(), detectionLowerings(), signalLowerings(), windowLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 		controlLowerings(),
 		recurrentLowerings(), lossLowerings(), sequenceLowerings(), randomLowerings(), stringLowerings(),

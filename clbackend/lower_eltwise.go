@@ -44,7 +44,7 @@ func lowerUnary(b *builder, n *graph.Node) error {
 		defines += " -DHALF" // f16 storage, float math
 	case n.OpType == "Not" && t == tensor.Bool:
 		defines = "-DT=uchar"
-	case (n.OpType == "Neg" || n.OpType == "Abs" || n.OpType == "Sign") && clType(t) != "" && t != tensor.Bool:
+	case (n.OpType == "Neg" || n.OpType == "Abs" || n.OpType == "Sign" || n.OpType == "BitwiseNot") && clType(t) != "" && t != tensor.Bool:
 		defines = "-DT=" + clType(t) + " -DIS_INT"
 	default:
 		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", t)

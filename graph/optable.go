@@ -28,11 +28,11 @@ func opList() []OpSpec {
 		family Family
 		ops    []OpSpec
 	}{
-		{FamilyModel, modelOps}, {FamilyEltwise, eltwiseOps}, {FamilyActivation, activationOps},
+		{FamilyModel, modelOps}, {FamilyEltwise, append(eltwiseOps, bitOps...)}, {FamilyActivation, activationOps},
 		{FamilyCompare, compareOps}, {FamilyMovement, movementOps}, {FamilyIndex, indexOps},
 		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, poolOps}, {FamilyNorm, normOps},
 		{FamilyGemm, gemmOps}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
-		{FamilyCompact, compactOps}, {FamilyColor, colorOps}, {FamilyDetection, detectionOps}, {FamilySignal, signalOps},
+		{FamilyCompact, compactOps}, {FamilyColor, colorOps}, {FamilyDetection, detectionOps}, {FamilySignal, append(signalOps, windowOps...)},
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
 		{FamilyControl, controlOps},
 		{FamilyRecurrent, recurrentOps},

@@ -2,7 +2,8 @@
 // arithmetic, comparison and logic ops.
 //
 // Build options: -DBINARY_OP=<ADD|SUB|MUL|DIV|POW|MOD|MAX|MIN|PRELU|EQUAL|
-// LESS|GREATER|LESS_EQUAL|GREATER_EQUAL|AND|OR|XOR> selects the operation
+// LESS|GREATER|LESS_EQUAL|GREATER_EQUAL|AND|OR|XOR|SHL|SHR|BIT_AND|BIT_OR|
+// BIT_XOR> selects the operation
 // (the catalogue entry supplies it); -DT=<float|double|int|long|uchar|...> is
 // the input type (default float; double needs cl_khr_fp64, which the GPU
 // device checks before it asks for it) and -DTO the output type (default T;
@@ -61,6 +62,22 @@
 #define AND(x, y) ((x) && (y))
 #define OR(x, y) ((x) || (y))
 #define XOR(x, y) ((!(x)) != (!(y)))
+// The bit operations, of integer types (shifting by the width or more
+// gives 0); graph refuses them on floats, whose forms here only keep the
+// catalogue entries buildable with the default T.
+#ifdef IS_FLOAT
+#define SHL(x, y) ((x) * (y) * 0)
+#define SHR(x, y) ((x) * (y) * 0)
+#define BIT_AND(x, y) ((x) * (y) * 0)
+#define BIT_OR(x, y) ((x) * (y) * 0)
+#define BIT_XOR(x, y) ((x) * (y) * 0)
+#else
+#define SHL(x, y) ((ulong)(y) >= 8 * sizeof(T) ? (T)0 : (T)((x) << (y)))
+#define SHR(x, y) ((ulong)(y) >= 8 * sizeof(T) ? (T)0 : (T)((x) >> (y)))
+#define BIT_AND(x, y) ((x) & (y))
+#define BIT_OR(x, y) ((x) | (y))
+#define BIT_XOR(x, y) ((x) ^ (y))
+#endif
 #ifdef IS_FLOAT
 #define MAX(x, y) ((isnan(x) || isnan(y)) ? (x) + (y) : fmax((x), (y)))
 #define MIN(x, y) ((isnan(x) || isnan(y)) ? (x) + (y) : fmin((x), (y)))

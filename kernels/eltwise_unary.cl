@@ -73,10 +73,12 @@
 #define IS_NAN(x, a, b) isnan(x)
 #define IS_INF(x, a, b) (isinf(x) && ((x) > 0.0f ? (a) != 0.0f : (b) != 0.0f))
 #ifdef IS_INT
+#define BITWISE_NOT(x, a, b) (~(x))
 #define NEG(x, a, b) (-(x))
 #define ABS(x, a, b) ((x) < 0 ? -(x) : (x))
 #define SIGN(x, a, b) ((T)(((x) > 0) - ((x) < 0)))
 #else
+#define BITWISE_NOT(x, a, b) ((x) * 0) // integers only (graph refuses floats); buildable as float
 #define NEG(x, a, b) (-(x))
 #define ABS(x, a, b) fabs(x)
 #define SIGN(x, a, b) ((x) > 0.0f ? 1.0f : ((x) < 0.0f ? -1.0f : (x)))

@@ -42,7 +42,7 @@ func init() { opTable = buildOpTable() }
 func buildOpTable() []opEntry {
 	t := slices.Concat(modelImports, eltwiseImports, activationImports, compareImports, movementImports,
 		indexImports, reduceImports, convImports, poolImports, normImports, gemmImports, resizeImports,
-		castImports, shapeImports, detectionImports, signalImports, quantImports, sequenceImports, randomImports,
+		castImports, shapeImports, detectionImports, signalImports, quantImports, sequenceImports, randomImports, windowImports,
 		controlImports)
 	for _, op := range graph.OpTypes() {
 		if s, _ := graph.Lookup(op); s.Since > 0 {

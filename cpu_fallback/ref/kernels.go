@@ -23,9 +23,9 @@ type Kernel func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 func kernelTable() map[string]Kernel {
 	t := map[string]Kernel{}
 	for _, family := range []map[string]Kernel{
-		eltwiseKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(),
+		eltwiseKernels(), bitKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(),
 		reduceKernels(), convKernels(), poolKernels(), normKernels(), gemmKernels(), resizeKernels(),
-		castKernels(), shapeKernels(), compactKernels(), colorKernels(), detectionKernels(), signalKernels(), quantKernels(),
+		castKernels(), shapeKernels(), compactKernels(), colorKernels(), detectionKernels(), signalKernels(), windowKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 		controlKernels(t),      // runs bodies with t itself
 		recurrentKernels(), lossKernels(), sequenceKernels(t), randomKernels(), stringKernels(),
