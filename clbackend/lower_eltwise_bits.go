@@ -12,10 +12,10 @@ func lowerBitShift(b *builder, n *graph.Node) error {
 }
 
 // bitLowerings are the GPU table entries of the eltwise family's bit
-// operations (BitwiseNot is eltwise_unary.cl's bitwise_not, from
-// unaryOps).
+// operations, on integers only (no f16 form).
 func bitLowerings() map[string]lowering {
 	return map[string]lowering{
+		"BitwiseNot": {lower: lowerUnary, kernel: "bitwise_not"},
 		"BitShift":   {lower: lowerBitShift},
 		"BitwiseAnd": {lower: lowerBinary, kernel: "bit_and"},
 		"BitwiseOr":  {lower: lowerBinary, kernel: "bit_or"},

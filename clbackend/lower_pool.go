@@ -50,20 +50,14 @@ func lowerPool(b *builder, n *graph.Node) error {
 	stride := n.Attrs.Ints("strides", ones(r))
 	dil := n.Attrs.Ints("dilations", ones(r))
 	begin, end := windowPads(n, xs[2:], ys[2:], kernel, stride, dil)
-	D, H, W := to3D(xs[2:], 1)
-	OD, OH, OW := to3D(ys[2:], 1)
-	KD, KH, KW := to3D(kernel, 1)
-	SD, SH, SW := to3D(stride, 1)
-	PD, PH, PW := to3D(begin, 0)
-	ED, EH, EW := to3D(end, 0)
-	DD, DH, DW := to3D(dil, 1)
-	m := []int64{D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW,
-		n.Attrs.Int("count_include_pad", 0), D + PD + ED, H + PH + EH, W + PW + EW}
+	m := poolTable(xs, ys, kernel, stride, dil, begin, end, n.Attrs.Int("count_include_pad", 0), n.Attrs.Int("p", 2))
 	cnt := ys.NumElements()
 	if cnt == 0 {
 		return nil
 	}
 	switch {
+	case n.OpType == "LpPool":
+		return b.emit(n, "lp_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 	case !isMax:
 		return b.emit(n, "avg_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 	case len(n.Outputs) > 1:
@@ -71,6 +65,39 @@ func lowerPool(b *builder, n *graph.Node) error {
 		return b.emit(n, "max_pool_indices", defines, cnt, slotArg(x), slotArg(y), slotArg(b.out(n, 1)), colMajor, uint64(cnt), b.meta(m))
 	}
 	return b.emit(n, "max_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
+}
+
+// poolTable is pool.cl's table m of a pooling of x [N, C, spatial...] into
+// y: the sizes, window, strides, pads begin and end, dilations, then
+// count_include_pad, the padded sizes and LpPool's p.
+func poolTable(xs, ys tensor.Shape, kernel, stride, dil, begin, end []int64, includePad, p int64) []int64 {
+	D, H, W := to3D(xs[2:], 1)
+	OD, OH, OW := to3D(ys[2:], 1)
+	KD, KH, KW := to3D(kernel, 1)
+	SD, SH, SW := to3D(stride, 1)
+	PD, PH, PW := to3D(begin, 0)
+	ED, EH, EW := to3D(end, 0)
+	DD, DH, DW := to3D(dil, 1)
+	return []int64{D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW,
+		includePad, D + PD + ED, H + PH + EH, W + PW + EW, p}
+}
+
+// lowerGlobalLpPool runs GlobalLpPool as lp_pool with one window over
+// each plane.
+func lowerGlobalLpPool(b *builder, n *graph.Node) error {
+	x, y := b.in(n, 0), b.out(n, 0)
+	xs, ys := b.val(x).shape, b.val(y).shape
+	if len(xs) < 3 || len(xs) > 5 {
+		return errUnsupported(n, "%d-D pooling (the GPU kernel takes 1-D to 3-D)", len(xs)-2)
+	}
+	defines, err := b.uniformFloat(n)
+	if err != nil {
+		return err
+	}
+	r := len(xs) - 2
+	m := poolTable(xs, ys, xs[2:], ones(r), ones(r), make([]int64, r), make([]int64, r), 0, n.Attrs.Int("p", 2))
+	cnt := ys.NumElements()
+	return b.emit(n, "lp_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 }
 
 func lowerGlobalPool(b *builder, n *graph.Node) error {
@@ -89,5 +116,30 @@ func poolLowerings() map[string]lowering {
 		"MaxPool": {lower: lowerPool, half: true}, "AveragePool": {lower: lowerPool, half: true},
 		"GlobalAveragePool": {lower: lowerGlobalPool, kernel: "reduce_mean", half: true},
 		"GlobalMaxPool":     {lower: lowerGlobalPool, kernel: "reduce_max", half: true},
+		"LpPool":            {lower: lowerPool, half: true},
+		"GlobalLpPool":      {lower: lowerGlobalLpPool, half: true},
+		"MaxUnpool":         copies(lowerMaxUnpool),
 	}
+}
+
+// lowerMaxUnpool zeroes the output and scatters the input's values to
+// their indices (pool_unpool.cl), moving bits of any element type.
+func lowerMaxUnpool(b *builder, n *graph.Node) error {
+	x, idx, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
+	xs, ys := b.val(x).shape, b.val(y).shape
+	def, err := graph.UnpoolShape(n, xs, nil)
+	if err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	if b.val(idx).typ != tensor.I64 {
+		return errUnsupported(n, "indices of type %s", b.val(idx).typ)
+	}
+	defs := "-DT=" + bitsType(b.val(x).typ)
+	total := ys.NumElements()
+	if err := b.emit(n, "unpool_zero", defs, total, slotArg(y), uint64(total)); err != nil {
+		return err
+	}
+	m := append(append([]int64{int64(len(def))}, def...), ys...)
+	cnt := xs.NumElements()
+	return b.emit(n, "unpool_scatter", defs, cnt, slotArg(x), slotArg(idx), slotArg(y), uint64(cnt), b.meta(m))
 }

@@ -132,6 +132,8 @@ func lowerCases() map[string][]lowerCase {
 			switch {
 			case op == "Not":
 				return g.one(op, nil, g.param("b", tensor.Bool, dims...))
+			case op == "BitwiseNot":
+				return g.one(op, nil, g.param("i", tensor.I16, dims...))
 			case op == "Clip":
 				return g.one(op, nil, g.x("x", dims...), g.c(-1, -0.5), g.c(0.5, 1))
 			case positive[op]:
@@ -152,6 +154,8 @@ func lowerCases() map[string][]lowerCase {
 			switch op {
 			case "And", "Or", "Xor":
 				return g.one(op, nil, g.param("a", tensor.Bool, d0, d1, d2), g.param("b", tensor.Bool, d1, 1))
+			case "BitwiseAnd", "BitwiseOr", "BitwiseXor":
+				return g.one(op, nil, g.param("a", tensor.I64, d0, d1, d2), g.param("b", tensor.I64, d1, 1))
 			case "Div", "Pow", "Mod":
 				return g.one(op, graph.Attrs{"fmod": int64(1)}, g.x("posa", d0, d1, d2), g.x("posb", d2))
 			case "PRelu":

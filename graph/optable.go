@@ -30,8 +30,8 @@ func opList() []OpSpec {
 	}{
 		{FamilyModel, modelOps}, {FamilyEltwise, append(eltwiseOps, bitOps...)}, {FamilyActivation, activationOps},
 		{FamilyCompare, compareOps}, {FamilyMovement, movementOps}, {FamilyIndex, indexOps},
-		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, poolOps}, {FamilyNorm, normOps},
-		{FamilyGemm, gemmOps}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
+		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, append(poolOps, lpPoolOps...)}, {FamilyNorm, normOps},
+		{FamilyGemm, append(gemmOps, detOps...)}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
 		{FamilyCompact, compactOps}, {FamilyColor, colorOps}, {FamilyDetection, detectionOps}, {FamilySignal, append(signalOps, windowOps...)},
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
 		{FamilyControl, controlOps},

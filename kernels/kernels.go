@@ -55,6 +55,7 @@ var variants = []Kernel{
 	{Name: "avg_pool", File: "pool.cl", Entry: "pool"},
 	{Name: "max_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX"},
 	{Name: "max_pool_indices", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX -DPOOL_INDICES"},
+	{Name: "lp_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_LP"},
 	{Name: "arg_max", File: "reduce_arg.cl", Entry: "arg_reduce"},
 	{Name: "arg_min", File: "reduce_arg.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
 	{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},

@@ -312,7 +312,7 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				if strings.Contains(k.Options, "-DPOOL_INDICES") {
 					args = append(args, make([]int64, c.out), int32(1)) // indices, column-major
 				}
-				args = append(args, uint64(c.out), c.m)
+				args = append(args, uint64(c.out), append(c.m, 3)) // m[22]: LpPool's p
 				e.launch(t, k, extra, global1D(c.out), nil, args...)
 			}
 			run("", fill(c.in, -1, 1), make([]float32, c.out))

@@ -2,7 +2,9 @@
 // dilations and count_include_pad, up to 3 spatial axes: 2-D pooling is the
 // D = 1 case and 1-D pooling the D = H = 1 case.
 //
-// Build options: -DPOOL_MAX selects max pooling (default average);
+// Build options: -DPOOL_MAX selects max pooling, -DPOOL_LP LpPool (the
+// p-norm of the window, p = m[22], padding counting as zeros; default
+// average);
 // -DPOOL_INDICES (with POOL_MAX) adds the Indices output: the flat index
 // into x of the maximum (its first occurrence in window order), row-major
 // within the plane, or column-major when col_major is 1 (storage_order).
@@ -56,6 +58,9 @@ __kernel void pool(__global const TS* x, __global TS* out,
     long at = 0;
 #elif defined(POOL_MAX)
     float acc = -INFINITY;
+#elif defined(POOL_LP)
+    const float p = (float)m[22];
+    float acc = 0.0f;
 #else
     // The divisor: the taps inside the input, or inside the padded input
     // (count_include_pad); both sets are products of per-axis ranges.
@@ -101,6 +106,8 @@ __kernel void pool(__global const TS* x, __global TS* out,
                 }
 #elif defined(POOL_MAX)
                 acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v);
+#elif defined(POOL_LP)
+                acc += pow(fabs((float)v), p);
 #else
                 acc += v;
 #endif
@@ -122,6 +129,8 @@ __kernel void pool(__global const TS* x, __global TS* out,
 #endif
 #elif defined(POOL_MAX)
     ST(out, gid, acc);
+#elif defined(POOL_LP)
+    ST(out, gid, pow(acc, 1.0f / p));
 #else
     ST(out, gid, acc / (float)(m[18] ? pad_d * pad_h * pad_w : in_d * in_h * in_w));
 #endif

@@ -129,6 +129,13 @@ func maxPoolKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 // averagePoolKernel is ONNX AveragePool: count_include_pad counts window
 // taps inside the padded input, otherwise only taps inside the input.
 func averagePoolKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return sumPool(n, in, 0)
+}
+
+// sumPool is AveragePool (p = 0: the mean of the window's taps inside the
+// input, or inside the padded input with count_include_pad) and LpPool
+// (p >= 1: the p-norm of the window's taps, padding counting as zeros).
+func sumPool(n *graph.Node, in []*tensor.Tensor, p float64) ([]*tensor.Tensor, error) {
 	x, g, err := poolSetup(n, in)
 	if err != nil {
 		return nil, err
@@ -145,8 +152,8 @@ func averagePoolKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	inPlane, outPlane := int(nnProd(g.in)), int(nnProd(g.out))
 	inStr := tensor.ContiguousStrides(g.in)
 	K := int(nnProd(g.k))
-	nnPlanes(planes, func(p int) {
-		src := X[p*inPlane : (p+1)*inPlane]
+	nnPlanes(planes, func(pl int) {
+		src := X[pl*inPlane : (pl+1)*inPlane]
 		oidx := make([]int64, r)
 		kidx := make([]int64, r)
 		for o := 0; o < outPlane; o++ {
@@ -166,7 +173,9 @@ func averagePoolKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, er
 					}
 					off += i * inStr[d]
 				}
-				if inside {
+				if inside && p > 0 {
+					sum += math.Pow(math.Abs(float64(src[off])), p)
+				} else if inside {
 					sum += float64(src[off])
 				}
 				if inside || (includePad && inPad) {
@@ -180,8 +189,11 @@ func averagePoolKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, er
 					kidx[d] = 0
 				}
 			}
-			if count > 0 {
-				Y[p*outPlane+o] = float32(sum / float64(count))
+			switch {
+			case p > 0:
+				Y[pl*outPlane+o] = float32(math.Pow(sum, 1/p))
+			case count > 0:
+				Y[pl*outPlane+o] = float32(sum / float64(count))
 			}
 			for d := r - 1; d >= 0; d-- {
 				oidx[d]++
