@@ -77,7 +77,7 @@ func buildLowerings() map[string]lowering {
 	}
 	for _, family := range []map[string]lowering{
 		eltwiseLowerings(), bitLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
-		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), gemmLowerings(), detLowerings(), resizeLowerings(),
+		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), normStatsLowerings(), gemmLowerings(), detLowerings(), resizeLowerings(),
 		castLowerings(), shapeLowerings(), compactLowerings(), colorLowerings(), detectionLowerings(), signalLowerings(), windowLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 		controlLowerings(),

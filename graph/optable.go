@@ -30,7 +30,7 @@ func opList() []OpSpec {
 	}{
 		{FamilyModel, modelOps}, {FamilyEltwise, append(eltwiseOps, bitOps...)}, {FamilyActivation, activationOps},
 		{FamilyCompare, compareOps}, {FamilyMovement, movementOps}, {FamilyIndex, indexOps},
-		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, append(poolOps, lpPoolOps...)}, {FamilyNorm, normOps},
+		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, append(poolOps, lpPoolOps...)}, {FamilyNorm, append(normOps, normStatsOps...)},
 		{FamilyGemm, append(gemmOps, detOps...)}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
 		{FamilyCompact, compactOps}, {FamilyColor, colorOps}, {FamilyDetection, detectionOps}, {FamilySignal, append(signalOps, windowOps...)},
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},

@@ -21,18 +21,21 @@ func stashType(c *nodeCtx) error {
 	return nil
 }
 
-// batchNorm imports every BatchNormalization version for inference: the
+// batchNorm imports every BatchNormalization version: for inference the
 // running statistics are used, momentum and is_test are irrelevant, and the
-// training outputs are not provided.
+// training outputs are not provided; with training_mode=1 (opset 14 on)
+// it is BatchNormalizationTraining, which normalises with the batch's
+// statistics and returns the updated running ones.
 func batchNorm(c *nodeCtx) ([]graph.Output, error) {
 	if c.attrs.Has("spatial") && c.attrs.Int("spatial", 1) == 0 {
 		return nil, c.attrErrorf("spatial", "per-activation (spatial=0) normalisation is not supported")
 	}
-	if c.attrs.Int("training_mode", 0) != 0 {
-		return nil, c.attrErrorf("training_mode", "training mode is not supported")
-	}
 	if len(c.in) != 5 {
 		return nil, c.invalidf("has %d inputs, want 5", len(c.in))
+	}
+	if c.attrs.Int("training_mode", 0) != 0 {
+		attrs := graph.Attrs{"epsilon": c.attrs.Float("epsilon", 1e-5), "momentum": c.attrs.Float("momentum", 0.9)}
+		return outputsOf(c.node("BatchNormalizationTraining", "", c.in, attrs, min(numOutputs(c), 3))), nil
 	}
 	attrs := graph.Attrs{"epsilon": c.attrs.Float("epsilon", 1e-5)}
 	return outputsOf(c.node("BatchNormalization", "", c.in, attrs, 1)), nil

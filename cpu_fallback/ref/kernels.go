@@ -24,7 +24,7 @@ func kernelTable() map[string]Kernel {
 	t := map[string]Kernel{}
 	for _, family := range []map[string]Kernel{
 		eltwiseKernels(), bitKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(),
-		reduceKernels(), convKernels(), poolKernels(), lpPoolKernels(), normKernels(), gemmKernels(), detKernels(), resizeKernels(),
+		reduceKernels(), convKernels(), poolKernels(), lpPoolKernels(), normKernels(), normStatsKernels(), gemmKernels(), detKernels(), resizeKernels(),
 		castKernels(), shapeKernels(), compactKernels(), colorKernels(), detectionKernels(), signalKernels(), windowKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 		controlKernels(t),      // runs bodies with t itself

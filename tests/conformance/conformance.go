@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -150,14 +152,16 @@ func ONNXBackend(t *testing.T, device string) {
 	}
 	t.Run("summary", func(t *testing.T) {
 		var stale []string
-		for k := range Exclusions {
-			if !seen[k] {
-				stale = append(stale, k)
+		for _, keys := range [][]string{slices.Collect(maps.Keys(Exclusions)), slices.Collect(maps.Keys(InputQuirks)), slices.Collect(maps.Keys(RandomOutputs))} {
+			for _, k := range keys {
+				if !seen[k] {
+					stale = append(stale, k)
+				}
 			}
 		}
 		sort.Strings(stale)
 		for _, k := range stale {
-			t.Errorf("conformance: exclusion %q names no case under %s; remove it from tests/conformance/exclusions.go", k, root)
+			t.Errorf("conformance: %q (an exclusion, input quirk or random-output case) names no case under %s; remove it from tests/conformance", k, root)
 		}
 		table := sum.table(device)
 		t.Log("\n" + table)
@@ -282,6 +286,15 @@ func RunCase(ctx context.Context, core *driver.Core, device, caseDir string) (Ou
 // (another format, a transformed graph), on the case's data sets as
 // RunCase runs the case's own model.
 func RunModel(ctx context.Context, core *driver.Core, device string, m *graph.Model, caseDir string) (Outcome, error) {
+	key := filepath.Base(filepath.Dir(caseDir)) + "/" + filepath.Base(caseDir)
+	for _, p := range m.Parameters {
+		if _, ok := InputQuirks[key][p.Name]; ok {
+			p.Outputs[0].Shape = graph.DynamicRank
+		}
+	}
+	if err := m.InferShapes(); err != nil {
+		return Failed, fmt.Errorf("read model: %w", err)
+	}
 	cm, err := core.CompileModel(ctx, m, device, nil)
 	if err != nil {
 		if errors.Is(err, driver.ErrUnsupported) {
@@ -295,7 +308,7 @@ func RunModel(ctx context.Context, core *driver.Core, device string, m *graph.Mo
 		return Failed, fmt.Errorf("no test_data_set_* in %s", caseDir)
 	}
 	sort.Strings(sets)
-	check := RandomOutputs[filepath.Base(filepath.Dir(caseDir))+"/"+filepath.Base(caseDir)]
+	check := RandomOutputs[key]
 	for _, set := range sets {
 		if err := runDataSet(ctx, cm, set, check); err != nil {
 			if errors.Is(err, errDataType) {
