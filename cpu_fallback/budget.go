@@ -86,10 +86,18 @@ func (c *CompiledModel) checkPeak(max int64, shape shapeOf) (complete bool, err 
 // device words it: graph.InputShapeError) and that the plan's peak for
 // them fits MAX_HOST_MEMORY. Verdicts are cached per input shapes (and
 // the values of inputs that decide shapes). A compiled model whose shapes
-// are all static was checked at compile time and skips this.
+// are all static was checked at compile time and skips this, as does an
+// inference of sequences or optionals.
 func (c *CompiledModel) peakFor(inputs []*tensor.Tensor) error {
 	if c.staticPeak {
 		return nil
+	}
+	for _, t := range inputs {
+		if t.Kind() != tensor.KindTensor {
+			// A sequence's or optional's tensors have their own shapes:
+			// the budget is checked as values appear (execute).
+			return nil
+		}
 	}
 	shapes := make([]tensor.Shape, len(inputs))
 	values := make([]*tensor.Tensor, len(inputs))

@@ -55,6 +55,9 @@ func (c *CompiledModel) fitInputs(inputs []*tensor.Tensor) error {
 	shapes := make([]tensor.Shape, len(inputs))
 	parts := make([]string, len(inputs))
 	for i, t := range inputs {
+		if t.Kind() != tensor.KindTensor {
+			return nil // a sequence's tensors have their own shapes: the devices check them
+		}
 		shapes[i] = t.Shape()
 		parts[i] = shapes[i].String()
 	}
