@@ -45,6 +45,8 @@ func rows() []row {
 				r.gpu = "✓"
 			case g.Host != "":
 				r.gpu = "host"
+			case g.HostPart != "":
+				r.gpu = "host part"
 			}
 			if gpu[op].Half {
 				r.half = "✓"
@@ -111,7 +113,9 @@ it is stale. Do not edit.
   (onnx/ops_*.go); ` + "`—`" + ` for the fused ops clinfer's passes make.
 * **CPU**: a reference kernel (cpu_fallback/ref/ops_<family>.go).
 * **GPU f32**: a lowering onto OpenCL kernels (clbackend/lower_<family>.go); ` + "`host`" + `: folded on
-  the host at plan time once its inputs are known.
+  the host at plan time once its inputs are known; ` + "`host part`" + `: strings, sequences and
+  optionals, which the planner runs in host parts of the model (clbackend/hostparts.go; the
+  runtime model's PLACEMENT names them).
 * **GPU f16**: runs on f16 activations with ` + "`INFERENCE_PRECISION_HINT=f16`" + `.
 * **Fusions**: the passes of the default fusion pipeline whose patterns match the op.
 * **ONNX cases passed**: cases of the ONNX backend suite (libonnx-testdata) that passed on the
