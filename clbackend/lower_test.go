@@ -184,9 +184,9 @@ func lowerCases() map[string][]lowerCase {
 		return g.one("Unsqueeze", nil, g.x("x", g.dim(2, 4), g.dim(2, 5)), g.ints(0, 3))
 	})
 	for _, op := range []string{"Identity", "Dropout"} {
-		cases[op] = single(func(g *caseGen) *graph.Model {
+		cases[op] = append(cases[op], single(func(g *caseGen) *graph.Model { // after the row's examples
 			return g.one(op, nil, g.x("x", g.dim(2, 4), g.dim(2, 5)))
-		})
+		})...)
 	}
 	cases["Where"] = single(func(g *caseGen) *graph.Model {
 		d0, d1 := g.dim(2, 4), g.dim(2, 6)

@@ -450,7 +450,14 @@ var movementOps = []OpSpec{
 	{Name: "Tile", Since: 6, MinInputs: 2, MaxInputs: 2, HostInputs: []int{1}, Infer: inferTile},
 	{Name: "Pad", MinInputs: 2, MaxInputs: 4, HostInputs: []int{1, 2, 3}, Infer: inferPad},
 	{Name: "Identity", Since: 1, MinInputs: 1, MaxInputs: 1, ShapeMath: true, Values: true, Infer: inferIdentity},
-	{Name: "Dropout", MinInputs: 1, MaxInputs: 3, KeepOutputs: 1, Infer: inferDropout},
+	{Name: "Dropout", MinInputs: 1, MaxInputs: 3, KeepOutputs: 1, Infer: inferDropout, Examples: []Example{
+		// training_mode true at plan time, then known only when run: both
+		// draw the mask from the node's seed (the random family's Philox).
+		{Name: "training", Attrs: Attrs{"seed": int64(5)}, Outputs: 2,
+			Inputs: []ExampleInput{{Shape: []int64{3, 40}}, {Floats: []float32{0.3}, Shape: []int64{}}, {Type: tensor.Bool, Ints: []int64{1}, Shape: []int64{}}}},
+		{Name: "training_input", Attrs: Attrs{"seed": int64(2)}, Outputs: 2,
+			Inputs: []ExampleInput{{Shape: []int64{2, 33}}, {Floats: []float32{0.6}, Shape: []int64{}}, {Type: tensor.Bool, Shape: []int64{}}}},
+	}},
 	{Name: "DepthToSpace", MinInputs: 1, MaxInputs: 1, Infer: inferSpaceDepth, Examples: []Example{
 		{Name: "DCR", Attrs: Attrs{"blocksize": int64(2), "mode": "DCR"}, Inputs: []ExampleInput{{Shape: []int64{2, 8, 3, 4}}}},
 		{Name: "CRD", Attrs: Attrs{"blocksize": int64(2), "mode": "CRD"}, Inputs: []ExampleInput{{Shape: []int64{1, 12, 2, 3}}}},
