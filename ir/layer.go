@@ -72,7 +72,7 @@ func (c *layerCtx) convert() ([]graph.Output, error) {
 		if _, known := importTable[canonicalType(l.Type)]; known {
 			return nil, c.errorf(ErrUnsupportedOp, "op %s is not in %s", l.Type, v)
 		}
-		return nil, c.errorf(ErrUnsupportedOp, "op %s (%s) is not supported: clinfer's op set has no equivalent (see ir/ops_*.go for the ops read)", l.Type, v)
+		return nil, c.errorf(ErrUnsupportedOp, "op %s (%s) is not supported: clinfer's op set has no equivalent (ir.OpTypes lists the op types and versions the reader reads)", l.Type, v)
 	}
 	outs, err := row.Import(c)
 	if err != nil {

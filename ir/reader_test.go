@@ -381,3 +381,44 @@ func TestOpenVINONMS(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenVINOStringConstant reads OpenVINO's const_string.xml (IR v11: a
+// string Const of shape "2, 3", spelled with a space). Its .bin (not
+// copied) is made here in OpenVINO's packing: the count (i32), count+1
+// end offsets (i32, the first 0), then the bytes, 60 in all as the layer
+// says.
+func TestOpenVINOStringConstant(t *testing.T) {
+	want := []string{"Hello", "", "OpenVINO", "IR", "ñandú", "tensor"}
+	bin := binary.LittleEndian.AppendUint32(nil, uint32(len(want)))
+	end := uint32(0)
+	bin = binary.LittleEndian.AppendUint32(bin, end)
+	for _, s := range want {
+		end += uint32(len(s))
+		bin = binary.LittleEndian.AppendUint32(bin, end)
+	}
+	for _, s := range want {
+		bin = append(bin, s...)
+	}
+	require.Len(t, bin, 60)
+	m, err := ReadFile("testdata/openvino/const_string.xml", WithWeights(bin))
+	require.NoError(t, err)
+	out := run(t, m, nil)
+	require.Len(t, out, 1)
+	assert.Equal(t, tensor.Shape{2, 3}, out[0].Shape())
+	assert.Equal(t, want, out[0].Strings())
+	back, _ := roundTrip(t, m)
+	assert.True(t, bytes.Equal(comparable(t, m), comparable(t, back)), "%s", diff(t, m, back))
+}
+
+// TestOpenVINOUnknownOp: OpenVINO's
+// experimental_detectron_detection_output_opset6.xml (IR v10) holds an op
+// clinfer's op set has no equivalent of; the error names the layer's id,
+// name, type and opset and wraps ErrUnsupportedOp.
+func TestOpenVINOUnknownOp(t *testing.T) {
+	_, err := ReadFile("testdata/openvino/experimental_detectron_detection_output_opset6.xml")
+	require.Error(t, err)
+	var le *LayerError
+	require.ErrorAs(t, err, &le)
+	assert.ErrorIs(t, err, ErrUnsupportedOp)
+	assert.ErrorContains(t, err, `layer id=4 "DO" (ExperimentalDetectronDetectionOutput, opset6)`)
+}
