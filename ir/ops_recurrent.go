@@ -107,6 +107,20 @@ func importRecurrent(op string, seq bool) importFunc {
 				}
 			}
 		}
+		gates, _ := graph.RecurrentGates(op)
+		bw := int64(gates) * hidden
+		if lbr {
+			bw += hidden
+		}
+		for _, in := range []struct {
+			name string
+			v    graph.Output
+			rows int64
+		}{{"W", w, int64(gates) * hidden}, {"R", r, int64(gates) * hidden}, {"B", b, bw}} {
+			if s := in.v.Shape(); s.RankKnown && s.Rank() >= 2 && s.Dims[1].IsStatic() && s.Dims[1].Size != in.rows {
+				return nil, c.errorf(ErrInvalidModel, "input %s has %d rows, want %d for %s's %d gates of hidden_size %d", in.name, s.Dims[1].Size, in.rows, op, gates, hidden)
+			}
+		}
 		if order != nil {
 			if w, err = c.gatherAxis1(w, order, false, "W"); err != nil {
 				return nil, err

@@ -385,7 +385,8 @@ func TestRecurrentErrors(t *testing.T) {
 		{"activation", `hidden_size="2" activations="sigmoid,elu,tanh"`, `"elu" is not sigmoid, tanh or relu`},
 		{"count", `hidden_size="2" activations="sigmoid,tanh"`, "lists 2 functions, LSTM takes 3"},
 		{"hidden", `hidden_size="0"`, "hidden_size: 0 is not a positive size"},
-		{"width", `hidden_size="3"`, "too narrow for hidden_size"},
+		{"narrow", `hidden_size="3"`, "input W has 8 rows, want 12 for LSTM's 4 gates of hidden_size 3"},
+		{"wide", `hidden_size="1"`, "input W has 8 rows, want 4 for LSTM's 4 gates of hidden_size 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, h, cs, w, r, bias := c.data()
