@@ -15,6 +15,9 @@ func (b *builder) output(o *OutputInfo) error {
 		for _, r := range b.m.Results {
 			list = append(list, r.Name)
 		}
+		if o.name == "" {
+			return fmt.Errorf("%w: the model has no output %d (outputs: %q)", ErrInvalid, o.index, list)
+		}
 		return fmt.Errorf("%w: the model has no output %q (outputs: %q)", ErrInvalid, o.name, list)
 	}
 	ml := modelLayout(o.modelLayout, r)

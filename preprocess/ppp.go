@@ -124,9 +124,23 @@ func (p *PrePostProcessor) Output(name string) *OutputInfo {
 			return o
 		}
 	}
-	o := &OutputInfo{name: name}
+	o := &OutputInfo{name: name, index: -1}
 	o.tensor.info, o.steps.info, o.model.info = o, o, o
 	p.outputs = append(p.outputs, o)
+	return o
+}
+
+// OutputAt returns the configuration of output i (the model's i-th
+// Result).
+func (p *PrePostProcessor) OutputAt(i int) *OutputInfo {
+	name := ""
+	if i >= 0 && i < len(p.m.Results) {
+		name = p.m.Results[i].Name
+	}
+	o := p.Output(name)
+	if name == "" {
+		o.index = i
+	}
 	return o
 }
 
@@ -300,8 +314,9 @@ func (s *PreProcessSteps) Custom(f CustomStep) *PreProcessSteps {
 
 // OutputInfo configures one output.
 type OutputInfo struct {
-	name string
-	errs []error
+	name  string
+	index int // set when OutputAt named no output
+	errs  []error
 
 	tensor OutputTensorInfo
 	steps  PostProcessSteps

@@ -129,7 +129,7 @@ func TestNV12(t *testing.T) {
 
 func TestPostprocessing(t *testing.T) {
 	ppp := preprocess.New(model(2, 3))
-	ppp.Output("y").Model().SetLayout("NCHW")
+	ppp.OutputAt(0).Model().SetLayout("NCHW")
 	ppp.Output("y").Tensor().SetElementType(tensor.F16).SetLayout("NHWC")
 	m, err := ppp.Build()
 	require.NoError(t, err)
@@ -166,6 +166,8 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"unknown input", func(p *preprocess.PrePostProcessor) { p.Input("z").Tensor().SetElementType(tensor.U8) }, `no input "z"`},
 		{"unknown output", func(p *preprocess.PrePostProcessor) { p.Output("q").Tensor().SetElementType(tensor.F16) }, `no output "q"`},
+		{"output index", func(p *preprocess.PrePostProcessor) { p.OutputAt(3).Tensor().SetElementType(tensor.F16) }, `no output 3 (outputs: ["y"])`},
+		{"input index", func(p *preprocess.PrePostProcessor) { p.InputAt(2).Tensor().SetElementType(tensor.U8) }, `no input 2 (inputs: ["x"])`},
 		{"bad layout", func(p *preprocess.PrePostProcessor) { p.Input("x").Tensor().SetLayout("NHHW") }, "names axis H twice"},
 		{"mean per channel without a layout", func(p *preprocess.PrePostProcessor) { p.Input("x").Preprocess().Mean(1, 2, 3) }, "needs axis C"},
 		{"mean of the wrong count", func(p *preprocess.PrePostProcessor) {
