@@ -76,8 +76,8 @@ func buildLowerings() map[string]lowering {
 		t[op] = lowering{lower: lowerUnary, kernel: k, half: s.Family != graph.FamilyCompare} // compare: bool outputs
 	}
 	for _, family := range []map[string]lowering{
-		eltwiseLowerings(), bitLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), indexLowerings(),
-		reduceLowerings(), convLowerings(), poolLowerings(), normLowerings(), normStatsLowerings(), gemmLowerings(), detLowerings(), resizeLowerings(),
+		eltwiseLowerings(), bitLowerings(), activationLowerings(), compareLowerings(), movementLowerings(), cropLowerings(), indexLowerings(),
+		reduceLowerings(), convLowerings(), col2ImLowerings(), poolLowerings(), normLowerings(), normStatsLowerings(), gemmLowerings(), detLowerings(), resizeLowerings(), affineLowerings(),
 		castLowerings(), shapeLowerings(), compactLowerings(), colorLowerings(), detectionLowerings(), signalLowerings(), windowLowerings(), quantLowerings(),
 		kernelFusionLowerings(),
 		controlLowerings(),

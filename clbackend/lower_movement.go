@@ -214,7 +214,7 @@ func lowerTile(b *builder, n *graph.Node) error {
 
 func lowerPad(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
-	is, os := b.val(x).shape, b.val(y).shape
+	is := b.val(x).shape
 	t := b.val(x).typ
 	if clType(t) == "" || t == tensor.I8 || t == tensor.I16 {
 		return errUnsupported(n, "element type %s", t)
@@ -251,13 +251,21 @@ func lowerPad(b *builder, n *graph.Node) error {
 		value = f
 	}
 	mode := map[string]int32{"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}[n.Attrs.String("mode", "constant")]
-	m := []int64{r}
+	return b.padLaunch(n, x, y, begin, mode, value)
+}
+
+// padLaunch emits movement_pad.cl's pad of x into y, the output element o
+// reading x at o - begin on every axis (begin negative where it crops),
+// with mode and the constant value outside x.
+func (b *builder) padLaunch(n *graph.Node, x, y int, begin []int64, mode int32, value float64) error {
+	is, os := b.val(x).shape, b.val(y).shape
+	m := []int64{int64(len(is))}
 	m = append(m, os...)
 	m = append(m, is...)
 	m = append(m, strides(is)...)
 	m = append(m, begin...)
 	cnt := os.NumElements()
-	return b.emit(n, "pad", "-DT="+clType(t), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), mode, float32(value))
+	return b.emit(n, "pad", "-DT="+clType(b.val(x).typ), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), mode, float32(value))
 }
 
 // lowerTrilu keeps the upper or lower triangle of the last two axes; the

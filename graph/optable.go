@@ -29,9 +29,9 @@ func opList() []OpSpec {
 		ops    []OpSpec
 	}{
 		{FamilyModel, modelOps}, {FamilyEltwise, append(eltwiseOps, bitOps...)}, {FamilyActivation, activationOps},
-		{FamilyCompare, compareOps}, {FamilyMovement, movementOps}, {FamilyIndex, indexOps},
-		{FamilyReduce, reduceOps}, {FamilyConv, convOps}, {FamilyPool, append(poolOps, lpPoolOps...)}, {FamilyNorm, append(normOps, normStatsOps...)},
-		{FamilyGemm, append(gemmOps, detOps...)}, {FamilyResize, resizeOps}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
+		{FamilyCompare, compareOps}, {FamilyMovement, append(movementOps, cropOps...)}, {FamilyIndex, indexOps},
+		{FamilyReduce, reduceOps}, {FamilyConv, append(convOps, col2ImOps...)}, {FamilyPool, append(poolOps, lpPoolOps...)}, {FamilyNorm, append(normOps, normStatsOps...)},
+		{FamilyGemm, append(gemmOps, detOps...)}, {FamilyResize, append(resizeOps, affineOps...)}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
 		{FamilyCompact, compactOps}, {FamilyColor, colorOps}, {FamilyDetection, detectionOps}, {FamilySignal, append(signalOps, windowOps...)},
 		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
 		{FamilyControl, controlOps},

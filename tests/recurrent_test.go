@@ -18,13 +18,27 @@ import (
 func TestRecurrentCasesCPU(t *testing.T) { recurrentCases(t, "CPU") }
 
 func recurrentCases(t *testing.T, device string) {
+	ortCases(t, device, "recurrent", "scripts/ortref/recurrent_cases.js")
+}
+
+// TestNewerOpsCasesCPU runs Col2Im, CenterCropPad and AffineGrid cases,
+// ops newer than the installed ONNX backend suite, against ONNX
+// Runtime's outputs (tests/testdata/newerops,
+// scripts/ortref/newer_ops_cases.js).
+func TestNewerOpsCasesCPU(t *testing.T) {
+	ortCases(t, "CPU", "newerops", "scripts/ortref/newer_ops_cases.js")
+}
+
+// ortCases runs every backend-style case under tests/testdata/<sub> (made
+// by script with ONNX Runtime's outputs) on device.
+func ortCases(t *testing.T, device, sub, script string) {
 	root, err := conformance.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dirs, err := filepath.Glob(filepath.Join(root, "tests", "testdata", "recurrent", "*", "model.onnx"))
+	dirs, err := filepath.Glob(filepath.Join(root, "tests", "testdata", sub, "*", "model.onnx"))
 	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no cases under tests/testdata/recurrent (scripts/ortref/recurrent_cases.js): %v", err)
+		t.Fatalf("no cases under tests/testdata/%s (%s): %v", sub, script, err)
 	}
 	core := driver.NewCore()
 	defer core.Close()

@@ -76,6 +76,11 @@ func TestStatefulHetero(t *testing.T) { statefulSuite(t, "HETERO:GPU,CPU") }
 // GPU.
 func TestRecurrentCasesGPU(t *testing.T) { recurrentCases(t, "GPU") }
 
+// TestNewerOpsCasesGPU is TestNewerOpsCasesCPU on the GPU.
+func TestNewerOpsCasesGPU(t *testing.T) {
+	ortCases(t, "GPU", "newerops", "scripts/ortref/newer_ops_cases.js")
+}
+
 // TestSileroExportImportGPU: the GPU's export of Silero imports and
 // streams as compiled.
 func TestSileroExportImportGPU(t *testing.T) { sileroExportImport(t, "GPU") }

@@ -23,8 +23,8 @@ type Kernel func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 func kernelTable() map[string]Kernel {
 	t := map[string]Kernel{}
 	for _, family := range []map[string]Kernel{
-		eltwiseKernels(), bitKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(),
-		reduceKernels(), convKernels(), poolKernels(), lpPoolKernels(), normKernels(), normStatsKernels(), gemmKernels(), detKernels(), resizeKernels(),
+		eltwiseKernels(), bitKernels(), activationKernels(), compareKernels(), movementKernels(), indexKernels(), cropKernels(),
+		reduceKernels(), convKernels(), col2ImKernels(), poolKernels(), lpPoolKernels(), normKernels(), normStatsKernels(), gemmKernels(), detKernels(), resizeKernels(), affineKernels(),
 		castKernels(), shapeKernels(), compactKernels(), colorKernels(), detectionKernels(), signalKernels(), windowKernels(), quantKernels(),
 		kernelFusionKernels(t), // runs bodies with t itself
 		controlKernels(t),      // runs bodies with t itself
