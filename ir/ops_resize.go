@@ -2,6 +2,7 @@ package ir
 
 import (
 	"encoding/xml"
+	"slices"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
@@ -9,6 +10,7 @@ import (
 
 // resizeImports are Interpolate and GridSample.
 var resizeImports = []importRow{
+	{"Interpolate", 1, importInterpolate1},
 	{"Interpolate", 4, importInterpolate},
 	{"Interpolate", 11, importInterpolate},
 	{"GridSample", 9, importGridSample},
@@ -57,23 +59,8 @@ func importInterpolate(c *layerCtx) ([]graph.Output, error) {
 	if nearest == "simple" {
 		return nil, c.attrErrorf("nearest_mode", "simple is not supported")
 	}
-	aa, err := c.boolean("antialias", false)
-	if err != nil {
+	if err := c.noAntialiasOrPads(); err != nil {
 		return nil, err
-	}
-	if aa {
-		return nil, c.attrErrorf("antialias", "true is not supported")
-	}
-	for _, p := range []string{"pads_begin", "pads_end"} {
-		v, _, err := c.intList(p)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range v {
-			if x != 0 {
-				return nil, c.attrErrorf(p, "%v: padding before interpolation is not supported", v)
-			}
-		}
 	}
 	cube, err := c.float("cube_coeff", -0.75)
 	if err != nil {
@@ -104,6 +91,122 @@ func importInterpolate(c *layerCtx) ([]graph.Output, error) {
 		in[2] = s
 	}
 	return one(c.op("Resize", "", attrs, in...))
+}
+
+// importInterpolate1 reads Interpolate-1 (data, target_spatial_shape)
+// with the attributes axes (required), mode, align_corners (true when
+// absent), antialias and pads_begin/pads_end, as OpenVINO reads it: the
+// sizes of the axes; align_corners true is the align_corners transform;
+// otherwise linear without pads is half_pixel unless it resizes axes
+// {2, 3} of a 4-D input, and everything else asymmetric; nearest rounds
+// down when upsampling and up when downsampling ("simple"), which needs
+// the sizes and those input dims known when the model is read.
+func importInterpolate1(c *layerCtx) ([]graph.Output, error) {
+	if err := c.inputs(2, 2); err != nil {
+		return nil, err
+	}
+	axes, ok, err := c.intList("axes")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(axes) == 0 {
+		return nil, c.errorf(ErrInvalidModel, "attribute axes is required")
+	}
+	mode, err := c.enum("mode", "", "nearest", "linear", "linear_onnx", "cubic", "area")
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.rank(0)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case mode == "":
+		return nil, c.errorf(ErrInvalidModel, "attribute mode is required")
+	case mode == "area":
+		return nil, c.attrErrorf("mode", "area is not supported (nearest, linear, linear_onnx, cubic are)")
+	case mode == "linear" && r > 5:
+		return nil, c.attrErrorf("mode", "linear of a rank-%d input is not supported (up to rank 5 is)", r)
+	}
+	ac, err := c.boolean("align_corners", true)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.noAntialiasOrPads(); err != nil {
+		return nil, err
+	}
+	ctm := "asymmetric"
+	switch {
+	case ac:
+		ctm = "align_corners"
+	case (mode == "linear" || mode == "linear_onnx") && !(r == 4 && len(axes) == 2 && slices.Contains(axes, 2) && slices.Contains(axes, 3)):
+		ctm = "half_pixel"
+	}
+	attrs := graph.Attrs{"mode": interpolateModes[mode], "coordinate_transformation_mode": ctm, "cubic_coeff_a": float32(-0.75), "axes": axes}
+	if mode == "nearest" {
+		if attrs["nearest_mode"], err = c.simpleNearest(axes); err != nil {
+			return nil, err
+		}
+	}
+	sizes, err := c.castTo(c.in[1], tensor.I64, "sizes_i64")
+	if err != nil {
+		return nil, err
+	}
+	return one(c.op("Resize", "", attrs, c.in[0], graph.Output{}, graph.Output{}, sizes))
+}
+
+// noAntialiasOrPads checks that an Interpolate layer asks for neither
+// antialiasing nor padding before the interpolation, which Resize lacks.
+func (c *layerCtx) noAntialiasOrPads() error {
+	aa, err := c.boolean("antialias", false)
+	if err != nil {
+		return err
+	}
+	if aa {
+		return c.attrErrorf("antialias", "true is not supported")
+	}
+	for _, p := range []string{"pads_begin", "pads_end"} {
+		v, _, err := c.intList(p)
+		if err != nil {
+			return err
+		}
+		for _, x := range v {
+			if x != 0 {
+				return c.attrErrorf(p, "%v: padding before interpolation is not supported", v)
+			}
+		}
+	}
+	return nil
+}
+
+// simpleNearest is the Resize nearest_mode of OpenVINO's "simple"
+// rounding for Interpolate-1 resizing axes to the sizes of input 1: floor
+// when no axis shrinks, ceil when none grows (an axis that keeps its size
+// lands on whole coordinates either way).
+func (c *layerCtx) simpleNearest(axes []int64) (string, error) {
+	sizes, err := c.ints(1, "target_spatial_shape")
+	if err != nil {
+		return "", err
+	}
+	s := c.in[0].Shape()
+	if len(sizes) != len(axes) {
+		return "", c.errorf(ErrInvalidModel, "target_spatial_shape has %d values for %d axes", len(sizes), len(axes))
+	}
+	up, down := false, false
+	for i, a := range axes {
+		if a < 0 || int(a) >= len(s.Dims) || s.Dims[a].Size < 0 {
+			return "", c.errorf(ErrUnsupportedAttribute, "nearest Interpolate-1 needs input dim %d known to choose its rounding (input is %v)", a, s)
+		}
+		up = up || sizes[i] > s.Dims[a].Size
+		down = down || sizes[i] < s.Dims[a].Size
+	}
+	if up && down {
+		return "", c.attrErrorf("mode", "nearest growing some axes and shrinking others (%v to %v on axes %v) is not supported", s, sizes, axes)
+	}
+	if down {
+		return "ceil", nil
+	}
+	return "floor", nil
 }
 
 // gridSampleModes maps GridSample-9's modes to the op set's.

@@ -4,9 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -366,23 +363,5 @@ func TestOpsAgainstSpec(t *testing.T) {
 			return []*tensor.Tensor{tf32(tensor.Shape{4, 2}, 10, 0, -2, 2, -2, 0, -2, -2), tf32(tensor.Shape{3, 2}, 10, 0, -2, 2, -2, 0)}
 		}, tol: 1e-5},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := &irb{}
-			outs := c.build(b)
-			for _, o := range outs {
-				b.result(o)
-			}
-			m := b.read(t)
-			got := run(t, m, b.inputs)
-			want := c.want()
-			require.Len(t, got, len(want))
-			for i := range want {
-				near(t, want[i], got[i], c.tol)
-			}
-			// A model read from IR writes and reads back unchanged too.
-			back, _ := roundTrip(t, m)
-			assert.Equal(t, comparable(t, m), comparable(t, back), "round trip:\n%s", diff(t, m, back))
-		})
-	}
+	runCases(t, cases)
 }

@@ -1,0 +1,103 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// runCases runs opCases as TestOpsAgainstSpec does: values against the
+// hand-worked ones, then a write and read back to the same graph.
+func runCases(t *testing.T, cases []opCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := &irb{}
+			outs := c.build(b)
+			for _, o := range outs {
+				b.result(o)
+			}
+			m := b.read(t)
+			got := run(t, m, b.inputs)
+			want := c.want()
+			require.Len(t, got, len(want))
+			for i := range want {
+				near(t, want[i], got[i], c.tol)
+			}
+			back, _ := roundTrip(t, m)
+			assert.Equal(t, comparable(t, m), comparable(t, back), "round trip:\n%s", diff(t, m, back))
+		})
+	}
+}
+
+// TestInterpolate1 checks Interpolate-1's defaults and transforms by hand:
+// align_corners is true when absent, linear of axes {2, 3} of a 4-D input
+// is asymmetric, linear of other axes half_pixel, and nearest rounds down
+// growing and up shrinking.
+func TestInterpolate1(t *testing.T) {
+	img := tf32(tensor.Shape{1, 1, 2, 2}, 1, 2, 3, 4)
+	// f maps output row/column i of a 2-to-4 resize to its source coordinate.
+	grid := func(f []float64) *tensor.Tensor {
+		return gather(tensor.Shape{1, 1, 4, 4}, func(i []int64) float64 { return 1 + 2*f[i[2]] + f[i[3]] })
+	}
+	runCases(t, []opCase{
+		{name: "nearest align_corners by default", build: func(b *irb) []port {
+			// align_corners: source x*(2-1)/(4-1) = 0, 1/3, 2/3, 1, floored.
+			return []port{b.op1("Interpolate", "opset1", `axes="2,3" mode="nearest"`, b.input(img), b.i64(4, 4))}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{grid([]float64{0, 0, 0, 1})} }},
+		{name: "linear of axes 2,3 asymmetric", build: func(b *irb) []port {
+			// asymmetric: x/2 = 0, 0.5, 1, 1.5 (clamped to 1).
+			return []port{b.op1("Interpolate", "opset1", `axes="2,3" mode="linear" align_corners="0" antialias="0" pads_begin="0" pads_end="0"`, b.input(img), b.constant(ti32(tensor.Shape{2}, 4, 4)))}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{grid([]float64{0, 0.5, 1, 1})} }, tol: 1e-6},
+		{name: "linear of axis 2 half_pixel", build: func(b *irb) []port {
+			// half_pixel: (x+0.5)/2-0.5 = -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to 1).
+			return []port{b.op1("Interpolate", "opset1", `axes="2" mode="linear" align_corners="false"`, b.input(img), b.i64(4))}
+		}, want: func() []*tensor.Tensor {
+			f := []float64{0, 0.25, 0.75, 1}
+			return []*tensor.Tensor{gather(tensor.Shape{1, 1, 4, 2}, func(i []int64) float64 { return 1 + 2*f[i[2]] + float64(i[3]) })}
+		}, tol: 1e-6},
+		{name: "nearest shrinking rounds up", build: func(b *irb) []port {
+			// asymmetric: x*5/2 = 0, 2.5, rounded up to 0, 3.
+			return []port{b.op1("Interpolate", "opset1", `axes="3" mode="nearest" align_corners="false"`, b.input(iota32(1, 1, 1, 5)), b.i64(2))}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{tf32(tensor.Shape{1, 1, 1, 2}, 0, 3)} }},
+	})
+}
+
+// TestLegacyErrors: what the older versions cannot map is an error naming
+// the layer (id, type, opset) and the attribute.
+func TestLegacyErrors(t *testing.T) {
+	img := tf32(tensor.Shape{1, 1, 2, 2}, 1, 2, 3, 4)
+	for _, c := range []struct {
+		name, want string
+		build      func(b *irb) port
+	}{
+		{"Interpolate-1 area", `(Interpolate, opset1): attribute mode: area is not supported`, func(b *irb) port {
+			return b.op1("Interpolate", "opset1", `axes="2,3" mode="area"`, b.input(img), b.i64(4, 4))
+		}},
+		{"Interpolate-1 without axes", `(Interpolate, opset1): attribute axes is required`, func(b *irb) port {
+			return b.op1("Interpolate", "opset1", `mode="linear"`, b.input(img), b.i64(4, 4))
+		}},
+		{"Interpolate-1 pads", `(Interpolate, opset1): attribute pads_begin: [0 0 1 1]: padding`, func(b *irb) port {
+			return b.op1("Interpolate", "opset1", `axes="2,3" mode="linear" pads_begin="0,0,1,1"`, b.input(img), b.i64(4, 4))
+		}},
+		{"Interpolate-1 nearest both ways", `(Interpolate, opset1): attribute mode: nearest growing some axes and shrinking others`, func(b *irb) port {
+			return b.op1("Interpolate", "opset1", `axes="2,3" mode="nearest"`, b.input(img), b.i64(4, 1))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &irb{}
+			b.result(c.build(b))
+			_, err := Read(b.doc(), WithWeights(b.bin.Bytes()))
+			require.Error(t, err)
+			var le *LayerError
+			require.ErrorAs(t, err, &le)
+			assert.ErrorContains(t, err, "layer id=")
+			head, msg, _ := strings.Cut(c.want, "): ")
+			assert.ErrorContains(t, err, head+"): ")
+			assert.ErrorContains(t, err, msg)
+		})
+	}
+}
