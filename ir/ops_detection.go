@@ -3,6 +3,7 @@ package ir
 import (
 	"encoding/xml"
 	"strconv"
+	"strings"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
@@ -12,17 +13,27 @@ import (
 var detectionImports = []importRow{
 	{"ROIAlign", 3, importROIAlign},
 	{"ROIAlign", 9, importROIAlign},
+	{"NonMaxSuppression", 1, importNMS},
+	{"NonMaxSuppression", 3, importNMS},
+	{"NonMaxSuppression", 4, importNMS},
 	{"NonMaxSuppression", 5, importNMS},
 	{"NonMaxSuppression", 9, importNMS},
 }
 
-// importNMS: NonMaxSuppression-5 and -9 select as the op set's does;
-// sort_result_descending orders the selection across classes and
-// batches, which is the op set's order only for one batch of one class.
-// selected_scores is gathered from the scores and valid_outputs counted
-// when something reads them.
+// importNMS: NonMaxSuppression-1, -3, -4, -5 and -9 select as the op
+// set's does (per batch, per class, by descending score).
+// sort_result_descending (true when absent) then orders the selection
+// across batches and classes by descending score, ties by (batch, class,
+// box), as OpenVINO's reference does: a stable TopK of the selected
+// scores. Versions 1 to 4 have one output of a fixed number of rows,
+// filled with -1 past the selection: the row count the layer's output
+// port declares, else OpenVINO's shape inference (min(boxes, max * classes)
+// for -1 and -3, min(boxes, max) * classes * batches for -4). For -5 and
+// -9 selected_scores is gathered from the scores and valid_outputs
+// counted when something reads them.
 func importNMS(c *layerCtx) ([]graph.Output, error) {
-	if err := c.inputs(2, 6); err != nil {
+	legacy := c.opset < 5
+	if err := c.inputs(2, map[bool]int{true: 5, false: 6}[legacy]); err != nil {
 		return nil, err
 	}
 	enc, err := c.enum("box_encoding", "corner", "corner", "center")
@@ -33,20 +44,25 @@ func importNMS(c *layerCtx) ([]graph.Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	if desc {
-		ss := c.in[1].Shape()
-		if !ss.RankKnown || len(ss.Dims) != 3 || ss.Dims[0].Size != 1 || ss.Dims[1].Size != 1 {
-			return nil, c.attrErrorf("sort_result_descending", "true orders the selection across batches and classes, which is not supported for scores %v (one batch of one class is)", ss)
-		}
-	}
 	if len(c.in) == 6 {
 		if v, err := c.scalar(5, "soft_nms_sigma"); err != nil || v != 0 {
 			return nil, c.errorf(ErrUnsupportedAttribute, "soft NMS (soft_nms_sigma %v) is not supported", v)
 		}
 	}
-	t, err := c.elemType("output_type", tensor.I64)
-	if err != nil {
-		return nil, err
+	t := tensor.I64
+	if c.opset >= 3 {
+		if t, err = c.elemType("output_type", tensor.I64); err != nil {
+			return nil, err
+		}
+	}
+	if t != tensor.I64 && t != tensor.I32 {
+		return nil, c.attrErrorf("output_type", "%v is not i64 or i32", t)
+	}
+	rows := int64(-1)
+	if legacy {
+		if rows, err = c.nmsRows(); err != nil {
+			return nil, err
+		}
 	}
 	in := append([]graph.Output(nil), c.in[:min(len(c.in), 5)]...)
 	n, err := c.node("NonMaxSuppression", "", in, graph.Attrs{"center_point_box": b2i(enc == "center")}, 1)
@@ -54,6 +70,17 @@ func importNMS(c *layerCtx) ([]graph.Output, error) {
 		return nil, err
 	}
 	sel := n.Out(0)
+	if ss := c.in[1].Shape(); desc && !(ss.RankKnown && len(ss.Dims) == 3 && ss.Dims[0].Size == 1 && ss.Dims[1].Size == 1) {
+		if sel, err = c.nmsSortDescending(sel); err != nil {
+			return nil, err
+		}
+	}
+	if legacy {
+		if sel, err = c.padRows(sel, rows); err != nil {
+			return nil, err
+		}
+		return one(c.castTo(sel, t, "selected_indices"))
+	}
 	out := make([]graph.Output, 3)
 	if out[0], err = c.castTo(sel, t, "selected_indices"); err != nil {
 		return nil, err
@@ -90,6 +117,74 @@ func importNMS(c *layerCtx) ([]graph.Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// nmsSortDescending reorders the selected [batch, class, box] rows by
+// descending score; TopK keeps equal scores in their order, which is
+// (batch, class, box) order.
+func (c *layerCtx) nmsSortDescending(sel graph.Output) (graph.Output, error) {
+	score, err := c.op("GatherND", "selected_score", nil, c.in[1], sel)
+	if err != nil {
+		return graph.Output{}, err
+	}
+	k, err := c.op("Shape", "selected_count", graph.Attrs{"end": int64(1)}, sel)
+	if err != nil {
+		return graph.Output{}, err
+	}
+	top, err := c.node("TopK", "by_score", []graph.Output{score, k}, graph.Attrs{"axis": int64(0), "largest": int64(1), "sorted": int64(1)}, 2)
+	if err != nil {
+		return graph.Output{}, err
+	}
+	return c.op("Gather", "sorted", graph.Attrs{"axis": int64(0)}, sel, top.Out(1))
+}
+
+// nmsRows is the row count of a NonMaxSuppression-1, -3 or -4 output.
+func (c *layerCtx) nmsRows() (int64, error) {
+	if len(c.l.Outputs) > 0 {
+		if d := c.l.Outputs[0].Dims; len(d) == 2 {
+			if v, err := strconv.ParseInt(strings.TrimSpace(d[0]), 10, 64); err == nil && v >= 0 {
+				return v, nil
+			}
+		}
+	}
+	bs, ss := c.in[0].Shape(), c.in[1].Shape()
+	maxOut := int64(0)
+	if len(c.in) > 2 {
+		v, err := c.ints(2, "max_output_boxes_per_class")
+		if err != nil || len(v) != 1 {
+			return 0, c.errorf(ErrUnsupportedAttribute, "the output's row count needs a static output port or a constant max_output_boxes_per_class")
+		}
+		maxOut = v[0]
+	}
+	if !bs.RankKnown || !ss.RankKnown || len(bs.Dims) != 3 || len(ss.Dims) != 3 || bs.Dims[1].Size < 0 || ss.Dims[0].Size < 0 || ss.Dims[1].Size < 0 {
+		return 0, c.errorf(ErrUnsupportedAttribute, "the output's row count needs a static output port or static boxes %v and scores %v", bs, ss)
+	}
+	boxes, batches, classes := bs.Dims[1].Size, ss.Dims[0].Size, ss.Dims[1].Size
+	if c.opset >= 4 {
+		return min(boxes, maxOut) * classes * batches, nil
+	}
+	return min(boxes, maxOut*classes), nil
+}
+
+// padRows cuts or fills x's rows to n, the new rows -1.
+func (c *layerCtx) padRows(x graph.Output, n int64) (graph.Output, error) {
+	cut, err := c.op("Slice", "rows", nil, x, c.constI64("rows_start", false, 0), c.constI64("rows_end", false, n), c.constI64("rows_axis", false, 0))
+	if err != nil {
+		return graph.Output{}, err
+	}
+	have, err := c.op("Shape", "rows_have", graph.Attrs{"end": int64(1)}, cut)
+	if err != nil {
+		return graph.Output{}, err
+	}
+	fill, err := c.op("Sub", "rows_fill", nil, c.constI64("rows_want", false, n), have)
+	if err != nil {
+		return graph.Output{}, err
+	}
+	pads, err := c.op("Concat", "rows_pads", graph.Attrs{"axis": int64(0)}, c.constI64("pads_begin", false, 0, 0), fill, c.constI64("pads_end_col", false, 0))
+	if err != nil {
+		return graph.Output{}, err
+	}
+	return c.op("Pad", "padded", graph.Attrs{"mode": "constant"}, cut, pads, c.constI64("fill_value", true, -1))
 }
 
 // roiAlignModes maps ROIAlign-9's aligned_mode to RoiAlign's

@@ -86,6 +86,15 @@ func TestLegacyErrors(t *testing.T) {
 		{"Interpolate-1 nearest both ways", `(Interpolate, opset1): attribute mode: nearest growing some axes and shrinking others`, func(b *irb) port {
 			return b.op1("Interpolate", "opset1", `axes="2,3" mode="nearest"`, b.input(img), b.i64(4, 1))
 		}},
+		{"NonMaxSuppression-4 dynamic max", `(NonMaxSuppression, opset4): the output's row count needs a static output port or a constant max_output_boxes_per_class`, func(b *irb) port {
+			x := b.input(tf32(tensor.Shape{1, 4, 4}, nmsBoxes...))
+			s := b.input(tf32(tensor.Shape{1, 1, 4}, 1, 2, 3, 4))
+			return b.op1("NonMaxSuppression", "opset4", "", x, s, b.input(ti64(3)))
+		}},
+		{"NonMaxSuppression-3 output_type", `(NonMaxSuppression, opset3): attribute output_type: f32 is not i64 or i32`, func(b *irb) port {
+			x := b.input(tf32(tensor.Shape{1, 4, 4}, nmsBoxes...))
+			return b.op1("NonMaxSuppression", "opset3", `output_type="f32"`, x, b.input(tf32(tensor.Shape{1, 1, 4}, 1, 2, 3, 4)))
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &irb{}
@@ -100,4 +109,76 @@ func TestLegacyErrors(t *testing.T) {
 			assert.ErrorContains(t, err, msg)
 		})
 	}
+}
+
+// nmsBoxes are four boxes (corner form): 0 and 1 overlap with IoU 0.9/1.1,
+// 2 and 3 overlap nothing.
+var nmsBoxes = []float32{0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3, 0, 4, 1, 5}
+
+// nmsCase builds NonMaxSuppression of version v (data attributes data)
+// over scores of shape s, max_output_boxes_per_class 3, IoU threshold
+// 0.5 and score threshold 0.25 (kept when above).
+func nmsCase(b *irb, v, data string, boxes []float32, s tensor.Shape, scores ...float32) port {
+	batches := s[0]
+	var bx []float32
+	for i := int64(0); i < batches; i++ {
+		bx = append(bx, boxes...)
+	}
+	return b.op1("NonMaxSuppression", v, data, b.input(tf32(tensor.Shape{batches, 4, 4}, bx...)), b.input(tf32(s, scores...)),
+		b.scalar(tensor.I64, 3), b.scalar(tensor.F32, 0.5), b.scalar(tensor.F32, 0.25))
+}
+
+// TestNMSLegacy: NonMaxSuppression-1, -3 and -4 by hand. One batch, two
+// classes (scores 0.9 0.8 0.3 0.1 and 0.2 0.95 0.5 0.85) selects boxes 0, 2
+// of class 0 and 1, 3, 2 of class 1; sorted across classes by score that
+// is (0,1,1) (0,0,0) (0,1,3) (0,1,2) (0,0,2). Rows: -4 has min(4, 3) * 2
+// classes * 1 batch = 6 (one row of -1), -1 and -3 min(4, 3 * 2) = 4.
+func TestNMSLegacy(t *testing.T) {
+	twoClasses := []float32{0.9, 0.8, 0.3, 0.1, 0.2, 0.95, 0.5, 0.85}
+	// The same boxes as center, width, height.
+	center := []float32{0.5, 0.5, 1, 1, 0.6, 0.5, 1, 1, 2.5, 0.5, 1, 1, 4.5, 0.5, 1, 1}
+	i64s := func(rows int64, v ...int64) *tensor.Tensor {
+		x, _ := tensor.FromI64(tensor.Shape{rows, 3}, v)
+		return x
+	}
+	runCases(t, []opCase{
+		{name: "v4 sorted by default, filled with -1", build: func(b *irb) []port {
+			return []port{nmsCase(b, "opset4", "", nmsBoxes, tensor.Shape{1, 2, 4}, twoClasses...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{i64s(6, 0, 1, 1, 0, 0, 0, 0, 1, 3, 0, 1, 2, 0, 0, 2, -1, -1, -1)}
+		}},
+		{name: "v3 unsorted i32, cut to 4 rows", build: func(b *irb) []port {
+			return []port{nmsCase(b, "opset3", `sort_result_descending="false" output_type="i32"`, nmsBoxes, tensor.Shape{1, 2, 4}, twoClasses...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{ti32(tensor.Shape{4, 3}, 0, 0, 0, 0, 0, 2, 0, 1, 1, 0, 1, 3)}
+		}},
+		{name: "v1 center boxes, sorted, cut to 4 rows", build: func(b *irb) []port {
+			return []port{nmsCase(b, "opset1", `box_encoding="center"`, center, tensor.Shape{1, 2, 4}, twoClasses...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{i64s(4, 0, 1, 1, 0, 0, 0, 0, 1, 3, 0, 1, 2)}
+		}},
+		// Two batches of one class: sorted across batches.
+		{name: "v4 sorted across batches", build: func(b *irb) []port {
+			return []port{nmsCase(b, "opset4", `sort_result_descending="true"`, nmsBoxes, tensor.Shape{2, 1, 4}, twoClasses...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{i64s(6, 1, 0, 1, 0, 0, 0, 1, 0, 3, 1, 0, 2, 0, 0, 2, -1, -1, -1)}
+		}},
+		{name: "v5 sorted across batches", build: func(b *irb) []port {
+			return []port{nmsCase(b, "opset5", "", nmsBoxes, tensor.Shape{2, 1, 4}, twoClasses...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{i64s(5, 1, 0, 1, 0, 0, 0, 1, 0, 3, 1, 0, 2, 0, 0, 2)}
+		}},
+	})
+}
+
+// TestNMSLegacyDeclaredRows: the row count the output port declares wins.
+func TestNMSLegacyDeclaredRows(t *testing.T) {
+	b := &irb{}
+	b.result(nmsCase(b, "opset1", `sort_result_descending="0"`, nmsBoxes, tensor.Shape{1, 2, 4}, 0.9, 0.8, 0.3, 0.1, 0.2, 0.95, 0.5, 0.85))
+	doc := strings.Replace(string(b.doc()), `<port id="5"/>`, `<port id="5" precision="I64"><dim>7</dim><dim>3</dim></port>`, 1)
+	m, err := Read([]byte(doc), WithWeights(b.bin.Bytes()))
+	require.NoError(t, err)
+	got := run(t, m, b.inputs)
+	want, _ := tensor.FromI64(tensor.Shape{7, 3}, []int64{0, 0, 0, 0, 0, 2, 0, 1, 1, 0, 1, 3, 0, 1, 2, -1, -1, -1, -1, -1, -1})
+	near(t, want, got[0], 0)
 }

@@ -41,7 +41,7 @@ var openVINOOpsets = []opsetPair{
 	{"Log", 1, ""}, {"LogicalAnd", 1, ""}, {"LogicalNot", 1, ""}, {"LogicalOr", 1, ""}, {"LogicalXor", 1, ""},
 	{"LRN", 1, ""}, {"LSTMCell", 1, notYet}, {"LSTMSequence", 1, notYet}, {"MatMul", 1, ""}, {"MaxPool", 1, ""},
 	{"Maximum", 1, ""}, {"Minimum", 1, ""}, {"Mod", 1, ""}, {"Multiply", 1, ""}, {"Negative", 1, ""},
-	{"NonMaxSuppression", 1, notYet}, {"NormalizeL2", 1, ""}, {"NotEqual", 1, ""}, {"OneHot", 1, ""}, {"PRelu", 1, ""},
+	{"NonMaxSuppression", 1, ""}, {"NormalizeL2", 1, ""}, {"NotEqual", 1, ""}, {"OneHot", 1, ""}, {"PRelu", 1, ""},
 	{"PSROIPooling", 1, noOp}, {"Pad", 1, ""}, {"Parameter", 1, ""}, {"Power", 1, ""}, {"PriorBox", 1, noOp},
 	{"PriorBoxClustered", 1, noOp}, {"Proposal", 1, noOp}, {"Range", 1, ""}, {"Relu", 1, ""}, {"ReduceMax", 1, ""},
 	{"ReduceLogicalAnd", 1, ""}, {"ReduceLogicalOr", 1, ""}, {"ReduceMean", 1, ""}, {"ReduceMin", 1, ""},
@@ -57,14 +57,14 @@ var openVINOOpsets = []opsetPair{
 	{"SpaceToBatch", 2, notYet},
 	// opset3
 	{"Broadcast", 3, ""}, {"Bucketize", 3, noOp}, {"CumSum", 3, ""}, {"ExtractImagePatches", 3, noOp},
-	{"NonMaxSuppression", 3, notYet}, {"EmbeddingBagPackedSum", 3, notYet}, {"EmbeddingSegmentsSum", 3, notYet},
+	{"NonMaxSuppression", 3, ""}, {"EmbeddingBagPackedSum", 3, notYet}, {"EmbeddingSegmentsSum", 3, notYet},
 	{"EmbeddingBagOffsetsSum", 3, notYet}, {"GRUCell", 3, ""}, {"NonZero", 3, ""}, {"ROIAlign", 3, ""},
 	{"ScatterElementsUpdate", 3, ""}, {"ScatterUpdate", 3, ""}, {"ShapeOf", 3, ""}, {"Assign", 3, state},
 	{"ReadValue", 3, state}, {"TopK", 3, ""},
 	// opset4 (Acosh, Asinh, Atanh and ScatterNDUpdate are their v3, first in opset4)
 	{"LSTMCell", 4, ""}, {"Proposal", 4, noOp}, {"Range", 4, ""}, {"ScatterNDUpdate", 4, ""}, {"Acosh", 4, ""},
 	{"Asinh", 4, ""}, {"Atanh", 4, ""}, {"CTCLoss", 4, noOp}, {"HSwish", 4, ""}, {"Interpolate", 4, ""}, {"Mish", 4, ""},
-	{"NonMaxSuppression", 4, notYet}, {"ReduceL1", 4, ""}, {"ReduceL2", 4, ""}, {"SoftPlus", 4, ""}, {"Swish", 4, ""},
+	{"NonMaxSuppression", 4, ""}, {"ReduceL1", 4, ""}, {"ReduceL2", 4, ""}, {"SoftPlus", 4, ""}, {"Swish", 4, ""},
 	// opset5
 	{"BatchNormInference", 5, ""}, {"GatherND", 5, ""}, {"GRUSequence", 5, ""}, {"HSigmoid", 5, ""},
 	{"LogSoftmax", 5, ""}, {"Loop", 5, ""}, {"LSTMSequence", 5, ""}, {"NonMaxSuppression", 5, ""},
