@@ -1,12 +1,15 @@
 package ir
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -95,6 +98,18 @@ func TestLegacyErrors(t *testing.T) {
 			x := b.input(tf32(tensor.Shape{1, 4, 4}, nmsBoxes...))
 			return b.op1("NonMaxSuppression", "opset3", `output_type="f32"`, x, b.input(tf32(tensor.Shape{1, 1, 4}, 1, 2, 3, 4)))
 		}},
+		{"LSTMSequence-1 without weights_format", `(LSTMSequence, opset1): attribute weights_format is required`, func(b *irb) port {
+			return b.op("LSTMSequence", "opset1", `hidden_size="1"`, 3, b.input(zerosF32(1, 1, 1)), b.input(zerosF32(1, 1, 1)), b.input(zerosF32(1, 1, 1)),
+				b.i64(1), b.constant(zerosF32(1, 4, 1)), b.constant(zerosF32(1, 4, 1)), b.constant(zerosF32(1, 4)))[0]
+		}},
+		{"LSTMCell-1 input_forget with tanh", `(LSTMCell, opset1): attribute input_forget: true needs the sigmoid gate activation, not Tanh`, func(b *irb) port {
+			return b.op("LSTMCell", "opset1", `hidden_size="1" input_forget="true" activations="tanh,tanh,tanh"`, 2, b.input(zerosF32(1, 1)), b.input(zerosF32(1, 1)), b.input(zerosF32(1, 1)),
+				b.constant(zerosF32(4, 1)), b.constant(zerosF32(4, 1)))[0]
+		}},
+		{"LSTMCell-1 narrow peepholes", `(LSTMCell, opset1): input P has 2 rows, want 3`, func(b *irb) port {
+			return b.op("LSTMCell", "opset1", `hidden_size="1"`, 2, b.input(zerosF32(1, 1)), b.input(zerosF32(1, 1)), b.input(zerosF32(1, 1)),
+				b.constant(zerosF32(4, 1)), b.constant(zerosF32(4, 1)), b.constant(zerosF32(4)), b.constant(zerosF32(2)))[0]
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &irb{}
@@ -181,4 +196,169 @@ func TestNMSLegacyDeclaredRows(t *testing.T) {
 	got := run(t, m, b.inputs)
 	want, _ := tensor.FromI64(tensor.Shape{7, 3}, []int64{0, 0, 0, 0, 0, 2, 0, 1, 1, 0, 1, 3, 0, 1, 2, -1, -1, -1, -1, -1, -1})
 	near(t, want, got[0], 0)
+}
+
+// ovLSTM is OpenVINO's LSTMCell-1 (v0) as its reference computes it, for
+// checking the reader: W [4H, I], R [4H, H] and B [4H] in the gate order
+// format, P [3H] as f, i, o; with input_forget the input gate is 1 - the
+// forget gate; clip bounds each gate's input (peephole included).
+type ovLSTM struct {
+	format      string
+	inputForget bool
+	clip        float64
+	w, r, b, p  []float32
+	in, hidden  int
+}
+
+// step runs one step of one batch row.
+func (l ovLSTM) step(x, h, c []float32) (hn, cn []float32) {
+	H := l.hidden
+	pre := func(g byte, j int) float64 {
+		row := strings.IndexByte(l.format, g)*H + j
+		a := float64(0)
+		if l.b != nil {
+			a = float64(l.b[row])
+		}
+		for k := range l.in {
+			a += float64(l.w[row*l.in+k]) * float64(x[k])
+		}
+		for k := range H {
+			a += float64(l.r[row*H+k]) * float64(h[k])
+		}
+		return a
+	}
+	peep := func(g, j int) float64 {
+		if l.p == nil {
+			return 0
+		}
+		return float64(l.p[g*H+j])
+	}
+	clip := func(a float64) float64 {
+		if l.clip > 0 {
+			return math.Max(-l.clip, math.Min(l.clip, a))
+		}
+		return a
+	}
+	sig := func(a float64) float64 { return 1 / (1 + math.Exp(-a)) }
+	hn, cn = make([]float32, H), make([]float32, H)
+	for j := range H {
+		f := sig(clip(pre('f', j) + peep(0, j)*float64(c[j])))
+		i := 1 - f
+		if !l.inputForget {
+			i = sig(clip(pre('i', j) + peep(1, j)*float64(c[j])))
+		}
+		ct := f*float64(c[j]) + i*math.Tanh(clip(pre('c', j)))
+		o := sig(clip(pre('o', j) + peep(2, j)*ct))
+		cn[j], hn[j] = float32(ct), float32(o*math.Tanh(ct))
+	}
+	return hn, cn
+}
+
+// TestLSTMv0 checks LSTMCell-1 and LSTMSequence-1 against ovLSTM: gate
+// orders (weights_format, ifco when a cell lacks it), peepholes (f, i, o),
+// input_forget, clip, B and P left out, directions and sequence lengths.
+func TestLSTMv0(t *testing.T) {
+	const n, in, hid = 2, 3, 4
+	for i, c := range []struct {
+		name, data string
+		l          ovLSTM
+		noB, noP   bool
+	}{
+		{name: "fico with peepholes", data: `weights_format="fico"`, l: ovLSTM{format: "fico"}},
+		{name: "ifco when absent, no B or P", l: ovLSTM{format: "ifco"}, noB: true, noP: true},
+		{name: "iofc input_forget clip", data: `weights_format="iofc" input_forget="true" clip="0.7"`, l: ovLSTM{format: "iofc", inputForget: true, clip: 0.7}},
+		{name: "icof no P", data: `weights_format="icof" input_forget="0"`, l: ovLSTM{format: "icof"}, noP: true},
+	} {
+		t.Run("cell "+c.name, func(t *testing.T) {
+			l := c.l
+			l.in, l.hidden = in, hid
+			l.w, l.r = seeded.Float32s(uint32(10*i+1), 4*hid*in, -1, 1), seeded.Float32s(uint32(10*i+2), 4*hid*hid, -1, 1)
+			x, h, cs := seeded.Float32s(uint32(10*i+3), n*in, -2, 2), seeded.Float32s(uint32(10*i+4), n*hid, -1, 1), seeded.Float32s(uint32(10*i+5), n*hid, -1, 1)
+			b := &irb{}
+			ports := []port{b.input(tf32(tensor.Shape{n, in}, x...)), b.input(tf32(tensor.Shape{n, hid}, h...)), b.input(tf32(tensor.Shape{n, hid}, cs...)),
+				b.constant(tf32(tensor.Shape{4 * hid, in}, l.w...)), b.constant(tf32(tensor.Shape{4 * hid, hid}, l.r...))}
+			if !c.noB {
+				l.b = seeded.Float32s(uint32(10*i+6), 4*hid, -1, 1)
+				ports = append(ports, b.constant(tf32(tensor.Shape{4 * hid}, l.b...)))
+			}
+			if !c.noP {
+				l.p = seeded.Float32s(uint32(10*i+7), 3*hid, -1, 1)
+				ports = append(ports, b.constant(tf32(tensor.Shape{3 * hid}, l.p...)))
+			}
+			for _, o := range b.op("LSTMCell", "opset1", fmt.Sprintf(`hidden_size="%d" %s`, hid, c.data), 2, ports...) {
+				b.result(o)
+			}
+			m := b.read(t)
+			got := run(t, m, b.inputs)
+			var wantH, wantC []float32
+			for r := range n {
+				hn, cn := l.step(x[r*in:(r+1)*in], h[r*hid:(r+1)*hid], cs[r*hid:(r+1)*hid])
+				wantH, wantC = append(wantH, hn...), append(wantC, cn...)
+			}
+			near(t, tf32(tensor.Shape{n, hid}, wantH...), got[0], 1e-5)
+			near(t, tf32(tensor.Shape{n, hid}, wantC...), got[1], 1e-5)
+			back, _ := roundTrip(t, m)
+			assert.Equal(t, comparable(t, m), comparable(t, back), "round trip:\n%s", diff(t, m, back))
+		})
+	}
+	for i, c := range []struct {
+		name, dir, data string
+		l               ovLSTM
+		lens            []int64
+	}{
+		{name: "forward fico", dir: "forward", data: `weights_format="fico"`, l: ovLSTM{format: "fico"}, lens: []int64{3, 3}},
+		{name: "bidirectional ifoc input_forget, lengths", dir: "bidirectional", data: `weights_format="ifoc" input_forget="1" clip="1.5"`,
+			l: ovLSTM{format: "ifoc", inputForget: true, clip: 1.5}, lens: []int64{3, 2}},
+	} {
+		t.Run("sequence "+c.name, func(t *testing.T) {
+			const s = 3
+			d := 1
+			if c.dir == "bidirectional" {
+				d = 2
+			}
+			l := c.l
+			l.in, l.hidden = in, hid
+			seed := uint32(100 + 10*i)
+			w, r := seeded.Float32s(seed+1, d*4*hid*in, -1, 1), seeded.Float32s(seed+2, d*4*hid*hid, -1, 1)
+			bias, p := seeded.Float32s(seed+3, d*4*hid, -1, 1), seeded.Float32s(seed+4, d*3*hid, -1, 1)
+			x, h, cs := seeded.Float32s(seed+5, n*s*in, -2, 2), seeded.Float32s(seed+6, n*d*hid, -1, 1), seeded.Float32s(seed+7, n*d*hid, -1, 1)
+			b := &irb{}
+			lens, _ := tensor.FromI64(tensor.Shape{n}, c.lens)
+			outs := b.op("LSTMSequence", "opset1", fmt.Sprintf(`hidden_size="%d" direction="%s" %s`, hid, c.dir, c.data), 3,
+				b.input(tf32(tensor.Shape{n, s, in}, x...)), b.input(tf32(tensor.Shape{n, int64(d), hid}, h...)), b.input(tf32(tensor.Shape{n, int64(d), hid}, cs...)),
+				b.input(lens), b.constant(tf32(tensor.Shape{int64(d), 4 * hid, in}, w...)), b.constant(tf32(tensor.Shape{int64(d), 4 * hid, hid}, r...)),
+				b.constant(tf32(tensor.Shape{int64(d), 4 * hid}, bias...)), b.constant(tf32(tensor.Shape{int64(d), 3 * hid}, p...)))
+			for _, o := range outs {
+				b.result(o)
+			}
+			m := b.read(t)
+			got := run(t, m, b.inputs)
+			y := make([]float32, n*d*s*hid)
+			ho, co := make([]float32, n*d*hid), make([]float32, n*d*hid)
+			for dir := range d {
+				l.w, l.r = w[dir*4*hid*in:(dir+1)*4*hid*in], r[dir*4*hid*hid:(dir+1)*4*hid*hid]
+				l.b, l.p = bias[dir*4*hid:(dir+1)*4*hid], p[dir*3*hid:(dir+1)*3*hid]
+				for row := range n {
+					st := (row*d + dir) * hid
+					hh, cc := h[st:st+hid], cs[st:st+hid]
+					steps := int(c.lens[row])
+					for k := range steps {
+						tt := k
+						if dir == 1 || c.dir == "reverse" {
+							tt = steps - 1 - k
+						}
+						hh, cc = l.step(x[(row*s+tt)*in:(row*s+tt+1)*in], hh, cc)
+						copy(y[((row*d+dir)*s+tt)*hid:], hh)
+					}
+					copy(ho[st:], hh)
+					copy(co[st:], cc)
+				}
+			}
+			near(t, tf32(tensor.Shape{n, int64(d), s, hid}, y...), got[0], 1e-5)
+			near(t, tf32(tensor.Shape{n, int64(d), hid}, ho...), got[1], 1e-5)
+			near(t, tf32(tensor.Shape{n, int64(d), hid}, co...), got[2], 1e-5)
+			back, _ := roundTrip(t, m)
+			assert.Equal(t, comparable(t, m), comparable(t, back), "round trip:\n%s", diff(t, m, back))
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package ir
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/clinfer/clinfer/graph"
@@ -20,6 +22,8 @@ import (
 var recurrentImports = []importRow{
 	{"RNNCell", 1, importRecurrent("RNN", false)},
 	{"GRUCell", 3, importRecurrent("GRU", false)},
+	{"LSTMCell", 1, importRecurrent("LSTM", false)},
+	{"LSTMSequence", 1, importRecurrent("LSTM", true)},
 	{"LSTMCell", 4, importRecurrent("LSTM", false)},
 	{"LSTMSequence", 5, importRecurrent("LSTM", true)},
 	{"GRUSequence", 5, importRecurrent("GRU", true)},
@@ -44,7 +48,14 @@ func importRecurrent(op string, seq bool) importFunc {
 		if lstm {
 			want++
 		}
-		if err := c.inputs(want, want); err != nil {
+		// LSTMCell-1 and LSTMSequence-1 (v0) take peepholes P after B,
+		// B optional in the cell.
+		v0 := lstm && ((seq && c.opset < 5) || (!seq && c.opset < 4))
+		lo, hi := want, want
+		if v0 {
+			lo, hi = want-map[bool]int{true: 0, false: 1}[seq], want+1
+		}
+		if err := c.inputs(lo, hi); err != nil {
 			return nil, err
 		}
 		x, h0 := c.in[0], c.in[1]
@@ -56,13 +67,20 @@ func importRecurrent(op string, seq bool) importFunc {
 		if seq {
 			lens, k = c.in[k], k+1
 		}
-		w, r, b := c.in[k], c.in[k+1], c.in[k+2]
+		w, r, b, p := c.in[k], c.in[k+1], c.input(k+2), c.input(k+3)
 		hidden, err := c.int("hidden_size", -1)
 		if err != nil {
 			return nil, err
 		}
 		if hidden < 1 {
 			return nil, c.badAttr("hidden_size", errf("%d is not a positive size", hidden))
+		}
+		if !b.Valid() {
+			zero, err := tensor.FromFloat64s(x.Type(), tensor.Shape{4 * hidden}, make([]float64, 4*hidden))
+			if err != nil {
+				return nil, c.errorf(ErrUnsupportedType, "X is %v: %v", x.Type(), err)
+			}
+			b = c.constant("B", zero)
 		}
 		dir := "forward"
 		if seq {
@@ -96,18 +114,25 @@ func importRecurrent(op string, seq bool) importFunc {
 			all = append(all, acts...)
 		}
 		order := gateOrder(op, hidden)
+		forget := false
+		if v0 {
+			if order, forget, err = c.lstmV0Order(seq, hidden, acts[0]); err != nil {
+				return nil, err
+			}
+		}
 		if !seq {
 			// A cell's tensors lack the direction axis (and X and the
 			// states the sequence's): ONNX's layout 0 with one step.
-			for _, p := range []*graph.Output{&x, &h0, &c0, &w, &r, &b} {
-				if p.Valid() {
-					if *p, err = c.unsqueeze0(*p); err != nil {
+			for _, v := range []*graph.Output{&x, &h0, &c0, &w, &r, &b, &p} {
+				if v.Valid() {
+					if *v, err = c.unsqueeze0(*v); err != nil {
 						return nil, err
 					}
 				}
 			}
 		}
 		gates, _ := graph.RecurrentGates(op)
+		attrs0 := graph.Attrs{}
 		bw := int64(gates) * hidden
 		if lbr {
 			bw += hidden
@@ -116,7 +141,10 @@ func importRecurrent(op string, seq bool) importFunc {
 			name string
 			v    graph.Output
 			rows int64
-		}{{"W", w, int64(gates) * hidden}, {"R", r, int64(gates) * hidden}, {"B", b, bw}} {
+		}{{"W", w, int64(gates) * hidden}, {"R", r, int64(gates) * hidden}, {"B", b, bw}, {"P", p, 3 * hidden}} {
+			if !in.v.Valid() {
+				continue
+			}
 			if s := in.v.Shape(); s.RankKnown && s.Rank() >= 2 && s.Dims[1].IsStatic() && s.Dims[1].Size != in.rows {
 				return nil, c.errorf(ErrInvalidModel, "input %s has %d rows, want %d for %s's %d gates of hidden_size %d", in.name, s.Dims[1].Size, in.rows, op, gates, hidden)
 			}
@@ -132,12 +160,36 @@ func importRecurrent(op string, seq bool) importFunc {
 		if b, err = c.gatherAxis1(b, biasOrder(op, hidden, lbr, order), true, "B"); err != nil {
 			return nil, err
 		}
+		if p.Valid() {
+			// OpenVINO's peepholes are f, i, o; ONNX's i, o, f.
+			pg := []int64{1, 2, 0}
+			if forget {
+				pg[0] = 0
+			}
+			if p, err = c.gatherAxis1(p, blockRows(pg, hidden), false, "P"); err != nil {
+				return nil, err
+			}
+		}
+		if forget {
+			// ONNX's input gate holds OpenVINO's forget gate negated:
+			// sigmoid(-a) = 1 - sigmoid(a) is OpenVINO's input gate, and
+			// the op set's coupled forget gate 1 - that is OpenVINO's.
+			for _, v := range []*graph.Output{&w, &r, &b, &p} {
+				if v.Valid() {
+					if *v, err = c.negateRows(*v, hidden); err != nil {
+						return nil, err
+					}
+				}
+			}
+			attrs0["input_forget"] = int64(1)
+		}
 		if seq && lens.Type() != tensor.I32 {
 			if lens, err = c.op("Cast", "sequence_lengths", graph.Attrs{"to": int64(tensor.I32)}, lens); err != nil {
 				return nil, err
 			}
 		}
 		attrs := graph.Attrs{"hidden_size": hidden, "direction": dir, "activations": all}
+		maps.Copy(attrs, attrs0)
 		if clip != 0 {
 			attrs["clip"] = clip
 		}
@@ -149,7 +201,7 @@ func importRecurrent(op string, seq bool) importFunc {
 		}
 		in := []graph.Output{x, w, r, b, lens, h0}
 		if lstm {
-			in = append(in, c0)
+			in = append(in, c0, p)
 		}
 		states := 1
 		if lstm {
@@ -206,19 +258,96 @@ func (c *layerCtx) activations(op string, n int) ([]string, error) {
 	return out, nil
 }
 
+// lstmV0Order reads LSTMCell-1's and LSTMSequence-1's weights_format
+// (the order of the gates' rows; OpenVINO's LSTMCell-1 is ifco when it is
+// absent, an LSTMSequence-1 without it is refused, OpenVINO leaving it
+// unset) and input_forget (the input gate is 1 - the forget gate, which
+// needs a sigmoid f), and returns the rows in ONNX's order: with
+// input_forget, ONNX's input gate takes the forget gate's rows.
+func (c *layerCtx) lstmV0Order(seq bool, hidden int64, f string) ([]int64, bool, error) {
+	def := "ifco"
+	if seq {
+		def = ""
+	}
+	format, err := c.enum("weights_format", def, "fico", "icof", "ifco", "ifoc", "iofc")
+	if err != nil {
+		return nil, false, err
+	}
+	if format == "" {
+		return nil, false, c.errorf(ErrInvalidModel, "attribute weights_format is required (OpenVINO leaves LSTMSequence-1's unset)")
+	}
+	forget, err := c.boolean("input_forget", false)
+	if err != nil {
+		return nil, false, err
+	}
+	if forget && f != "Sigmoid" {
+		return nil, false, c.attrErrorf("input_forget", "true needs the sigmoid gate activation, not %s", f)
+	}
+	pos := func(g byte) int64 { return int64(strings.IndexByte(format, g)) }
+	blocks := []int64{pos('i'), pos('o'), pos('f'), pos('c')}
+	if forget {
+		blocks[0] = pos('f')
+	}
+	return blockRows(blocks, hidden), forget, nil
+}
+
+// blockRows lists the rows of blocks of hidden rows, block by block.
+func blockRows(blocks []int64, hidden int64) []int64 {
+	var rows []int64
+	for _, g := range blocks {
+		for j := range hidden {
+			rows = append(rows, g*hidden+j)
+		}
+	}
+	return rows
+}
+
+// negateRows negates x's first hidden slices along axis 1 (a constant's
+// values here, another value by a Mul).
+func (c *layerCtx) negateRows(x graph.Output, hidden int64) (graph.Output, error) {
+	s := x.Shape()
+	if !s.RankKnown || s.Rank() < 2 || !s.Dims[1].IsStatic() {
+		return graph.Output{}, c.errorf(ErrUnsupportedAttribute, "input_forget needs the weights' rows static (%v)", s)
+	}
+	shape := make(tensor.Shape, s.Rank())
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[1] = s.Dims[1].Size
+	sign := make([]float64, shape[1])
+	for j := range sign {
+		sign[j] = 1
+		if int64(j) < hidden {
+			sign[j] = -1
+		}
+	}
+	st, err := tensor.FromFloat64s(x.Type(), shape, sign)
+	if err != nil {
+		return graph.Output{}, c.errorf(ErrUnsupportedType, "weights of %v: %v", x.Type(), err)
+	}
+	if x.Node.OpType == graph.OpConstant && x.Node.Value != nil {
+		v, inner := slices.Clone(x.Node.Value.Float64s()), tensor.Shape(x.Node.Value.Shape()[2:]).NumElements()
+		for i := range v {
+			if (int64(i)/inner)%shape[1] < hidden {
+				v[i] = -v[i]
+			}
+		}
+		nt, err := tensor.FromFloat64s(x.Type(), x.Node.Value.Shape(), v)
+		if err != nil {
+			return graph.Output{}, c.errorf(ErrInvalidModel, "weights: %v", err)
+		}
+		return c.constant("coupled", nt), nil
+	}
+	return c.op("Mul", "coupled", nil, x, c.constant("sign", st))
+}
+
 // gateOrder is the rows of OpenVINO's weights in ONNX's gate order (LSTM:
 // f, i, c, o to i, o, f, c), nil where the orders agree.
 func gateOrder(op string, hidden int64) []int64 {
 	if op != "LSTM" {
 		return nil
 	}
-	var rows []int64
-	for _, g := range []int64{1, 3, 0, 2} {
-		for j := range hidden {
-			rows = append(rows, g*hidden+j)
-		}
-	}
-	return rows
+	return blockRows([]int64{1, 3, 0, 2}, hidden)
 }
 
 // biasOrder is, for each column of ONNX's bias [D, 2*G*H] (W's biases,

@@ -39,7 +39,7 @@ var openVINOOpsets = []opsetPair{
 	{"Greater", 1, ""}, {"GreaterEqual", 1, ""}, {"GroupConvolution", 1, ""}, {"GroupConvolutionBackpropData", 1, ""},
 	{"GRN", 1, notYet}, {"HardSigmoid", 1, ""}, {"Interpolate", 1, ""}, {"Less", 1, ""}, {"LessEqual", 1, ""},
 	{"Log", 1, ""}, {"LogicalAnd", 1, ""}, {"LogicalNot", 1, ""}, {"LogicalOr", 1, ""}, {"LogicalXor", 1, ""},
-	{"LRN", 1, ""}, {"LSTMCell", 1, notYet}, {"LSTMSequence", 1, notYet}, {"MatMul", 1, ""}, {"MaxPool", 1, ""},
+	{"LRN", 1, ""}, {"LSTMCell", 1, ""}, {"LSTMSequence", 1, ""}, {"MatMul", 1, ""}, {"MaxPool", 1, ""},
 	{"Maximum", 1, ""}, {"Minimum", 1, ""}, {"Mod", 1, ""}, {"Multiply", 1, ""}, {"Negative", 1, ""},
 	{"NonMaxSuppression", 1, ""}, {"NormalizeL2", 1, ""}, {"NotEqual", 1, ""}, {"OneHot", 1, ""}, {"PRelu", 1, ""},
 	{"PSROIPooling", 1, noOp}, {"Pad", 1, ""}, {"Parameter", 1, ""}, {"Power", 1, ""}, {"PriorBox", 1, noOp},
