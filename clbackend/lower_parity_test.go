@@ -226,6 +226,30 @@ func parityCases() map[string][]lowerCase {
 		return g.one("ConvTranspose", graph.Attrs{"strides": []int64{2, 1, 2}, "pads": []int64{1, 0, 0, 0, 1, 1}},
 			g.x("x", 1, ic, g.dim(2, 3), g.dim(2, 4), g.dim(2, 4)), g.c(-0.5, 0.5, ic, oc, 2, 3, 3))
 	})
+	// bf16 runs in f32 between casts (lowerInF32); integer values in
+	// [-5, 5] keep these results exact in bf16 on both devices.
+	bf16 := func(op string, attrs graph.Attrs, inputs int) {
+		add(op, "bf16", func(g *caseGen) *graph.Model {
+			d0, d1 := g.dim(2, 4), g.dim(2, 6)
+			ins := []graph.Output{g.param("a", tensor.BF16, d0, d1)}
+			for i := 1; i < inputs; i++ {
+				ins = append(ins, g.param(fmt.Sprintf("b%d", i), tensor.BF16, d1))
+			}
+			return g.one(op, attrs, ins...)
+		})
+	}
+	bf16("Add", nil, 2)
+	bf16("Max", nil, 2)
+	bf16("Relu", nil, 1)
+	bf16("Abs", nil, 1)
+	bf16("ReduceSum", graph.Attrs{"keepdims": int64(0)}, 1)
+	add("Clip", "bf16", func(g *caseGen) *graph.Model {
+		return g.one("Clip", nil, g.param("a", tensor.BF16, g.dim(2, 4), g.dim(2, 6)), g.typed(tensor.BF16, []int64{}, -2), g.typed(tensor.BF16, []int64{}, 3))
+	})
+	add("MatMul", "bf16", func(g *caseGen) *graph.Model {
+		k := g.dim(2, 5)
+		return g.one("MatMul", nil, g.param("a", tensor.BF16, g.dim(2, 4), k), g.param("b", tensor.BF16, k, g.dim(2, 6)))
+	})
 	return cases
 }
 

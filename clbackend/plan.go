@@ -393,7 +393,13 @@ func (b *builder) lowerNode(n *graph.Node, prefix string) error {
 	}
 	first := len(b.pl.launches)
 	if err := l.lower(b, n); err != nil {
-		return err
+		if !bf16InF32(n, err) {
+			return err
+		}
+		b.pl.launches = b.pl.launches[:first] // what the refused form emitted
+		if err := b.lowerInF32(n, l); err != nil {
+			return err
+		}
 	}
 	for oi, o := range n.Outputs {
 		if _, ok := b.of[n.Out(oi)]; !ok {
