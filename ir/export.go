@@ -222,13 +222,16 @@ func sameAs(typ string, opset int) exportFunc {
 
 // binaryAs exports a broadcasting binary op as typ with numpy
 // broadcasting.
-func binaryAs(typ string) exportFunc {
+func binaryAs(typ string) exportFunc { return binaryAsV(typ, 1) }
+
+// binaryAsV is binaryAs for a version of typ first in opset.
+func binaryAsV(typ string, opset int) exportFunc {
 	return func(e *exportCtx) (bool, error) {
 		in, ok := e.inputs()
 		if !ok || len(in) != 2 || !e.onlyAttrs() {
 			return false, nil
 		}
-		return e.single(typ, 1, []xml.Attr{dataAttr("auto_broadcast", "numpy")}, in...)
+		return e.single(typ, opset, []xml.Attr{dataAttr("auto_broadcast", "numpy")}, in...)
 	}
 }
 

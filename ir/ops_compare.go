@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // compareImports are comparisons, logic, Select and the classifiers.
@@ -23,6 +24,34 @@ var compareImports = []importRow{
 	{"IsNaN", 10, same("IsNaN")},
 	{"IsInf", 10, importIsInf},
 	{"IsFinite", 10, importIsFinite},
+	{"BitwiseAnd", 13, importBitwise("BitwiseAnd", "And")},
+	{"BitwiseOr", 13, importBitwise("BitwiseOr", "Or")},
+	{"BitwiseXor", 13, importBitwise("BitwiseXor", "Xor")},
+	{"BitwiseNot", 13, importBitwise("BitwiseNot", "Not")},
+}
+
+// importBitwise reads BitwiseAnd/Or/Xor/Not-13: on integers the op set's
+// bitwise op, on booleans (which OpenVINO's take too) the logical one.
+func importBitwise(op, logical string) importFunc {
+	return func(c *layerCtx) ([]graph.Output, error) {
+		if op == "BitwiseNot" {
+			if err := c.inputs(1, 1); err != nil {
+				return nil, err
+			}
+			if c.in[0].Type() == tensor.Bool {
+				return one(c.op(logical, "", nil, c.in[0]))
+			}
+			return one(c.op(op, "", nil, c.in[0]))
+		}
+		a, b, err := c.broadcastInputs()
+		if err != nil {
+			return nil, err
+		}
+		if a.Type() == tensor.Bool {
+			return one(c.op(logical, "", nil, a, b))
+		}
+		return one(c.op(op, "", nil, a, b))
+	}
 }
 
 func importNotEqual(c *layerCtx) ([]graph.Output, error) {
@@ -96,7 +125,9 @@ var compareExports = map[string]exportFunc{
 	"Equal": binaryAs("Equal"), "Greater": binaryAs("Greater"), "GreaterOrEqual": binaryAs("GreaterEqual"),
 	"Less": binaryAs("Less"), "LessOrEqual": binaryAs("LessEqual"), "And": binaryAs("LogicalAnd"),
 	"Or": binaryAs("LogicalOr"), "Xor": binaryAs("LogicalXor"), "Not": sameAs("LogicalNot", 1),
-	"IsNaN": sameAs("IsNaN", 10),
+	"IsNaN":      sameAs("IsNaN", 10),
+	"BitwiseAnd": binaryAsV("BitwiseAnd", 13), "BitwiseOr": binaryAsV("BitwiseOr", 13), "BitwiseXor": binaryAsV("BitwiseXor", 13),
+	"BitwiseNot": sameAs("BitwiseNot", 13),
 	"Where": func(e *exportCtx) (bool, error) {
 		in, ok := e.inputs()
 		if !ok || len(in) != 3 || !e.onlyAttrs() {

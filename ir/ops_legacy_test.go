@@ -362,3 +362,64 @@ func TestLSTMv0(t *testing.T) {
 		})
 	}
 }
+
+// TestBitwise13: BitwiseAnd/Or/Xor/Not-13 on integers (numpy broadcast)
+// and on booleans.
+func TestBitwise13(t *testing.T) {
+	bools := func(v ...bool) *tensor.Tensor { x, _ := tensor.FromBool(tensor.Shape{int64(len(v))}, v); return x }
+	runCases(t, []opCase{
+		{name: "integers", build: func(b *irb) []port {
+			x := b.input(ti32(tensor.Shape{2, 2}, 12, -1, 5, 0))
+			y := b.input(ti32(tensor.Shape{2}, 10, 6))
+			return []port{b.op1("BitwiseAnd", "opset13", "", x, y), b.op1("BitwiseOr", "opset13", `auto_broadcast="numpy"`, x, y),
+				b.op1("BitwiseXor", "opset13", "", x, y), b.op1("BitwiseNot", "opset13", "", x)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{ti32(tensor.Shape{2, 2}, 8, 6, 0, 0), ti32(tensor.Shape{2, 2}, 14, -1, 15, 6),
+				ti32(tensor.Shape{2, 2}, 6, -7, 15, 6), ti32(tensor.Shape{2, 2}, -13, 0, -6, -1)}
+		}},
+		{name: "booleans", build: func(b *irb) []port {
+			x, y := b.input(bools(false, false, true, true)), b.input(bools(false, true, false, true))
+			return []port{b.op1("BitwiseAnd", "opset13", "", x, y), b.op1("BitwiseOr", "opset13", "", x, y),
+				b.op1("BitwiseXor", "opset13", "", x, y), b.op1("BitwiseNot", "opset13", "", x)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{bools(false, false, false, true), bools(false, true, true, true), bools(false, true, true, false), bools(true, true, false, false)}
+		}},
+	})
+}
+
+// TestReverseRoll: Reverse-1 by index and mask, Roll-7 with a scalar
+// shift over two axes, negative shifts and an axis named twice.
+func TestReverseRoll(t *testing.T) {
+	x := iota32(2, 3)
+	mask, _ := tensor.FromBool(tensor.Shape{2}, []bool{false, true})
+	runCases(t, []opCase{
+		{name: "Reverse index and mask", build: func(b *irb) []port {
+			in := b.input(x)
+			return []port{b.op1("Reverse", "opset1", `mode="index"`, in, b.i64(0, 1)), b.op1("Reverse", "opset1", `mode="mask"`, in, b.constant(mask)),
+				b.op1("Reverse", "opset1", "", in, b.i64(0))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{2, 3}, 5, 4, 3, 2, 1, 0), tf32(tensor.Shape{2, 3}, 2, 1, 0, 5, 4, 3), tf32(tensor.Shape{2, 3}, 3, 4, 5, 0, 1, 2)}
+		}},
+		{name: "Roll", build: func(b *irb) []port {
+			in := b.input(x)
+			return []port{b.op1("Roll", "opset7", "", in, b.scalar(tensor.I64, 1), b.i64(0, 1)),
+				b.op1("Roll", "opset7", "", in, b.constant(ti32(tensor.Shape{2}, -1, 3)), b.constant(ti32(tensor.Shape{2}, 0, -1))),
+				b.op1("Roll", "opset7", "", in, b.i64(1, 1), b.i64(1, 1))}
+		}, want: func() []*tensor.Tensor {
+			// out[(i + shift) mod n] = in[i].
+			return []*tensor.Tensor{tf32(tensor.Shape{2, 3}, 5, 3, 4, 2, 0, 1), tf32(tensor.Shape{2, 3}, 3, 4, 5, 0, 1, 2), tf32(tensor.Shape{2, 3}, 1, 2, 0, 4, 5, 3)}
+		}},
+	})
+}
+
+// TestGRN1: x / sqrt(sum of the channels' squares + bias).
+func TestGRN1(t *testing.T) {
+	x := tf32(tensor.Shape{1, 2, 1, 2}, 3, 1, 4, -2)
+	runCases(t, []opCase{{name: "GRN", build: func(b *irb) []port {
+		return []port{b.op1("GRN", "opset1", `bias="0.5"`, b.input(x))}
+	}, want: func() []*tensor.Tensor {
+		// Pixel 0: sqrt(9+16+0.5); pixel 1: sqrt(1+4+0.5).
+		n0, n1 := math.Sqrt(25.5), math.Sqrt(5.5)
+		return []*tensor.Tensor{tf32(tensor.Shape{1, 2, 1, 2}, float32(3/n0), float32(1/n1), float32(4/n0), float32(-2/n1))}
+	}, tol: 1e-6}})
+}

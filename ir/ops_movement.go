@@ -29,6 +29,8 @@ var movementImports = []importRow{
 	{"SpaceToDepth", 1, importSpaceToDepth},
 	{"ReverseSequence", 1, importReverseSequence},
 	{"ShuffleChannels", 1, importShuffleChannels},
+	{"Reverse", 1, importReverse},
+	{"Roll", 7, importRoll},
 }
 
 // i64 casts an integer index input (shape, axes, repeats) to i64, the op

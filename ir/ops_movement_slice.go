@@ -2,6 +2,7 @@ package ir
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
@@ -330,4 +331,112 @@ func exportSlice(e *exportCtx) (bool, error) {
 	}
 	_, err := e.emit(layerSpec{typ: "Slice", opset: 8, in: in, outs: 1, node: true, rt: rt})
 	return err == nil, err
+}
+
+// importReverse reads Reverse-1: data reversed along the axes of input 1,
+// a list of axes (mode index, the default) or one boolean per dim (mode
+// mask); a Slice stepping -1 along each.
+func importReverse(c *layerCtx) ([]graph.Output, error) {
+	if err := c.inputs(2, 2); err != nil {
+		return nil, err
+	}
+	mode, err := c.enum("mode", "index", "index", "mask")
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.floats(1, "axis")
+	if err != nil {
+		return nil, err
+	}
+	var axes []int64
+	for i, a := range v {
+		switch {
+		case mode == "index":
+			axes = append(axes, int64(a))
+		case a != 0:
+			axes = append(axes, int64(i))
+		}
+	}
+	if len(axes) == 0 {
+		return one(c.op("Identity", "", nil, c.in[0]))
+	}
+	n := len(axes)
+	return one(c.op("Slice", "", nil, c.in[0], c.constI64("starts", false, repeat(-1, n)...),
+		c.constI64("ends", false, repeat(math.MinInt64, n)...), c.constI64("axes", false, axes...), c.constI64("steps", false, repeat(-1, n)...)))
+}
+
+// repeat is n copies of v.
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// importRoll reads Roll-7: data shifted along axes (element i moves to
+// (i + shift) mod the dim), shifts and axes constants, a scalar shift
+// applying to every axis and an axis named twice shifting by the sum. Per
+// axis, the last shift elements are concatenated before the rest; the
+// rolled dims must be static.
+func importRoll(c *layerCtx) ([]graph.Output, error) {
+	if err := c.inputs(3, 3); err != nil {
+		return nil, err
+	}
+	shifts, err := c.ints(1, "shift")
+	if err != nil {
+		return nil, err
+	}
+	axes, err := c.ints(2, "axes")
+	if err != nil {
+		return nil, err
+	}
+	if len(shifts) == 1 && len(axes) > 1 {
+		shifts = repeat(shifts[0], len(axes))
+	}
+	if len(shifts) != len(axes) {
+		return nil, c.errorf(ErrInvalidModel, "%d shifts for %d axes", len(shifts), len(axes))
+	}
+	s := c.in[0].Shape()
+	total := map[int64]int64{}
+	var order []int64
+	for i, a := range axes {
+		if a < 0 && s.RankKnown {
+			a += int64(s.Rank())
+		}
+		if a < 0 || !s.RankKnown || int(a) >= s.Rank() || !s.Dims[a].IsStatic() {
+			return nil, c.errorf(ErrUnsupportedAttribute, "Roll needs axis %d of input %v static", axes[i], s)
+		}
+		if _, ok := total[a]; !ok {
+			order = append(order, a)
+		}
+		total[a] += shifts[i]
+	}
+	x := c.in[0]
+	for _, a := range order {
+		d := s.Dims[a].Size
+		if d == 0 {
+			continue
+		}
+		k := ((total[a] % d) + d) % d
+		if k == 0 {
+			continue
+		}
+		sfx := "_" + strconv.FormatInt(a, 10)
+		tail, err := c.op("Slice", "tail"+sfx, nil, x, c.constI64("tail_start"+sfx, false, d-k), c.constI64("tail_end"+sfx, false, d), c.constI64("axis"+sfx, false, a))
+		if err != nil {
+			return nil, err
+		}
+		head, err := c.op("Slice", "head"+sfx, nil, x, c.constI64("head_start"+sfx, false, 0), c.constI64("head_end"+sfx, false, d-k), c.constI64("axis"+sfx, false, a))
+		if err != nil {
+			return nil, err
+		}
+		if x, err = c.op("Concat", "rolled"+sfx, graph.Attrs{"axis": a}, tail, head); err != nil {
+			return nil, err
+		}
+	}
+	if x == c.in[0] {
+		return one(c.op("Identity", "", nil, x))
+	}
+	return []graph.Output{x}, nil
 }

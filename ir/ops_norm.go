@@ -17,6 +17,38 @@ var normImports = []importRow{
 	{"MVN", 6, importMVN},
 	{"NormalizeL2", 1, importNormalizeL2},
 	{"GroupNormalization", 12, importGroupNorm},
+	{"GRN", 1, importGRN},
+}
+
+// importGRN reads GRN-1: x / sqrt(sum over the channels (axis 1) of x^2 +
+// bias), bias a required attribute.
+func importGRN(c *layerCtx) ([]graph.Output, error) {
+	if err := c.inputs(1, 1); err != nil {
+		return nil, err
+	}
+	if _, ok := c.attr("bias"); !ok {
+		return nil, c.errorf(ErrInvalidModel, "attribute bias is required")
+	}
+	bias, err := c.float("bias", 0)
+	if err != nil {
+		return nil, err
+	}
+	x := c.in[0]
+	sq, err := c.op("ReduceSumSquare", "sum_squares", graph.Attrs{"keepdims": int64(1)}, x, c.constI64("channels", false, 1))
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.constOf("bias", x.Type(), true, float64(bias))
+	if err != nil {
+		return nil, err
+	}
+	if sq, err = c.op("Add", "plus_bias", nil, sq, b); err != nil {
+		return nil, err
+	}
+	if sq, err = c.op("Sqrt", "norm", nil, sq); err != nil {
+		return nil, err
+	}
+	return one(c.op("Div", "", nil, x, sq))
 }
 
 // importBatchNorm: BatchNormInference-1 takes (gamma, beta, data, mean,

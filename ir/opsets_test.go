@@ -37,7 +37,7 @@ var openVINOOpsets = []opsetPair{
 	{"DetectionOutput", 1, noOp}, {"Divide", 1, ""}, {"Elu", 1, ""}, {"Erf", 1, ""}, {"Equal", 1, ""}, {"Exp", 1, ""},
 	{"FakeQuantize", 1, ""}, {"Floor", 1, ""}, {"FloorMod", 1, ""}, {"Gather", 1, ""}, {"GatherTree", 1, noOp},
 	{"Greater", 1, ""}, {"GreaterEqual", 1, ""}, {"GroupConvolution", 1, ""}, {"GroupConvolutionBackpropData", 1, ""},
-	{"GRN", 1, notYet}, {"HardSigmoid", 1, ""}, {"Interpolate", 1, ""}, {"Less", 1, ""}, {"LessEqual", 1, ""},
+	{"GRN", 1, ""}, {"HardSigmoid", 1, ""}, {"Interpolate", 1, ""}, {"Less", 1, ""}, {"LessEqual", 1, ""},
 	{"Log", 1, ""}, {"LogicalAnd", 1, ""}, {"LogicalNot", 1, ""}, {"LogicalOr", 1, ""}, {"LogicalXor", 1, ""},
 	{"LRN", 1, ""}, {"LSTMCell", 1, ""}, {"LSTMSequence", 1, ""}, {"MatMul", 1, ""}, {"MaxPool", 1, ""},
 	{"Maximum", 1, ""}, {"Minimum", 1, ""}, {"Mod", 1, ""}, {"Multiply", 1, ""}, {"Negative", 1, ""},
@@ -46,7 +46,7 @@ var openVINOOpsets = []opsetPair{
 	{"PriorBoxClustered", 1, noOp}, {"Proposal", 1, noOp}, {"Range", 1, ""}, {"Relu", 1, ""}, {"ReduceMax", 1, ""},
 	{"ReduceLogicalAnd", 1, ""}, {"ReduceLogicalOr", 1, ""}, {"ReduceMean", 1, ""}, {"ReduceMin", 1, ""},
 	{"ReduceProd", 1, ""}, {"ReduceSum", 1, ""}, {"RegionYolo", 1, noOp}, {"Reshape", 1, ""}, {"Result", 1, ""},
-	{"Reverse", 1, notYet}, {"ReverseSequence", 1, ""}, {"RNNCell", 1, ""}, {"Select", 1, ""}, {"Selu", 1, ""},
+	{"Reverse", 1, ""}, {"ReverseSequence", 1, ""}, {"RNNCell", 1, ""}, {"Select", 1, ""}, {"Selu", 1, ""},
 	{"ShapeOf", 1, ""}, {"ShuffleChannels", 1, ""}, {"Sign", 1, ""}, {"Sigmoid", 1, ""}, {"Sin", 1, ""}, {"Sinh", 1, ""},
 	{"Softmax", 1, ""}, {"Sqrt", 1, ""}, {"SpaceToDepth", 1, ""}, {"Split", 1, ""}, {"SquaredDifference", 1, ""},
 	{"Squeeze", 1, ""}, {"StridedSlice", 1, ""}, {"Subtract", 1, ""}, {"Tan", 1, ""}, {"Tanh", 1, ""},
@@ -75,7 +75,7 @@ var openVINOOpsets = []opsetPair{
 	{"ExperimentalDetectronROIFeatureExtractor", 6, noOp}, {"ExperimentalDetectronTopKROIs", 6, noOp},
 	{"GatherElements", 6, ""}, {"MVN", 6, ""}, {"Assign", 6, state}, {"ReadValue", 6, state},
 	// opset7
-	{"DFT", 7, ""}, {"Einsum", 7, ""}, {"Gelu", 7, ""}, {"IDFT", 7, ""}, {"Roll", 7, notYet}, {"Gather", 7, ""},
+	{"DFT", 7, ""}, {"Einsum", 7, ""}, {"Gelu", 7, ""}, {"IDFT", 7, ""}, {"Roll", 7, ""}, {"Gather", 7, ""},
 	// opset8
 	{"Gather", 8, ""}, {"GatherND", 8, ""}, {"AdaptiveAvgPool", 8, ""}, {"AdaptiveMaxPool", 8, ""},
 	{"DeformableConvolution", 8, noOp}, {"DetectionOutput", 8, noOp}, {"I420toBGR", 8, notYet}, {"I420toRGB", 8, notYet},
@@ -91,7 +91,7 @@ var openVINOOpsets = []opsetPair{
 	// opset12
 	{"GroupNormalization", 12, ""}, {"Pad", 12, ""}, {"ScatterElementsUpdate", 12, ""},
 	// opset13
-	{"BitwiseAnd", 13, notYet}, {"BitwiseNot", 13, notYet}, {"BitwiseOr", 13, notYet}, {"BitwiseXor", 13, notYet},
+	{"BitwiseAnd", 13, ""}, {"BitwiseNot", 13, ""}, {"BitwiseOr", 13, ""}, {"BitwiseXor", 13, ""},
 	{"NMSRotated", 13, noOp}, {"Multinomial", 13, random}, {"ScaledDotProductAttention", 13, notYet},
 	{"FakeConvert", 13, noOp},
 	// opset14
