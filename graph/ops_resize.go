@@ -65,10 +65,7 @@ func ResizeAxis(n *Node, in, out int64, scale, roiStart, roiEnd float64) (*Resiz
 			}
 			s.Index[base], s.Weight[base] = clamp(int64(i)), 1
 		case "linear":
-			x0 := math.Floor(xo)
-			t := xo - x0
-			s.Index[base], s.Weight[base] = clamp(int64(x0)), float32(1-t)
-			s.Index[base+1], s.Weight[base+1] = clamp(int64(x0)+1), float32(t)
+			linearTaps(s, base, resizeCoordinateF32(ctm, float32(j), in, out, float32(scale), float32(roiStart), float32(roiEnd)), in)
 		case "cubic":
 			x0 := math.Floor(xo)
 			c := ResizeCubicCoeffs(xo-x0, cubicA)
@@ -88,6 +85,58 @@ func ResizeAxis(n *Node, in, out int64, scale, roiStart, roiEnd float64) (*Resiz
 		}
 	}
 	return s, nil
+}
+
+// linearTaps sets the two linear taps of output coordinate base/2 at
+// source coordinate xo of an axis of in elements, in ONNX Runtime's
+// arithmetic (its bilinear and trilinear kernels), so that a model whose
+// quantization amplifies a last-bit difference (IS-Net's dynamic
+// quantization) gives ONNX Runtime's result: the coordinate in f32,
+// clamped to [0, in-1], the taps at its floor x1 and at x2 = min(x1+1,
+// in-1) with the weights |x - x2| and |x - x1| in f32, or 1/2 and 1/2 when
+// x1 = x2 (the last index).
+func linearTaps(s *ResizeSampling, base int, xo float32, in int64) {
+	xf := min(max(xo, 0), float32(in-1))
+	x1 := min(int64(xf), in-1)
+	x2 := min(x1+1, in-1)
+	w1, w2 := float32(math.Abs(float64(xf-float32(x2)))), float32(math.Abs(float64(xf-float32(x1))))
+	if x1 == x2 {
+		w1, w2 = 0.5, 0.5
+	}
+	s.Index[base], s.Weight[base] = max(x1, 0), w1
+	s.Index[base+1], s.Weight[base+1] = max(x2, 0), w2
+}
+
+// resizeCoordinateF32 is ResizeCoordinate in f32 arithmetic, each
+// operation rounded to f32 as ONNX Runtime computes source coordinates
+// (the caller has checked the mode); the crop is not reported.
+func resizeCoordinateF32(ctm string, x float32, in, out int64, scale, roiStart, roiEnd float32) float32 {
+	fin, fout := float32(in), float32(out)
+	switch ctm {
+	case "half_pixel_symmetric":
+		adj := fout / float32(scale*fin)
+		return float32(fin/2*float32(1-adj)) + float32((x+0.5)/scale) - 0.5
+	case "pytorch_half_pixel":
+		if out <= 1 {
+			return 0
+		}
+		return float32((x+0.5)/scale) - 0.5
+	case "align_corners":
+		if flen := float32(fin * scale); flen != 1 && out > 1 {
+			return float32(x*(fin-1)) / (flen - 1)
+		}
+		return 0
+	case "asymmetric":
+		return x / scale
+	case "tf_half_pixel_for_nn":
+		return (x + 0.5) / scale
+	case "tf_crop_and_resize":
+		if out > 1 {
+			return float32(roiStart*(fin-1)) + float32(float32(x*(roiEnd-roiStart))*(fin-1))/(fout-1)
+		}
+		return float32(0.5*(roiStart+roiEnd)) * (fin - 1)
+	}
+	return float32((x+0.5)/scale) - 0.5 // half_pixel
 }
 
 // ResizeCoordinate maps output coordinate x of an axis resized from in to

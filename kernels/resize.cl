@@ -43,7 +43,10 @@
 // weights and 2*OW column weights.
 //
 // -DHALF stores in and out as f16 (half.clh); the weights w stay f32 and
-// the interpolation is computed in float.
+// the interpolation is computed in float, without fused multiply-adds:
+// the sum is the CPU reference's and ONNX Runtime's to the bit.
+
+#pragma OPENCL FP_CONTRACT OFF
 
 #include "half.clh"
 
@@ -219,8 +222,16 @@ __kernel void resize_linear2d(__global const FT* in, __global FT* out, __global 
     for (int x = x0; x < x1; ++x) {
         const int i0 = tx[2 * x], i1 = tx[2 * x + 1];
         const float c = wx[2 * x], d = wx[2 * x + 1];
-        const float top = c * LD(r0, i0) + d * LD(r0, i1);
-        const float bot = c * LD(r1, i0) + d * LD(r1, i1);
-        ST(op, x, a * top + b * bot);
+        // resize's sum exactly: the four taps x fastest, each weight the
+        // product of its column's and its row's, a zero weight skipped.
+        float acc = 0.0f, f = c * a;
+        if (f != 0.0f) acc += f * LD(r0, i0);
+        f = d * a;
+        if (f != 0.0f) acc += f * LD(r0, i1);
+        f = c * b;
+        if (f != 0.0f) acc += f * LD(r1, i0);
+        f = d * b;
+        if (f != 0.0f) acc += f * LD(r1, i1);
+        ST(op, x, acc);
     }
 }

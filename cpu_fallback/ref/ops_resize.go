@@ -46,6 +46,92 @@ func applyAxis(n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampli
 	return y, nil
 }
 
+// axisTaps are the taps of one resized axis.
+type axisTaps struct {
+	axis int
+	rs   *graph.ResizeSampling
+}
+
+// resizeTaps computes every output element of a Resize over the taps of
+// the resized axes as resize.cl's resize kernel does, so both devices and
+// ONNX Runtime's bilinear kernel agree to the bit: the taps enumerated
+// with the innermost axis fastest, each weight the product of its axes'
+// weights (innermost first), summed into an f32 from 0 without fused
+// multiply-adds; a zero weight is skipped.
+func resizeTaps(n *graph.Node, x *tensor.Tensor, out tensor.Shape, taps []axisTaps) (*tensor.Tensor, error) {
+	y, err := nnNewF32(n, out)
+	if err != nil {
+		return nil, err
+	}
+	xs := x.Shape()
+	r := len(xs)
+	str := tensor.ContiguousStrides(xs)
+	byAxis := make([]*graph.ResizeSampling, r)
+	for _, t := range taps {
+		byAxis[t.axis] = t.rs
+	}
+	X, Y := x.F32(), y.F32()
+	inner := out[r-1]
+	rows := out.NumElements() / max(inner, 1)
+	nnParallel(int(rows), func(lo, hi int) {
+		idx := make([]int64, r)
+		var offs [8][4]int64
+		var wts [8][4]float32
+		var cnt [8]int
+		var digit [8]int
+		for row := int64(lo); row < int64(hi); row++ {
+			rem := row
+			for d := r - 2; d >= 0; d-- {
+				idx[d] = rem % out[d]
+				rem /= out[d]
+			}
+			for c := int64(0); c < inner; c++ {
+				idx[r-1] = c
+				// The axes with one tap add an offset (their weight, 1);
+				// the others are enumerated, innermost first.
+				base, na := int64(0), 0
+				for d := r - 1; d >= 0; d-- {
+					rs := byAxis[d]
+					if rs == nil {
+						base += idx[d] * str[d]
+						continue
+					}
+					t := rs.Taps
+					for k := 0; k < t; k++ {
+						offs[na][k] = rs.Index[int(idx[d])*t+k] * str[d]
+						wts[na][k] = rs.Weight[int(idx[d])*t+k]
+					}
+					cnt[na], digit[na] = t, 0
+					na++
+				}
+				var acc float32
+				for {
+					f, o := float32(1), base
+					for j := 0; j < na; j++ {
+						f *= wts[j][digit[j]]
+						o += offs[j][digit[j]]
+					}
+					if f != 0 {
+						acc += float32(f * X[o]) // the conversion keeps the compiler from fusing
+					}
+					j := 0
+					for ; j < na; j++ {
+						if digit[j]++; digit[j] < cnt[j] {
+							break
+						}
+						digit[j] = 0
+					}
+					if j == na {
+						break
+					}
+				}
+				Y[row*inner+c] = acc
+			}
+		}
+	})
+	return y, nil
+}
+
 // resizeKernels are Resize, separable along the resized axes, and
 // GridSample.
 func resizeKernels() map[string]Kernel {
@@ -173,6 +259,7 @@ func resizeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		axis int
 		rs   *graph.ResizeSampling
 	}
+	var taps []axisTaps
 	for a := 0; a < r; a++ {
 		if out[a] == xs[a] && scale[a] == 1 && ctm != "tf_crop_and_resize" {
 			continue
@@ -185,15 +272,25 @@ func resizeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		if err != nil {
 			return nil, err
 		}
-		cur, err = applyAxis(n, cur, a, rs)
-		if err != nil {
-			return nil, err
-		}
+		taps = append(taps, axisTaps{a, rs})
 		if rs.Outside != nil {
 			maskAxes = append(maskAxes, struct {
 				axis int
 				rs   *graph.ResizeSampling
 			}{a, rs})
+		}
+	}
+	if n.Attrs.String("mode", "nearest") == "linear" && len(taps) > 0 && r <= 8 {
+		// Linear: every output element at once, as the GPU and ONNX
+		// Runtime compute it (resizeTaps).
+		if cur, err = resizeTaps(n, x, out, taps); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, t := range taps {
+			if cur, err = applyAxis(n, cur, t.axis, t.rs); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if cur == x {
