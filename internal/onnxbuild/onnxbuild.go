@@ -39,6 +39,19 @@ func New(name string, opset int64) *Model {
 	return &Model{name: name, opset: opset, irVersion: 8, producerName: "clinfer-onnxbuild", extraOpsets: map[string]int64{}}
 }
 
+// IRVersion sets the model's IR version (8 by default; opset 21 with
+// 4-bit types needs 10).
+func (m *Model) IRVersion(v int64) *Model {
+	m.irVersion = v
+	return m
+}
+
+// Producer sets the producer name.
+func (m *Model) Producer(name string) *Model {
+	m.producerName = name
+	return m
+}
+
 // Opset imports another domain at a version.
 func (m *Model) Opset(domain string, version int64) *Model {
 	m.extraOpsets[domain] = version
