@@ -134,8 +134,9 @@ func (b *builder) quantLaunch(n *graph.Node, name, defs string, x, s, z, y int) 
 }
 
 // dynamicGroups is the number of partial ranges quant_minmax folds n
-// elements into: up to 4096 items reading strided runs.
-func dynamicGroups(n int64) int64 { return max(1, min(n, 4096)) }
+// elements into: contiguous runs of at least 4096 elements, at most 1024
+// of them.
+func dynamicGroups(n int64) int64 { return max(1, min(ceilDiv(n, 4096), 1024)) }
 
 // lowerDynamicQuantizeLinear folds x's range into partial pairs
 // (quant_minmax), folds those into the scale and zero point outputs
@@ -316,12 +317,14 @@ func matrixStrides(s []int64, size int64) []int64 {
 // quantization ops.
 func quantLowerings() map[string]lowering {
 	return map[string]lowering{
-		"QuantizeLinear":        {lower: lowerQuantizeLinear},
-		"DequantizeLinear":      {lower: lowerDequantizeLinear},
-		"DynamicQuantizeLinear": {lower: lowerDynamicQuantizeLinear},
-		"ConvInteger":           {lower: lowerIntegerConv},
-		"QLinearConv":           {lower: lowerIntegerConv},
-		"MatMulInteger":         {lower: lowerIntegerMatMul},
-		"QLinearMatMul":         {lower: lowerIntegerMatMul},
+		"QuantizeLinear":                {lower: lowerQuantizeLinear},
+		"DequantizeLinear":              {lower: lowerDequantizeLinear},
+		"DynamicQuantizeLinear":         {lower: lowerDynamicQuantizeLinear},
+		"ConvInteger":                   {lower: lowerIntegerConv},
+		"QLinearConv":                   {lower: lowerIntegerConv},
+		"MatMulInteger":                 {lower: lowerIntegerMatMul},
+		"QLinearMatMul":                 {lower: lowerIntegerMatMul},
+		graph.OpQuantizedConv:           {lower: lowerQuantizedConv},
+		graph.OpQuantizedFullyConnected: {lower: lowerQuantizedFullyConnected},
 	}
 }

@@ -439,6 +439,15 @@ func lowerCases() map[string][]lowerCase {
 	for op, cs := range parityCases() {
 		cases[op] = append(cases[op], cs...)
 	}
+	// The fused integer ops with constant weights (quant_fused_test.go).
+	for fam, cs := range quantFusedCases() {
+		op := graph.OpQuantizedConv
+		if fam == "qgemm" {
+			op = graph.OpQuantizedFullyConnected
+		}
+		cases[op] = append(cases[op], cs...)
+	}
+	cases[graph.OpQuantizedConv] = append(cases[graph.OpQuantizedConv], quantGenericCases()...)
 	return cases
 }
 

@@ -2,6 +2,7 @@ package clbackend
 
 import (
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // postCodes maps a post-op kind to its code in post_ops.clh (POST_*).
@@ -31,13 +32,16 @@ func (b *builder) postTables(n *graph.Node, out int) (pm, pf, res slotArg, err e
 		floats = append(floats, p.Alpha, p.Beta)
 	}
 	res = slotArg(out)
-	r := -1
-	if n.OpType == graph.OpFusedConv || n.OpType == graph.OpFullyConnected {
+	r, want := -1, b.val(out).typ
+	switch {
+	case n.OpType == graph.OpFusedConv || n.OpType == graph.OpFullyConnected:
 		r = b.in(n, 3)
+	case graph.IsQuantizedFused(n):
+		r, want = b.in(n, graph.QuantInResidual), tensor.F32 // the epilogue's float value, before requantization
 	}
 	switch {
-	case r >= 0 && b.val(r).typ != b.val(out).typ:
-		return 0, 0, 0, errUnsupported(n, "residual of type %s (the GPU kernel takes the output's, %s)", b.val(r).typ, b.val(out).typ)
+	case r >= 0 && b.val(r).typ != want:
+		return 0, 0, 0, errUnsupported(n, "residual of type %s (the GPU kernel takes %s)", b.val(r).typ, want)
 	case r >= 0 && b.val(r).shape.Equal(b.val(out).shape):
 		ints = append(ints, -1) // dense: the residual element has the output's index
 		res = slotArg(r)

@@ -85,8 +85,9 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 	if d.hasFP16() {
 		caps = append(caps, "FP16")
 	}
-	// Not INT8: the op set has no quantized op to run int8 models with.
-	caps = append(caps, "EXPORT_IMPORT") // export.go: Export and ImportModel
+	// INT8: quantized models (QDQ, the integer ops) run int8 kernels
+	// (lower_quant_fused.go) whatever INFERENCE_PRECISION_HINT says.
+	caps = append(caps, "INT8", "EXPORT_IMPORT") // export.go: Export and ImportModel
 	devType := "discrete"
 	if d.integrated {
 		devType = "integrated"

@@ -126,6 +126,7 @@ func variantCases() map[string][]lowerCase {
 		},
 	}
 	maps.Copy(cases, postprocessVariantCases())
+	maps.Copy(cases, quantFusedCases())
 	return cases
 }
 

@@ -20,9 +20,10 @@ const DeviceName = "CPU"
 
 // optimizationCapabilities lists what the device accepts: f32 inference
 // (INFERENCE_PRECISION_HINT takes only f32; f16 models run with their
-// tensors converted to f32 in the kernels, which is not FP16 inference)
-// and export/import (export.go).
-const optimizationCapabilities = "FP32 EXPORT_IMPORT"
+// tensors converted to f32 in the kernels, which is not FP16 inference),
+// int8 inference of quantized models (QDQ and the integer ops run as the
+// fused integer ops, ref/ops_quant_fused.go) and export/import (export.go).
+const optimizationCapabilities = "FP32 INT8 EXPORT_IMPORT"
 
 // propertySpecs are the CPU device's properties: the common read-write
 // ones, with INFERENCE_PRECISION_HINT restricted to f32, and its read-only

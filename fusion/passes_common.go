@@ -44,6 +44,7 @@ func DefaultPasses() []Pass {
 		FoldConvScaleShift(),
 		FoldInputScaleShift(),
 		DivToMul(),
+		FuseQuantized(),
 		FuseConv(),
 		FuseFullyConnected(),
 	}, KernelFusionPasses()...),
@@ -120,12 +121,24 @@ var errNoEval = errors.New("fusion: no built-in evaluator")
 
 // ConstantFolding evaluates every node whose inputs are all constants (or
 // whose value graph.StaticValue knows, such as Shape of a static shape) on
-// the host and replaces it with a Constant carrying its fused names.
+// the host and replaces it with a Constant carrying its fused names. It
+// leaves DequantizeLinear alone, as ONNX Runtime's folding does: the
+// dequantization of quantized weights is part of the QDQ patterns
+// FuseQuantized turns into integer ops, and FuseQuantized folds the ones
+// it leaves.
 func ConstantFolding() Pass {
-	return Pass{Name: PassConstantFolding, Doc: "evaluate constant subgraphs on the host", Run: foldConstants}
+	return Pass{Name: PassConstantFolding, Doc: "evaluate constant subgraphs on the host (but DequantizeLinear)",
+		Run: func(ctx context.Context, m *graph.Model, opts *Options) (int, error) {
+			return foldConstants(ctx, m, opts, notDequantize)
+		}}
 }
 
-func foldConstants(ctx context.Context, m *graph.Model, opts *Options) (int, error) {
+// notDequantize is ConstantFolding's filter: every node but
+// DequantizeLinear.
+func notDequantize(n *graph.Node) bool { return n.OpType != "DequantizeLinear" }
+
+// foldConstants folds the constant nodes fold accepts.
+func foldConstants(ctx context.Context, m *graph.Model, opts *Options, fold func(*graph.Node) bool) (int, error) {
 	rw, err := newRewriter(m)
 	if err != nil {
 		return 0, err
@@ -142,6 +155,9 @@ func foldConstants(ctx context.Context, m *graph.Model, opts *Options) (int, err
 	for _, n := range nodes {
 		switch n.OpType {
 		case graph.OpParameter, graph.OpConstant, graph.OpResult:
+			continue
+		}
+		if !fold(n) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

@@ -46,7 +46,7 @@ func foldControl(ctx context.Context, m *graph.Model, opts *Options) (int, error
 		if err := m.InferShapes(); err != nil {
 			return total, err
 		}
-		f, err := foldConstants(ctx, m, opts)
+		f, err := foldConstants(ctx, m, opts, notDequantize)
 		if err != nil {
 			return total, err
 		}

@@ -267,12 +267,14 @@ func toFused(m *Match, fusedOp string, base *graph.Node, p graph.PostOp, residua
 			return graph.Output{}, err
 		}
 	}
-	inputs := make([]graph.Output, 4)
+	// Inputs 0-2 are the op's, 3 the residual; the fused integer ops have
+	// more after it (their scales and zero points), kept as they are.
+	inputs := make([]graph.Output, max(4, len(base.Inputs)))
 	copy(inputs, base.Inputs)
 	if residual.Valid() {
 		inputs[3] = residual
 	}
-	last := 4
+	last := len(inputs)
 	for last > 2 && !inputs[last-1].Valid() {
 		last--
 	}
@@ -310,7 +312,12 @@ func residualFits(r graph.Output, out graph.PartialShape) bool {
 // Swish (x*Sigmoid(x)) or a residual Add after baseOps (the plain op or
 // the fused op itself) becomes one more post-op.
 func postOpRules(fusedOp, baseOps string) []Rule {
-	base := func() *Pattern { return Op(baseOps).As("base") }
+	return postOpRulesOn(fusedOp, func() *Pattern { return Op(baseOps).As("base") })
+}
+
+// postOpRulesOn are postOpRules for the nodes base matches (captured as
+// "base").
+func postOpRulesOn(fusedOp string, base func() *Pattern) []Rule {
 	return []Rule{{
 		Name:    fusedOp + "Activation",
 		Pattern: Op(activationOps, base()),

@@ -190,6 +190,7 @@ func (rw *rewriter) try(r Rule, n *graph.Node, cons map[graph.Output][]graph.Inp
 	}
 	names := fusedNames(m, repl.Node)
 	if isCreated(rw.created, repl.Node) {
+		carryExtra(m, repl.Node)
 		repl.Node.RT.FusedNames = names
 		repl.Node.Outputs[repl.Index].Name = old.Port().Name
 		if repl.Node.RT.Affinity == "" {
@@ -200,6 +201,23 @@ func (rw *rewriter) try(r Rule, n *graph.Node, cons map[graph.Output][]graph.Inp
 	}
 	replaceUses(cons, old, repl)
 	return true, nil
+}
+
+// carryExtra gives the replacement the runtime annotations (RT.Extra) of
+// the op nodes it stands for, such as why a quantized pattern runs in
+// float (KeyQuantization), unless it has its own.
+func carryExtra(m *Match, repl *graph.Node) {
+	for _, n := range m.Nodes() {
+		for k, v := range n.RT.Extra {
+			if _, ok := repl.RT.Extra[k]; ok {
+				continue
+			}
+			if repl.RT.Extra == nil {
+				repl.RT.Extra = map[string]string{}
+			}
+			repl.RT.Extra[k] = v
+		}
+	}
 }
 
 func isCreated(created []*graph.Node, n *graph.Node) bool {

@@ -1,5 +1,7 @@
 package graph
 
+import "slices"
+
 // opList is the op set: the rows of every family, each row given its
 // family here. Add an op as a row of its family's table in ops_F.go, with
 // its inference function beside it; a row with Since > 0 is also all the
@@ -33,7 +35,7 @@ func opList() []OpSpec {
 		{FamilyReduce, reduceOps}, {FamilyConv, append(convOps, col2ImOps...)}, {FamilyPool, append(poolOps, lpPoolOps...)}, {FamilyNorm, append(normOps, normStatsOps...)},
 		{FamilyGemm, append(gemmOps, detOps...)}, {FamilyResize, append(resizeOps, affineOps...)}, {FamilyCast, castOps}, {FamilyShape, shapeOps},
 		{FamilyCompact, compactOps}, {FamilyColor, colorOps}, {FamilyDetection, detectionOps}, {FamilySignal, append(signalOps, windowOps...)},
-		{FamilyQuant, quantOps}, {FamilyKernelFusion, kernelFusionOps},
+		{FamilyQuant, slices.Concat(quantOps, quantFusedOps)}, {FamilyKernelFusion, kernelFusionOps},
 		{FamilyControl, controlOps},
 		{FamilyRecurrent, recurrentOps},
 		{FamilyLoss, lossOps}, {FamilySequence, sequenceOps}, {FamilyRandom, randomOps}, {FamilyString, stringOps},

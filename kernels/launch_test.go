@@ -55,9 +55,14 @@ func newCLEnv(t *testing.T) *clEnv {
 // testLimits are the limits the launch tests honour on dev: the device's
 // own (clbackend.DeviceLimits), except that oclgrind, which interprets
 // the kernels with no target ABI, takes every vector width: the tables'
-// every declared variant runs there.
+// every declared variant runs there. Integer dot products count as
+// present everywhere: the kernels that use them carry their own
+// emulation where the device lacks cl_khr_integer_dot_product (the
+// planner keeps those forms off such devices; the tests check them on
+// every device and under oclgrind).
 func testLimits(t *testing.T, dev *cl.Device) kernels.Limits {
 	lim := clbackend.DeviceLimits(dev)
+	lim.IntegerDot = true
 	name, err := dev.Platform().Name()
 	require.NoError(t, err)
 	if strings.Contains(name, "Oclgrind") {

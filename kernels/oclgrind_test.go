@@ -115,9 +115,6 @@ func TestCatalogueKernels(t *testing.T) {
 			if !ok {
 				spec, ok = variantSpecs[k.Entry]
 			}
-			if !ok {
-				spec, ok = quantSpecs[k.Entry]
-			}
 			if f, declared := fusion.LookupKernelFusion(k.Name); declared && !ok {
 				// A kernel fusion's launch follows from its declaration.
 				spec, ok = kernelFusionSpec(f), true

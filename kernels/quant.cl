@@ -23,9 +23,9 @@
 // Work-size contract of quantize_linear and dequantize_linear: 1-D
 // NDRange with global size >= n; any local size. Work item i converts
 // element i; items with i >= n do nothing. quant_minmax: 1-D NDRange
-// with global size >= g (any local size); item i < g folds elements i,
-// i+g, i+2g... of x (n of them) into part[2i] (min, with 0) and part[2i+1]
-// (max, with 0); items with i >= g do nothing. quant_dynamic_params: 1-D NDRange of any size, item 0 folds the g pairs of part
+// with global size >= g (any local size); item i < g folds the i-th of g
+// contiguous runs of x's n elements into part[2i] (min, with 0) and
+// part[2i+1] (max, with 0); items with i >= g do nothing. quant_dynamic_params: 1-D NDRange of any size, item 0 folds the g pairs of part
 // into DynamicQuantizeLinear's scale and zero point; other items return.
 
 #pragma OPENCL FP_CONTRACT OFF
@@ -140,11 +140,23 @@ __kernel void quant_minmax(__global const float* x, __global float* part, const 
 {
     const size_t i = get_global_id(0);
     if (i >= g) return;
-    float lo = 0.0f, hi = 0.0f;
-    for (ulong k = i; k < n; k += g) {
-        const float v = x[k];
-        lo = fmin(lo, v); // fmin/fmax skip a NaN, as the CPU's comparisons do
-        hi = fmax(hi, v);
+    // Item i folds the i-th of g contiguous runs of n / g elements (rounded
+    // up to a multiple of 16), four at a time (float4: every target's
+    // vector ABI passes it).
+    const ulong per = ((n + g - 1) / g + 15) / 16 * 16;
+    const ulong lo_i = min(n, i * per), hi_i = min(n, lo_i + per);
+    float4 lo4 = (float4)0.0f, hi4 = (float4)0.0f;
+    ulong k = lo_i;
+    for (; k + 4 <= hi_i; k += 4) {
+        const float4 v = vload4(0, x + k);
+        lo4 = fmin(lo4, v); // fmin/fmax skip a NaN, as the CPU's comparisons do
+        hi4 = fmax(hi4, v);
+    }
+    float lo = fmin(fmin(lo4.s0, lo4.s1), fmin(lo4.s2, lo4.s3));
+    float hi = fmax(fmax(hi4.s0, hi4.s1), fmax(hi4.s2, hi4.s3));
+    for (; k < hi_i; ++k) {
+        lo = fmin(lo, x[k]);
+        hi = fmax(hi, x[k]);
     }
     part[2 * i] = lo;
     part[2 * i + 1] = hi;

@@ -52,7 +52,7 @@ func TiledLocalSize(v Variant) []int {
 // its default; the planner's heuristics (clbackend) pick points of these
 // tables, never values outside them. The families of the detection,
 // compaction, spectral and sampling ops are in variant_tables_postprocess.go.
-var families = append([]Family{
+var families = append(append([]Family{
 	{
 		Name: "gemm", Ops: "MatMul, Gemm, FullyConnected and 1x1 convolutions without stride or pads",
 		Algorithms: []Algorithm{
@@ -228,4 +228,4 @@ var families = append([]Family{
 			},
 		},
 	},
-}, postprocessFamilies...)
+}, postprocessFamilies...), quantFamilies...)

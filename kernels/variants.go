@@ -58,6 +58,11 @@ type Algorithm struct {
 	// GPUShaped marks the forms written for GPU-type devices: work groups
 	// of 64-256 items sharing tiles in local memory.
 	GPUShaped bool
+	// IntegerDot marks the forms built on cl_khr_integer_dot_product's
+	// packed 4x8-bit dot products: only a device whose Limits say it has
+	// them (accelerated) runs them; the kernel tests run them everywhere,
+	// through the kernel's own emulation.
+	IntegerDot bool
 }
 
 // Family is a hot op family whose kernels come in declared variants: the
@@ -88,11 +93,16 @@ type Variant struct {
 
 // Limits are what a device allows a variant: the widest float vector its
 // kernels may pass by value (4 is allowed everywhere), the largest work
-// group and the local memory. A zero field does not limit.
+// group and the local memory. A zero field does not limit, but for
+// IntegerDot: false keeps the integer dot product forms out, except in
+// the zero Limits, which limit nothing.
 type Limits struct {
 	VectorWidth  int
 	MaxWorkGroup int
 	LocalMem     int64
+	// IntegerDot is set on devices with cl_khr_integer_dot_product's
+	// packed 4x8-bit dot products, accelerated (see Algorithm.IntegerDot).
+	IntegerDot bool
 }
 
 // MinVectorWidth is the float vector width every device and every POCL CPU
@@ -225,14 +235,18 @@ func (a Algorithm) point(v Variant) Point {
 }
 
 // Fits reports why v cannot run under lim ("" when it can): a vector
-// wider than the device takes, a work group larger than it allows, or
-// more local memory than it has.
+// wider than the device takes, a work group larger than it allows, an
+// algorithm needing integer dot products the device lacks, or more local
+// memory than it has.
 func (v Variant) Fits(lim Limits) string {
 	if why := lim.VectorFits(v.Get("VW")); why != "" {
 		return why
 	}
 	if why := lim.WorkGroupFits(v.WorkGroup()); why != "" {
 		return why
+	}
+	if a, ok := v.algorithm(); ok && a.IntegerDot && !lim.IntegerDot && lim != (Limits{}) {
+		return "needs accelerated packed 4x8-bit integer dot products (cl_khr_integer_dot_product), which the device does not report"
 	}
 	return lim.LocalMemFits(v.LocalMem())
 }

@@ -108,8 +108,9 @@ func oneNode(op string, attrs graph.Attrs, outs int, ins ...*tensor.Tensor) (*gr
 }
 
 // TestQuantOpsBitExact runs QuantizeLinear, DequantizeLinear and
-// DynamicQuantizeLinear in every quantized type and geometry, and the
-// integer convolutions and products, on the CPU, the GPU and HETERO, and
+// DynamicQuantizeLinear in every quantized type and geometry, the integer
+// convolutions and products, and the linear Resize that feeds a dynamic
+// quantization in IS-Net, on the CPU, the GPU and HETERO, and
 // requires the same bits everywhere; QuantizeLinear also against the
 // spec written out in this test.
 func TestQuantOpsBitExact(t *testing.T) {
@@ -223,6 +224,17 @@ func TestQuantOpsBitExact(t *testing.T) {
 	m, feed = oneNode("QLinearMatMul", nil, 1, u8(2, 5, 64), f32(0.1, 0.2, 0.3, 0.05, 0.01), u8(5), i8(64, 7), f32(0.02), i8(), f32(0.9), u8())
 	cases = append(cases, quantCase{"QLinearMatMul/per_row_scale", m, feed, nil})
 
+	// Linear Resize feeds IS-Net's dynamic quantization, which turns a
+	// last-bit difference into a different u8 step: every device computes
+	// ONNX Runtime's sum (the GPU's separable 2-D kernel too).
+	img := quantInput(r, tensor.Shape{1, 3, 13, 17}, 2, 0.01)
+	img.F32()[11] = 0.25
+	for _, sizes := range [][]int64{{1, 3, 26, 34}, {1, 3, 30, 41}} {
+		sz, _ := tensor.FromI64(tensor.Shape{4}, sizes)
+		m, feed = oneNode("Resize", graph.Attrs{"mode": "linear"}, 1, img, nil, nil, sz)
+		cases = append(cases, quantCase{fmt.Sprintf("Resize/linear_%dx%d", sizes[2], sizes[3]), m, feed, nil})
+	}
+
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var ref []*tensor.Tensor
@@ -244,6 +256,33 @@ func TestQuantOpsBitExact(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// TestIsNetGPU runs IS-Net small on the GPU device and on HETERO:GPU,CPU
+// against ONNX Runtime's mask; every ConvInteger runs as an int8 kernel
+// (its runtime model says so).
+func TestIsNetGPU(t *testing.T) {
+	core := driver.NewCore()
+	t.Cleanup(func() { assert.NoError(t, core.Close()) })
+	for _, device := range []string{"GPU", heteroGPUCPU} {
+		t.Run(device, func(t *testing.T) {
+			cm := runIsNet(t, core, device)
+			rm, err := cm.RuntimeModel()
+			require.NoError(t, err)
+			nodes, err := rm.Nodes()
+			require.NoError(t, err)
+			// GPU: the executed graph's fused nodes; HETERO: the user's
+			// ConvInteger nodes, annotated with what ran them.
+			int8 := 0
+			for _, n := range nodes {
+				if n.RT.Extra[driver.RuntimeLayerType] == graph.OpQuantizedConv && (n.OpType == graph.OpQuantizedConv || n.OpType == "ConvInteger") {
+					int8++
+					assert.Equal(t, "u8", n.RT.Extra[driver.RuntimePrecision], "%s", n.Name)
+				}
+			}
+			assert.Equal(t, 119, int8, "every ConvInteger of IS-Net runs as a fused int8 convolution")
 		})
 	}
 }

@@ -253,20 +253,24 @@ func dynamicQuantizeLinearKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.
 // quantKernels are the quantization ops.
 func quantKernels() map[string]Kernel {
 	return map[string]Kernel{
-		"QuantizeLinear":        quantizeLinearKernel,
-		"DequantizeLinear":      dequantizeLinearKernel,
-		"DynamicQuantizeLinear": dynamicQuantizeLinearKernel,
-		"ConvInteger":           convIntegerKernel,
-		"QLinearConv":           qlinearConvKernel,
-		"MatMulInteger":         matMulIntegerKernel,
-		"QLinearMatMul":         qlinearMatMulKernel,
+		"QuantizeLinear":                quantizeLinearKernel,
+		"DequantizeLinear":              dequantizeLinearKernel,
+		"DynamicQuantizeLinear":         dynamicQuantizeLinearKernel,
+		"ConvInteger":                   convIntegerKernel,
+		"QLinearConv":                   qlinearConvKernel,
+		"MatMulInteger":                 matMulIntegerKernel,
+		"QLinearMatMul":                 qlinearMatMulKernel,
+		graph.OpQuantizedConv:           quantizedConvKernel,
+		graph.OpQuantizedFullyConnected: quantizedFullyConnectedKernel,
 	}
 }
 
 // quantImpls name the implementations of the integer ops (see Impl).
 var quantImpls = map[string]string{
-	"ConvInteger":   "ref_convinteger_i32",
-	"QLinearConv":   "ref_qlinearconv_i32",
-	"MatMulInteger": "ref_matmulinteger_i32",
-	"QLinearMatMul": "ref_qlinearmatmul_i32",
+	"ConvInteger":                   "ref_convinteger_i32",
+	"QLinearConv":                   "ref_qlinearconv_i32",
+	"MatMulInteger":                 "ref_matmulinteger_i32",
+	"QLinearMatMul":                 "ref_qlinearmatmul_i32",
+	graph.OpQuantizedConv:           "ref_quantizedconv_i32",
+	graph.OpQuantizedFullyConnected: "ref_quantizedfullyconnected_i32",
 }

@@ -6,11 +6,14 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// The integer convolutions and products accumulate in float64 through
-// gonum's GEMM: the operands (x - zero_point) are integers of at most 16
-// bits, so every product and partial sum is an exact integer while it is
-// below 2^53, and wrapping the exact sum to int32 gives what an int32
-// accumulator gives (modular arithmetic does not care for the order).
+// The integer convolutions and products accumulate exactly through gonum's
+// GEMM: the operands (x - zero_point) are integers of at most 9 bits, so
+// every product and partial sum is an exact integer while it is below
+// 2^53 (f64), and wrapping the exact sum to int32 gives what an int32
+// accumulator gives (modular arithmetic does not care for the order). The
+// convolutions go faster in f32: their reduction runs in chunks short
+// enough that every partial sum stays below 2^24 (exact in f32), and the
+// chunks add up in f64.
 
 // wrap32 is an exact integer-valued float64 wrapped to int32.
 func wrap32(v float64) int32 { return int32(int64(v)) }
@@ -56,8 +59,22 @@ type intConv struct {
 	g            *windowGeom
 	nImg, c, m   int64
 	group        int64
-	x, w         []float64
+	x, w         []float32
+	chunk        int64 // reduction length whose partial sums stay exact in f32
 	inPlane, out int64 // input and output pixels per channel
+}
+
+// shifted32 is shifted in f32 (exact: the values have at most 9 bits),
+// with the largest magnitude.
+func shifted32(x, zp *tensor.Tensor, per int64) ([]float32, float64) {
+	v := shifted(x, zp, per)
+	out := make([]float32, len(v))
+	m := 0.0
+	for i, f := range v {
+		out[i] = float32(f)
+		m = max(m, f, -f)
+	}
+	return out, m
 }
 
 // newIntConv reads x (input xi), w (input wi) and their zero points (xz,
@@ -90,8 +107,10 @@ func newIntConv(n *graph.Node, in []*tensor.Tensor, xi, wi, xz, wz int) (*intCon
 		return nil, err
 	}
 	s.inPlane, s.out = nnProd(xs[2:]), nnProd(s.g.out)
-	s.x = shifted(x, xzp, 1)
-	s.w = shifted(w, wzp, ws.NumElements()/s.m)
+	var mx, mw float64
+	s.x, mx = shifted32(x, xzp, 1)
+	s.w, mw = shifted32(w, wzp, ws.NumElements()/s.m)
+	s.chunk = max(1, int64(float64(1<<24-1)/max(mx*mw, 1)))
 	return s, nil
 }
 
@@ -116,13 +135,22 @@ func (s *intConv) run(sink func(img, m0, rows, j0, cols int64, acc []float64)) {
 			wg := s.w[gi*mg*kk : (gi+1)*mg*kk]
 			nBlocks := (s.out + block - 1) / block
 			nnParallel(int(nBlocks), func(lo, hi int) {
-				col := make([]float64, kk*block)
+				col := make([]float32, kk*block)
+				part := make([]float32, mg*block)
 				acc := make([]float64, mg*block)
 				for b := int64(lo); b < int64(hi); b++ {
 					j0 := b * block
 					cols := min(block, s.out-j0)
 					s.im2col(tabs, xg, kg, j0, cols, col[:kk*cols])
-					blasGemm(nnBLAS.Dgemm, false, false, int(mg), int(cols), int(kk), 1, wg, int(kk), col, int(cols), 0, acc, int(cols))
+					clear(acc)
+					for k0 := int64(0); k0 < kk; k0 += s.chunk {
+						k1 := min(kk, k0+s.chunk)
+						blasGemm(nnBLAS.Sgemm, false, false, int(mg), int(cols), int(k1-k0), 1, wg[k0:], int(kk),
+							col[k0*cols:], int(cols), 0, part, int(cols))
+						for i, v := range part[:mg*cols] {
+							acc[i] += float64(v)
+						}
+					}
 					sink(img, gi*mg, mg, j0, cols, acc[:mg*cols])
 				}
 			})
@@ -133,8 +161,12 @@ func (s *intConv) run(sink func(img, m0, rows, j0, cols int64, acc []float64)) {
 // im2col writes the columns j0..j0+cols of the column matrix [channels *
 // window, pixels] of xg (channels planes of s.inPlane values; taps from
 // windowGeom.taps, -1 in the padding, which contributes 0).
-func (s *intConv) im2col(tabs [][]int64, xg []float64, channels, j0, cols int64, dst []float64) {
+func (s *intConv) im2col(tabs [][]int64, xg []float32, channels, j0, cols int64, dst []float32) {
 	r := len(s.g.in)
+	if r == 2 {
+		s.im2col2D(tabs, xg, channels, j0, cols, dst)
+		return
+	}
 	inStr := tensor.ContiguousStrides(s.g.in)
 	win := nnProd(s.g.k)
 	oidx := make([]int64, r)
@@ -161,11 +193,47 @@ func (s *intConv) im2col(tabs [][]int64, xg []float64, channels, j0, cols int64,
 				off += t * inStr[d]
 			}
 			for c := int64(0); c < channels; c++ {
-				v := 0.0
+				var v float32
 				if off >= 0 {
 					v = xg[c*s.inPlane+off]
 				}
 				dst[(c*win+k)*cols+j] = v
+			}
+		}
+	}
+}
+
+// im2col2D is im2col for 2-D windows, row by row of the output.
+func (s *intConv) im2col2D(tabs [][]int64, xg []float32, channels, j0, cols int64, dst []float32) {
+	oh, ow := s.g.out[0], s.g.out[1]
+	kh, kw := s.g.k[0], s.g.k[1]
+	w := s.g.in[1]
+	for c := int64(0); c < channels; c++ {
+		plane := xg[c*s.inPlane:]
+		for ky := int64(0); ky < kh; ky++ {
+			for kx := int64(0); kx < kw; kx++ {
+				row := dst[((c*kh+ky)*kw+kx)*cols:][:cols]
+				ty, tx := tabs[0][ky*oh:], tabs[1][kx*ow:]
+				for j := int64(0); j < cols; {
+					p := j0 + j
+					y, x := p/ow, p%ow
+					n := min(cols-j, ow-x) // the rest of this output row
+					iy := ty[y]
+					seg := row[j : j+n]
+					if iy < 0 {
+						clear(seg)
+					} else {
+						src := plane[iy*w:]
+						for i := range seg {
+							if ix := tx[x+int64(i)]; ix >= 0 {
+								seg[i] = src[ix]
+							} else {
+								seg[i] = 0
+							}
+						}
+					}
+					j += n
+				}
 			}
 		}
 	}

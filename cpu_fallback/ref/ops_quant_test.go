@@ -268,3 +268,67 @@ func TestQLinearOpsRequantize(t *testing.T) {
 		assert.Equal(t, []int64{55, 105, 155, 205, 0, 0, 0, 0}, ints(t, y), "50.5 rounds to 50, 100.5 to 100")
 	})
 }
+
+func TestQuantizedConvEpilogue(t *testing.T) {
+	rng := reftest.RNG(77)
+	x := tOf(tensor.U8, tensor.Shape{1, 3, 5, 6}, randVals(rng, tensor.U8, 90, 250))
+	w := tOf(tensor.I8, tensor.Shape{4, 3, 3, 3}, randVals(rng, tensor.I8, 108, 120))
+	xz := tOf(tensor.U8, tensor.Shape{}, []float64{17})
+	wz := tOf(tensor.I8, tensor.Shape{4}, []float64{0, 1, -2, 3})
+	attrs := graph.Attrs{"pads": []int64{1, 1, 1, 1}}
+	acc := ints(t, run1(t, "ConvInteger", attrs, x, w, xz, wz))
+	xs, ws := float32(0.02), []float32{0.01, 0.03, 0.002, 0.05}
+	bias := []float32{0.5, -1, 2, 0}
+	res := randVals(rng, tensor.F32, 4*5*6, 3)
+	qattrs := graph.Attrs{"pads": []int64{1, 1, 1, 1}}
+	in := []*tensor.Tensor{x, w, tF32(tensor.Shape{4}, bias...), tOf(tensor.F32, tensor.Shape{1, 4, 5, 6}, res),
+		tF32(tensor.Shape{}, xs), xz, tF32(tensor.Shape{4}, ws...), wz}
+	node := graph.NewNode(graph.OpQuantizedConv, "q", nil, qattrs, 1)
+	graph.SetPostOps(node, []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostRelu}})
+	k, _ := Lookup(graph.OpQuantizedConv)
+	out, err := k(node, in)
+	require.NoError(t, err)
+	got := out[0].F32()
+	for i, a := range acc {
+		c := i / 30
+		v := float32(float32(a)*float32(xs*ws[c])) + bias[c]
+		v += float32(res[i])
+		if v < 0 {
+			v = 0
+		}
+		require.Equal(t, v, got[i], "element %d", i)
+	}
+	// Requantized to i8 (y_scale 0.1, zero point -5).
+	out, err = k(node, append(in, tF32(tensor.Shape{}, 0.1), tOf(tensor.I8, tensor.Shape{}, []float64{-5})))
+	require.NoError(t, err)
+	require.Equal(t, tensor.I8, out[0].Type())
+	q := ints(t, out[0])
+	for i, v := range got {
+		assert.Equal(t, specQuantize(v, 0.1, -5, -128, 127), q[i], "element %d", i)
+	}
+}
+
+// specQuantize is saturate(rne(v / s) + zp), written out.
+func specQuantize(v, s float32, zp, lo, hi int64) int64 {
+	q := v / s
+	if q != q {
+		return zp
+	}
+	return int64(math.Max(math.Min(math.RoundToEven(float64(q))+float64(zp), float64(hi)), float64(lo)))
+}
+
+func TestQuantizedFullyConnected(t *testing.T) {
+	rng := reftest.RNG(78)
+	a := tOf(tensor.U8, tensor.Shape{2, 3, 7}, randVals(rng, tensor.U8, 42, 250))
+	w := tOf(tensor.I8, tensor.Shape{7, 5}, randVals(rng, tensor.I8, 35, 120))
+	acc := ints(t, run1(t, "MatMulInteger", nil, a, w, tOf(tensor.U8, tensor.Shape{}, []float64{9}), tOf(tensor.I8, tensor.Shape{5}, []float64{1, 2, 3, 4, 5})))
+	ws := []float32{0.1, 0.2, 0.3, 0.4, 0.5}
+	y := run1(t, graph.OpQuantizedFullyConnected, nil, a, w, tF32(tensor.Shape{5}, 1, 2, 3, 4, 5), nil,
+		tF32(tensor.Shape{}, 0.01), tOf(tensor.U8, tensor.Shape{}, []float64{9}), tF32(tensor.Shape{5}, ws...),
+		tOf(tensor.I8, tensor.Shape{5}, []float64{1, 2, 3, 4, 5}))
+	assert.Equal(t, tensor.Shape{2, 3, 5}, y.Shape())
+	for i, v := range y.F32() {
+		c := i % 5
+		assert.Equal(t, float32(float32(acc[i])*float32(0.01*ws[c]))+float32(c+1), v, "element %d", i)
+	}
+}

@@ -152,6 +152,7 @@ const (
 	// RuntimePrecision is the element type the node computes its outputs
 	// in ("f32", "f16", "i64"), OpenVINO's runtimePrecision: an f16 model
 	// run in f32 (fusion's ConvertF16ToF32) says f32, the f16 path of
-	// INFERENCE_PRECISION_HINT=f16 says f16.
+	// INFERENCE_PRECISION_HINT=f16 says f16, and the integer ops "u8" or
+	// "i8" (their 8-bit data, whatever the hint: graph.IntegerPrecision).
 	RuntimePrecision = "RUNTIME_PRECISION"
 )

@@ -198,8 +198,13 @@ func (c *ModelCore) Header(device, arch string, config map[string]string) BlobHe
 // floating-point output (an f16 node writes f16 values, computing in float
 // inside a kernel only as OpenVINO's GPU f16 path does), else of its first
 // floating-point input (a comparison, an ArgMax), else of its first
-// output; Undefined for a node without ports.
+// output; Undefined for a node without ports. The integer convolutions
+// and products compute in their 8-bit data's type (u8, i8), whatever
+// their output (graph.IntegerPrecision).
 func NodePrecision(n *graph.Node) tensor.ElementType {
+	if t := graph.IntegerPrecision(n); t != tensor.Undefined {
+		return t
+	}
 	for _, o := range n.Outputs {
 		if o.Type.IsFloat() {
 			return o.Type

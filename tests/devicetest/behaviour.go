@@ -230,8 +230,9 @@ func assertClosed(t *testing.T, errs map[string]error) {
 // device accepts: FP16 and BF16 only with that INFERENCE_PRECISION_HINT
 // accepted by SetProperties and CompileModel (and the model then running
 // within half-precision tolerance), EXPORT_IMPORT only with a compiled
-// model that exports and a plugin that imports it back, and no claim
-// clinfer has no op for (INT8, BIN: the op set has no quantized op).
+// model that exports and a plugin that imports it back, INT8 only with a
+// quantized model whose product runs in 8-bit integers (checkINT8), and no
+// claim clinfer has no op for (BIN: the op set has no binary op).
 func Capabilities(t *testing.T, newPlugin NewPlugin) {
 	p := open(t, newPlugin)
 	v, err := p.Property(driver.KeyOptimizationCapabilities)
@@ -247,6 +248,8 @@ func Capabilities(t *testing.T, newPlugin NewPlugin) {
 			switch c {
 			case "EXPORT_IMPORT":
 				checkExportImport(t, newPlugin)
+			case "INT8":
+				checkINT8(t, newPlugin, caps)
 			default:
 				t.Errorf("%s claims %s in %s: clinfer's op set has no op for it (claims: %q)", p.Name(), c, driver.KeyOptimizationCapabilities, v)
 			}
