@@ -130,7 +130,12 @@ func (b *builder) quantLaunch(n *graph.Node, name, defs string, x, s, z, y int) 
 		args = append(args, slotArg(z))
 	}
 	args = append(args, slotArg(y), uint64(cnt), b.meta(m))
-	return b.emit(n, name, defs+b.exactDivision(), cnt, args...)
+	items := cnt
+	if name == "quantize_linear" && m[0] == 0 && b.val(x).typ == tensor.F32 {
+		// One scale over f32 data: four elements per item in float4.
+		defs, items = defs+" -DV4", ceilDiv(cnt, 4)
+	}
+	return b.emit(n, name, defs+b.exactDivision(), items, args...)
 }
 
 // dynamicGroups is the number of partial ranges quant_minmax folds n
@@ -160,7 +165,7 @@ func lowerDynamicQuantizeLinear(b *builder, n *graph.Node) error {
 	if cnt == 0 {
 		return nil
 	}
-	return b.emit(n, "quantize_linear", " -DQT=uchar -DQMIN=0 -DQMAX=255 -DHAS_ZP -DDYNAMIC"+div, cnt,
+	return b.emit(n, "quantize_linear", " -DQT=uchar -DQMIN=0 -DQMAX=255 -DHAS_ZP -DDYNAMIC -DV4"+div, ceilDiv(cnt, 4),
 		slotArg(x), slotArg(s), slotArg(z), slotArg(y), uint64(cnt), b.meta([]int64{0, 1, 1, 1, 1}))
 }
 

@@ -22,7 +22,9 @@
 //
 // Work-size contract of quantize_linear and dequantize_linear: 1-D
 // NDRange with global size >= n; any local size. Work item i converts
-// element i; items with i >= n do nothing. quant_minmax: 1-D NDRange
+// element i; items with i >= n do nothing. quantize_linear with -DV4 (one
+// scale and zero point, m[0] = 0, f32 data): global size >= ceil(n / 4);
+// item i converts elements 4i..4i+3 (those below n) with float4 math. quant_minmax: 1-D NDRange
 // with global size >= g (any local size); item i < g folds the i-th of g
 // contiguous runs of x's n elements into part[2i] (min, with 0) and
 // part[2i+1] (max, with 0); items with i >= g do nothing. quant_dynamic_params: 1-D NDRange of any size, item 0 folds the g pairs of part
@@ -94,12 +96,66 @@ inline long param_index(const long i, __global const int* m)
     return (o * m[4] + a / m[3]) * inner + r;
 }
 
+#ifdef V4
+// round_sat4 is round_sat without branches or 64-bit arithmetic, for the
+// lanes of -DV4: |q| beyond 2^20 saturates whatever the zero point, so it
+// is clamped there first and the i32 sum cannot overflow.
+inline int round_sat4(const float q, const int zp)
+{
+    const int r = (int)rint(clamp(q, -1048576.0f, 1048576.0f)) + zp;
+    return isnan(q) ? zp : clamp(r, QMIN, QMAX);
+}
+#endif
+
 __kernel void quantize_linear(X_PTR x, S_PTR scale,
 #ifdef HAS_ZP
                               __global const QT* zp,
 #endif
                               __global QT* y, const ulong n, __global const int* m)
 {
+#ifdef V4
+    // One scale: four elements per item in float4 lanes, each rounded as
+    // round_sat does (the quotient rounded once, a NaN quotient giving the
+    // zero point, saturation).
+    const ulong i0 = (ulong)get_global_id(0) * 4;
+    if (i0 >= n) return;
+    const float s = S_LOAD(scale, 0);
+#ifdef HAS_ZP
+    const int z = (int)zp[0];
+#else
+    const int z = 0;
+#endif
+#ifdef DYNAMIC
+    if (s == 0.0f) {
+        for (ulong i = i0; i < min(i0 + 4, n); ++i) y[i] = (QT)0;
+        return;
+    }
+#endif
+    float4 v;
+    if (i0 + 4 <= n) {
+        v = vload4(0, x + i0);
+    } else {
+        float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (ulong i = i0; i < n; ++i) a[i - i0] = x[i];
+        v = vload4(0, a);
+    }
+#ifdef DIV_F64
+    const float4 q = convert_float4(convert_double4(v) / (double)s);
+#else
+    const float4 q = v / s;
+#endif
+    const int4 t = (int4)(round_sat4(q.s0, z), round_sat4(q.s1, z), round_sat4(q.s2, z), round_sat4(q.s3, z));
+    if (i0 + 4 <= n) {
+        y[i0] = (QT)t.s0;
+        y[i0 + 1] = (QT)t.s1;
+        y[i0 + 2] = (QT)t.s2;
+        y[i0 + 3] = (QT)t.s3;
+        return;
+    }
+    int b[4];
+    vstore4(t, 0, b);
+    for (ulong i = i0; i < n; ++i) y[i] = (QT)b[i - i0];
+#else
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
     const long j = param_index((long)gid, m);
@@ -116,6 +172,7 @@ __kernel void quantize_linear(X_PTR x, S_PTR scale,
     }
 #endif
     y[gid] = (QT)round_sat(quant_div(X_LOAD(x, gid), s), z);
+#endif
 }
 
 __kernel void dequantize_linear(__global const QT* x, S_PTR scale,
