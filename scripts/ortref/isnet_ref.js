@@ -8,7 +8,7 @@
 // The mask is stored as round(mask * 255) in uint8 (resolution 1/255:
 // the test's tolerance accounts for the 1/510 rounding) and gzipped (160
 // KB: the scene's mask is mostly flat); the Go
-// test (tests/quant_isnet_gpu_test.go) rebuilds the same scene (scene below,
+// test (tests/quant_isnet_test.go) rebuilds the same scene (scene below,
 // isnetScene there: integer arithmetic, bit-identical) and compares.
 //
 // Usage: NODE_PATH=.cache/node_modules node scripts/ortref/isnet_ref.js
