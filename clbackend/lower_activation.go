@@ -30,7 +30,7 @@ func lowerSoftmax(b *builder, n *graph.Node) error {
 
 // clipTypeOK reports whether a GPU lowering of Clip exists for t: f32 on
 // the unary kernel, other numeric types (f16, f64, integers) as Max and
-// Min with the bound inputs, bf16 in f32 (lowerInF32).
+// Min with the bound inputs, bf16 in f32 (lowerWidened).
 func clipTypeOK(t tensor.ElementType) bool {
 	return t == tensor.F32 || t == tensor.F16 || t == tensor.F64 || t == tensor.BF16 || t.IsInteger()
 }

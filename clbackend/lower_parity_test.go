@@ -226,7 +226,7 @@ func parityCases() map[string][]lowerCase {
 		return g.one("ConvTranspose", graph.Attrs{"strides": []int64{2, 1, 2}, "pads": []int64{1, 0, 0, 0, 1, 1}},
 			g.x("x", 1, ic, g.dim(2, 3), g.dim(2, 4), g.dim(2, 4)), g.c(-0.5, 0.5, ic, oc, 2, 3, 3))
 	})
-	// bf16 runs in f32 between casts (lowerInF32); integer values in
+	// bf16 runs in f32 between casts (lowerWidened); integer values in
 	// [-5, 5] keep these results exact in bf16 on both devices.
 	bf16 := func(op string, attrs graph.Attrs, inputs int) {
 		add(op, "bf16", func(g *caseGen) *graph.Model {
@@ -246,6 +246,20 @@ func parityCases() map[string][]lowerCase {
 	add("Clip", "bf16", func(g *caseGen) *graph.Model {
 		return g.one("Clip", nil, g.param("a", tensor.BF16, g.dim(2, 4), g.dim(2, 6)), g.typed(tensor.BF16, []int64{}, -2), g.typed(tensor.BF16, []int64{}, 3))
 	})
+	// The selecting ops on the integers the kernels lack run in f32 (8 and
+	// 16 bits) or f64 (32 bits) between casts (lowerWidened).
+	for _, c := range []struct {
+		op  string
+		typ tensor.ElementType
+	}{{"ReduceMax", tensor.I8}, {"ReduceMin", tensor.U16}, {"ReduceMax", tensor.U32}, {"ArgMax", tensor.U8}, {"ArgMin", tensor.I16}, {"Relu", tensor.I8}} {
+		add(c.op, c.typ.String(), func(g *caseGen) *graph.Model {
+			var attrs graph.Attrs
+			if c.op != "Relu" {
+				attrs = graph.Attrs{"keepdims": int64(0)}
+			}
+			return g.one(c.op, attrs, g.param("a", c.typ, g.dim(2, 4), g.dim(2, 6)))
+		})
+	}
 	add("MatMul", "bf16", func(g *caseGen) *graph.Model {
 		k := g.dim(2, 5)
 		return g.one("MatMul", nil, g.param("a", tensor.BF16, g.dim(2, 4), k), g.param("b", tensor.BF16, k, g.dim(2, 6)))

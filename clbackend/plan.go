@@ -393,11 +393,12 @@ func (b *builder) lowerNode(n *graph.Node, prefix string) error {
 	}
 	first := len(b.pl.launches)
 	if err := l.lower(b, n); err != nil {
-		if !bf16InF32(n, err) {
+		from := widenType(n, err)
+		if from == tensor.Undefined {
 			return err
 		}
 		b.pl.launches = b.pl.launches[:first] // what the refused form emitted
-		if err := b.lowerInF32(n, l); err != nil {
+		if err := b.lowerWidened(n, l, from); err != nil {
 			return err
 		}
 	}
