@@ -110,6 +110,9 @@ func TestLegacyErrors(t *testing.T) {
 			return b.op("LSTMCell", "opset1", `hidden_size="1"`, 2, b.input(zerosF32(1, 1)), b.input(zerosF32(1, 1)), b.input(zerosF32(1, 1)),
 				b.constant(zerosF32(4, 1)), b.constant(zerosF32(4, 1)), b.constant(zerosF32(4)), b.constant(zerosF32(2)))[0]
 		}},
+		{"ConvertPromoteTypes-14 unsafe", `(ConvertPromoteTypes, opset14): ir: unsupported element type: i32 to f32 may lose precision (set promote_unsafe)`, func(b *irb) port {
+			return b.op("ConvertPromoteTypes", "opset14", "", 2, b.input(tf32(tensor.Shape{1}, 1)), b.input(ti32(tensor.Shape{1}, 1)))[0]
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &irb{}
@@ -422,4 +425,34 @@ func TestGRN1(t *testing.T) {
 		n0, n1 := math.Sqrt(25.5), math.Sqrt(5.5)
 		return []*tensor.Tensor{tf32(tensor.Shape{1, 2, 1, 2}, float32(3/n0), float32(1/n1), float32(4/n0), float32(-2/n1))}
 	}, tol: 1e-6}})
+}
+
+// TestConvertPromoteTypes14: the common type by the promotion rules.
+func TestConvertPromoteTypes14(t *testing.T) {
+	f64, _ := tensor.FromFloat64s(tensor.F64, tensor.Shape{}, []float64{0.5})
+	i8, _ := tensor.FromFloat64s(tensor.I8, tensor.Shape{2}, []float64{-3, 4})
+	u8, _ := tensor.FromFloat64s(tensor.U8, tensor.Shape{2}, []float64{200, 7})
+	bools, _ := tensor.FromBool(tensor.Shape{2}, []bool{true, false})
+	as := func(et tensor.ElementType, shape tensor.Shape, v ...float64) *tensor.Tensor {
+		x, err := tensor.FromFloat64s(et, shape, v)
+		require.NoError(t, err)
+		return x
+	}
+	runCases(t, []opCase{
+		{name: "float beats integer (unsafe), signed and unsigned widen", build: func(b *irb) []port {
+			return append(append(b.op("ConvertPromoteTypes", "opset14", `promote_unsafe="true"`, 2, b.input(tf32(tensor.Shape{2}, 1.5, 2)), b.input(ti32(tensor.Shape{2}, 3, -4))),
+				b.op("ConvertPromoteTypes", "opset14", "", 2, b.input(i8), b.input(u8))...),
+				b.op("ConvertPromoteTypes", "opset14", "", 2, b.input(bools), b.input(ti64(5, 6)))...)
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{2}, 1.5, 2), tf32(tensor.Shape{2}, 3, -4), as(tensor.I16, tensor.Shape{2}, -3, 4), as(tensor.I16, tensor.Shape{2}, 200, 7),
+				ti64(1, 0), ti64(5, 6)}
+		}},
+		{name: "pytorch scalar promotion", build: func(b *irb) []port {
+			x, s := b.input(tf32(tensor.Shape{2}, 1, 2)), b.constant(f64)
+			return append(b.op("ConvertPromoteTypes", "opset14", `pytorch_scalar_promotion="true"`, 2, x, s),
+				b.op("ConvertPromoteTypes", "opset14", `pytorch_scalar_promotion="false"`, 2, x, s)...)
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{2}, 1, 2), tf32(tensor.Shape{}, 0.5), as(tensor.F64, tensor.Shape{2}, 1, 2), f64}
+		}},
+	})
 }

@@ -95,7 +95,7 @@ var openVINOOpsets = []opsetPair{
 	{"NMSRotated", 13, noOp}, {"Multinomial", 13, random}, {"ScaledDotProductAttention", 13, notYet},
 	{"FakeConvert", 13, noOp},
 	// opset14
-	{"ConvertPromoteTypes", 14, notYet}, {"Inverse", 14, noOp}, {"AvgPool", 14, ""}, {"MaxPool", 14, ""},
+	{"ConvertPromoteTypes", 14, ""}, {"Inverse", 14, noOp}, {"AvgPool", 14, ""}, {"MaxPool", 14, ""},
 }
 
 // TestOpsetCoverage keeps openVINOOpsets honest both ways: a pair the
