@@ -10,6 +10,7 @@ import (
 var gemmImports = []importRow{
 	{"MatMul", 1, importMatMul},
 	{"Einsum", 7, importEinsum},
+	{"ScaledDotProductAttention", 13, importSDPA},
 }
 
 // importMatMul: transpose_a and transpose_b swap the last two axes of an

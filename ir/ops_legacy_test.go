@@ -456,3 +456,83 @@ func TestConvertPromoteTypes14(t *testing.T) {
 		}},
 	})
 }
+
+// sdpaRef is OpenVINO's ScaledDotProductAttention pseudo-code in loops:
+// q [B, L, E], k [B, S, E], v [B, S, Ev], bias(b, i, j) added to the
+// scaled scores.
+func sdpaRef(q, k, v []float32, B, L, S, E, Ev int, scale float64, bias func(b, i, j int) float64) *tensor.Tensor {
+	out := make([]float32, B*L*Ev)
+	for b := range B {
+		for i := range L {
+			w := make([]float64, S)
+			mx := math.Inf(-1)
+			for j := range S {
+				for e := range E {
+					w[j] += float64(q[(b*L+i)*E+e]) * float64(k[(b*S+j)*E+e])
+				}
+				w[j] = w[j]*scale + bias(b, i, j)
+				mx = math.Max(mx, w[j])
+			}
+			sum := 0.0
+			for j := range w {
+				w[j] = math.Exp(w[j] - mx)
+				sum += w[j]
+			}
+			for o := range Ev {
+				acc := 0.0
+				for j := range S {
+					acc += w[j] / sum * float64(v[(b*S+j)*Ev+o])
+				}
+				out[(b*L+i)*Ev+o] = float32(acc)
+			}
+		}
+	}
+	return tf32(tensor.Shape{int64(B), int64(L), int64(Ev)}, out...)
+}
+
+// TestSDPA13: ScaledDotProductAttention-13 against sdpaRef: the default
+// scale 1/sqrt(E), causal (top-left, the mask ignored), a boolean mask
+// with an explicit scale, a float mask.
+func TestSDPA13(t *testing.T) {
+	const B, L, S, E, Ev = 2, 3, 4, 3, 2
+	q, k, v := seeded.Float32s(1, B*L*E, -1, 1), seeded.Float32s(2, B*S*E, -1, 1), seeded.Float32s(3, B*S*Ev, -1, 1)
+	keep := []bool{true, false, true, true, false, true, true, false, true, true, false, false}
+	boolMask, _ := tensor.FromBool(tensor.Shape{L, S}, keep)
+	addMask := seeded.Float32s(4, B*L*S, -2, 2)
+	ports := func(b *irb) []port {
+		return []port{b.input(tf32(tensor.Shape{B, L, E}, q...)), b.input(tf32(tensor.Shape{B, S, E}, k...)), b.input(tf32(tensor.Shape{B, S, Ev}, v...))}
+	}
+	none := func(b, i, j int) float64 { return 0 }
+	runCases(t, []opCase{
+		{name: "default scale", build: func(b *irb) []port {
+			return []port{b.op1("ScaledDotProductAttention", "opset13", `causal="false"`, ports(b)...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{sdpaRef(q, k, v, B, L, S, E, Ev, 1/math.Sqrt(E), none)}
+		}, tol: 1e-5},
+		{name: "causal ignores the mask", build: func(b *irb) []port {
+			return []port{b.op1("ScaledDotProductAttention", "opset13", `causal="true"`, append(ports(b), b.constant(boolMask))...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{sdpaRef(q, k, v, B, L, S, E, Ev, 1/math.Sqrt(E), func(b, i, j int) float64 {
+				if j > i {
+					return math.Inf(-1)
+				}
+				return 0
+			})}
+		}, tol: 1e-5},
+		{name: "boolean mask and scale", build: func(b *irb) []port {
+			return []port{b.op1("ScaledDotProductAttention", "opset13", `causal="false"`, append(ports(b), b.constant(boolMask), b.scalar(tensor.F32, 0.5))...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{sdpaRef(q, k, v, B, L, S, E, Ev, 0.5, func(b, i, j int) float64 {
+				if !keep[i*S+j] {
+					return math.Inf(-1)
+				}
+				return 0
+			})}
+		}, tol: 1e-5},
+		{name: "float mask", build: func(b *irb) []port {
+			return []port{b.op1("ScaledDotProductAttention", "opset13", "", append(ports(b), b.input(tf32(tensor.Shape{B, L, S}, addMask...)))...)}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{sdpaRef(q, k, v, B, L, S, E, Ev, 1/math.Sqrt(E), func(b, i, j int) float64 { return float64(addMask[(b*L+i)*S+j]) })}
+		}, tol: 1e-5},
+	})
+}

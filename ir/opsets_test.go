@@ -92,7 +92,7 @@ var openVINOOpsets = []opsetPair{
 	{"GroupNormalization", 12, ""}, {"Pad", 12, ""}, {"ScatterElementsUpdate", 12, ""},
 	// opset13
 	{"BitwiseAnd", 13, ""}, {"BitwiseNot", 13, ""}, {"BitwiseOr", 13, ""}, {"BitwiseXor", 13, ""},
-	{"NMSRotated", 13, noOp}, {"Multinomial", 13, random}, {"ScaledDotProductAttention", 13, notYet},
+	{"NMSRotated", 13, noOp}, {"Multinomial", 13, random}, {"ScaledDotProductAttention", 13, ""},
 	{"FakeConvert", 13, noOp},
 	// opset14
 	{"ConvertPromoteTypes", 14, ""}, {"Inverse", 14, noOp}, {"AvgPool", 14, ""}, {"MaxPool", 14, ""},
