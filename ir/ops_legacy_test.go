@@ -536,3 +536,31 @@ func TestSDPA13(t *testing.T) {
 		}, tol: 1e-5},
 	})
 }
+
+// TestIRDFT9: IRDFT-9 takes a one-sided spectrum (worked out here by the
+// DFT's definition) back to its real signal, of even length by default and
+// of odd length by signal_size.
+func TestIRDFT9(t *testing.T) {
+	spectrum := func(sig []float64) []float32 {
+		n := len(sig)
+		var out []float32
+		for k := 0; k <= n/2; k++ {
+			re, im := 0.0, 0.0
+			for j, v := range sig {
+				re += v * math.Cos(2*math.Pi*float64(j*k)/float64(n))
+				im -= v * math.Sin(2*math.Pi*float64(j*k)/float64(n))
+			}
+			out = append(out, float32(re), float32(im))
+		}
+		return out
+	}
+	even, odd := []float64{1, 2, 3, 4}, []float64{1, -2, 0.5, 4, 3}
+	runCases(t, []opCase{
+		{name: "even by default", build: func(b *irb) []port {
+			return []port{b.op1("IRDFT", "opset9", "", b.input(tf32(tensor.Shape{3, 2}, spectrum(even)...)), b.i64(0))}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{tf32(tensor.Shape{4}, 1, 2, 3, 4)} }, tol: 1e-5},
+		{name: "odd by signal_size, negative axis", build: func(b *irb) []port {
+			return []port{b.op1("IRDFT", "opset9", "", b.input(tf32(tensor.Shape{3, 2}, spectrum(odd)...)), b.i64(-1), b.i64(5))}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{tf32(tensor.Shape{5}, 1, -2, 0.5, 4, 3)} }, tol: 1e-5},
+	})
+}

@@ -11,6 +11,88 @@ var signalImports = []importRow{
 	{"DFT", 7, importDFT(false, false)},
 	{"IDFT", 7, importDFT(true, false)},
 	{"RDFT", 9, importDFT(false, true)},
+	{"IRDFT", 9, importIRDFT},
+}
+
+// importIRDFT reads IRDFT-9 over one axis: the one-sided spectrum (cut or
+// zero-padded to N/2+1 bins, N the signal_size or 2*(bins-1)) completed
+// by Hermitian symmetry (bin k > N/2 is bin N-k conjugated), inverted by
+// a complex DFT of length N, its real part the output.
+func importIRDFT(c *layerCtx) ([]graph.Output, error) {
+	if err := c.inputs(2, 3); err != nil {
+		return nil, err
+	}
+	axes, err := c.ints(1, "axes")
+	if err != nil {
+		return nil, err
+	}
+	if len(axes) != 1 {
+		return nil, c.errorf(ErrUnsupportedAttribute, "a transform over axes %v is not supported (over one axis is)", axes)
+	}
+	r, err := c.rank(0)
+	if err != nil {
+		return nil, err
+	}
+	a := axes[0]
+	if a < 0 {
+		a += int64(r - 1) // IR counts axes without the trailing complex one
+	}
+	s := c.in[0].Shape()
+	if a < 0 || a >= int64(r-1) || !s.Dims[a].IsStatic() {
+		return nil, c.errorf(ErrUnsupportedAttribute, "IRDFT needs axis %d of input %v static", axes[0], s)
+	}
+	bins := s.Dims[a].Size
+	n := 2 * (bins - 1)
+	if len(c.in) == 3 {
+		l, err := c.ints(2, "signal_size")
+		if err != nil {
+			return nil, err
+		}
+		if len(l) != 1 {
+			return nil, c.errorf(ErrInvalidModel, "signal_size has %d values for one axis", len(l))
+		}
+		if l[0] != -1 {
+			n = l[0]
+		}
+	}
+	if n < 1 {
+		return nil, c.errorf(ErrInvalidModel, "IRDFT of %d bins gives a signal of %d samples", bins, n)
+	}
+	keep := n/2 + 1
+	x := c.in[0]
+	if keep != bins {
+		pads := make([]int64, 2*r)
+		pads[r+int(a)] = keep - bins // negative: cut
+		if x, err = c.op("Pad", "half", nil, x, c.constI64("half_pads", false, pads...)); err != nil {
+			return nil, err
+		}
+	}
+	full := x
+	if n-keep > 0 {
+		var idx []int64
+		for k := keep; k < n; k++ {
+			idx = append(idx, n-k)
+		}
+		mirror, err := c.op("Gather", "mirror", graph.Attrs{"axis": a}, x, c.constI64("mirror_bins", false, idx...))
+		if err != nil {
+			return nil, err
+		}
+		conj, err := c.constOf("conjugate", x.Type(), false, 1, -1)
+		if err != nil {
+			return nil, err
+		}
+		if mirror, err = c.op("Mul", "conjugated", nil, mirror, conj); err != nil {
+			return nil, err
+		}
+		if full, err = c.op("Concat", "spectrum", graph.Attrs{"axis": a}, x, mirror); err != nil {
+			return nil, err
+		}
+	}
+	y, err := c.op("DFT", "inverse", graph.Attrs{"inverse": int64(1), "onesided": int64(0)}, full, graph.Output{}, c.constI64("axis", true, a))
+	if err != nil {
+		return nil, err
+	}
+	return one(c.op("Gather", "", graph.Attrs{"axis": int64(-1)}, y, c.constI64("real", true, 0)))
 }
 
 // importDFT is DFT over one axis (axes with one entry), signal_size its

@@ -82,7 +82,7 @@ var openVINOOpsets = []opsetPair{
 	{"MatrixNms", 8, noOp}, {"MaxPool", 8, ""}, {"MulticlassNms", 8, noOp}, {"NV12toBGR", 8, ""}, {"NV12toRGB", 8, ""},
 	{"RandomUniform", 8, random}, {"Slice", 8, ""}, {"Softmax", 8, ""}, {"If", 8, ""}, {"PriorBox", 8, noOp},
 	// opset9
-	{"IRDFT", 9, notYet}, {"RDFT", 9, ""}, {"Eye", 9, ""}, {"NonMaxSuppression", 9, ""}, {"ROIAlign", 9, ""},
+	{"IRDFT", 9, ""}, {"RDFT", 9, ""}, {"Eye", 9, ""}, {"NonMaxSuppression", 9, ""}, {"ROIAlign", 9, ""},
 	{"SoftSign", 9, ""}, {"GenerateProposals", 9, noOp}, {"MulticlassNms", 9, noOp}, {"GridSample", 9, ""},
 	// opset10
 	{"IsFinite", 10, ""}, {"IsInf", 10, ""}, {"IsNaN", 10, ""}, {"Unique", 10, ""},
