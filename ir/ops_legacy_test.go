@@ -564,3 +564,23 @@ func TestIRDFT9(t *testing.T) {
 		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{tf32(tensor.Shape{5}, 1, -2, 0.5, 4, 3)} }, tol: 1e-5},
 	})
 }
+
+// TestSpaceBatch2: SpaceToBatch-2 and BatchToSpace-2 by hand: output
+// batch (block offsets) * batch + b holds the input at dim * block +
+// offset; pads and crops.
+func TestSpaceBatch2(t *testing.T) {
+	runCases(t, []opCase{
+		{name: "SpaceToBatch", build: func(b *irb) []port {
+			return []port{b.op1("SpaceToBatch", "opset2", "", b.input(iota32(1, 1, 2, 4)), b.i64(1, 1, 2, 2), b.i64(0, 0, 0, 0), b.i64(0, 0, 0, 0)),
+				b.op1("SpaceToBatch", "opset2", "", b.input(tf32(tensor.Shape{1, 1, 1, 3}, 1, 2, 3)), b.i64(1, 1, 1, 2), b.i64(0, 0, 0, 1), b.i64(0, 0, 0, 0))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{4, 1, 1, 2}, 0, 2, 1, 3, 4, 6, 5, 7), tf32(tensor.Shape{2, 1, 1, 2}, 0, 2, 1, 3)}
+		}},
+		{name: "BatchToSpace", build: func(b *irb) []port {
+			return []port{b.op1("BatchToSpace", "opset2", "", b.input(tf32(tensor.Shape{4, 1, 1, 2}, 0, 2, 1, 3, 4, 6, 5, 7)), b.i64(1, 1, 2, 2), b.i64(0, 0, 0, 0), b.i64(0, 0, 0, 0)),
+				b.op1("BatchToSpace", "opset2", "", b.input(tf32(tensor.Shape{2, 1, 1, 2}, 0, 2, 1, 3)), b.i64(1, 1, 1, 2), b.i64(0, 0, 0, 1), b.i64(0, 0, 0, 0))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{iota32(1, 1, 2, 4), tf32(tensor.Shape{1, 1, 1, 3}, 1, 2, 3)}
+		}},
+	})
+}

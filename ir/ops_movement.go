@@ -31,6 +31,8 @@ var movementImports = []importRow{
 	{"ShuffleChannels", 1, importShuffleChannels},
 	{"Reverse", 1, importReverse},
 	{"Roll", 7, importRoll},
+	{"SpaceToBatch", 2, importSpaceToBatch},
+	{"BatchToSpace", 2, importBatchToSpace},
 }
 
 // i64 casts an integer index input (shape, axes, repeats) to i64, the op

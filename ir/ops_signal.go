@@ -14,20 +14,40 @@ var signalImports = []importRow{
 	{"IRDFT", 9, importIRDFT},
 }
 
+// dftAxis reads the (I)(R)DFT layers' constant axes, one axis, and
+// signal_size (-1 when absent or -1).
+func (c *layerCtx) dftAxis() ([]int64, int64, error) {
+	if err := c.inputs(2, 3); err != nil {
+		return nil, 0, err
+	}
+	axes, err := c.ints(1, "axes")
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(axes) != 1 {
+		return nil, 0, c.errorf(ErrUnsupportedAttribute, "a transform over axes %v is not supported (over one axis is)", axes)
+	}
+	if len(c.in) < 3 {
+		return axes, -1, nil
+	}
+	l, err := c.ints(2, "signal_size")
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(l) != 1 {
+		return nil, 0, c.errorf(ErrInvalidModel, "signal_size has %d values for one axis", len(l))
+	}
+	return axes, l[0], nil
+}
+
 // importIRDFT reads IRDFT-9 over one axis: the one-sided spectrum (cut or
 // zero-padded to N/2+1 bins, N the signal_size or 2*(bins-1)) completed
 // by Hermitian symmetry (bin k > N/2 is bin N-k conjugated), inverted by
 // a complex DFT of length N, its real part the output.
 func importIRDFT(c *layerCtx) ([]graph.Output, error) {
-	if err := c.inputs(2, 3); err != nil {
-		return nil, err
-	}
-	axes, err := c.ints(1, "axes")
+	axes, size, err := c.dftAxis()
 	if err != nil {
 		return nil, err
-	}
-	if len(axes) != 1 {
-		return nil, c.errorf(ErrUnsupportedAttribute, "a transform over axes %v is not supported (over one axis is)", axes)
 	}
 	r, err := c.rank(0)
 	if err != nil {
@@ -43,17 +63,8 @@ func importIRDFT(c *layerCtx) ([]graph.Output, error) {
 	}
 	bins := s.Dims[a].Size
 	n := 2 * (bins - 1)
-	if len(c.in) == 3 {
-		l, err := c.ints(2, "signal_size")
-		if err != nil {
-			return nil, err
-		}
-		if len(l) != 1 {
-			return nil, c.errorf(ErrInvalidModel, "signal_size has %d values for one axis", len(l))
-		}
-		if l[0] != -1 {
-			n = l[0]
-		}
+	if size != -1 {
+		n = size
 	}
 	if n < 1 {
 		return nil, c.errorf(ErrInvalidModel, "IRDFT of %d bins gives a signal of %d samples", bins, n)
@@ -100,15 +111,9 @@ func importIRDFT(c *layerCtx) ([]graph.Output, error) {
 // and keeps the one-sided half.
 func importDFT(inverse, real bool) importFunc {
 	return func(c *layerCtx) ([]graph.Output, error) {
-		if err := c.inputs(2, 3); err != nil {
-			return nil, err
-		}
-		axes, err := c.ints(1, "axes")
+		axes, size, err := c.dftAxis()
 		if err != nil {
 			return nil, err
-		}
-		if len(axes) != 1 {
-			return nil, c.errorf(ErrUnsupportedAttribute, "a transform over axes %v is not supported (over one axis is)", axes)
 		}
 		x := c.in[0]
 		axis := axes[0]
@@ -121,17 +126,8 @@ func importDFT(inverse, real bool) importFunc {
 			axis-- // IR counts negative axes without the trailing complex one
 		}
 		length := graph.Output{}
-		if len(c.in) == 3 {
-			l, err := c.ints(2, "signal_size")
-			if err != nil {
-				return nil, err
-			}
-			if len(l) != 1 {
-				return nil, c.errorf(ErrInvalidModel, "signal_size has %d values for one axis", len(l))
-			}
-			if l[0] != -1 {
-				length = c.constI64("dft_length", true, l[0])
-			}
+		if size != -1 {
+			length = c.constI64("dft_length", true, size)
 		}
 		attrs := graph.Attrs{"inverse": b2i(inverse), "onesided": b2i(real)}
 		return one(c.op("DFT", "", attrs, x, length, c.constI64("axis", true, axis)))

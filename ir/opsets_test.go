@@ -53,8 +53,8 @@ var openVINOOpsets = []opsetPair{
 	{"TensorIterator", 1, ""}, {"Tile", 1, ""}, {"TopK", 1, ""}, {"Transpose", 1, ""}, {"Unsqueeze", 1, ""},
 	{"VariadicSplit", 1, ""}, {"Xor", 1, ""},
 	// opset2
-	{"MVN", 2, ""}, {"ReorgYolo", 2, noOp}, {"ROIPooling", 2, noOp}, {"Gelu", 2, ""}, {"BatchToSpace", 2, notYet},
-	{"SpaceToBatch", 2, notYet},
+	{"MVN", 2, ""}, {"ReorgYolo", 2, noOp}, {"ROIPooling", 2, noOp}, {"Gelu", 2, ""}, {"BatchToSpace", 2, ""},
+	{"SpaceToBatch", 2, ""},
 	// opset3
 	{"Broadcast", 3, ""}, {"Bucketize", 3, noOp}, {"CumSum", 3, ""}, {"ExtractImagePatches", 3, noOp},
 	{"NonMaxSuppression", 3, ""}, {"EmbeddingBagPackedSum", 3, notYet}, {"EmbeddingSegmentsSum", 3, notYet},
