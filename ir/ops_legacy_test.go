@@ -584,3 +584,35 @@ func TestSpaceBatch2(t *testing.T) {
 		}},
 	})
 }
+
+// TestI420: I420toRGB/BGR-8 from three planes and from one, by the BT.601
+// formula the NV12 conversions use (values that stay within 0..255).
+func TestI420(t *testing.T) {
+	yv := []float32{50, 60, 70, 80, 90, 100, 110, 120}
+	u, v := []float32{120, 140}, []float32{130, 110}
+	rgb := func(bgr bool) *tensor.Tensor {
+		var out []float32
+		for h := range 2 {
+			for w := range 4 {
+				Y, U, V := float64(yv[h*4+w])-16, float64(u[w/2])-128, float64(v[w/2])-128
+				r, g, b := 1.164*Y+1.596*V, 1.164*Y-0.813*V-0.391*U, 1.164*Y+2.018*U
+				if bgr {
+					r, b = b, r
+				}
+				out = append(out, float32(r), float32(g), float32(b))
+			}
+		}
+		return tf32(tensor.Shape{1, 2, 4, 3}, out...)
+	}
+	one := append(append(append([]float32{}, yv...), u...), v...)
+	runCases(t, []opCase{
+		{name: "three planes", build: func(b *irb) []port {
+			y, up, vp := b.input(tf32(tensor.Shape{1, 2, 4, 1}, yv...)), b.input(tf32(tensor.Shape{1, 1, 2, 1}, u...)), b.input(tf32(tensor.Shape{1, 1, 2, 1}, v...))
+			return []port{b.op1("I420toRGB", "opset8", "", y, up, vp), b.op1("I420toBGR", "opset8", "", y, up, vp)}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{rgb(false), rgb(true)} }, tol: 1e-4},
+		{name: "one plane", build: func(b *irb) []port {
+			x := b.input(tf32(tensor.Shape{1, 3, 4, 1}, one...))
+			return []port{b.op1("I420toRGB", "opset8", "", x), b.op1("I420toBGR", "opset8", "", x)}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{rgb(false), rgb(true)} }, tol: 1e-4},
+	})
+}

@@ -78,7 +78,7 @@ var openVINOOpsets = []opsetPair{
 	{"DFT", 7, ""}, {"Einsum", 7, ""}, {"Gelu", 7, ""}, {"IDFT", 7, ""}, {"Roll", 7, ""}, {"Gather", 7, ""},
 	// opset8
 	{"Gather", 8, ""}, {"GatherND", 8, ""}, {"AdaptiveAvgPool", 8, ""}, {"AdaptiveMaxPool", 8, ""},
-	{"DeformableConvolution", 8, noOp}, {"DetectionOutput", 8, noOp}, {"I420toBGR", 8, notYet}, {"I420toRGB", 8, notYet},
+	{"DeformableConvolution", 8, noOp}, {"DetectionOutput", 8, noOp}, {"I420toBGR", 8, ""}, {"I420toRGB", 8, ""},
 	{"MatrixNms", 8, noOp}, {"MaxPool", 8, ""}, {"MulticlassNms", 8, noOp}, {"NV12toBGR", 8, ""}, {"NV12toRGB", 8, ""},
 	{"RandomUniform", 8, random}, {"Slice", 8, ""}, {"Softmax", 8, ""}, {"If", 8, ""}, {"PriorBox", 8, noOp},
 	// opset9
