@@ -21,6 +21,9 @@ var indexImports = []importRow{
 	{"ScatterNDUpdate", 3, importScatterND},
 	{"ScatterUpdate", 3, importScatterUpdate},
 	{"OneHot", 1, importOneHot},
+	{"EmbeddingBagPackedSum", 3, importEmbeddingBagPacked},
+	{"EmbeddingSegmentsSum", 3, importEmbeddingSegments},
+	{"EmbeddingBagOffsetsSum", 3, importEmbeddingBagOffsets},
 }
 
 // importGather: the axis input becomes the attribute; batch_dims (7+)

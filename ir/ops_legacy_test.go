@@ -616,3 +616,38 @@ func TestI420(t *testing.T) {
 		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{rgb(false), rgb(true)} }, tol: 1e-4},
 	})
 }
+
+// TestEmbeddingBags: the three EmbeddingBag*Sum-3 ops by hand over a
+// table of four rows [r, 10r]: weights, empty bags and segments with and
+// without default_index.
+func TestEmbeddingBags(t *testing.T) {
+	table := tf32(tensor.Shape{4, 2}, 0, 0, 1, 10, 2, 20, 3, 30)
+	idx := func(v ...int64) *tensor.Tensor { return ti64(v...) }
+	runCases(t, []opCase{
+		{name: "packed", build: func(b *irb) []port {
+			emb := b.input(table)
+			packed := b.input(ti32(tensor.Shape{2, 2}, 1, 3, 2, 2))
+			return []port{b.op1("EmbeddingBagPackedSum", "opset3", "", emb, packed),
+				b.op1("EmbeddingBagPackedSum", "opset3", "", emb, packed, b.input(tf32(tensor.Shape{2, 2}, 0.5, 2, 1, -1)))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{2, 2}, 4, 40, 4, 40), tf32(tensor.Shape{2, 2}, 6.5, 65, 0, 0)}
+		}},
+		{name: "offsets", build: func(b *irb) []port {
+			emb := b.input(table)
+			// Bags [1 2], [] and [3 1 0].
+			in, off := b.input(idx(1, 2, 3, 1, 0)), b.input(idx(0, 2, 2))
+			return []port{b.op1("EmbeddingBagOffsetsSum", "opset3", "", emb, in, off),
+				b.op1("EmbeddingBagOffsetsSum", "opset3", "", emb, in, off, b.scalar(tensor.I64, 3), b.input(tf32(tensor.Shape{5}, 1, 2, 1, 1, 1)))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{3, 2}, 3, 30, 0, 0, 4, 40), tf32(tensor.Shape{3, 2}, 5, 50, 3, 30, 4, 40)}
+		}},
+		{name: "segments", build: func(b *irb) []port {
+			emb := b.input(table)
+			in, seg := b.input(idx(0, 2, 3, 3)), b.input(idx(0, 0, 2, 3))
+			return []port{b.op1("EmbeddingSegmentsSum", "opset3", "", emb, in, seg, b.scalar(tensor.I64, 5)),
+				b.op1("EmbeddingSegmentsSum", "opset3", "", emb, in, seg, b.scalar(tensor.I64, 5), b.scalar(tensor.I64, 1), b.input(tf32(tensor.Shape{4}, 1, 1, 2, 1)))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{5, 2}, 2, 20, 0, 0, 3, 30, 3, 30, 0, 0), tf32(tensor.Shape{5, 2}, 2, 20, 1, 10, 6, 60, 3, 30, 1, 10)}
+		}},
+	})
+}

@@ -57,8 +57,8 @@ var openVINOOpsets = []opsetPair{
 	{"SpaceToBatch", 2, ""},
 	// opset3
 	{"Broadcast", 3, ""}, {"Bucketize", 3, noOp}, {"CumSum", 3, ""}, {"ExtractImagePatches", 3, noOp},
-	{"NonMaxSuppression", 3, ""}, {"EmbeddingBagPackedSum", 3, notYet}, {"EmbeddingSegmentsSum", 3, notYet},
-	{"EmbeddingBagOffsetsSum", 3, notYet}, {"GRUCell", 3, ""}, {"NonZero", 3, ""}, {"ROIAlign", 3, ""},
+	{"NonMaxSuppression", 3, ""}, {"EmbeddingBagPackedSum", 3, ""}, {"EmbeddingSegmentsSum", 3, ""},
+	{"EmbeddingBagOffsetsSum", 3, ""}, {"GRUCell", 3, ""}, {"NonZero", 3, ""}, {"ROIAlign", 3, ""},
 	{"ScatterElementsUpdate", 3, ""}, {"ScatterUpdate", 3, ""}, {"ShapeOf", 3, ""}, {"Assign", 3, state},
 	{"ReadValue", 3, state}, {"TopK", 3, ""},
 	// opset4 (Acosh, Asinh, Atanh and ScatterNDUpdate are their v3, first in opset4)
