@@ -116,13 +116,14 @@ func TestRunWritesReport(t *testing.T) {
 	assert.InDelta(t, 5, d.Bench.Models[0].LatencyMS, 1e-9)
 	assert.InDelta(t, 100, d.Bench.Models[0].ThroughputFPS, 1e-9)
 	assert.Equal(t, []SGEMMBench{{N: 1024, Impl: "clinfer", GFLOPS: 50, MS: 1}}, d.Bench.SGEMM)
-	assert.Equal(t, []CompileBench{{Shape: "1x3x640x640", ColdMS: 900}}, d.Bench.Compile)
+	assert.Equal(t, []CompileBench{{Model: "hello_deepa", Shape: "1x3x640x640", ColdMS: 900}}, d.Bench.Compile)
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "**FAILED**: GPU.1 lowering")
 	assert.Contains(t, string(md), "`TestLoweringsMatchCPU/Relu`")
-	assert.Equal(t, &TuneBench{Model: "det_1x3x320x320", Mode: "FAST", Seconds: 12.5, Choices: 93, BeforeMS: 40, AfterMS: 32}, d.Bench.Tune)
-	assert.Contains(t, string(md), "| tuning | FAST on det_1x3x320x320: 93 kernel choices in 12.5 s; latency 40.00 ms with the heuristics, 32.00 ms tuned (1.25x) |")
+	assert.Contains(t, string(md), "| compile hello_deepa | cold (ms) |")
+	assert.Equal(t, &TuneBench{Model: "hello_deepa", Mode: "FAST", Seconds: 12.5, Choices: 93, BeforeMS: 40, AfterMS: 32}, d.Bench.Tune)
+	assert.Contains(t, string(md), "| tuning | FAST on hello_deepa: 93 kernel choices in 12.5 s; latency 40.00 ms with the heuristics, 32.00 ms tuned (1.25x) |")
 	assert.FileExists(t, filepath.Join(out, "logs", "GPU.1-lowering.log"))
 
 	// -devices keeps one device; it passes.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -142,9 +143,13 @@ type SGEMMBench struct {
 	MS     float64 `json:"ms"`
 }
 
-// CompileBench is compile time of PP-OCR det, each in a fresh process:
-// cold, with the program binaries cached, and from the model cache.
+// CompileBench is compile time of a model (PP-OCR det; --quick: the
+// hello_deepa wake-word head), each in a fresh process: cold, with the
+// program binaries cached, and from the model cache.
 type CompileBench struct {
+	// Model is the model compiled (empty in reports before it was
+	// recorded: PP-OCR det).
+	Model          string  `json:"model,omitempty"`
 	Shape          string  `json:"shape"`
 	ColdMS         float64 `json:"cold_ms"`
 	ProgramCacheMS float64 `json:"program_cache_ms"`
@@ -315,7 +320,8 @@ func (r *Report) markdown() string {
 			w("\n")
 		}
 		if len(d.Bench.Compile) > 0 {
-			w("| compile PP-OCR det | cold (ms) | program cache (ms) | model cache (ms) |\n|---|---|---|---|\n")
+			model := cmp.Or(d.Bench.Compile[0].Model, "PP-OCR det")
+			w("| compile %s | cold (ms) | program cache (ms) | model cache (ms) |\n|---|---|---|---|\n", model)
 			for _, c := range d.Bench.Compile {
 				w("| %s | %s | %s | %s |\n", c.Shape, num(c.ColdMS), num(c.ProgramCacheMS), num(c.ModelCacheMS))
 			}
