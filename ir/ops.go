@@ -46,7 +46,7 @@ func buildImportTable() map[string][]importRow {
 	for _, rows := range [][]importRow{modelImports, eltwiseImports, activationImports, compareImports,
 		movementImports, indexImports, reduceImports, convImports, poolImports, normImports, gemmImports,
 		resizeImports, castImports, shapeImports, compactImports, colorImports, detectionImports, signalImports, quantImports, recurrentImports,
-		controlImports} {
+		controlImports, randomImports} {
 		for _, r := range rows {
 			t[r.Type] = append(t[r.Type], r)
 		}

@@ -651,3 +651,45 @@ func TestEmbeddingBags(t *testing.T) {
 		}},
 	})
 }
+
+// TestRandom: RandomUniform-8 draws in [minval, maxval) with its seeds
+// repeatable, Multinomial-13 samples only classes of nonzero probability
+// (probabilities and log probabilities, a batch and a 1-D input).
+func TestRandom(t *testing.T) {
+	b := &irb{}
+	shape, lo, hi := b.i64(3, 50), b.scalar(tensor.F32, 2), b.scalar(tensor.F32, 5)
+	b.result(b.op1("RandomUniform", "opset8", `output_type="f32" global_seed="7" op_seed="1"`, shape, lo, hi))
+	b.result(b.op1("RandomUniform", "opset8", `output_type="f32" global_seed="7" op_seed="1"`, shape, lo, hi))
+	b.result(b.op1("RandomUniform", "opset8", `output_type="f32" global_seed="7" op_seed="2"`, shape, lo, hi))
+	probs := b.input(tf32(tensor.Shape{2, 4}, 0, 0, 1, 0, 0.5, 0.5, 0, 0))
+	b.result(b.op1("Multinomial", "opset13", `convert_type="i32" with_replacement="true" log_probs="false" global_seed="3"`, probs, b.scalar(tensor.I64, 40)))
+	logp := b.input(tf32(tensor.Shape{4}, -1e9, -1e9, -1e9, 0))
+	b.result(b.op1("Multinomial", "opset13", `convert_type="i64" with_replacement="true" log_probs="true"`, logp, b.scalar(tensor.I32, 5)))
+	m := b.read(t)
+	out := run(t, m, b.inputs)
+	require.Len(t, out, 5)
+	u := out[0].F32()
+	require.Equal(t, tensor.Shape{3, 50}, out[0].Shape())
+	mean := 0.0
+	for _, v := range u {
+		assert.True(t, v >= 2 && v < 5, "%v outside [2, 5)", v)
+		mean += float64(v) / float64(len(u))
+	}
+	assert.InDelta(t, 3.5, mean, 0.4)
+	assert.Equal(t, u, out[1].F32(), "same seeds, same values")
+	assert.NotEqual(t, u, out[2].F32(), "another op_seed, other values")
+	require.Equal(t, tensor.Shape{2, 40}, out[3].Shape())
+	require.Equal(t, tensor.I32, out[3].Type())
+	s := out[3].I32()
+	for i, v := range s {
+		if i < 40 {
+			assert.Equal(t, int32(2), v, "row 0 has only class 2")
+		} else {
+			assert.Contains(t, []int32{0, 1}, v, "row 1 has classes 0 and 1")
+		}
+	}
+	require.Equal(t, tensor.Shape{5}, out[4].Shape())
+	assert.Equal(t, []int64{3, 3, 3, 3, 3}, out[4].I64())
+	back, _ := roundTrip(t, m)
+	assert.Equal(t, comparable(t, m), comparable(t, back), "round trip:\n%s", diff(t, m, back))
+}

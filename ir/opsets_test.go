@@ -10,10 +10,8 @@ import (
 
 // Why a pair of OpenVINO's opsets is not read (opsetPair.skip).
 const (
-	noOp   = "clinfer's op set has no op with these semantics"
-	state  = "a variable kept across inferences; clinfer's graph has no state"
-	random = "OpenVINO's generator (Philox, global_seed/op_seed) is not clinfer's: the values would differ"
-	notYet = "composable from clinfer's ops, not written yet"
+	noOp  = "clinfer's op set has no op with these semantics"
+	state = "a variable kept across inferences; clinfer's graph has no state"
 )
 
 // opsetPair is one (type, version) of OpenVINO's opset1..opset14 tables
@@ -80,7 +78,7 @@ var openVINOOpsets = []opsetPair{
 	{"Gather", 8, ""}, {"GatherND", 8, ""}, {"AdaptiveAvgPool", 8, ""}, {"AdaptiveMaxPool", 8, ""},
 	{"DeformableConvolution", 8, noOp}, {"DetectionOutput", 8, noOp}, {"I420toBGR", 8, ""}, {"I420toRGB", 8, ""},
 	{"MatrixNms", 8, noOp}, {"MaxPool", 8, ""}, {"MulticlassNms", 8, noOp}, {"NV12toBGR", 8, ""}, {"NV12toRGB", 8, ""},
-	{"RandomUniform", 8, random}, {"Slice", 8, ""}, {"Softmax", 8, ""}, {"If", 8, ""}, {"PriorBox", 8, noOp},
+	{"RandomUniform", 8, ""}, {"Slice", 8, ""}, {"Softmax", 8, ""}, {"If", 8, ""}, {"PriorBox", 8, noOp},
 	// opset9
 	{"IRDFT", 9, ""}, {"RDFT", 9, ""}, {"Eye", 9, ""}, {"NonMaxSuppression", 9, ""}, {"ROIAlign", 9, ""},
 	{"SoftSign", 9, ""}, {"GenerateProposals", 9, noOp}, {"MulticlassNms", 9, noOp}, {"GridSample", 9, ""},
@@ -92,7 +90,7 @@ var openVINOOpsets = []opsetPair{
 	{"GroupNormalization", 12, ""}, {"Pad", 12, ""}, {"ScatterElementsUpdate", 12, ""},
 	// opset13
 	{"BitwiseAnd", 13, ""}, {"BitwiseNot", 13, ""}, {"BitwiseOr", 13, ""}, {"BitwiseXor", 13, ""},
-	{"NMSRotated", 13, noOp}, {"Multinomial", 13, random}, {"ScaledDotProductAttention", 13, ""},
+	{"NMSRotated", 13, noOp}, {"Multinomial", 13, ""}, {"ScaledDotProductAttention", 13, ""},
 	{"FakeConvert", 13, noOp},
 	// opset14
 	{"ConvertPromoteTypes", 14, ""}, {"Inverse", 14, noOp}, {"AvgPool", 14, ""}, {"MaxPool", 14, ""},
