@@ -12,6 +12,7 @@ import (
 const (
 	noOp  = "clinfer's op set has no op with these semantics"
 	state = "a variable kept across inferences; clinfer's graph has no state"
+	fp8   = "OpenVINO emulates f8 through f16 (f32 -> f16 -> f8, clamped), clinfer's Cast rounds to f8 directly: values could differ on double-rounding ties"
 )
 
 // opsetPair is one (type, version) of OpenVINO's opset1..opset14 tables
@@ -91,7 +92,7 @@ var openVINOOpsets = []opsetPair{
 	// opset13
 	{"BitwiseAnd", 13, ""}, {"BitwiseNot", 13, ""}, {"BitwiseOr", 13, ""}, {"BitwiseXor", 13, ""},
 	{"NMSRotated", 13, noOp}, {"Multinomial", 13, ""}, {"ScaledDotProductAttention", 13, ""},
-	{"FakeConvert", 13, noOp},
+	{"FakeConvert", 13, fp8},
 	// opset14
 	{"ConvertPromoteTypes", 14, ""}, {"Inverse", 14, noOp}, {"AvgPool", 14, ""}, {"MaxPool", 14, ""},
 }
