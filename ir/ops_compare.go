@@ -28,6 +28,51 @@ var compareImports = []importRow{
 	{"BitwiseOr", 13, importBitwise("BitwiseOr", "Or")},
 	{"BitwiseXor", 13, importBitwise("BitwiseXor", "Xor")},
 	{"BitwiseNot", 13, importBitwise("BitwiseNot", "Not")},
+	{"Bucketize", 3, importBucketize},
+}
+
+// importBucketize reads Bucketize-3 (data, buckets: sorted boundaries):
+// each element's bucket is the count of boundaries below it
+// (with_right_bound true, the default: a bucket includes its right
+// boundary) or not above it (false), compared in a [..., boundaries]
+// tensor and summed; output_type i64 or i32.
+func importBucketize(c *layerCtx) ([]graph.Output, error) {
+	if err := c.inputs(2, 2); err != nil {
+		return nil, err
+	}
+	right, err := c.boolean("with_right_bound", true)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.elemType("output_type", tensor.I64)
+	if err != nil {
+		return nil, err
+	}
+	if t != tensor.I64 && t != tensor.I32 {
+		return nil, c.attrErrorf("output_type", "%v is not i64 or i32", t)
+	}
+	x, err := c.op("Unsqueeze", "each", nil, c.in[0], c.constI64("last_axis", false, -1))
+	if err != nil {
+		return nil, err
+	}
+	bounds := c.in[1]
+	if bounds.Type() != x.Type() {
+		if bounds, err = c.op("Cast", "buckets_cast", graph.Attrs{"to": int64(x.Type())}, bounds); err != nil {
+			return nil, err
+		}
+	}
+	cmp := "Greater"
+	if !right {
+		cmp = "GreaterOrEqual"
+	}
+	past, err := c.op(cmp, "past", nil, x, bounds)
+	if err != nil {
+		return nil, err
+	}
+	if past, err = c.castTo(past, t, "past_count"); err != nil {
+		return nil, err
+	}
+	return one(c.op("ReduceSum", "", graph.Attrs{"keepdims": int64(0)}, past, c.constI64("bucket_axis", false, -1)))
 }
 
 // importBitwise reads BitwiseAnd/Or/Xor/Not-13: on integers the op set's

@@ -693,3 +693,15 @@ func TestRandom(t *testing.T) {
 	back, _ := roundTrip(t, m)
 	assert.Equal(t, comparable(t, m), comparable(t, back), "round trip:\n%s", diff(t, m, back))
 }
+
+// TestBucketize3: boundaries 1, 3, 5; a value on a boundary falls in the
+// bucket it closes with with_right_bound (the default), else the next.
+func TestBucketize3(t *testing.T) {
+	runCases(t, []opCase{{name: "both bounds", build: func(b *irb) []port {
+		x, bk := b.input(tf32(tensor.Shape{2, 3}, 0, 1, 2, 3, 5, 9)), b.constant(ti32(tensor.Shape{3}, 1, 3, 5))
+		return []port{b.op1("Bucketize", "opset3", "", x, bk), b.op1("Bucketize", "opset3", `with_right_bound="false" output_type="i32"`, x, bk)}
+	}, want: func() []*tensor.Tensor {
+		x, _ := tensor.FromI64(tensor.Shape{2, 3}, []int64{0, 0, 1, 1, 2, 3})
+		return []*tensor.Tensor{x, ti32(tensor.Shape{2, 3}, 0, 1, 1, 2, 3, 3)}
+	}}})
+}

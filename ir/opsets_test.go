@@ -10,7 +10,7 @@ import (
 
 // Why a pair of OpenVINO's opsets is not read (opsetPair.skip).
 const (
-	noOp  = "clinfer's op set has no op with these semantics"
+	noOp  = "clinfer's op set has no op with these semantics, and the reader composes none"
 	state = "a variable kept across inferences; clinfer's graph has no state"
 	fp8   = "OpenVINO emulates f8 through f16 (f32 -> f16 -> f8, clamped), clinfer's Cast rounds to f8 directly: values could differ on double-rounding ties"
 )
@@ -55,7 +55,7 @@ var openVINOOpsets = []opsetPair{
 	{"MVN", 2, ""}, {"ReorgYolo", 2, noOp}, {"ROIPooling", 2, noOp}, {"Gelu", 2, ""}, {"BatchToSpace", 2, ""},
 	{"SpaceToBatch", 2, ""},
 	// opset3
-	{"Broadcast", 3, ""}, {"Bucketize", 3, noOp}, {"CumSum", 3, ""}, {"ExtractImagePatches", 3, noOp},
+	{"Broadcast", 3, ""}, {"Bucketize", 3, ""}, {"CumSum", 3, ""}, {"ExtractImagePatches", 3, noOp},
 	{"NonMaxSuppression", 3, ""}, {"EmbeddingBagPackedSum", 3, ""}, {"EmbeddingSegmentsSum", 3, ""},
 	{"EmbeddingBagOffsetsSum", 3, ""}, {"GRUCell", 3, ""}, {"NonZero", 3, ""}, {"ROIAlign", 3, ""},
 	{"ScatterElementsUpdate", 3, ""}, {"ScatterUpdate", 3, ""}, {"ShapeOf", 3, ""}, {"Assign", 3, state},
