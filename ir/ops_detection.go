@@ -18,6 +18,7 @@ var detectionImports = []importRow{
 	{"NonMaxSuppression", 4, importNMS},
 	{"NonMaxSuppression", 5, importNMS},
 	{"NonMaxSuppression", 9, importNMS},
+	{"RegionYolo", 1, importRegionYolo},
 }
 
 // importNMS: NonMaxSuppression-1, -3, -4, -5 and -9 select as the op

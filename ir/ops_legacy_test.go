@@ -705,3 +705,59 @@ func TestBucketize3(t *testing.T) {
 		return []*tensor.Tensor{x, ti32(tensor.Shape{2, 3}, 0, 1, 1, 2, 3, 3)}
 	}}})
 }
+
+// regionYoloRef is OpenVINO's region_yolo reference in loops over [N, C,
+// H*W]: per region, sigmoid of x, y and the confidence, and of the
+// classes (softmax over them with do_softmax).
+func regionYoloRef(in []float32, n, regions, coords, classes, hw int, soft bool) []float32 {
+	k := coords + 1 + classes
+	out := append([]float32(nil), in[:n*regions*k*hw]...)
+	sig := func(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) }
+	for b := range n {
+		for r := range regions {
+			at := func(ch, p int) int { return ((b*regions+r)*k+ch)*hw + p }
+			for p := range hw {
+				for _, ch := range []int{0, 1, coords} {
+					out[at(ch, p)] = sig(in[at(ch, p)])
+				}
+				if !soft {
+					for ch := coords + 1; ch < k; ch++ {
+						out[at(ch, p)] = sig(in[at(ch, p)])
+					}
+					continue
+				}
+				mx := math.Inf(-1)
+				for ch := coords + 1; ch < k; ch++ {
+					mx = math.Max(mx, float64(in[at(ch, p)]))
+				}
+				sum := 0.0
+				for ch := coords + 1; ch < k; ch++ {
+					sum += math.Exp(float64(in[at(ch, p)]) - mx)
+				}
+				for ch := coords + 1; ch < k; ch++ {
+					out[at(ch, p)] = float32(math.Exp(float64(in[at(ch, p)])-mx) / sum)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestRegionYolo1: YOLO v2's region (do_softmax, flattened) and v3's yolo
+// layer (mask of two regions) against regionYoloRef.
+func TestRegionYolo1(t *testing.T) {
+	v2 := seeded.Float32s(5, 2*2*8*6, -3, 3) // N 2, 2 regions of 4+1+3, H 2, W 3
+	v3 := seeded.Float32s(6, 1*2*7*4, -3, 3) // N 1, 2 regions of 4+1+2, H 2, W 2
+	runCases(t, []opCase{
+		{name: "v2 do_softmax flattened", build: func(b *irb) []port {
+			return []port{b.op1("RegionYolo", "opset1", `coords="4" classes="3" num="2" do_softmax="1" axis="1" end_axis="3" anchors="1,2,3,4"`, b.input(tf32(tensor.Shape{2, 16, 2, 3}, v2...)))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{2, 96}, regionYoloRef(v2, 2, 2, 4, 3, 6, true)...)}
+		}, tol: 1e-5},
+		{name: "v3 mask", build: func(b *irb) []port {
+			return []port{b.op1("RegionYolo", "opset1", `coords="4" classes="2" num="9" do_softmax="false" mask="0,1" axis="1" end_axis="3"`, b.input(tf32(tensor.Shape{1, 14, 2, 2}, v3...)))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{1, 14, 2, 2}, regionYoloRef(v3, 1, 2, 4, 2, 4, false)...)}
+		}, tol: 1e-5},
+	})
+}

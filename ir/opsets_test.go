@@ -44,7 +44,7 @@ var openVINOOpsets = []opsetPair{
 	{"PSROIPooling", 1, noOp}, {"Pad", 1, ""}, {"Parameter", 1, ""}, {"Power", 1, ""}, {"PriorBox", 1, noOp},
 	{"PriorBoxClustered", 1, noOp}, {"Proposal", 1, noOp}, {"Range", 1, ""}, {"Relu", 1, ""}, {"ReduceMax", 1, ""},
 	{"ReduceLogicalAnd", 1, ""}, {"ReduceLogicalOr", 1, ""}, {"ReduceMean", 1, ""}, {"ReduceMin", 1, ""},
-	{"ReduceProd", 1, ""}, {"ReduceSum", 1, ""}, {"RegionYolo", 1, noOp}, {"Reshape", 1, ""}, {"Result", 1, ""},
+	{"ReduceProd", 1, ""}, {"ReduceSum", 1, ""}, {"RegionYolo", 1, ""}, {"Reshape", 1, ""}, {"Result", 1, ""},
 	{"Reverse", 1, ""}, {"ReverseSequence", 1, ""}, {"RNNCell", 1, ""}, {"Select", 1, ""}, {"Selu", 1, ""},
 	{"ShapeOf", 1, ""}, {"ShuffleChannels", 1, ""}, {"Sign", 1, ""}, {"Sigmoid", 1, ""}, {"Sin", 1, ""}, {"Sinh", 1, ""},
 	{"Softmax", 1, ""}, {"Sqrt", 1, ""}, {"SpaceToDepth", 1, ""}, {"Split", 1, ""}, {"SquaredDifference", 1, ""},
