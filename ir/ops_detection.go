@@ -19,6 +19,7 @@ var detectionImports = []importRow{
 	{"NonMaxSuppression", 5, importNMS},
 	{"NonMaxSuppression", 9, importNMS},
 	{"RegionYolo", 1, importRegionYolo},
+	{"ReorgYolo", 2, importReorgYolo},
 }
 
 // importNMS: NonMaxSuppression-1, -3, -4, -5 and -9 select as the op

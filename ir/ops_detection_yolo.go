@@ -136,3 +136,36 @@ func importRegionYolo(c *layerCtx) ([]graph.Output, error) {
 	}
 	return one(c.op("Reshape", "", nil, y, fs))
 }
+
+// importReorgYolo reads ReorgYolo-2 ([N, C, H, W], stride s, to [N, C*s*s,
+// H/s, W/s]) as OpenVINO's reference orders it: the input's values viewed
+// as [N, C/(s*s), H*s, W*s] are split into s-by-s phases, which lead the
+// channels; static C, H and W.
+func importReorgYolo(c *layerCtx) ([]graph.Output, error) {
+	if err := c.inputs(1, 1); err != nil {
+		return nil, err
+	}
+	s, err := c.int("stride", -1)
+	if err != nil {
+		return nil, err
+	}
+	if s < 1 {
+		return nil, c.badAttr("stride", errf("%d is not a positive stride", s))
+	}
+	sh := c.in[0].Shape()
+	if !sh.RankKnown || sh.Rank() != 4 || !sh.Dims[1].IsStatic() || !sh.Dims[2].IsStatic() || !sh.Dims[3].IsStatic() {
+		return nil, c.errorf(ErrUnsupportedAttribute, "the reader needs the input [N, C, H, W] with C, H and W static (%v)", sh)
+	}
+	ch, h, w := sh.Dims[1].Size, sh.Dims[2].Size, sh.Dims[3].Size
+	if ch%(s*s) != 0 || h%s != 0 || w%s != 0 {
+		return nil, c.errorf(ErrInvalidModel, "input %v does not split by stride %d (C by %d, H and W by %d)", sh, s, s*s, s)
+	}
+	x, err := c.op("Reshape", "phases", nil, c.in[0], c.constI64("phases_shape", false, 0, ch/(s*s), h, s, w, s))
+	if err != nil {
+		return nil, err
+	}
+	if x, err = c.op("Transpose", "phases_first", graph.Attrs{"perm": []int64{0, 3, 5, 1, 2, 4}}, x); err != nil {
+		return nil, err
+	}
+	return one(c.op("Reshape", "", nil, x, c.constI64("shape", false, 0, ch*s*s, h/s, w/s)))
+}

@@ -761,3 +761,31 @@ func TestRegionYolo1(t *testing.T) {
 		}, tol: 1e-5},
 	})
 }
+
+// TestReorgYolo2 against a loop transcription of OpenVINO's reorg_yolo
+// reference: output element (n, c, h, w) of the input's shape reads the
+// input viewed as [N, C/s^2, H*s, W*s] at (n, c % C', h*s + (c/C')/s,
+// w*s + (c/C') % s).
+func TestReorgYolo2(t *testing.T) {
+	const n, ch, h, w, s = 2, 8, 4, 6, 2
+	x := iota32(n, ch, h, w)
+	runCases(t, []opCase{{name: "stride 2", build: func(b *irb) []port {
+		return []port{b.op1("ReorgYolo", "opset2", `stride="2"`, b.input(x))}
+	}, want: func() []*tensor.Tensor {
+		in := x.F32()
+		out := make([]float32, len(in))
+		cc, hh, ww := ch/(s*s), h*s, w*s
+		for b := range n {
+			for c := range ch {
+				for i := range h {
+					for j := range w {
+						off := c / cc
+						src := ((b*cc+c%cc)*hh+i*s+off/s)*ww + j*s + off%s
+						out[((b*ch+c)*h+i)*w+j] = in[src]
+					}
+				}
+			}
+		}
+		return []*tensor.Tensor{tf32(tensor.Shape{n, ch * s * s, h / s, w / s}, out...)}
+	}}})
+}

@@ -52,7 +52,7 @@ var openVINOOpsets = []opsetPair{
 	{"TensorIterator", 1, ""}, {"Tile", 1, ""}, {"TopK", 1, ""}, {"Transpose", 1, ""}, {"Unsqueeze", 1, ""},
 	{"VariadicSplit", 1, ""}, {"Xor", 1, ""},
 	// opset2
-	{"MVN", 2, ""}, {"ReorgYolo", 2, noOp}, {"ROIPooling", 2, noOp}, {"Gelu", 2, ""}, {"BatchToSpace", 2, ""},
+	{"MVN", 2, ""}, {"ReorgYolo", 2, ""}, {"ROIPooling", 2, noOp}, {"Gelu", 2, ""}, {"BatchToSpace", 2, ""},
 	{"SpaceToBatch", 2, ""},
 	// opset3
 	{"Broadcast", 3, ""}, {"Bucketize", 3, ""}, {"CumSum", 3, ""}, {"ExtractImagePatches", 3, noOp},
