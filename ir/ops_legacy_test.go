@@ -789,3 +789,44 @@ func TestReorgYolo2(t *testing.T) {
 		return []*tensor.Tensor{tf32(tensor.Shape{n, ch * s * s, h / s, w / s}, out...)}
 	}}})
 }
+
+// TestCTCGreedy: CTCGreedyDecoderSeqLen-6 and CTCGreedyDecoder-1 by hand.
+// Best classes 0 0 3 0 1 1 (length 6) and 2 2 2 1 0 0 (length 4), blank 3:
+// merged, 0 0 1 and 2 1; unmerged, 0 0 0 1 1 and 2 2 2 1.
+func TestCTCGreedy(t *testing.T) {
+	best := [][]int{{0, 0, 3, 0, 1, 1}, {2, 2, 2, 1, 0, 0}}
+	const n, steps, classes = 2, 6, 4
+	logits := func(batchFirst bool) *tensor.Tensor {
+		v := make([]float32, n*steps*classes)
+		for b := range n {
+			for s := range steps {
+				at := (b*steps + s) * classes
+				if !batchFirst {
+					at = (s*n + b) * classes
+				}
+				v[at+best[b][s]] = 1
+			}
+		}
+		if batchFirst {
+			return tf32(tensor.Shape{n, steps, classes}, v...)
+		}
+		return tf32(tensor.Shape{steps, n, classes}, v...)
+	}
+	ind := tf32(tensor.Shape{steps, n}, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0)
+	runCases(t, []opCase{
+		{name: "SeqLen", build: func(b *irb) []port {
+			x, l := b.input(logits(true)), b.input(ti32(tensor.Shape{2}, 6, 4))
+			merged := b.op("CTCGreedyDecoderSeqLen", "opset6", "", 2, x, l)
+			plain := b.op("CTCGreedyDecoderSeqLen", "opset6", `merge_repeated="false" classes_index_type="i64" sequence_length_type="i64"`, 2, x, l, b.scalar(tensor.I64, 3))
+			return append(merged, plain...)
+		}, want: func() []*tensor.Tensor {
+			d, _ := tensor.FromI64(tensor.Shape{2, 6}, []int64{0, 0, 0, 1, 1, -1, 2, 2, 2, 1, -1, -1})
+			return []*tensor.Tensor{ti32(tensor.Shape{2, 6}, 0, 0, 1, -1, -1, -1, 2, 1, -1, -1, -1, -1), ti32(tensor.Shape{2}, 3, 2), d, ti64(5, 4)}
+		}},
+		{name: "v1", build: func(b *irb) []port {
+			return []port{b.op1("CTCGreedyDecoder", "opset1", "", b.input(logits(false)), b.input(ind))}
+		}, want: func() []*tensor.Tensor {
+			return []*tensor.Tensor{tf32(tensor.Shape{2, 6, 1, 1}, 0, 0, 1, -1, -1, -1, 2, 1, -1, -1, -1, -1)}
+		}},
+	})
+}

@@ -23,6 +23,8 @@ var reduceImports = []importRow{
 	{"TopK", 3, importTopK},
 	{"TopK", 11, importTopK},
 	{"CumSum", 3, importCumSum},
+	{"CTCGreedyDecoder", 1, importCTCGreedy},
+	{"CTCGreedyDecoderSeqLen", 6, importCTCGreedySeqLen},
 }
 
 // importReduce: keep_dims (default false); an empty axes list reduces

@@ -29,7 +29,7 @@ type opsetPair struct {
 var openVINOOpsets = []opsetPair{
 	// opset1
 	{"Abs", 1, ""}, {"Acos", 1, ""}, {"Add", 1, ""}, {"Asin", 1, ""}, {"Atan", 1, ""}, {"AvgPool", 1, ""},
-	{"BatchNormInference", 1, ""}, {"BinaryConvolution", 1, noOp}, {"Broadcast", 1, ""}, {"CTCGreedyDecoder", 1, noOp},
+	{"BatchNormInference", 1, ""}, {"BinaryConvolution", 1, noOp}, {"Broadcast", 1, ""}, {"CTCGreedyDecoder", 1, ""},
 	{"Ceiling", 1, ""}, {"Clamp", 1, ""}, {"Concat", 1, ""}, {"Const", 1, ""}, {"Convert", 1, ""}, {"ConvertLike", 1, ""},
 	{"Convolution", 1, ""}, {"ConvolutionBackpropData", 1, ""}, {"Cos", 1, ""}, {"Cosh", 1, ""},
 	{"DeformableConvolution", 1, noOp}, {"DeformablePSROIPooling", 1, noOp}, {"DepthToSpace", 1, ""},
@@ -69,7 +69,7 @@ var openVINOOpsets = []opsetPair{
 	{"LogSoftmax", 5, ""}, {"Loop", 5, ""}, {"LSTMSequence", 5, ""}, {"NonMaxSuppression", 5, ""},
 	{"RNNSequence", 5, ""}, {"Round", 5, ""},
 	// opset6
-	{"CTCGreedyDecoderSeqLen", 6, noOp}, {"ExperimentalDetectronDetectionOutput", 6, noOp},
+	{"CTCGreedyDecoderSeqLen", 6, ""}, {"ExperimentalDetectronDetectionOutput", 6, noOp},
 	{"ExperimentalDetectronGenerateProposalsSingleImage", 6, noOp}, {"ExperimentalDetectronPriorGridGenerator", 6, noOp},
 	{"ExperimentalDetectronROIFeatureExtractor", 6, noOp}, {"ExperimentalDetectronTopKROIs", 6, noOp},
 	{"GatherElements", 6, ""}, {"MVN", 6, ""}, {"Assign", 6, state}, {"ReadValue", 6, state},
