@@ -36,7 +36,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run serve bench-serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind cpu-targets fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
+.PHONY: test deps go-toolchain models refs run serve tuning-db bench-serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind cpu-targets fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -303,6 +303,26 @@ device-bundle-check: device-bundle
 	env -i PATH=/usr/bin:/bin HOME=$(CURDIR)/$(OUT) LANG=C.UTF-8 \
 		bash $(OUT)/device-bundle/run.sh --quick $(BUNDLE_CHECK_FLAGS) $(CURDIR)/$(OUT)/device-report-quick
 	rm -rf $(OUT)/device-report-quick/bundle
+
+## tuning-db: the shipped tuning database of a device (kernels/tuning):
+## with REPORT=<device bundle report dir> (run.sh --tune exhaustive) the
+## one that run wrote; without, this machine's default OpenCL device's,
+## by tuning the benchmark models here (TUNE_MODE=fast or exhaustive).
+TUNE_MODE ?= fast
+TUNING_DB_CACHE := $(OUT)/tuning-db-cache
+tuning-db:
+	@if [ -n "$(REPORT)" ]; then \
+		$(GO) run ./cmd/devicereport -tuning-db kernels/tuning -from "$(REPORT)"; \
+	else \
+		$(MAKE) --no-print-directory models && \
+		rm -rf $(TUNING_DB_CACHE) && $(GO) build -o $(OUT)/tune ./cmd/tune && \
+		for spec in "ch_PP-OCRv4_det_infer.onnx x=[1,3,640,640]" "ch_PP-OCRv4_det_infer.onnx x=[1,3,320,320]" \
+			"ch_ppocr_mobile_v2.0_cls_infer.onnx x=[1,3,48,192]" "ch_PP-OCRv4_rec_infer.onnx x=[1,3,48,320]" \
+			"hello_deepa.onnx" "namaste_deepa.onnx"; do \
+			set -- $$spec; shape=(); [ -n "$${2:-}" ] && shape=(-shape "$$2"); \
+			$(OUT)/tune -m .cache/models/$$1 "$${shape[@]}" -mode $(TUNE_MODE) -runs 3 -cache_dir $(TUNING_DB_CACHE) -ship kernels/tuning | tail -2 || exit 1; \
+		done; \
+	fi
 
 ## device-matrix: the README's "Devices tested" table from docs/devices/*.json.
 device-matrix:

@@ -30,8 +30,11 @@ type CompiledModel struct {
 	model     *graph.Model
 	core      driver.ModelCore // ports, properties, closed, profiled times
 	profiling bool
-	hints     cl.QueueHints // of the queues its requests make
-	cacheDir  string
+	// commandBuffers: requests record their plans as command buffers
+	// (GPU_COMMAND_BUFFERS on a device with cl_khr_command_buffer).
+	commandBuffers bool
+	hints          cl.QueueHints // of the queues its requests make
+	cacheDir       string
 	// binaries is CACHE_MODE=OPTIMIZE_SPEED: Export and CACHE_DIR keep
 	// the programs' device binaries.
 	binaries bool
@@ -119,6 +122,10 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	cm.profiling = conf.EnableProfiling
+	if v, err := cfg.Get(KeyCommandBuffers); err == nil {
+		b, err := driver.ParseBool(v)
+		cm.commandBuffers = err == nil && b && d.cmdbufs
+	}
 	cm.compilerLog = conf.LogLevel >= driver.LogWarning
 	if cm.cacheDir, err = cfg.Get(driver.KeyCacheDir); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)

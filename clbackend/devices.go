@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/clbackend/tune"
 	"github.com/clinfer/clinfer/plugin/driver"
 )
 
@@ -42,7 +43,10 @@ type device struct {
 	// exactDiv is whether the device supports
 	// -cl-fp32-correctly-rounded-divide-sqrt (CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT).
 	exactDiv bool
-	memSize  int64
+	// cmdbufs is whether the device has cl_khr_command_buffer in a
+	// version the cl package calls.
+	cmdbufs bool
+	memSize int64
 	// maxAlloc is CL_DEVICE_MAX_MEM_ALLOC_SIZE, the largest buffer.
 	maxAlloc int64
 	uuid     string // "" when the device reports none
@@ -55,6 +59,11 @@ type device struct {
 	binariesOnDemand bool
 
 	props *driver.Properties
+
+	// shipped is the tuning database shipped for the device
+	// (shippedFor), read once.
+	shippedOnce sync.Once
+	shipped     *tune.Shipped
 
 	mu       sync.Mutex
 	ctx      *clContext // the device's own context; nil until the first use
@@ -139,6 +148,7 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	dev.cmdbufs = d.CommandBuffersSupported()
 	unified, _ := d.HostUnifiedMemory() // deprecated in OpenCL 2.0; absent means no
 	dev.integrated = unified || dev.typ&cl.DeviceTypeGPU == 0
 	if u, err := d.UUID(); err == nil {

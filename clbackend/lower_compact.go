@@ -34,7 +34,7 @@ func (b *builder) scan(n *graph.Node, flags, offs int, cnt int64) (int, error) {
 		return 0, errUnsupported(n, "%d elements to compact (the GPU counts in 32 bits)", cnt)
 	}
 	heur := mustVariant("scan", "blocks", 64)
-	if !b.cpuDevice() {
+	if b.profile().gpu {
 		heur = mustVariant("scan", "blocks", 256)
 	}
 	// A node whose own family chose first (NonMaxSuppression) reports

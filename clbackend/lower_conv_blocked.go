@@ -89,18 +89,9 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 			}
 			return ""
 		}
-		// Two rows per item for strided windows: what FAST tuning chose
-		// on POCL. (Not from the plane's size: a model with dynamic
-		// spatial dims re-plans new shapes from built programs.)
-		vw, rb := b.vectorWidth(), 4
-		if SH == 2 {
-			rb = 2
-		}
-		heur := mustVariant("dwconv", "direct", vw, rb, b.groupPolicy())
-		if !b.cpuDevice() {
-			heur = mustVariant("dwconv", "local", 16, 8)
-		}
-		return true, b.choose(n, "dwconv", key, true, applies, heur, func(v kernels.Variant) error { return b.emitDWConv(n, v, op) })
+		// (Not from the plane's size: a model with dynamic spatial dims
+		// re-plans new shapes from built programs.)
+		return true, b.choose(n, "dwconv", key, true, applies, b.profile().dwconv(SH), func(v kernels.Variant) error { return b.emitDWConv(n, v, op) })
 	}
 	applies := func(v kernels.Variant) string {
 		if v.Algorithm == "winograd_2x2_3x3" && (KH != 3 || KW != 3 || SH != 1 || SW != 1) {
@@ -108,11 +99,7 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 		}
 		return ""
 	}
-	vw := b.vectorWidth()
-	heur := mustVariant("conv", "direct", vw, convRows(OC, vw), b.groupPolicy())
-	if !b.cpuDevice() {
-		heur = mustVariant("conv", "implicit_gemm", 64, 64, 16, 4, 4, 4)
-	}
+	heur := b.profile().conv(cg, KH == 3 && KW == 3 && SH == 1 && SW == 1)
 	return true, b.choose(n, "conv", key, true, applies, heur, func(v kernels.Variant) error { return b.emitConv(n, v, op) })
 }
 
@@ -157,10 +144,10 @@ func (b *builder) emitConv(n *graph.Node, v kernels.Variant, op convOp) error {
 	case "winograd_2x2_3x3":
 		return b.emitWinograd(n, v, op)
 	}
-	vw, mr := int64(v.Get("VW")), int64(v.Get("MR"))
+	vw, mr, nv := int64(v.Get("VW")), int64(v.Get("MR")), int64(v.Get("NV"))
 	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, g.PH, g.PW, hasBias}
 	local := groupOf(v.Get("WG"), 3)
-	global := roundGlobal([]int64{ceilDiv(g.OC, mr), g.OH * ceilDiv(g.OW, vw), g.N}, local)
+	global := roundGlobal([]int64{ceilDiv(g.OC, mr), g.OH * ceilDiv(g.OW, nv*vw), g.N}, local)
 	K := g.C * g.KH * g.KW
 	return b.emitND(n, "fused_conv2d_blocked", v.Defines()+b.windowDefines(op), global, local,
 		slotArg(op.x), b.packRows(op.w, g.OC, K, K, 1, mr), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)
@@ -274,8 +261,8 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 		}
 		return ""
 	}
-	vw := b.vectorWidth()
-	if int64(vw)%KW != 0 {
+	heur, ok := b.profile().deconv(OC, KW)
+	if !ok {
 		return false, nil
 	}
 	pm, pf, res, err := b.postTables(n, y)
@@ -285,17 +272,10 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	if ys.NumElements() == 0 {
 		return true, nil
 	}
-	mr := 8
-	for _, c := range []int{1, 2, 4} {
-		if OC <= int64(c) {
-			mr = c
-			break
-		}
-	}
 	op := convOp{x: x, w: w, bias: bias, y: y, pm: pm, pf: pf, res: res,
 		g: conv2D{N: N, C: C, OC: OC, H: H, W: W, OH: ys[2], OW: ys[3], KH: KH, KW: KW, SH: KH, SW: KW, group: 1}}
 	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d%s", N, C, H, W, OC, KH, KW, b.halfDefine(y))
-	return true, b.choose(n, "deconv", key, true, applies, mustVariant("deconv", "direct", vw, mr, b.groupPolicy()),
+	return true, b.choose(n, "deconv", key, true, applies, heur,
 		func(v kernels.Variant) error { return b.emitDeconv(n, v, op) })
 }
 

@@ -110,7 +110,7 @@ func countNMS(b *builder, n *graph.Node) (int, error) {
 	order := b.temp(tensor.I32, tensor.Shape{S * p})
 	sel, counts, offs := b.temp(tensor.I32, tensor.Shape{S * maxk}), b.temp(tensor.I32, tensor.Shape{S}), b.temp(tensor.I32, tensor.Shape{S})
 	heur := mustVariant("nms", "serial", 0)
-	if !b.cpuDevice() && maxk <= 1024 {
+	if b.profile().gpu && maxk <= 1024 {
 		heur = mustVariant("nms", "bitonic", 64, 1024)
 		if maxk <= 128 {
 			heur = mustVariant("nms", "bitonic", 64, 128)

@@ -70,23 +70,10 @@ func (b *builder) binary(n *graph.Node, name string, x, y, out int) error {
 	// variant; the op does not.
 	key := fmt.Sprintf("%v %s %s", table, b.val(x).typ, b.val(out).typ)
 	tunable := x == b.in(n, 0) && y == b.in(n, 1) && out == b.out(n, 0) && len(n.Inputs) == 2 && b.val(x).typ.IsFloat()
-	return b.choose(n, "eltwise", key, tunable, func(kernels.Variant) string { return "" }, b.runsHeuristic("eltwise"),
+	return b.choose(n, "eltwise", key, tunable, func(kernels.Variant) string { return "" }, b.profile().runs("eltwise"),
 		func(v kernels.Variant) error {
 			return b.emitRuns(n, name, defines, v, cnt, table, slotArg(x), slotArg(y), slotArg(out), uint64(cnt), m)
 		})
-}
-
-// runsHeuristic is the heuristics' variant of the families of
-// element-wise runs (eltwise, se, copy): on a CPU device runs of 16
-// elements by rows (contiguous runs the compiler vectorizes, no index
-// division; what FAST tuning chose on POCL), elsewhere one element per
-// item in a flat range. Not from the shapes: a model with dynamic dims
-// re-plans new shapes from built programs.
-func (b *builder) runsHeuristic(fam string) kernels.Variant {
-	if b.cpuDevice() {
-		return mustVariant(fam, "rows", 16, 0)
-	}
-	return mustVariant(fam, "flat", 1, 0)
 }
 
 // emitRuns emits one launch of catalogue kernel name over the cnt

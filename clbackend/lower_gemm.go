@@ -295,7 +295,7 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 	}
 	key := fmt.Sprintf("M=%d N=%d K=%d batch=%v a=%s mode=%d%s", g.M, g.N, g.K, g.batch, aForm, mode, b.halfDefine(out))
 	op := gemmOp{a: a, b: bb, bias: bias, out: out, g: g, mode: mode, alpha: alpha, beta: beta, pm: pm, pf: pf, res: res}
-	return b.choose(n, "gemm", key, true, func(kernels.Variant) string { return "" }, b.gemmHeuristic(g),
+	return b.choose(n, "gemm", key, true, func(kernels.Variant) string { return "" }, b.profile().gemm(g),
 		func(v kernels.Variant) error { return b.emitGEMM(n, v, op) })
 }
 
@@ -307,25 +307,6 @@ type gemmOp struct {
 	mode            int64
 	alpha, beta     float32
 	pm, pf, res     slotArg
-}
-
-// gemmHeuristic is the heuristics' gemm variant: on a GPU-type device the
-// tiled form with 64x64 tiles and 16x16 groups; elsewhere fused_gemm at
-// the device's vector width, gemmRows rows (4 for up to 128 rows, what
-// FAST tuning chose for PP-OCR det and cls on POCL: more items for the
-// threads), one item per group on a CPU. Its build options depend on M
-// (a convolution's output channels), not on N (the pixels), so a model
-// with dynamic spatial dims re-plans new shapes from built programs.
-func (b *builder) gemmHeuristic(g gemmGeom) kernels.Variant {
-	if !b.cpuDevice() && g.M >= 32 {
-		return mustVariant("gemm", "tiled", 64, 64, 16, 4, 4, 4)
-	}
-	vw := b.vectorWidth()
-	mr := gemmRows(g.M, vw)
-	if g.M <= 128 {
-		mr = 4
-	}
-	return mustVariant("gemm", "direct", vw, mr, 2, b.groupPolicy())
 }
 
 // emitGEMM emits op as variant v of the gemm family.

@@ -88,7 +88,7 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 	}
 	// A kernel fusion of a hot family (se_residual): EPT elements per item.
 	key := fmt.Sprintf("%s %v%s", name, table, half)
-	return b.choose(n, fam.Name, key, true, func(kernels.Variant) string { return "" }, b.runsHeuristic(fam.Name),
+	return b.choose(n, fam.Name, key, true, func(kernels.Variant) string { return "" }, b.profile().runs(fam.Name),
 		func(v kernels.Variant) error { return b.emitRuns(n, name, half, v, cnt, table, args...) })
 }
 

@@ -56,7 +56,7 @@ func (b *builder) copyView(n *graph.Node, src, dst int, dims, sst []int64, soff 
 	key := fmt.Sprintf("%v %s", m[:len(m)-2], b.val(dst).typ)
 	// One copy computes a node's output only when the node is one copy.
 	tunable := src == b.in(n, 0) && dst == b.out(n, 0) && len(n.Outputs) == 1 && b.val(src).shape.NumElements() == cnt
-	return b.choose(n, "copy", key, tunable, func(kernels.Variant) string { return "" }, b.runsHeuristic("copy"),
+	return b.choose(n, "copy", key, tunable, func(kernels.Variant) string { return "" }, b.profile().runs("copy"),
 		func(v kernels.Variant) error {
 			return b.emitRuns(n, "strided_copy", defines, v, cnt, m, slotArg(src), slotArg(dst), uint64(cnt), meta)
 		})

@@ -167,13 +167,13 @@ func lowerQuantizedConv(b *builder, n *graph.Node) error {
 		if g.SH == 2 {
 			rb = 2
 		}
-		heur := mustVariant("qdwconv", "direct", b.vectorWidth(), rb, b.groupPolicy())
+		heur := mustVariant("qdwconv", "direct", b.profile().vw(), rb, b.profile().groupPolicy())
 		return b.choose(n, "qdwconv", key, true, func(kernels.Variant) string { return "" }, heur,
 			func(v kernels.Variant) error { return b.emitQDWConv(n, v, op, g) })
 	}
-	vw := b.vectorWidth()
-	heur := mustVariant("qconv", "fma", vw, convRows(g.OC, vw), b.groupPolicy())
-	if !b.cpuDevice() {
+	vw := b.profile().vw()
+	heur := mustVariant("qconv", "fma", vw, convRows(g.OC, vw), b.profile().groupPolicy())
+	if b.profile().gpu {
 		heur = mustVariant("qconv", "int", 4, 8, 0)
 		if b.limits().IntegerDot {
 			heur = mustVariant("qconv", "dot4", 4, 8, 0)
@@ -304,7 +304,7 @@ func lowerQuantizedFullyConnected(b *builder, n *graph.Node) error {
 		op.maxW = max(op.maxW, d, -d)
 	}
 	key := fmt.Sprintf("M=%d N=%d K=%d %s%s", M, N, K, b.val(op.x).typ, op.defines)
-	heur := mustVariant("qgemm", "fma", b.vectorWidth(), b.groupPolicy())
+	heur := mustVariant("qgemm", "fma", b.profile().vw(), b.profile().groupPolicy())
 	return b.choose(n, "qgemm", key, true, func(kernels.Variant) string { return "" }, heur, func(v kernels.Variant) error {
 		vw := int64(v.Get("VW"))
 		np := ceilDiv(N, vw) * vw

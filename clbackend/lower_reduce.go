@@ -62,11 +62,7 @@ func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) e
 	}
 	key := fmt.Sprintf("%s %v %s", name, m, b.val(x).typ)
 	tunable := x == b.in(n, 0) && out == b.out(n, 0) && b.val(x).typ != tensor.F64
-	heur := mustVariant("reduce", "serial", 64) // groups of 64 on POCL (FAST tuning)
-	if !b.cpuDevice() && count >= 4*cnt && count >= 1024 {
-		heur = mustVariant("reduce", "workgroup", 256)
-	}
-	return b.choose(n, "reduce", key, tunable, func(kernels.Variant) string { return "" }, heur, func(v kernels.Variant) error {
+	return b.choose(n, "reduce", key, tunable, func(kernels.Variant) string { return "" }, b.profile().reduce(count, cnt), func(v kernels.Variant) error {
 		if v.Algorithm == "workgroup" {
 			wg := v.Get("WG")
 			wgName := "reduce_wg_" + strings.TrimPrefix(name, "reduce_")

@@ -142,17 +142,16 @@ func lowerResize(b *builder, n *graph.Node) error {
 		}
 		return ""
 	}
-	heur := mustVariant("resize", "taps", 0)
+	kind := "taps"
 	switch {
 	case sh > 0:
-		heur = mustVariant("resize", "upsample", 8, 4, 0)
+		kind = "upsample"
 	case one:
-		heur = mustVariant("resize", "gather", 0, 1)
-	case u2 != nil && b.cpuDevice():
-		heur = mustVariant("resize", "linear2d", 8, 0)
+		kind = "gather"
 	case u2 != nil:
-		heur = mustVariant("resize", "linear2d", 1, 64)
+		kind = "linear2d"
 	}
+	heur := b.profile().resize(kind)
 	key := fmt.Sprintf("in=%v out=%v taps=%v%s", is, os, taps, b.halfDefine(x))
 	extrap := n.Attrs.Float("extrapolation_value", 0)
 	return b.choose(n, "resize", key, true, applies, heur, func(v kernels.Variant) error {

@@ -142,10 +142,11 @@ type builder struct {
 	model *graph.Model
 	of    map[graph.Output]int
 
-	// Kernel variant choice (variants.go, tuner.go): the device's limits
-	// (read once), whether this is a probe plan (never tuned), whether
+	// Kernel variant choice (variants.go, heuristics.go, tuner.go): the
+	// device's limits and profile (read once), whether this is a probe plan (never tuned), whether
 	// tuning timed a choice, the choices made and the tuner's session.
 	lim       *kernels.Limits
+	prof      *deviceProfile
 	probe     bool
 	tuned     bool
 	tunedKeys map[string]bool

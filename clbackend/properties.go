@@ -71,6 +71,12 @@ func defaultCacheMode(d *device) string {
 	return driver.CacheModeOptimizeSpeed
 }
 
+// KeyCommandBuffers is GPU_COMMAND_BUFFERS: YES (the default) records each
+// plan's launches as one command buffer (cl_khr_command_buffer) on a
+// device that has the extension, and enqueues them in one call per
+// inference; NO, or a device without it, enqueues them one by one.
+const KeyCommandBuffers = "GPU_COMMAND_BUFFERS"
+
 // Limits the device reports for planning; the engine itself has none.
 const (
 	maxAsyncRequests = 16
@@ -102,6 +108,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 		hintSpec(d, driver.KeyQueueThrottle, "cl_khr_throttle_hints"),
 		hostTaskPrioritySpec(),
 		memorySpec(d),
+		driver.BoolSpec(KeyCommandBuffers, true),
 		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
 		// device (OpenVINO's automatic batching, on by default for GPUs).
 		driver.BoolSpec(driver.KeyAllowAutoBatching, true),

@@ -57,12 +57,27 @@ type planState struct {
 	bufs    []*cl.MemObject // per activation buffer of the plan
 	kernels []*cl.Kernel    // per launch
 	bytes   int64           // of bufs, counted in the context's activations
+	// in and out are the pinned staging buffers of the plan's inputs and
+	// results (staging.go; nil for a port that is not staged).
+	in, out []*stage
+	// cmdbuf is the plan's launches recorded as one command buffer
+	// (cl_khr_command_buffer), made at the first run that can use it;
+	// noCmdbuf is set when the device, the configuration or the
+	// recording refused one (the launches are then enqueued one by one).
+	cmdbuf   *cl.CommandBuffer
+	noCmdbuf bool
 }
 
 // close releases the state's kernels and buffers, and takes their bytes
 // off the activations of context cc.
 func (st *planState) close(cc *clContext) error {
 	var errs []error
+	errs = append(errs, st.cmdbuf.Close())
+	st.cmdbuf = nil
+	for _, s := range append(st.in, st.out...) {
+		errs = append(errs, s.close(cc))
+	}
+	st.in, st.out = nil, nil
 	// Newest first: a driver may keep a program's kernels in a list it
 	// prepends to (POCL does, and unlinks each released kernel by walking
 	// it), so the creation order would make releasing n kernels O(n^2):
@@ -164,6 +179,13 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 			return nil, fail("arguments of kernel "+l.kernel.Entry+" for node "+l.node.Name, err)
 		}
 	}
+	st.in, st.out = make([]*stage, len(pl.params)), make([]*stage, len(pl.results))
+	if !c.profiling {
+		// Profiled runs time every transfer with its event: no staging.
+		if err := st.stages(c.ctx, pl); err != nil {
+			return nil, fail("pinned staging buffers", err)
+		}
+	}
 	r.states[pl] = st
 	return st, nil
 }
@@ -260,12 +282,15 @@ type runState struct {
 	segs     []segment // the plans run before pl, whose continuation it is
 	evs      events
 	enqueued bool             // commands may still use buffers and host memory
+	tail     bool             // the last command enqueued has its event in evs.last
 	next     int              // the next launch of pl to enqueue
+	windowed bool             // a window of launches at a time (enqueue), fed by feeder
 	ran      []int            // a program's launches, in the order they ran
 	feeder   chan error       // the feeder's result, while it runs (windowed inferences)
 	hostIn   []*tensor.Tensor // contiguous inputs, referenced until the wait
 	seed     []byte           // the random ops' seed (a u64), referenced until the wait
 	staged   []*tensor.Tensor // download targets
+	unstage  []bool           // staged[i] is filled from the plan state's staging buffer after the wait
 	cpu      []time.Duration  // host time of each launch
 	upload   time.Duration    // host time of the stages, for the profile
 	execute  time.Duration
@@ -344,6 +369,11 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 func (r *InferRequest) postprocess(s *runState) error {
 	c := r.c
 	results := s.staged
+	for i, from := range s.unstage {
+		if from {
+			copy(results[i].Bytes(), s.st.out[i].mapped.Bytes())
+		}
+	}
 	for i := range results {
 		if s.userOut[i] && results[i] != s.outputs[i] {
 			if err := s.outputs[i].CopyFrom(results[i]); err != nil {

@@ -2,6 +2,7 @@ package clbackend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -65,6 +66,16 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 		if len(b) == 0 {
 			continue
 		}
+		if stg := s.st.in[i]; stg != nil {
+			// Through the pinned staging buffer: no event, no callback.
+			copy(stg.mapped.Bytes(), b)
+			if err := r.queue.EnqueueWriteMappedNoEvent(dst, 0, stg.mapped, 0, len(b)); err != nil {
+				return r.fail("writing input "+c.core.Input(i).Name, err)
+			}
+			s.untracked()
+			s.transfers.HostToDevice += int64(len(b))
+			continue
+		}
 		ev, err := cl.EnqueueWriteSlice(r.queue, dst, false, 0, b, nil)
 		if err != nil {
 			return r.fail("writing input "+c.core.Input(i).Name, err)
@@ -92,9 +103,30 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 		end := len(pl.launches)
 		if ctx.Done() != nil && end > r.window() && pl.cont == nil {
 			end = r.window()
+			s.windowed = true
 		}
-		if err := r.launch(s, end); err != nil {
-			return err
+		cb := r.commandBuffer(s)
+		if cb != nil {
+			// The whole plan in one call (cl_khr_command_buffer). A driver
+			// without simultaneous use may still hold the last inference's
+			// enqueue pending: this one then launches singly.
+			t1 := time.Now()
+			_, err := cb.Enqueue(false)
+			switch {
+			case err == nil:
+				s.untracked()
+				s.next = end
+				s.execute += time.Since(t1)
+			case errors.Is(err, cl.ErrInvalidOperation):
+				cb = nil
+			default:
+				return r.fail("enqueueing the plan's command buffer", err)
+			}
+		}
+		if cb == nil {
+			if err := r.launch(s, end); err != nil {
+				return err
+			}
 		}
 	}
 	for s.next == len(s.pl.launches) && s.pl.cont != nil {
@@ -168,19 +200,51 @@ func (s *runState) keep(list *[]*cl.Event, ev *cl.Event) {
 	*list = append(*list, ev)
 	s.evs.last = ev
 	s.enqueued = true
+	s.tail = true
+}
+
+// untracked notes a command enqueued without an event: the inference's
+// last event no longer covers every command (finish adds a marker).
+func (s *runState) untracked() {
+	s.enqueued = true
+	s.tail = false
+}
+
+// finish makes the inference's last event cover every command: when the
+// last one was enqueued without an event, a marker after it.
+func (r *InferRequest) finish(s *runState) error {
+	if !s.enqueued || s.tail {
+		return nil
+	}
+	ev, err := r.queue.EnqueueMarkerWithWaitList(nil)
+	if err != nil {
+		return r.fail("marking the end of the inference", err)
+	}
+	s.keep(&s.evs.download, ev)
+	return nil
 }
 
 // launch enqueues the kernels from s.next up to end: the in-order queue
-// orders them, no wait lists.
+// orders them, no wait lists, and no events unless the profile times
+// them or a windowed inference's feeder waits on them.
 func (r *InferRequest) launch(s *runState, end int) error {
 	t1 := time.Now()
 	pl := s.pl
+	events := r.c.profiling || s.windowed
 	for ; s.next < end; s.next++ {
 		l := pl.launches[s.next]
 		if l.n == 0 {
 			continue
 		}
 		ts := time.Now()
+		if !events {
+			if err := r.queue.EnqueueNDRangeKernelNoEvent(s.st.kernels[s.next], nil, l.global, l.local); err != nil {
+				return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
+			}
+			s.untracked()
+			s.cpu[s.next] = time.Since(ts)
+			continue
+		}
 		ev, err := r.queue.EnqueueNDRangeKernel(s.st.kernels[s.next], nil, l.global, l.local, nil)
 		if err != nil {
 			return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
@@ -198,6 +262,7 @@ func (r *InferRequest) download(s *runState) error {
 	c, pl := r.c, s.pl
 	t2 := time.Now()
 	s.staged = make([]*tensor.Tensor, len(s.pl.results))
+	s.unstage = make([]bool, len(s.pl.results))
 	for i, v := range pl.results {
 		sl := pl.values[v]
 		if pi, ok := r.c.stateIn[i]; ok {
@@ -239,6 +304,16 @@ func (r *InferRequest) download(s *runState) error {
 		if len(b) == 0 {
 			continue
 		}
+		if stg := s.st.out[i]; stg != nil {
+			// Into the pinned staging buffer; postprocess copies it out.
+			if _, err := r.queue.EnqueueReadMapped(r.buffer(pl, s.st, v), 0, stg.mapped, 0, len(b), false); err != nil {
+				return r.fail("reading output "+c.core.Output(i).Name, err)
+			}
+			s.untracked()
+			s.unstage[i] = true
+			s.transfers.DeviceToHost += int64(len(b))
+			continue
+		}
 		ev, err := cl.EnqueueReadSlice(r.queue, r.buffer(pl, s.st, v), false, 0, b, nil)
 		if err != nil {
 			return r.fail("reading output "+c.core.Output(i).Name, err)
@@ -247,7 +322,7 @@ func (r *InferRequest) download(s *runState) error {
 		s.transfers.DeviceToHost += int64(len(b))
 	}
 	s.download = time.Since(t2)
-	return nil
+	return r.finish(s)
 }
 
 // wait blocks until the last command of the inference is done (the queue
@@ -270,4 +345,52 @@ func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 	s.enqueued = false // everything has completed
 	s.wait = time.Since(t0)
 	return nil
+}
+
+// maxCommandBuffer is the most launches a plan records as a command
+// buffer: what pays is a small model's per-inference overhead, and POCL
+// 3.1 takes time quadratic in the recorded commands to enqueue one (a
+// 6,250-launch plan took minutes).
+const maxCommandBuffer = 256
+
+// commandBuffer returns the plan's command buffer for run s, recording it
+// at the first run that can use one: a device with cl_khr_command_buffer
+// (cl.Device.CommandBuffersSupported) and GPU_COMMAND_BUFFERS=YES, a run
+// that neither profiles (events per kernel) nor feeds a window (a
+// cancellable ctx), of a request that is not the compile's throwaway
+// warm-up, for a plan of at most maxCommandBuffer launches (of a
+// data-sized plan, the launches before its first read-back). It returns nil when the launches go one by one: a
+// recording the driver refuses is dropped for the plan, and the launches
+// are enqueued singly as before.
+func (r *InferRequest) commandBuffer(s *runState) *cl.CommandBuffer {
+	st, c := s.st, r.c
+	if st.cmdbuf != nil {
+		if s.windowed || c.profiling {
+			return nil
+		}
+		return st.cmdbuf
+	}
+	if st.noCmdbuf || s.windowed || c.profiling || !c.commandBuffers || r.warmUp || len(s.pl.launches) == 0 || len(s.pl.launches) > maxCommandBuffer {
+		return nil
+	}
+	st.noCmdbuf = true // until the recording succeeds
+	cb, err := r.queue.CreateCommandBuffer()
+	if err != nil {
+		return nil
+	}
+	for i, l := range s.pl.launches {
+		if l.n == 0 {
+			continue
+		}
+		if err := cb.NDRangeKernel(st.kernels[i], nil, l.global, l.local); err != nil {
+			_ = cb.Close()
+			return nil
+		}
+	}
+	if err := cb.Finalize(); err != nil {
+		_ = cb.Close()
+		return nil
+	}
+	st.cmdbuf, st.noCmdbuf = cb, false
+	return cb
 }

@@ -62,7 +62,8 @@ type TunedOp struct {
 	// pick.
 	Variant, Heuristic string
 	// Source says where Variant came from: "heuristic", "recorded" (the
-	// tuning cache), "tuned" (timed in this compile) or "forced"
+	// tuning cache), "shipped" (the device's shipped database,
+	// kernels/tuning), "tuned" (timed in this compile) or "forced"
 	// (GPU_KERNEL_VARIANTS).
 	Source string
 	// Ms and HeuristicMs are the median times tuning measured for Variant

@@ -2,6 +2,7 @@ package clbackend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -271,4 +272,57 @@ func TestCompilerOutputQuiet(t *testing.T) {
 		assert.Equal(t, c.warn, strings.Contains(log, "clinfer-test-warning"), "options %q: log %q", c.opts, log)
 		require.NoError(t, prog.Close())
 	}
+}
+
+// TestShippedTuningUnderTheUsers gives the device a shipped database
+// (kernels/tuning's format) with a record for the model's convolution: a
+// compile without a tuning file of its own runs the shipped variant (source
+// "shipped") and computes what the CPU does; the user's own record for the
+// key wins over it; GPU_SHIPPED_TUNING=NO leaves it out (the heuristics).
+func TestShippedTuningUnderTheUsers(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	m, ins := tuningModel(t)
+	want, _ := inferAll(t, cpu, m, ins)
+	d := gpu.devices[gpu.def]
+	noFile := func() string { return filepath.Join(t.TempDir(), "tuning.json") }
+	_, cm := inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningFile: noFile(), KeyShippedTuning: "NO"})
+	heur := choices(t, cm)["conv"]
+	require.Equal(t, "heuristic", heur.Source)
+	shippedV, userV := "conv/direct:VW=4,MR=8,NV=1,WG=1", "conv/direct:VW=4,MR=16,NV=1,WG=1"
+	require.NotEqual(t, shippedV, heur.Variant, "pick a shipped variant the heuristics do not")
+
+	b, err := json.Marshal(tune.ShippedFile{Format: tune.ShippedFormat, Device: tuningDevice(d), Name: d.fullName, Vendor: d.vendor,
+		Match: []string{d.fullName}, Source: "test", Entries: map[string]tune.Record{heur.Key: {Variant: shippedV, Ms: 1, Mode: "EXHAUSTIVE"}}})
+	require.NoError(t, err)
+	d.shippedOnce.Do(func() {
+		d.shipped, err = tune.ChooseShippedFrom([]string{"test.json"}, [][]byte{b}, d.fullName, d.driver)
+	})
+	require.NoError(t, err)
+	require.NotNil(t, d.shipped)
+
+	got, cm := inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningFile: noFile()})
+	assertOutputsClose(t, want, got, 1e-4, 1e-3)
+	c := choices(t, cm)["conv"]
+	assert.Equal(t, "shipped", c.Source)
+	assert.Equal(t, shippedV, c.Variant)
+	rm, err := cm.RuntimeModel()
+	require.NoError(t, err)
+	assert.Equal(t, shippedV, rm.Node("conv").RT.Extra[KeyKernelVariant])
+
+	user := noFile()
+	db, err := tune.Open(user, tuningDevice(d))
+	require.NoError(t, err)
+	db.Put(heur.Key, tune.Record{Variant: userV, Ms: 2, Mode: "FAST"})
+	require.NoError(t, db.Save())
+	forgetTuningFiles()
+	_, cm = inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningFile: user})
+	c = choices(t, cm)["conv"]
+	assert.Equal(t, [2]string{"recorded", userV}, [2]string{c.Source, c.Variant}, "the user's record wins")
+
+	_, cm = inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningFile: noFile(), KeyShippedTuning: "NO"})
+	c = choices(t, cm)["conv"]
+	assert.Equal(t, [2]string{"heuristic", heur.Variant}, [2]string{c.Source, c.Variant})
 }

@@ -30,6 +30,11 @@ const (
 	// default) means clinfer-tuning-<device hash>.json under CACHE_DIR,
 	// and with no CACHE_DIR a cache in memory for the process.
 	KeyTuningFile = "GPU_TUNING_FILE"
+	// KeyShippedTuning is GPU_SHIPPED_TUNING: YES (the default) reads the
+	// tuning database shipped for the device (kernels/tuning, chosen by
+	// device name and driver version) after the tuning file; NO leaves it
+	// out (the heuristics alone, for comparisons).
+	KeyShippedTuning = "GPU_SHIPPED_TUNING"
 	// KeyKernelVariants is GPU_KERNEL_VARIANTS: variants to use wherever
 	// they apply, separated by ";" ("gemm/tiled:TS_M=64,...;conv/...");
 	// one per family. For experiments and tests; it wins over the cache.
@@ -48,6 +53,7 @@ func tuningSpecs() []driver.PropertySpec {
 			},
 		},
 		{Key: KeyTuningFile, Mutable: true, Accepted: "a file path (empty: under CACHE_DIR)"},
+		driver.BoolSpec(KeyShippedTuning, true),
 		{
 			Key: KeyKernelVariants, Mutable: true,
 			Accepted: "kernel variants separated by ';', one per family (" + strings.Join(kernels.FamilyNames(), ", ") + "), e.g. gemm/direct:VW=4,MR=4,NV=2,WG=1",
@@ -87,9 +93,23 @@ func parseVariants(s string) ([]kernels.Variant, error) {
 
 // tuning is a compiled model's variant configuration.
 type tuning struct {
-	mode   tune.Mode
-	db     *tune.DB
-	forced map[string]kernels.Variant // family -> variant (GPU_KERNEL_VARIANTS)
+	mode    tune.Mode
+	db      *tune.DB
+	shipped *tune.Shipped              // the device's shipped database (nil: none, or GPU_SHIPPED_TUNING=NO)
+	forced  map[string]kernels.Variant // family -> variant (GPU_KERNEL_VARIANTS)
+}
+
+// shippedFor returns the shipped tuning database of device d (nil when
+// none serves it), chosen once per device; an unreadable shipped file is
+// reported once.
+func shippedFor(d *device) *tune.Shipped {
+	d.shippedOnce.Do(func() {
+		var err error
+		if d.shipped, err = tune.ChooseShipped(d.fullName, d.driver); err != nil {
+			warnf("gpu: %v", err)
+		}
+	})
+	return d.shipped
 }
 
 // dbs are the tuning caches of the process, one per file (or per device
@@ -122,6 +142,9 @@ func tuningOf(d *device, cfg *driver.Properties, cacheDir string) (*tuning, erro
 	t := &tuning{mode: mode, forced: map[string]kernels.Variant{}}
 	for _, v := range vs {
 		t.forced[v.Family] = v
+	}
+	if ship, err := driver.ParseBool(get(KeyShippedTuning)); err != nil || ship {
+		t.shipped = shippedFor(d)
 	}
 	dev := tuningDevice(d)
 	path := get(KeyTuningFile)
@@ -190,32 +213,6 @@ func DeviceLimits(d *cl.Device) kernels.Limits {
 	return lim
 }
 
-// cpuDevice reports whether the plan's device is a CPU (POCL).
-func (b *builder) cpuDevice() bool { return b.c.dev.typ&cl.DeviceTypeCPU != 0 }
-
-// vectorWidth is the heuristics' vector width: the preferred one, 4, 8
-// or 16.
-func (b *builder) vectorWidth() int {
-	switch w := b.limits().VectorWidth; {
-	case w >= 16:
-		return 16
-	case w >= 8:
-		return 8
-	}
-	return 4
-}
-
-// groupPolicy is the heuristics' WG of the register-blocked kernels: on a
-// CPU device each work item is its own work group (POCL then runs items
-// one after another with their blocks in registers, 2-6x faster than
-// larger groups on the PP-OCR shapes); elsewhere the driver picks.
-func (b *builder) groupPolicy() int {
-	if b.cpuDevice() {
-		return 1
-	}
-	return 0
-}
-
 // errUnfit is wrapped by the error of a variant the device cannot launch
 // (work group or local memory over the kernel's limits).
 var errUnfit = errors.New("gpu: kernel variant does not fit the device")
@@ -224,7 +221,7 @@ var errUnfit = errors.New("gpu: kernel variant does not fit the device")
 type variantChoice struct {
 	node, op, key   string
 	chosen, heur    kernels.Variant
-	source          string // "heuristic", "recorded", "tuned", "forced"
+	source          string // "heuristic", "recorded", "shipped", "tuned", "forced"
 	ms, heuristicMs float64
 	tried, refused  int
 	refusals        []string
@@ -262,9 +259,14 @@ func (b *builder) choose(n *graph.Node, fam, key string, tunable bool, applies f
 	key = fam + " " + key
 	ch := variantChoice{node: n.Name, op: n.OpType, key: key, chosen: heuristic, heur: heuristic, source: "heuristic"}
 	tn := b.c.tuning
-	rec, recorded := tune.Record{}, false
+	rec, recorded, shipped := tune.Record{}, false, false
 	if tn != nil && tn.db != nil {
 		rec, recorded = tn.db.Lookup(key)
+	}
+	if !recorded && tn != nil {
+		// The user's own records first, then the shipped database's.
+		rec, recorded = tn.shipped.Lookup(key)
+		shipped = recorded
 	}
 	switch fv, forced := b.forcedVariant(fam); {
 	case forced && slices.ContainsFunc(cands, fv.Equal):
@@ -272,6 +274,9 @@ func (b *builder) choose(n *graph.Node, fam, key string, tunable bool, applies f
 	case recorded && (tn.mode != tune.Exhaustive || rec.Mode == tune.Exhaustive.String()):
 		if v, err := kernels.ParseVariant(rec.Variant); err == nil && slices.ContainsFunc(cands, v.Equal) {
 			ch.chosen, ch.source, ch.ms, ch.heuristicMs = v, "recorded", rec.Ms, rec.HeuristicMs
+			if shipped {
+				ch.source = "shipped"
+			}
 			if b.tunedKeys[key] {
 				ch.source = "tuned" // by an earlier node of this plan
 			}
@@ -423,4 +428,29 @@ func group1D(n int64, wg int) ([]int, []int) {
 // that choose reports.
 func mustVariant(fam, alg string, vals ...int) kernels.Variant {
 	return kernels.Variant{Family: fam, Algorithm: alg, Values: vals}
+}
+
+// WriteShippedTuning writes the shipped tuning database (kernels/tuning's
+// format, named tune.ShippedName) of the GPU device named device ("GPU",
+// "GPU.1") into dir from that device's tuning file: file, or the one
+// under cacheDir. source says how its records were made. It returns the
+// path written. cmd/tune -ship calls it after tuning.
+func WriteShippedTuning(dir, device, cacheDir, file, source string) (string, error) {
+	p, err := New()
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	d := p.devices[p.def]
+	if device != "" && device != DeviceName {
+		i, err := p.parseDeviceID(device)
+		if err != nil {
+			return "", err
+		}
+		d = p.devices[i]
+	}
+	if file == "" {
+		file = tune.FileName(cacheDir, tuningDevice(d))
+	}
+	return tune.WriteShipped(dir, d.fullName, d.vendor, source, []string{file})
 }

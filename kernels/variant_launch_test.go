@@ -235,7 +235,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// clip; f32 and f16.
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 		e.forVariants(t, "conv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
-			vw, mr := v.Get("VW"), v.Get("MR")
+			vw, mr, nv := v.Get("VW"), v.Get("MR"), v.Get("NV")
 			for _, c := range []struct {
 				extra   string
 				h, w    int32
@@ -248,7 +248,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				m := []int32{1, 2, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
 				out := 5 * c.oh * c.ow
 				local := wgOnes(v.Get("WG"), 3)
-				global := []int{2, c.oh*ceil(c.ow, vw) + 1, 2}
+				global := []int{2, c.oh*ceil(c.ow, nv*vw) + 1, 2}
 				defs := v.Defines() + " " + c.extra
 				e.launch(t, k, defs, global, local, fill(int(2*c.h*c.w), -1, 1), fill(18*mr, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
 				if !full {

@@ -74,8 +74,11 @@ var families = append(append([]Family{
 		Algorithms: []Algorithm{
 			{
 				Name: "direct", Entries: []string{"fused_conv2d_blocked"},
-				Doc:       "register-blocked direct convolution: MR output channels x VW pixels of a row per item",
-				Params:    []Param{vwParam, {Name: "MR", Values: []int{8, 16, 24}, Define: true, Doc: "output channels per work item"}, wgParam},
+				Doc: "register-blocked direct convolution: MR output channels x NV vectors of VW pixels of a row per item",
+				Params: []Param{vwParam, {Name: "MR", Values: []int{8, 16, 24}, Define: true, Doc: "output channels per work item"},
+					{Name: "NV", Values: []int{1, 2}, Define: true, Doc: "vectors of VW pixels of a row per work item (each weight loaded feeds NV fmas)"}, wgParam},
+				// At most 24 accumulator vectors: AVX-512 has 32 registers.
+				Valid:     func(p Point) bool { return p["MR"]*p["NV"] <= 24 },
 				WorkGroup: groupWG,
 			},
 			{

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/clinfer/clinfer/clbackend"
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/internal/defaultmodel"
 	"github.com/clinfer/clinfer/internal/faultinject"
@@ -183,8 +184,9 @@ func TestAsyncRequestsWithRandomDeviceFailures(t *testing.T) {
 }
 
 // TestMidRequestFailures fails one OpenCL call of a chosen kind in the
-// middle of an asynchronous run (the third kernel launch, the upload, the
-// flush, the wait on the device, the read-back) and makes the callback panic: the run reports the error, and
+// middle of an asynchronous run (the kernel launches, the upload, the
+// flush, the marker ending the run, the wait on the device, the read-back)
+// and makes the callback panic: the run reports the error, and
 // the next run on the same request and compiled model is right.
 func TestMidRequestFailures(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
@@ -199,21 +201,28 @@ func TestMidRequestFailures(t *testing.T) {
 		require.NoError(t, r.StartAsync(context.Background()))
 		return r.Wait(context.Background())
 	}
-	for _, c := range []struct {
+	type failure struct {
 		name, op  string
 		n         int64
 		tolerated bool
-	}{
-		{"third kernel launch", "clEnqueueNDRangeKernel", 3, false},
+	}
+	// The plan's kernels go in one command buffer where the device has
+	// cl_khr_command_buffer, else one by one.
+	launch := failure{"third kernel launch", "clEnqueueNDRangeKernel", 3, false}
+	if d, _, err := clbackend.DefaultCLDevice(); err == nil && d.CommandBuffersSupported() {
+		launch = failure{"kernel launches (command buffer)", "clEnqueueCommandBufferKHR", 1, false}
+	}
+	for _, c := range []failure{
+		launch,
 		{"read-back", "clEnqueueReadBuffer", 1, false},
 		{"upload", "clEnqueueWriteBuffer", 1, false},
 		{"flush", "clFlush", 1, false},
-		// The first two event callbacks of a run unpin the Go memory of
-		// its transfers when they are done; without one the binding waits
-		// for the transfer instead: the run goes on, right.
-		{"transfer completion callback", "clSetEventCallback", 1, true},
-		// The third is the request's wait on its last command.
-		{"wait", "clSetEventCallback", 3, false},
+		// The transfers go through pinned staging buffers, without events:
+		// a marker ends the run, and the request waits on it (the run's
+		// first event callback). The binding's wait when a transfer's own
+		// callback fails is cl's TestTransferCallbackFailure.
+		{"end of inference marker", "clEnqueueMarkerWithWaitList", 1, false},
+		{"wait", "clSetEventCallback", 1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			faultinject.ArmMatching(c.op, c.n, int32(cl.ErrOutOfResources))

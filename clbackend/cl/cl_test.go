@@ -746,7 +746,7 @@ func TestLeakCounting(t *testing.T) {
 	dev := testDevice(t)
 	runtime.GC()
 	base := cl.LiveObjects()
-	assert.Equal(t, 6, len(base))
+	assert.Equal(t, 7, len(base))
 
 	ctx, err := cl.CreateContext([]*cl.Device{dev})
 	require.NoError(t, err)

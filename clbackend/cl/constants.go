@@ -329,6 +329,7 @@ const (
 	devicePrintfBufferSize         = 0x1049
 	deviceSVMCapabilities          = 0x1053 // OpenCL 2.0
 	deviceMaxNumSubGroups          = 0x105C // OpenCL 2.1
+	devicePreferredWGSizeMultiple  = 0x1067 // OpenCL 3.0
 	deviceUUID                     = 0x106A // cl_khr_device_uuid
 	driverUUID                     = 0x106B // cl_khr_device_uuid
 

@@ -183,6 +183,15 @@ func (d *Device) MaxWorkGroupSize() (int, error) {
 	return d.int(deviceMaxWorkGroupSize, "CL_DEVICE_MAX_WORK_GROUP_SIZE")
 }
 
+// PreferredWorkGroupSizeMultiple returns the device's
+// CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE (OpenCL 3.0: the SIMD width
+// work groups should be a multiple of: a warp, a wavefront); older devices
+// fail the query, and a kernel's own
+// (Kernel.PreferredWorkGroupSizeMultiple) answers for them.
+func (d *Device) PreferredWorkGroupSizeMultiple() (int, error) {
+	return d.int(devicePreferredWGSizeMultiple, "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE")
+}
+
 // MaxWorkItemDimensions returns CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS.
 func (d *Device) MaxWorkItemDimensions() (int, error) {
 	return d.int(deviceMaxWorkItemDimensions, "CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS")

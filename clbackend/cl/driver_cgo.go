@@ -354,28 +354,6 @@ func releaseMemObject(h handle) error {
 	return err
 }
 
-func enqueueReadBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
-	if err := injected("clEnqueueReadBuffer"); err != nil {
-		return nil, err
-	}
-	defer logSlow("clEnqueueReadBuffer", time.Now(), nil)
-	n, ws := eventList(wait)
-	var ev C.cl_event
-	st := C.clEnqueueReadBuffer(C.cl_command_queue(q), C.cl_mem(buf), clBool(blocking), C.size_t(offset), C.size_t(size), ptr, n, ws, &ev)
-	return handle(ev), status("clEnqueueReadBuffer", st)
-}
-
-func enqueueWriteBuffer(q, buf handle, blocking bool, offset, size int, ptr unsafe.Pointer, wait []handle) (handle, error) {
-	if err := injected("clEnqueueWriteBuffer"); err != nil {
-		return nil, err
-	}
-	defer logSlow("clEnqueueWriteBuffer", time.Now(), nil)
-	n, ws := eventList(wait)
-	var ev C.cl_event
-	st := C.clEnqueueWriteBuffer(C.cl_command_queue(q), C.cl_mem(buf), clBool(blocking), C.size_t(offset), C.size_t(size), ptr, n, ws, &ev)
-	return handle(ev), status("clEnqueueWriteBuffer", st)
-}
-
 func enqueueCopyBuffer(q, src, dst handle, srcOffset, dstOffset, size int, wait []handle) (handle, error) {
 	if err := injected("clEnqueueCopyBuffer"); err != nil {
 		return nil, err
@@ -434,18 +412,6 @@ func enqueueUnmapMemObject(q, buf handle, ptr unsafe.Pointer, wait []handle) (ha
 	var ev C.cl_event
 	st := C.clEnqueueUnmapMemObject(C.cl_command_queue(q), C.cl_mem(buf), ptr, n, ws, &ev)
 	return handle(ev), status("clEnqueueUnmapMemObject", st)
-}
-
-func enqueueNDRangeKernel(q, k handle, offset, global, local []int, wait []handle) (handle, error) {
-	if err := injected("clEnqueueNDRangeKernel"); err != nil {
-		return nil, err
-	}
-	defer logSlow("clEnqueueNDRangeKernel", time.Now(), nil)
-	n, ws := eventList(wait)
-	var ev C.cl_event
-	st := C.clEnqueueNDRangeKernel(C.cl_command_queue(q), C.cl_kernel(k), C.cl_uint(len(global)),
-		sizeList(offset), sizeList(global), sizeList(local), n, ws, &ev)
-	return handle(ev), status("clEnqueueNDRangeKernel", st)
 }
 
 func enqueueMarkerWithWaitList(q handle, wait []handle) (handle, error) {

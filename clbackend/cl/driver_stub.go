@@ -85,6 +85,18 @@ func enqueueUnmapMemObject(_, _ handle, _ unsafe.Pointer, _ []handle) (handle, e
 	return nil, notBuilt("clEnqueueUnmapMemObject")
 }
 
+func enqueueNDRangeKernelNoEvent(_, _ handle, _, _, _ []int) error {
+	return notBuilt("clEnqueueNDRangeKernel")
+}
+
+func enqueueReadBufferNoEvent(_, _ handle, _, _ int, _ unsafe.Pointer) error {
+	return notBuilt("clEnqueueReadBuffer")
+}
+
+func enqueueWriteBufferNoEvent(_, _ handle, _, _ int, _ unsafe.Pointer) error {
+	return notBuilt("clEnqueueWriteBuffer")
+}
+
 func enqueueNDRangeKernel(_, _ handle, _, _, _ []int, _ []handle) (handle, error) {
 	return nil, notBuilt("clEnqueueNDRangeKernel")
 }
@@ -167,4 +179,22 @@ func queueWithPropertiesAvailable() bool { return false }
 
 func createCommandQueueWithProperties(_, _ handle, _ []uint64) (handle, error) {
 	return nil, notBuilt("clCreateCommandQueueWithProperties")
+}
+
+func loadCommandBufferFunctions(handle) handle { return nil }
+
+func createCommandBuffer(_, _ handle, _ bool) (handle, error) {
+	return nil, notBuilt("clCreateCommandBufferKHR")
+}
+
+func commandNDRangeKernel(_, _, _ handle, _, _, _ []int) error {
+	return notBuilt("clCommandNDRangeKernelKHR")
+}
+
+func finalizeCommandBuffer(_, _ handle) error { return notBuilt("clFinalizeCommandBufferKHR") }
+
+func releaseCommandBuffer(_, _ handle) error { return notBuilt("clReleaseCommandBufferKHR") }
+
+func enqueueCommandBuffer(_, _, _ handle, _ bool) (handle, error) {
+	return nil, notBuilt("clEnqueueCommandBufferKHR")
 }

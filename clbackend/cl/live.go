@@ -21,16 +21,17 @@ const (
 	kindProgram
 	kindKernel
 	kindEvent
+	kindCommandBuffer
 	numKinds
 )
 
-var kindNames = [numKinds]string{"Context", "CommandQueue", "MemObject", "Program", "Kernel", "Event"}
+var kindNames = [numKinds]string{"Context", "CommandQueue", "MemObject", "Program", "Kernel", "Event", "CommandBuffer"}
 
 // live counts, per kind, the objects created and not yet released.
 var live [numKinds]atomic.Int64
 
 // LiveObjects returns, for each handle type ("Context", "CommandQueue",
-// "MemObject", "Program", "Kernel", "Event"), how many objects of it this
+// "MemObject", "Program", "Kernel", "Event", "CommandBuffer"), how many objects of it this
 // process created and has not yet released, by Close or by the cleanup of an
 // unreachable object. Tests take it before and after a
 // compile/infer/close cycle to prove that no handle leaks.
@@ -46,6 +47,7 @@ func LiveObjects() map[string]int {
 type ref struct {
 	h       handle // set once by track, cleared by close; accessed atomically
 	kind    kind
+	aux     handle // leaked.aux
 	cleanup runtime.Cleanup
 }
 
@@ -56,6 +58,9 @@ type leaked struct {
 	// user marks a user event: one nobody can reach will never be
 	// completed, so its cleanup fails it first.
 	user bool
+	// aux is what releasing the object needs besides its handle: a
+	// command buffer's entry points (C memory).
+	aux handle
 }
 
 // track makes r own h, counts it live, and arranges for h to be released if
@@ -68,6 +73,7 @@ func track[T any](owner *T, r *ref, k kind, h handle) {
 func trackLeaked[T any](owner *T, r *ref, l leaked) {
 	r.h = l.h
 	r.kind = l.kind
+	r.aux = l.aux
 	live[l.kind].Add(1)
 	r.cleanup = runtime.AddCleanup(owner, releaseLeaked, l)
 }
@@ -88,7 +94,7 @@ func releaseLeaked(l leaked) {
 		_ = setUserEventStatus(l.h, abandonedStatus)
 	}
 	go func() {
-		_ = release(l.kind, l.h)
+		_ = releaseWith(l.kind, l.h, l.aux)
 		live[l.kind].Add(-1)
 	}()
 }
@@ -104,7 +110,15 @@ func (r *ref) close() error {
 	}
 	r.cleanup.Stop()
 	live[r.kind].Add(-1)
-	return release(r.kind, h)
+	return releaseWith(r.kind, h, r.aux)
+}
+
+// releaseWith releases h of kind k; aux is the ref's aux.
+func releaseWith(k kind, h, aux handle) error {
+	if k == kindCommandBuffer {
+		return releaseCommandBuffer(aux, h)
+	}
+	return release(k, h)
 }
 
 func release(k kind, h handle) error {

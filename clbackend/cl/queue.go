@@ -143,6 +143,84 @@ func (q *CommandQueue) EnqueueNDRangeKernel(kernel *Kernel, globalWorkOffset, gl
 	return finishEnqueue(ev, err, q, kernel, eventWaitList)
 }
 
+// EnqueueNDRangeKernelNoEvent is EnqueueNDRangeKernel without a wait list
+// and without an event: for the commands of an in-order queue that nothing
+// waits on (the queue orders them, a later command's event covers them),
+// saving the event's creation and release in the driver and in Go.
+func (q *CommandQueue) EnqueueNDRangeKernelNoEvent(kernel *Kernel, globalWorkOffset, globalWorkSize, localWorkSize []int) error {
+	const op = "clEnqueueNDRangeKernel"
+	h, _, err := q.prepare(op, nil)
+	if err != nil {
+		return err
+	}
+	kh := kernel.h()
+	if kh == nil {
+		return closedError(op, ErrInvalidKernel)
+	}
+	dims := len(globalWorkSize)
+	switch {
+	case dims < 1 || dims > 3:
+		return &Error{Op: op, Code: ErrInvalidWorkDimension}
+	case globalWorkOffset != nil && len(globalWorkOffset) != dims:
+		return &Error{Op: op, Code: ErrInvalidGlobalOffset}
+	case localWorkSize != nil && len(localWorkSize) != dims:
+		return &Error{Op: op, Code: ErrInvalidWorkGroupSize}
+	}
+	err = enqueueNDRangeKernelNoEvent(h, kh, globalWorkOffset, globalWorkSize, localWorkSize)
+	runtime.KeepAlive(q)
+	runtime.KeepAlive(kernel)
+	return err
+}
+
+// EnqueueWriteMappedNoEvent writes size bytes from the mapped region src
+// (host memory OpenCL owns: a staging buffer mapped once) at its offset
+// srcOff to offset of buffer, without blocking and without an event: the
+// caller keeps src mapped and unchanged until a later command of the
+// in-order queue has completed.
+func (q *CommandQueue) EnqueueWriteMappedNoEvent(buffer *MemObject, offset int, src *MappedMemObject, srcOff, size int) error {
+	const op = "clEnqueueWriteBuffer"
+	h, _, err := q.prepare(op, nil)
+	if err != nil {
+		return err
+	}
+	mh, err := memHandle(op, buffer)
+	if err != nil {
+		return err
+	}
+	if srcOff < 0 || size < 0 || srcOff+size > src.size {
+		return &Error{Op: op, Code: ErrInvalidValue}
+	}
+	err = enqueueWriteBufferNoEvent(h, mh, offset, size, unsafe.Add(src.ptr, srcOff))
+	runtime.KeepAlive(q)
+	runtime.KeepAlive(buffer)
+	return err
+}
+
+// EnqueueReadMapped reads size bytes at offset of buffer into the mapped
+// region dst (see EnqueueWriteMappedNoEvent) at dstOff, without blocking;
+// the returned event (nil when wantEvent is false) completes with it.
+func (q *CommandQueue) EnqueueReadMapped(buffer *MemObject, offset int, dst *MappedMemObject, dstOff, size int, wantEvent bool) (*Event, error) {
+	const op = "clEnqueueReadBuffer"
+	if dstOff < 0 || size < 0 || dstOff+size > dst.size {
+		return nil, &Error{Op: op, Code: ErrInvalidValue}
+	}
+	if wantEvent {
+		return q.EnqueueReadBuffer(buffer, false, offset, size, unsafe.Add(dst.ptr, dstOff), nil)
+	}
+	h, _, err := q.prepare(op, nil)
+	if err != nil {
+		return nil, err
+	}
+	mh, err := memHandle(op, buffer)
+	if err != nil {
+		return nil, err
+	}
+	err = enqueueReadBufferNoEvent(h, mh, offset, size, unsafe.Add(dst.ptr, dstOff))
+	runtime.KeepAlive(q)
+	runtime.KeepAlive(buffer)
+	return nil, err
+}
+
 // EnqueueReadBuffer copies dataSize bytes at offset of buffer to dataPtr.
 // For a non-blocking read, dataPtr must stay valid until the returned event
 // completes: use C memory or pinned Go memory, or use EnqueueReadSlice,

@@ -230,7 +230,7 @@ func TestOrder(t *testing.T) {
 	}
 	heur := parse("gemm/direct:VW=16,MR=8,NV=2,WG=1")
 	winner := parse("gemm/direct:VW=8,MR=4,NV=2,WG=0")
-	all := Order(cands, heur, []kernels.Variant{winner, parse("conv/direct:VW=4,MR=8,WG=1")}, Budget{})
+	all := Order(cands, heur, []kernels.Variant{winner, parse("conv/direct:VW=4,MR=8,NV=1,WG=1")}, Budget{})
 	require.Len(t, all, len(cands), "every candidate once, nothing else")
 	assert.True(t, all[0].Equal(heur))
 	assert.True(t, all[1].Equal(winner))

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clinfer/clinfer/clbackend/tune"
 )
 
 // ppocr are the PP-OCR models the bundle benchmarks, at the input sizes
@@ -96,7 +99,7 @@ func (r *runner) benchSteps() []step {
 				d.Bench.CopyGBs, d.Bench.LaunchUS = copyLaunchFigures(parseBench(out))
 			}},
 	)
-	steps = append(steps, r.tuneStep(t))
+	steps = append(steps, r.tuneSteps(t)...)
 	model, file, shape := "PP-OCR det", ppocr[1].file, "1x3x640x640"
 	if q {
 		// Each compilation of bench/compiletime is cold (no kernel
@@ -135,34 +138,59 @@ type tuneJSON struct {
 // wake-word head 11 s; the full run tunes det 640.
 var quickTune = struct{ name, file, shape string }{"hello_deepa", "hello_deepa.onnx", ""}
 
-// tuneStep is a FAST tuning pass (PP-OCR det 640, or quickTune with
-// --quick) with its latency before (heuristics) and after (tuned
-// kernels), into a tuning cache of the run's own.
-func (r *runner) tuneStep(t time.Duration) step {
-	shape, runs := ppocr[2], "10"
+// tuneModels are the models the exhaustive tuning steps tune, the first
+// (det 640) being the one whose before and after the report shows.
+var tuneModels = []struct{ name, file, input string }{
+	{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", "x=[1,3,640,640]"},
+	{"det_1x3x320x320", "ch_PP-OCRv4_det_infer.onnx", "x=[1,3,320,320]"},
+	{"cls_1x3x48x192", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "x=[1,3,48,192]"},
+	{"rec_1x3x48x320", "ch_PP-OCRv4_rec_infer.onnx", "x=[1,3,48,320]"},
+}
+
+// tuneSteps are the tuning passes (cmd/tune) of a device into a tuning
+// cache of the run's own, each also writing the device's shipped tuning
+// database into OUTDIR/tuning (`make tuning-db REPORT=OUTDIR` copies it
+// into kernels/tuning): with -tune fast one FAST pass of PP-OCR det 640
+// (quickTune with -quick), with -tune exhaustive EXHAUSTIVE passes of every
+// model of tuneModels. The first pass's latency before (heuristics) and
+// after (tuned kernels) goes into the report.
+func (r *runner) tuneSteps(t time.Duration) []step {
+	models, runs := tuneModels[:1], "10"
 	if r.opts.quick {
-		shape, runs = quickTune, "3"
+		models, runs = []struct{ name, file, input string }{{quickTune.name, quickTune.file, ""}}, "3"
 	}
-	jsonPath := filepath.Join(r.opts.out, "logs", "tune-"+shape.name+".json")
-	argv := []string{"bin/tune", "-m", filepath.Join(".cache", "models", shape.file), "-d", "GPU"}
-	if shape.shape != "" {
-		argv = append(argv, "-shape", "x="+shape.shape)
+	if r.opts.tune == "exhaustive" {
+		models = tuneModels
 	}
-	return step{name: "tune-fast-" + shape.name, timeout: t,
-		argv: append(argv, "-mode", "fast", "-runs", runs, "-cache_dir", filepath.Join(r.opts.out, "tune-cache"), "-json", jsonPath),
-		bench: func(d *DeviceReport, _ string) {
-			b, err := os.ReadFile(jsonPath)
-			if err != nil {
-				return
+	var steps []step
+	for i, m := range models {
+		jsonPath := filepath.Join(r.opts.out, "logs", "tune-"+m.name+".json")
+		argv := []string{"bin/tune", "-m", filepath.Join(".cache", "models", m.file), "-d", "GPU"}
+		if m.input != "" {
+			argv = append(argv, "-shape", m.input)
+		}
+		s := step{name: "tune-" + r.opts.tune + "-" + m.name, timeout: t,
+			argv: append(argv, "-mode", r.opts.tune, "-runs", runs, "-cache_dir", filepath.Join(r.opts.out, "tune-cache"), "-json", jsonPath,
+				"-ship", filepath.Join(r.opts.out, "tuning"))}
+		if i == 0 {
+			name := m.name
+			s.bench = func(d *DeviceReport, _ string) {
+				b, err := os.ReadFile(jsonPath)
+				if err != nil {
+					return
+				}
+				var j tuneJSON
+				if json.Unmarshal(b, &j) != nil || j.AfterMs <= 0 {
+					return
+				}
+				d.Bench.Tune = &TuneBench{Model: name, Mode: j.Mode, Seconds: j.TuneSeconds, BeforeMS: j.BeforeMs, AfterMS: j.AfterMs, Choices: j.Tuned + j.Recorded}
+				d.Tuning = fmt.Sprintf("%s on %s: %d kernel choices in %.1f s; latency %.2f ms with the heuristics, %.2f ms tuned (%.2fx)",
+					j.Mode, name, j.Tuned+j.Recorded, j.TuneSeconds, j.BeforeMs, j.AfterMs, j.BeforeMs/j.AfterMs)
 			}
-			var j tuneJSON
-			if json.Unmarshal(b, &j) != nil || j.AfterMs <= 0 {
-				return
-			}
-			d.Bench.Tune = &TuneBench{Model: shape.name, Mode: j.Mode, Seconds: j.TuneSeconds, BeforeMS: j.BeforeMs, AfterMS: j.AfterMs, Choices: j.Tuned + j.Recorded}
-			d.Tuning = fmt.Sprintf("%s on %s: %d kernel choices in %.1f s; latency %.2f ms with the heuristics, %.2f ms tuned (%.2fx)",
-				j.Mode, shape.name, j.Tuned+j.Recorded, j.TuneSeconds, j.BeforeMs, j.AfterMs, j.BeforeMs/j.AfterMs)
-		}}
+		}
+		steps = append(steps, s)
+	}
+	return steps
 }
 
 // model returns the figures of the named model benchmark, adding them.
@@ -249,4 +277,37 @@ func compileFigures(out string) []CompileBench {
 		out2 = append(out2, *byShape[s])
 	}
 	return out2
+}
+
+// copyTuningDBs copies the shipped tuning databases a run wrote
+// (from/tuning/*.json) into dir, each checked first (format, declared
+// variants, its name that of the device it was made on), and says what it
+// wrote.
+func copyTuningDBs(from, dir string, out io.Writer) error {
+	if from == "" {
+		return fmt.Errorf("-tuning-db needs -from REPORT_DIR (a device bundle run's output)")
+	}
+	files, err := filepath.Glob(filepath.Join(from, "tuning", "*.json"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no shipped tuning databases in %s (a run of this bundle's run.sh writes them there)", filepath.Join(from, "tuning"))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		db, err := tune.ParseShipped(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if want := tune.ShippedName(db.Name, db.Vendor); filepath.Base(f) != want {
+			return fmt.Errorf("%s holds the database of %s (%s), which is named %s", f, db.Name, db.Vendor, want)
+		}
+		dst := filepath.Join(dir, filepath.Base(f))
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "devicereport: %s: %d records of %s (%s)\n", dst, len(db.Entries), db.Name, db.Source)
+	}
+	return nil
 }

@@ -21,6 +21,15 @@
 // test` checks the bundle that way, its `go test` having run the same
 // suites on the same device.
 //
+// -tune exhaustive tunes PP-OCR det 640 and 320, cls and rec with every
+// declared variant (the default, fast, tunes det 640 within a budget);
+// either way the tuning steps write the device's shipped tuning database
+// into OUTDIR/tuning, which
+//
+//	devicereport -tuning-db kernels/tuning -from OUTDIR
+//
+// (`make tuning-db REPORT=OUTDIR`) checks and copies into the repository.
+//
 // With -matrix it instead regenerates the "Devices tested" table of the
 // README from the committed reports (docs/devices/*.json):
 //

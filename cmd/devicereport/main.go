@@ -29,6 +29,10 @@ type options struct {
 	maxStep        time.Duration
 	matrix, readme string
 	check          bool
+	// tune is the tuning mode of the tuning steps (fast, exhaustive);
+	// tuningDB and from: copy a run's shipped databases into the
+	// repository instead of running.
+	tune, tuningDB, from string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -44,7 +48,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.matrix, "matrix", "", "regenerate the README's device matrix from the reports (*.json) in this directory instead")
 	fs.StringVar(&o.readme, "readme", "README.md", "with -matrix: the README to update")
 	fs.BoolVar(&o.check, "check", false, "with -matrix: fail if the README's matrix is stale instead of writing it")
+	fs.StringVar(&o.tune, "tune", "fast", "tuning mode of the tuning steps: fast (PP-OCR det 640, or 320 with -quick) or exhaustive (det 640 and 320, cls and rec); each writes the device's shipped tuning database into OUTDIR/tuning")
+	fs.StringVar(&o.tuningDB, "tuning-db", "", "copy the shipped tuning databases of the run in -from (OUTDIR/tuning/*.json) into this directory (kernels/tuning) instead, checking each")
+	fs.StringVar(&o.from, "from", "", "with -tuning-db: the report directory of a device bundle run")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if o.tuningDB != "" {
+		if err := copyTuningDBs(o.from, o.tuningDB, stdout); err != nil {
+			fmt.Fprintln(stderr, "devicereport:", err)
+			return 1
+		}
+		return 0
+	}
+	if o.tune != "fast" && o.tune != "exhaustive" {
+		fmt.Fprintf(stderr, "devicereport: -tune %q: want fast or exhaustive\n", o.tune)
 		return 2
 	}
 	if o.matrix != "" {

@@ -48,12 +48,12 @@ func isTerminal(f *os.File) bool {
 }
 
 type options struct {
-	model, device, cacheDir, file, jsonPath string
-	mode                                    tune.Mode
-	shapes, props                           cliutil.ListFlag
-	runs                                    int
-	verbose                                 bool
-	seed                                    uint
+	model, device, cacheDir, file, jsonPath, ship string
+	mode                                          tune.Mode
+	shapes, props                                 cliutil.ListFlag
+	runs                                          int
+	verbose                                       bool
+	seed                                          uint
 }
 
 // newFlagSet defines the flags; errors are not printed (run returns them
@@ -73,6 +73,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.BoolVar(&o.verbose, "v", false, "verbose: kernel compiler output (LOG_LEVEL=LOG_WARNING) and why candidates were refused")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
 	fs.UintVar(&o.seed, "seed", 1, "seed for random inputs")
+	fs.StringVar(&o.ship, "ship", "", "after tuning, write the device's shipped tuning database (kernels/tuning format, all the records of its tuning file) into this directory")
 	return fs, o
 }
 
@@ -156,9 +157,11 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	fmt.Fprintf(out, "model      %s\n", modelName)
 	fmt.Fprintf(out, "inputs     %s\n", describe(m, inputs))
 
-	// Before: the heuristics (an empty tuning file, no model cache).
+	// Before: the heuristics (an empty tuning file, no shipped database,
+	// no model cache).
 	before := clone(props)
 	before[clbackend.KeyTuningMode] = tune.None.String()
+	before[clbackend.KeyShippedTuning] = "NO"
 	before[clbackend.KeyTuningFile] = filepath.Join(os.TempDir(), fmt.Sprintf("clinfer-tune-none-%d.json", os.Getpid()))
 	beforeMs, _, err := timeModel(ctx, core, m, o.device, before, inputs, o.runs, nil)
 	if err != nil {
@@ -166,9 +169,12 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	}
 
 	// Tuning: the first inference plans the real shapes and times the
-	// candidates of every kernel choice without a record.
+	// candidates of every kernel choice without a record in the tuning
+	// file.
 	tuned := clone(props)
 	tuned[clbackend.KeyTuningMode] = o.mode.String()
+	// The device's own timings, not the shipped database's choices.
+	tuned[clbackend.KeyShippedTuning] = "NO"
 	if o.file != "" {
 		tuned[clbackend.KeyTuningFile] = o.file
 	} else {
@@ -198,12 +204,20 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		switch c.Source {
 		case "tuned":
 			rep.Tuned++
-		case "recorded":
+		case "recorded", "shipped":
 			rep.Recorded++
 		}
 		rep.Ops = append(rep.Ops, op)
 	}
 	printReport(out, rep, o.verbose)
+	if o.ship != "" {
+		src := fmt.Sprintf("cmd/tune -mode %s -m %s %s (and the earlier records of %s)", strings.ToLower(o.mode.String()), modelName, strings.Join(o.shapes, " "), filepath.Base(rep.File))
+		path, err := clbackend.WriteShippedTuning(o.ship, o.device, o.cacheDir, o.file, src)
+		if err != nil {
+			return fmt.Errorf("-ship: %w", err)
+		}
+		fmt.Fprintf(out, "shipped    %s\n", path)
+	}
 	if o.jsonPath != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {

@@ -4,11 +4,15 @@
 # device-bundle` in the clinfer repository); needs bash, tar and gzip, and
 # an OpenCL driver, nothing else.
 #
-#   ./run.sh [--quick] [--list-suites] [--devices GPU.0,GPU.1] [--max-step 4m] [OUTDIR]
+#   ./run.sh [--quick] [--list-suites] [--devices GPU.0,GPU.1] [--max-step 4m] [--tune exhaustive] [OUTDIR]
 #
 #   --quick     a short pass of every step (CI)
 #   --list-suites  list the test suites' tests instead of running them
 #               (for a machine whose `go test` ran them: make test)
+#   --tune      tuning mode of the tuning steps: fast (default) or
+#               exhaustive (every variant of PP-OCR det 640/320, cls, rec);
+#               they write the device's shipped tuning database into
+#               OUTDIR/tuning (`make tuning-db REPORT=OUTDIR` ships it)
 #   --devices   only these clinfer devices (default: every OpenCL device)
 #   --max-step  cap each step's time limit (a machine lent for little time)
 #   OUTDIR      where the report, logs and the unpacked bundle go
@@ -17,7 +21,7 @@
 # Exit status: 0 every suite passed, 1 a suite failed, 2 no usable OpenCL.
 set -euo pipefail
 
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 say() { echo "run.sh: $*"; }
 
 quick=()
@@ -30,6 +34,7 @@ while (($#)); do
 	--devices) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; devices=(-devices "$2"); shift ;;
 	--devices=*) devices=(-devices "${1#--devices=}") ;;
 	--max-step) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; devices+=(-max-step "$2"); shift ;;
+	--tune) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; devices+=(-tune "$2"); shift ;;
 	-h | --help) usage; exit 0 ;;
 	-*) say "unknown option $1"; usage >&2; exit 2 ;;
 	*) out=$1 ;;

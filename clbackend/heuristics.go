@@ -1,0 +1,340 @@
+package clbackend
+
+import (
+	"strings"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/kernels"
+)
+
+// The heuristics: the variant of each hot family a node runs when no
+// tuning record, forced variant or tuning pass says otherwise. They read
+// the device through a deviceProfile, never a device handle, so that tests
+// can plan for devices this machine does not have (a discrete GPU, a POCL
+// without AVX-512) and check what the planner would choose there.
+
+// deviceProfile is what the heuristics know of a device: its class and the
+// properties OpenCL reports for it.
+type deviceProfile struct {
+	// name is CL_DEVICE_NAME, for messages.
+	name string
+	// gpu is set for GPU and accelerator devices (CL_DEVICE_TYPE_GPU or
+	// _ACCELERATOR): work groups of many items sharing local memory; a
+	// CPU device (POCL) runs one item's register blocks at a time.
+	gpu bool
+	// vectorWidth is the preferred float vector width (4 at least): 16 on
+	// an AVX-512 CPU, 8 on AVX2, 4 on SSE and NEON; 1 on most GPUs.
+	vectorWidth int
+	// computeUnits is CL_DEVICE_MAX_COMPUTE_UNITS: cores on a CPU,
+	// streaming multiprocessors or compute units on a GPU.
+	computeUnits int
+	// maxWorkGroup is CL_DEVICE_MAX_WORK_GROUP_SIZE.
+	maxWorkGroup int
+	// wgMultiple is CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE (a
+	// kernel's where the device query is missing): 32 on NVIDIA, 64 or 32
+	// on AMD, 8-32 on Intel, 8 on POCL.
+	wgMultiple int
+	// localMem is CL_DEVICE_LOCAL_MEM_SIZE: on a GPU the shared memory of a
+	// work group, on POCL a core's cache (the memory local arrays live
+	// in), which the CPU heuristics read as the cache a kernel's working
+	// set should stay within.
+	localMem int64
+	// subgroups is set when the device has cl_khr_subgroups or
+	// cl_intel_subgroups.
+	subgroups bool
+}
+
+// profileOf reads the profile of device d; a query that fails leaves the
+// field at a safe value (the variant limits already keep every choice
+// launchable).
+func profileOf(d *device) deviceProfile {
+	p := deviceProfile{name: d.fullName, gpu: d.typ&(cl.DeviceTypeGPU|cl.DeviceTypeAccelerator) != 0,
+		vectorWidth: kernels.MinVectorWidth, computeUnits: 1, maxWorkGroup: 256, wgMultiple: 1}
+	if w, err := d.cl.PreferredVectorWidths(); err == nil {
+		p.vectorWidth = max(p.vectorWidth, w.Float)
+	}
+	if n, err := d.cl.MaxComputeUnits(); err == nil && n > 0 {
+		p.computeUnits = n
+	}
+	if n, err := d.cl.MaxWorkGroupSize(); err == nil && n > 0 {
+		p.maxWorkGroup = n
+	}
+	if n, err := d.cl.PreferredWorkGroupSizeMultiple(); err == nil && n > 0 {
+		p.wgMultiple = n
+	} else if p.gpu {
+		p.wgMultiple = vendorWGMultiple(d.vendor)
+	}
+	if n, err := d.cl.LocalMemSize(); err == nil {
+		p.localMem = n
+	}
+	if exts, err := d.cl.Extensions(); err == nil {
+		for _, e := range exts {
+			p.subgroups = p.subgroups || e == "cl_khr_subgroups" || e == "cl_intel_subgroups"
+		}
+	}
+	return p
+}
+
+// vendorWGMultiple is the SIMD width of an OpenCL 1.2 GPU that does not
+// answer the device query: NVIDIA's warp, AMD's wavefront, Intel's widest
+// subgroup; 32 otherwise.
+func vendorWGMultiple(vendor string) int {
+	switch v := strings.ToLower(vendor); {
+	case strings.Contains(v, "advanced micro devices"), strings.Contains(v, "amd"):
+		return 64
+	case strings.Contains(v, "intel"):
+		return 16
+	}
+	return 32
+}
+
+// profile is the plan's device profile: testProfile when a test sets one,
+// else the device's (read once per plan).
+func (b *builder) profile() deviceProfile {
+	if b.prof == nil {
+		p := profileOf(b.c.dev)
+		if testProfile != nil {
+			p = *testProfile
+		}
+		b.prof = &p
+	}
+	return *b.prof
+}
+
+// testProfile, when set (tests), replaces the device's profile in the
+// heuristics: the plan is made as for that device, on this one (whose
+// variant limits still apply).
+var testProfile *deviceProfile
+
+// vw is the CPU heuristics' vector width: the preferred one, 4, 8 or 16.
+func (p deviceProfile) vw() int {
+	switch {
+	case p.vectorWidth >= 16:
+		return 16
+	case p.vectorWidth >= 8:
+		return 8
+	}
+	return 4
+}
+
+// accumulators is how many vector accumulators a CPU work item may keep in
+// registers with room for its operands: 24 of AVX-512's 32 registers
+// (preferred width 16), 8 of the 16 of AVX2 and SSE.
+func (p deviceProfile) accumulators() int {
+	if p.vw() >= 16 {
+		return 24
+	}
+	return 8
+}
+
+// groupPolicy is the WG of the register-blocked kernels: on a CPU device
+// each work item is its own work group (POCL then runs items one after
+// another with their blocks in registers, 2-6x faster than larger groups
+// on the PP-OCR shapes); on a GPU the driver picks.
+func (p deviceProfile) groupPolicy() int {
+	if p.gpu {
+		return 0
+	}
+	return 1
+}
+
+// group1D is the 1-D work group of the GPU heuristics' element-wise and
+// gather kernels: 256 items (a multiple of every warp and wavefront), or
+// 64 where the device takes fewer.
+func (p deviceProfile) group1D() int {
+	if p.maxWorkGroup >= 256 {
+		return 256
+	}
+	return 64
+}
+
+// tiled picks fused_gemm_tiled's tiling (gemm/tiled and conv/implicit_gemm
+// share it) for an M x N product over batch on a GPU: the largest square
+// tile of 128, 64 or 32 that M and N each fill at least once and that
+// still makes two work groups per compute unit (so every unit has work
+// and a second group to hide latency), else the smallest;
+// 128 tiles keep 8x8 outputs per item in float4 columns, 64 tiles 4x4 in
+// float4, 32 tiles 2x2 in scalars, each in groups of 256 items (a multiple
+// of every warp and wavefront), or of 64 where the device takes fewer.
+func (p deviceProfile) tiled(fam, alg string, m, n, batch int64) kernels.Variant {
+	type tiling struct{ ts, wpt, vw int }
+	big := []tiling{{128, 8, 4}, {64, 4, 4}, {32, 2, 1}}
+	if p.maxWorkGroup < 256 {
+		big = []tiling{{64, 8, 4}, {32, 4, 4}}
+	}
+	pick := big[len(big)-1]
+	for _, t := range big {
+		ts := int64(t.ts)
+		if groups := ceilDiv(m, ts) * ceilDiv(n, ts) * max(batch, 1); ts <= m && ts <= n && groups >= int64(2*p.computeUnits) {
+			pick = t
+			break
+		}
+	}
+	return mustVariant(fam, alg, pick.ts, pick.ts, 16, pick.wpt, pick.wpt, pick.vw)
+}
+
+// gemm is the gemm variant of an M x N x K product over batch: on a GPU
+// the tiled form (tiled); elsewhere fused_gemm at the device's vector
+// width with gemmRows rows (4 for up to 128 rows, what FAST tuning chose
+// for PP-OCR det and cls on POCL: more items for the threads; 4 on
+// 16-register CPUs, whose 8 accumulators that is), one item per group.
+// On a CPU the build options depend on M (a convolution's output
+// channels), not on N (the pixels), so a model with dynamic spatial dims
+// re-plans new shapes from built programs.
+func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
+	if p.gpu && g.M >= 32 {
+		return p.tiled("gemm", "tiled", g.M, g.N, prod(g.batch))
+	}
+	if p.gpu {
+		// A few rows (a GEMV, a classifier head): narrow blocks, the
+		// driver's groups.
+		return mustVariant("gemm", "direct", 4, 4, 2, 0)
+	}
+	vw := p.vw()
+	mr := gemmRows(g.M, vw)
+	if g.M <= 128 || p.accumulators() < 16 {
+		mr = 4
+	}
+	return mustVariant("gemm", "direct", vw, mr, 2, p.groupPolicy())
+}
+
+// conv is the conv variant of a KxK convolution (one group) of geometry g
+// with a Winograd-able window (winograd: 3x3, stride 1). On a GPU the
+// implicit GEMM (tiled as for a GEMM of OC x OH*OW per image). On a CPU
+// the register-blocked direct kernel, MR output channels per item (convRows,
+// within the registers' accumulators), unless its weight block per item
+// (C*KH*KW*MR floats, streamed once per row of pixels) outgrows an eighth of
+// the cache local memory stands for and C is at least 256: then
+// Winograd F(2x2,3x3), whose GEMMs run K = C deep. On
+// pthread-skylake-avx512 (2 MiB per core) that is C >= 512: 3x3 at C=512,
+// 32x32 ran 1.8-2x faster as Winograd, C=256, 64x64 and C<=128 ran faster
+// direct (CPU time per inference, IS-Net medium's shapes).
+func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
+	if p.gpu {
+		return p.tiled("conv", "implicit_gemm", g.OC, g.OH*g.OW, g.N)
+	}
+	vw := p.vw()
+	mr := convRows(g.OC, vw)
+	if p.accumulators() < 16 {
+		mr = 8
+	}
+	block := g.C * g.KH * g.KW * int64(mr) * 4
+	limit := p.localMem / 8
+	if limit <= 0 {
+		limit = 256 << 10
+	}
+	if winograd && g.C >= 256 && block > limit {
+		wmr := 8
+		if p.accumulators() < 16 {
+			wmr = 4
+		}
+		return mustVariant("conv", "winograd_2x2_3x3", vw, wmr, 2, p.groupPolicy())
+	}
+	return mustVariant("conv", "direct", vw, mr, 1, p.groupPolicy())
+}
+
+// dwconv is the dwconv variant of a depthwise convolution with row stride
+// sh: on a GPU work groups of 16 x 8 output pixels staging their input
+// tile in local memory (16 x 4 where the device takes fewer than 128
+// items); on a CPU the register-blocked kernel, 4 rows per item (2 for
+// strided windows: what FAST tuning chose on POCL).
+func (p deviceProfile) dwconv(sh int64) kernels.Variant {
+	if p.gpu {
+		if p.maxWorkGroup < 128 {
+			return mustVariant("dwconv", "local", 16, 4)
+		}
+		return mustVariant("dwconv", "local", 16, 8)
+	}
+	rb := 4
+	if sh == 2 {
+		rb = 2
+	}
+	return mustVariant("dwconv", "direct", p.vw(), rb, p.groupPolicy())
+}
+
+// deconv is the deconv variant of a kernel = stride ConvTranspose with oc
+// output channels and kernel width kw: the register-blocked kernel, MR
+// output channels per item (fewer for few channels), at the CPU's vector
+// width and one item per group, or on a GPU in float4 and the driver's
+// groups; ok is false when the vector width is not a multiple of kw.
+func (p deviceProfile) deconv(oc, kw int64) (kernels.Variant, bool) {
+	vw := p.vw()
+	if p.gpu {
+		vw = 4
+	}
+	if int64(vw)%kw != 0 {
+		return kernels.Variant{}, false
+	}
+	mr := 8
+	for _, c := range []int{1, 2, 4} {
+		if oc <= int64(c) {
+			mr = c
+			break
+		}
+	}
+	return mustVariant("deconv", "direct", vw, mr, p.groupPolicy()), true
+}
+
+// runs is the variant of the families of element-wise runs (eltwise, se,
+// copy): on a CPU runs of 16 elements by rows (contiguous runs the
+// compiler vectorizes, no index division; what FAST tuning chose on
+// POCL); on a GPU one element per item in a flat range, groups of
+// group1D. Not from the shapes: a model with dynamic dims re-plans new
+// shapes from built programs.
+func (p deviceProfile) runs(fam string) kernels.Variant {
+	if p.gpu {
+		return mustVariant(fam, "flat", 1, p.group1D())
+	}
+	return mustVariant(fam, "rows", 16, 0)
+}
+
+// reduce is the reduce variant of cnt outputs of count elements each: on a
+// GPU one work group per output (a tree in local memory) when each output
+// folds at least 1024 elements and 4 per output item, else one output per
+// item in groups of 64; on a CPU one output per item in groups of 64
+// (FAST tuning on POCL).
+func (p deviceProfile) reduce(count, cnt int64) kernels.Variant {
+	if p.gpu && count >= 4*cnt && count >= 1024 {
+		return mustVariant("reduce", "workgroup", min(256, prevPow2(p.maxWorkGroup)))
+	}
+	return mustVariant("reduce", "serial", 64)
+}
+
+// prevPow2 is the largest power of two at most n (64 at least).
+func prevPow2(n int) int {
+	p := 64
+	for p*2 <= n {
+		p *= 2
+	}
+	return p
+}
+
+// resize is the resize variant for a table of kind: "upsample" (nearest
+// by integer factors of the last two axes), "gather" (other nearest
+// tables), "linear2d" (up to two taps on the last two axes) or "taps".
+// On a CPU runs of 8 pixels per item (upsample: of 4 rows) with the
+// driver's groups; on a GPU narrow runs (4 pixels: one float4 store;
+// linear2d: one pixel) in groups of 64, or 64 x 1 for the gather.
+func (p deviceProfile) resize(kind string) kernels.Variant {
+	switch kind {
+	case "upsample":
+		if p.gpu {
+			return mustVariant("resize", "upsample", 4, 1, 64)
+		}
+		return mustVariant("resize", "upsample", 8, 4, 0)
+	case "gather":
+		if p.gpu {
+			return mustVariant("resize", "gather", 64, 1)
+		}
+		return mustVariant("resize", "gather", 0, 1)
+	case "linear2d":
+		if p.gpu {
+			return mustVariant("resize", "linear2d", 1, 64)
+		}
+		return mustVariant("resize", "linear2d", 8, 0)
+	}
+	if p.gpu {
+		return mustVariant("resize", "taps", 64)
+	}
+	return mustVariant("resize", "taps", 0)
+}

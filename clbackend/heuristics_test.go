@@ -1,0 +1,212 @@
+package clbackend
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels"
+)
+
+// Profiles of devices the heuristics are planned for, from what their
+// drivers report (clinfo): this project's POCL machines and three GPU
+// classes.
+var (
+	poclSkylake = deviceProfile{name: "pthread-skylake-avx512", vectorWidth: 16, computeUnits: 2, maxWorkGroup: 4096, wgMultiple: 8, localMem: 2 << 20}
+	// POCL on an AVX2 machine (CI's pthread-haswell on AMD EPYC): float8,
+	// 16 vector registers, a smaller per-core cache.
+	poclHaswell = deviceProfile{name: "pthread-haswell", vectorWidth: 8, computeUnits: 2, maxWorkGroup: 4096, wgMultiple: 8, localMem: 512 << 10}
+	nvidiaH100  = deviceProfile{name: "NVIDIA H100 80GB HBM3", gpu: true, vectorWidth: 1, computeUnits: 132, maxWorkGroup: 1024, wgMultiple: 32, localMem: 48 << 10}
+	amdGPU      = deviceProfile{name: "gfx1100", gpu: true, vectorWidth: 1, computeUnits: 48, maxWorkGroup: 256, wgMultiple: 32, localMem: 64 << 10}
+	intelGPU    = deviceProfile{name: "Intel(R) Arc(TM) A770", gpu: true, vectorWidth: 1, computeUnits: 512, maxWorkGroup: 1024, wgMultiple: 16, localMem: 64 << 10, subgroups: true}
+	smallGPU    = deviceProfile{name: "Mali-G78", gpu: true, vectorWidth: 4, computeUnits: 8, maxWorkGroup: 128, wgMultiple: 16, localMem: 32 << 10}
+	profiles    = []deviceProfile{poclSkylake, poclHaswell, nvidiaH100, amdGPU, intelGPU, smallGPU}
+)
+
+// heuristicChoices returns every variant the profile's heuristics pick on
+// a set of shapes from the real models (PP-OCR det 640 and rec, IS-Net
+// medium, the wake-word heads), named by family and shape.
+func heuristicChoices(p deviceProfile) map[string]kernels.Variant {
+	out := map[string]kernels.Variant{}
+	for _, g := range []gemmGeom{
+		{M: 1, N: 128, K: 2400}, {M: 25, N: 96, K: 96}, // wake word
+		{M: 64, N: 160 * 160, K: 96}, {M: 96, N: 20 * 20, K: 480}, {M: 16, N: 320 * 320, K: 16}, // det 640
+		{M: 40, N: 6625, K: 120}, {M: 480, N: 40, K: 120}, // rec
+		{M: 1024, N: 1024, K: 1024, batch: []int64{1}}, {M: 4096, N: 4096, K: 4096}, // SGEMM
+	} {
+		out[fmt.Sprintf("gemm M=%d N=%d K=%d", g.M, g.N, g.K)] = p.gemm(g)
+	}
+	for _, g := range []conv2D{
+		{N: 1, C: 3, OC: 48, OH: 320, OW: 320, KH: 3, KW: 3, SH: 2, SW: 2}, // det stem
+		{N: 1, C: 96, OC: 96, OH: 40, OW: 40, KH: 3, KW: 3, SH: 1, SW: 1},
+		{N: 1, C: 64, OC: 64, OH: 512, OW: 512, KH: 3, KW: 3, SH: 1, SW: 1}, // IS-Net
+		{N: 1, C: 512, OC: 512, OH: 32, OW: 32, KH: 3, KW: 3, SH: 1, SW: 1},
+		{N: 1, C: 1024, OC: 256, OH: 64, OW: 64, KH: 3, KW: 3, SH: 1, SW: 1},
+		{N: 1, C: 256, OC: 256, OH: 32, OW: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 8, DW: 8},
+	} {
+		out[fmt.Sprintf("conv C=%d OC=%d %dx%d s%d", g.C, g.OC, g.OH, g.OW, g.SH)] = p.conv(g, g.SH == 1)
+	}
+	for _, sh := range []int64{1, 2} {
+		out[fmt.Sprintf("dwconv s%d", sh)] = p.dwconv(sh)
+	}
+	for _, oc := range []int64{1, 24, 96} {
+		if v, ok := p.deconv(oc, 2); ok {
+			out[fmt.Sprintf("deconv OC=%d", oc)] = v
+		}
+	}
+	for _, fam := range []string{"eltwise", "se", "copy"} {
+		out[fam] = p.runs(fam)
+	}
+	out["reduce long"] = p.reduce(1<<16, 8)
+	out["reduce short"] = p.reduce(16, 1<<12)
+	for _, kind := range []string{"upsample", "gather", "linear2d", "taps"} {
+		out["resize "+kind] = p.resize(kind)
+	}
+	return out
+}
+
+// cpuShaped says what makes v a CPU-shaped variant ("" when nothing does):
+// one work item per group, vectors wider than float4 per item, or runs of
+// 16 elements per item.
+func cpuShaped(v kernels.Variant) string {
+	f, _ := kernels.LookupFamily(v.Family)
+	for _, a := range f.Algorithms {
+		if a.Name != v.Algorithm {
+			continue
+		}
+		for i, prm := range a.Params {
+			switch x := v.Values[i]; {
+			case prm.Name == "WG" && x == 1:
+				return "one work item per group"
+			case prm.Name == "VW" && x > 4:
+				return fmt.Sprintf("vectors of %d floats per item", x)
+			case prm.Name == "EPT" && x >= 16:
+				return fmt.Sprintf("runs of %d elements per item", x)
+			}
+		}
+	}
+	return ""
+}
+
+// TestHeuristicsFollowTheProfile plans representative shapes of the real
+// models for the profiles of this project's POCL machines and of three GPU
+// classes and checks what the heuristics choose: a declared point that
+// the device can launch (vector width, work group, local memory); on a GPU
+// never a CPU-shaped variant (one item per group, wide vectors, long
+// runs: cpuShaped) but work groups that are multiples of the device's
+// SIMD width; on a CPU register blocks within its vector registers (no
+// float16 on an AVX2 POCL, at most 8 accumulators with 16 registers).
+func TestHeuristicsFollowTheProfile(t *testing.T) {
+	for _, p := range profiles {
+		t.Run(p.name, func(t *testing.T) {
+			lim := kernels.Limits{VectorWidth: max(kernels.MinVectorWidth, p.vectorWidth), MaxWorkGroup: p.maxWorkGroup, LocalMem: p.localMem}
+			for what, v := range heuristicChoices(p) {
+				f, ok := kernels.LookupFamily(v.Family)
+				require.True(t, ok, what)
+				assert.True(t, slices.ContainsFunc(f.Variants(lim), v.Equal), "%s: %s is not a point of the tables this device can launch", what, v)
+				alg, _ := f.Algorithm(v.Algorithm)
+				if p.gpu {
+					assert.Empty(t, cpuShaped(v), "%s: the GPU heuristics chose %s", what, v)
+					if alg.WorkGroup != nil {
+						if wg := alg.WorkGroup(v.Point()); wg > 0 {
+							assert.Zero(t, wg%p.wgMultiple, "%s: %s has groups of %d items, not a multiple of %d", what, v, wg, p.wgMultiple)
+						}
+					}
+					continue
+				}
+				if wg := v.WorkGroup(); slices.ContainsFunc(alg.Params, isGroupPolicy) {
+					assert.Equal(t, 1, wg, "%s: %s: a CPU runs one item per group", what, v)
+				}
+				if vw := v.Get("VW"); vw > 0 && !alg.GPUShaped && v.Family != "resize" {
+					assert.Equal(t, p.vw(), vw, "%s: %s is not at the device's vector width", what, v)
+				}
+				if mr, nv := v.Get("MR"), max(v.Get("NV"), 1); mr > 0 {
+					assert.LessOrEqual(t, mr*nv, p.accumulators(), "%s: %s keeps more accumulators than %s has registers for", what, v, p.name)
+				}
+			}
+		})
+	}
+}
+
+// isGroupPolicy reports whether q is the WG policy parameter of the
+// register-blocked kernels (1: one item per group, 0: the driver's).
+func isGroupPolicy(q kernels.Param) bool {
+	return q.Name == "WG" && slices.Equal(q.Values, []int{1, 0})
+}
+
+// TestHeuristicsWinogradFollowsTheCache checks the CPU conv heuristics'
+// one cache-dependent choice: Winograd where the direct kernel's weight
+// block per item outgrows an eighth of the device's cache (local memory on
+// POCL), which on an AVX2 POCL with a smaller cache comes at fewer
+// channels than on AVX-512 with 2 MiB per core, and never below 256.
+func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
+	alg := func(p deviceProfile, c int64) string {
+		return p.conv(conv2D{N: 1, C: c, OC: 256, OH: 64, OW: 64, KH: 3, KW: 3, SH: 1, SW: 1}, true).Algorithm
+	}
+	for _, c := range []struct {
+		p    deviceProfile
+		ch   int64
+		want string
+	}{
+		{poclSkylake, 128, "direct"}, {poclSkylake, 256, "direct"}, {poclSkylake, 512, "winograd_2x2_3x3"},
+		{poclHaswell, 128, "direct"}, {poclHaswell, 256, "winograd_2x2_3x3"}, {poclHaswell, 512, "winograd_2x2_3x3"},
+	} {
+		assert.Equal(t, c.want, alg(c.p, c.ch), "%s, C=%d", c.p.name, c.ch)
+	}
+	assert.Equal(t, "direct", poclSkylake.conv(conv2D{N: 1, C: 512, OC: 256, OH: 64, OW: 64, KH: 3, KW: 3, SH: 2, SW: 2}, false).Algorithm,
+		"strided windows are not Winograd's")
+}
+
+// TestGPUHeuristicsOnPOCL plans the variant cases of the hot families for
+// an NVIDIA H100's profile on this machine's device: the GPU-shaped
+// variants the heuristics choose there run here too (POCL; oclgrind runs
+// every declared variant in make oclgrind) and compute what the CPU
+// reference does.
+func TestGPUHeuristicsOnPOCL(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	p := nvidiaH100
+	testProfile = &p
+	t.Cleanup(func() { testProfile = nil })
+	cases := variantCases()
+	// M >= 32: the GPU heuristics' tiled GEMM (the variant cases' GEMMs
+	// are narrower).
+	cases["gemm"] = append(cases["gemm"], lowerCase{"matmul_40x33x50", func(g *caseGen) *graph.Model {
+		return g.one("MatMul", nil, g.x("a", 40, 33), g.x("b", 33, 50))
+	}})
+	gpuShaped := map[string]bool{}
+	for _, fam := range []string{"gemm", "conv", "dwconv", "resize", "eltwise", "reduce", "copy"} {
+		for ci, c := range cases[fam] {
+			t.Run(fam+"/"+c.name, func(t *testing.T) {
+				m, ins := c.instance(t, fam, ci)
+				got, cm := inferAll(t, gpu, m, ins)
+				want, _ := inferAll(t, cpu, m, ins)
+				assertOutputsClose(t, want, got, 1e-4, 1e-3)
+				rm, err := cm.RuntimeModel()
+				require.NoError(t, err)
+				nodes, err := rm.Nodes()
+				require.NoError(t, err)
+				for _, n := range nodes {
+					if s := n.RT.Extra[KeyKernelVariant]; s != "" {
+						v, err := kernels.ParseVariant(s)
+						require.NoError(t, err)
+						assert.Empty(t, cpuShaped(v), "node %s ran %s", n.Name, s)
+						f, _ := kernels.LookupFamily(v.Family)
+						alg, _ := f.Algorithm(v.Algorithm)
+						gpuShaped[v.Family] = gpuShaped[v.Family] || alg.GPUShaped
+					}
+				}
+			})
+		}
+	}
+	for _, fam := range []string{"gemm", "conv", "dwconv"} {
+		assert.True(t, gpuShaped[fam], "no %s case ran a GPU-shaped algorithm (local-memory tiles) under the GPU profile", fam)
+	}
+}

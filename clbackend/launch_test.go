@@ -1,0 +1,79 @@
+package clbackend
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// TestLaunchPaths runs one model three ways: the plan recorded as a
+// command buffer (GPU_COMMAND_BUFFERS=YES on a device with
+// cl_khr_command_buffer), launched kernel by kernel without events (NO),
+// and profiled (every command with its event, no staging); each twice, so
+// the second inference reuses what the first made. The outputs agree to
+// the bit; small ports go through the pinned staging buffers except when
+// profiling; and the models' buffers, kernels, events and command
+// buffers are released with them.
+func TestLaunchPaths(t *testing.T) {
+	gpu := newGPU(t)
+	m, ins := tuningModel(t)
+	base := cl.LiveObjects()
+	run := func(props map[string]string) ([]*tensor.Tensor, *planState) {
+		cm, err := gpu.CompileModel(context.Background(), m, props)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, cm.Close()) }()
+		r, err := cm.CreateInferRequest()
+		require.NoError(t, err)
+		defer r.Close()
+		for name, x := range ins {
+			require.NoError(t, r.SetTensor(name, x))
+		}
+		var out []*tensor.Tensor
+		for range 2 {
+			require.NoError(t, r.Infer(context.Background()))
+			out = nil
+			for _, o := range cm.Outputs() {
+				y, err := r.Tensor(o.Name)
+				require.NoError(t, err)
+				out = append(out, y.Clone())
+			}
+		}
+		req := r.(*InferRequest)
+		st := req.states[cm.(*CompiledModel).static]
+		// What the state held, before Close releases it.
+		snap := &planState{in: append([]*stage(nil), st.in...), out: append([]*stage(nil), st.out...), cmdbuf: st.cmdbuf}
+		return out, snap
+	}
+	cbOut, cbState := run(map[string]string{KeyCommandBuffers: "YES"})
+	oneOut, oneState := run(map[string]string{KeyCommandBuffers: "NO"})
+	profOut, profState := run(map[string]string{KeyCommandBuffers: "YES", driver.KeyEnableProfiling: "YES"})
+	for i := range cbOut {
+		assert.Equal(t, oneOut[i].Bytes(), cbOut[i].Bytes(), "output %d: command buffer vs single launches", i)
+		assert.Equal(t, oneOut[i].Bytes(), profOut[i].Bytes(), "output %d: profiled", i)
+	}
+	if gpu.devices[gpu.def].cmdbufs {
+		assert.NotNil(t, cbState.cmdbuf, "the plan ran as a command buffer")
+	} else {
+		t.Logf("%s has no usable cl_khr_command_buffer: the plan launched kernel by kernel", gpu.devices[gpu.def].fullName)
+	}
+	assert.Nil(t, oneState.cmdbuf)
+	assert.Nil(t, profState.cmdbuf, "profiled runs time every kernel")
+	for _, st := range []*planState{cbState, oneState} {
+		require.Len(t, st.in, 2)
+		assert.NotNil(t, st.in[0], "x is staged")
+		assert.NotNil(t, st.out[0], "y is staged")
+	}
+	assert.Nil(t, profState.in[0], "profiled runs move tensors with events of their own")
+	after := cl.LiveObjects()
+	for _, k := range []string{"MemObject", "Kernel", "Event", "CommandBuffer"} {
+		// The plugin keeps its context, queue and programs for later
+		// models; the model's own handles are gone.
+		assert.Equal(t, base[k], after[k], "%s handles left after the models closed", k)
+	}
+}
