@@ -96,17 +96,6 @@ inline long param_index(const long i, __global const int* m)
     return (o * m[4] + a / m[3]) * inner + r;
 }
 
-#ifdef V4
-// round_sat4 is round_sat without branches or 64-bit arithmetic, for the
-// lanes of -DV4: |q| beyond 2^20 saturates whatever the zero point, so it
-// is clamped there first and the i32 sum cannot overflow.
-inline int round_sat4(const float q, const int zp)
-{
-    const int r = (int)rint(clamp(q, -1048576.0f, 1048576.0f)) + zp;
-    return isnan(q) ? zp : clamp(r, QMIN, QMAX);
-}
-#endif
-
 __kernel void quantize_linear(X_PTR x, S_PTR scale,
 #ifdef HAS_ZP
                               __global const QT* zp,
@@ -114,9 +103,8 @@ __kernel void quantize_linear(X_PTR x, S_PTR scale,
                               __global QT* y, const ulong n, __global const int* m)
 {
 #ifdef V4
-    // One scale: four elements per item in float4 lanes, each rounded as
-    // round_sat does (the quotient rounded once, a NaN quotient giving the
-    // zero point, saturation).
+    // One scale: four elements per item, a float4 quotient, each lane
+    // rounded by round_sat.
     const ulong i0 = (ulong)get_global_id(0) * 4;
     if (i0 >= n) return;
     const float s = S_LOAD(scale, 0);
@@ -144,7 +132,7 @@ __kernel void quantize_linear(X_PTR x, S_PTR scale,
 #else
     const float4 q = v / s;
 #endif
-    const int4 t = (int4)(round_sat4(q.s0, z), round_sat4(q.s1, z), round_sat4(q.s2, z), round_sat4(q.s3, z));
+    const int4 t = (int4)(round_sat(q.s0, z), round_sat(q.s1, z), round_sat(q.s2, z), round_sat(q.s3, z));
     if (i0 + 4 <= n) {
         y[i0] = (QT)t.s0;
         y[i0 + 1] = (QT)t.s1;
