@@ -1,5 +1,6 @@
 // npy.js writes float32 arrays as NumPy .npy files (version 1.0,
-// little-endian, C order), the format internal/npy reads.
+// little-endian, C order), the format internal/npy reads, and reads them
+// back (readF32: what internal/npy.WriteFile writes for f32).
 'use strict';
 
 const fs = require('fs');
@@ -37,4 +38,25 @@ function writeF32(path, data, shape) {
   fs.writeFileSync(path, encodeF32(data, shape));
 }
 
-module.exports = { encodeF32, writeF32 };
+// readF32 reads a little-endian float32 .npy file (version 1 or 2, C
+// order) as { data: Float32Array, shape: [...] }.
+function readF32(path) {
+  const b = fs.readFileSync(path);
+  if (b.toString('latin1', 0, 6) !== '\x93NUMPY') throw new Error(`npy: ${path} is not a .npy file`);
+  const v1 = b[6] === 1;
+  const hlen = v1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
+  const start = (v1 ? 10 : 12) + hlen;
+  const head = b.toString('latin1', v1 ? 10 : 12, start);
+  if (!/'descr':\s*'<f4'/.test(head) || /'fortran_order':\s*True/.test(head)) {
+    throw new Error(`npy: ${path}: want little-endian float32 in C order, header ${head.trim()}`);
+  }
+  const m = /'shape':\s*\(([^)]*)\)/.exec(head);
+  if (!m) throw new Error(`npy: ${path}: no shape in header ${head.trim()}`);
+  const shape = m[1].split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+  const n = shape.reduce((a, c) => a * c, 1);
+  const data = new Float32Array(n);
+  for (let i = 0; i < n; i++) data[i] = b.readFloatLE(start + 4 * i);
+  return { data, shape };
+}
+
+module.exports = { encodeF32, writeF32, readF32 };
