@@ -196,8 +196,10 @@ func deviceLimits(d *device) kernels.Limits { return DeviceLimits(d.cl) }
 // GPU device's planner applies: its preferred float vector width (4 at
 // least: the kernels' default builds everywhere; a wider vector changes
 // the builtins' call ABI on a CPU that lacks the registers, and a POCL
-// device on it cannot build the program), its largest work group and its
-// local memory. Every test that launches kernels on a device takes its
+// device on it cannot build the program), its largest work group, its
+// local memory and whether it has accelerated packed 4x8-bit integer dot
+// products (cl_khr_integer_dot_product, Device.IntegerDot4x8Packed: the
+// qconv family's dot4 forms). Every test that launches kernels on a device takes its
 // limits from here, so that it launches what the planner would.
 func DeviceLimits(d *cl.Device) kernels.Limits {
 	lim := kernels.Limits{VectorWidth: kernels.MinVectorWidth}
@@ -209,6 +211,9 @@ func DeviceLimits(d *cl.Device) kernels.Limits {
 	}
 	if n, err := d.LocalMemSize(); err == nil {
 		lim.LocalMem = n
+	}
+	if _, acc, err := d.IntegerDot4x8Packed(); err == nil {
+		lim.IntegerDot = acc // the qconv family's dot4 forms then run
 	}
 	return lim
 }

@@ -918,3 +918,32 @@ func vaddWorker(ctx *cl.Context, dev *cl.Device, p *cl.Program, w, rounds, n int
 	}
 	return nil
 }
+
+// TestIntegerDot4x8Packed checks the packed integer dot product query on
+// every device: no error, and a device has the packed form only with
+// cl_khr_integer_dot_product, and accelerates it only when it has it.
+func TestIntegerDot4x8Packed(t *testing.T) {
+	testDevice(t)
+	platforms, err := cl.GetPlatforms()
+	require.NoError(t, err)
+	for _, p := range platforms {
+		devices, err := p.GetDevices(cl.DeviceTypeAll)
+		if errors.Is(err, cl.ErrDeviceNotFound) {
+			continue
+		}
+		require.NoError(t, err)
+		for _, d := range devices {
+			has, acc, err := d.IntegerDot4x8Packed()
+			require.NoError(t, err, mustName(t, d))
+			ext, err := d.HasExtension("cl_khr_integer_dot_product")
+			require.NoError(t, err)
+			if has {
+				assert.True(t, ext, "%s: packed dot products without the extension", mustName(t, d))
+			}
+			if acc {
+				assert.True(t, has, "%s: accelerated but absent", mustName(t, d))
+			}
+			t.Logf("%s: cl_khr_integer_dot_product %v, packed 4x8-bit %v, accelerated %v", mustName(t, d), ext, has, acc)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cl
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -277,6 +278,38 @@ func (d *Device) Extensions() ([]string, error) {
 func (d *Device) HasExtension(name string) (bool, error) {
 	exts, err := d.Extensions()
 	return slices.Contains(exts, name), err
+}
+
+// Device info of cl_khr_integer_dot_product.
+const (
+	deviceIntegerDotProductCapabilities          = 0x1073 // CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR
+	deviceIntegerDotProductAcceleration4x8Packed = 0x1075 // CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR
+	integerDotProductInput4x8BitPacked           = 1 << 0 // CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED_KHR
+)
+
+// IntegerDot4x8Packed reports cl_khr_integer_dot_product's packed 4x8-bit
+// dot products (dot_4x8packed_*): has is the extension with the packed
+// input in its capabilities; accelerated is has with the packed form's
+// acceleration properties saying its signed, unsigned and mixed-signedness
+// products are all accelerated (faster than the device's own emulation of
+// them). A device without the extension reports false, false, nil.
+func (d *Device) IntegerDot4x8Packed() (has, accelerated bool, err error) {
+	ok, err := d.HasExtension("cl_khr_integer_dot_product")
+	if err != nil || !ok {
+		return false, false, err
+	}
+	caps, err := d.uint(deviceIntegerDotProductCapabilities, "CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR")
+	if err != nil || caps&integerDotProductInput4x8BitPacked == 0 {
+		return false, false, err
+	}
+	// cl_device_integer_dot_product_acceleration_properties_khr: six
+	// cl_bools, the signed, unsigned and mixed-signedness products first.
+	b, err := d.info(deviceIntegerDotProductAcceleration4x8Packed, "CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR")
+	if err != nil || len(b) < 12 {
+		return true, false, err
+	}
+	acc := binary.NativeEndian.Uint32(b[0:]) != 0 && binary.NativeEndian.Uint32(b[4:]) != 0 && binary.NativeEndian.Uint32(b[8:]) != 0
+	return true, acc, nil
 }
 
 // HasFP16 reports whether kernels can compute in half precision
