@@ -45,8 +45,10 @@ type InferRequest struct {
 	held []*cl.MemObject
 
 	// warmUp marks the compile-time warm-up request (warmup.go), whose
-	// profile does not count in the runtime model.
+	// profile does not count in the runtime model; warmed holds the
+	// launches it has made (warmedUp), each made once.
 	warmUp bool
+	warmed map[string]bool
 	// released is set once release has freed the device resources.
 	released bool
 }
@@ -383,7 +385,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 		}
 	}
 	var prof []driver.ProfilingInfo
-	if c.profiling {
+	if c.profiling && !r.warmUp { // the warm-up skips launches (warmedUp)
 		var err error
 		prof, err = r.profile(s.segments(), &s.evs, s.upload, s.execute, s.download, s.wait)
 		if err != nil {

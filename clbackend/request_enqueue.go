@@ -233,7 +233,7 @@ func (r *InferRequest) launch(s *runState, end int) error {
 	events := r.c.profiling || s.windowed
 	for ; s.next < end; s.next++ {
 		l := pl.launches[s.next]
-		if l.n == 0 {
+		if l.n == 0 || r.warmUp && s.pl.cont == nil && s.pl.parent == nil && r.warmedUp(l) {
 			continue
 		}
 		ts := time.Now()

@@ -15,7 +15,16 @@ import (
 // kernel again for its work-group size, other drivers finish their JIT or
 // allocate on first use. Doing that here puts the cost in CompileModel,
 // which users expect to be slow, instead of in the user's first inference
-// (PP-OCR det 640 on POCL: 7 s of a 7.1 s first inference). A model with
+// (PP-OCR det 640 on POCL: 7 s of a 7.1 s first inference). Each distinct
+// launch (warmedUp) is made once: what the driver prepares depends on the
+// kernel and its work-group size, not on how often it runs, and a
+// large-image network repeats a few kernels over dozens of layers (IS-Net
+// medium: 119 convolutions, a full inference as long as the rest of the
+// compile). The skipped launches leave their outputs unwritten; kernels
+// that read indices clamp them (index.clh), so whatever the later launches
+// find there is safe to read. A plan that reads sizes back (data-sized
+// nodes) or runs a program (control flow) launches everything, since what
+// it reads back decides what runs next. A model with
 // host-known inputs has no plan before its first inference and is not
 // warmed up. The warm-up's timings are kept out of the runtime model's
 // PERF_COUNTER. A done ctx stops it with ctx's error.
@@ -69,4 +78,23 @@ func (r *InferRequest) window() int {
 		return warmUpWindow
 	}
 	return launchWindow
+}
+
+// warmedUp reports whether the warm-up made a launch like l already, and
+// records l: the same kernel of the same program with the same work group
+// (and, where the driver picks the group, the same global size, from which
+// it picks it).
+func (r *InferRequest) warmedUp(l launch) bool {
+	key := fmt.Sprintf("%p %s %v", l.prog, l.kernel.Entry, l.local)
+	if l.local == nil {
+		key += fmt.Sprint(l.global)
+	}
+	if r.warmed[key] {
+		return true
+	}
+	if r.warmed == nil {
+		r.warmed = map[string]bool{}
+	}
+	r.warmed[key] = true
+	return false
 }
