@@ -3,7 +3,7 @@
 // ConvInteger) with a synthetic 1024x1024 scene and writes its mask (output
 // 0, [1,1,1024,1024]) as compact reference data:
 //
-//   tests/testdata/realmodels/isnet_small_u8/mask_u8.npy.gz
+//   tests/testdata/isnet_small_u8/mask_u8.npy.gz
 //
 // The mask is stored as round(mask * 255) in uint8 (resolution 1/255:
 // the test's tolerance accounts for the 1/510 rounding) and gzipped (160
@@ -78,7 +78,7 @@ async function main() {
     q[i] = Math.round(Math.min(Math.max(mask[i], 0), 1) * 255);
     if (mask[i] > 0.5) fg++;
   }
-  const dir = path.join(ROOT, 'tests', 'testdata', 'realmodels', 'isnet_small_u8');
+  const dir = path.join(ROOT, 'tests', 'testdata', 'isnet_small_u8');
   fs.mkdirSync(dir, { recursive: true });
   const gz = zlib.gzipSync(npyU8(q, out[name].dims.map(Number)), { level: 9 });
   fs.rmSync(path.join(dir, 'mask_u16.npy.gz'), { force: true });

@@ -102,9 +102,44 @@ func ModelPath(name string) (string, error) {
 	}
 	p := filepath.Join(dir, name)
 	if _, err := os.Stat(p); err != nil {
+		if Omitted(dir, name) {
+			return "", fmt.Errorf("conformance: model %s was left out of the device bundle for its size (listed in %s): run this test from a checkout after `make models`: %w",
+				name, filepath.Join(dir, omittedFile), ErrOmitted)
+		}
 		return "", fmt.Errorf("conformance: model %s not found in %s: run `make models` (or set CLINFER_MODELS): %w", name, dir, err)
 	}
 	return p, nil
+}
+
+// omittedFile, in a models directory, lists the models the device bundle
+// leaves out for their size (scripts/devicebundle/build.sh), one per line.
+const omittedFile = "OMITTED"
+
+// ErrOmitted is wrapped by ModelPath's error for a model the device bundle
+// left out; tests skip on it (SkipOmitted) instead of failing.
+var ErrOmitted = errors.New("model omitted from the device bundle")
+
+// Omitted reports whether the models directory dir lists name as left out.
+func Omitted(dir, name string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, omittedFile))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// SkipOmitted skips t when err says the device bundle left its model out,
+// and does nothing otherwise.
+func SkipOmitted(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrOmitted) {
+		t.Skip(err.Error())
+	}
 }
 
 // ReadRealCase reads and checks a case.json.
@@ -238,6 +273,7 @@ func RealModels(t *testing.T, device string) {
 				t.Fatal(err)
 			}
 			if _, err := ModelPath(c.Model); err != nil {
+				SkipOmitted(t, err)
 				t.Fatal(err)
 			}
 			reps, err := guarded(RealModelTimeout, func(ctx context.Context) ([]OutputReport, error) {
