@@ -208,6 +208,9 @@ func WriteShipped(dir, name, vendor, source string, paths []string) (string, err
 	if err != nil {
 		return "", err
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("tune: shipped tuning directory: %w", err)
+	}
 	path := filepath.Join(dir, ShippedName(name, vendor))
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return "", err

@@ -75,9 +75,11 @@ func TestWriteShipped(t *testing.T) {
 	db.Put("conv k", tune.Record{Variant: "conv/direct:VW=16,MR=16,NV=1,WG=1", Ms: 2, Mode: "FAST"})
 	require.NoError(t, db.Save())
 
-	out, err := tune.WriteShipped(dir, "pthread-skylake-avx512-Intel(R) Xeon(R) Processor", "GenuineIntel", "test", []string{path})
+	// The directory need not exist yet (devicereport's OUTDIR/tuning).
+	shipDir := filepath.Join(dir, "report", "tuning")
+	out, err := tune.WriteShipped(shipDir, "pthread-skylake-avx512-Intel(R) Xeon(R) Processor", "GenuineIntel", "test", []string{path})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, "pocl-pthread-skylake-avx512.json"), out)
+	assert.Equal(t, filepath.Join(shipDir, "pocl-pthread-skylake-avx512.json"), out)
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	f, err := tune.ParseShipped(b)
