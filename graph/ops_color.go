@@ -36,9 +36,10 @@ func NV12Dims(n *Node) (b, h, w Dim, err error) {
 	}
 	b, h, w = ys.Dims[0], ys.Dims[1], ys.Dims[2]
 	if len(n.Inputs) == 1 {
-		// One plane: H*3/2 rows.
+		// One plane: H*3/2 rows, so a multiple of 3 (H = rows/3*2 is
+		// then even).
 		if h.IsStatic() {
-			if h.Size%3 != 0 || (h.Size/3)%2 != 0 {
+			if h.Size%3 != 0 {
 				return b, h, w, n.Errorf("the NV12 image has %d rows, want H*3/2 for an even H", h.Size)
 			}
 			h = StaticDim(h.Size / 3 * 2)

@@ -585,8 +585,10 @@ func TestSpaceBatch2(t *testing.T) {
 	})
 }
 
-// TestI420: I420toRGB/BGR-8 from three planes and from one, by the BT.601
-// formula the NV12 conversions use (values that stay within 0..255).
+// TestI420: I420toRGB/BGR-8 from three planes and from one, and
+// NV12toRGB/BGR-8 from one plane of the smallest height (2 rows of luma),
+// by the BT.601 formula the NV12 conversions use (values that stay within
+// 0..255).
 func TestI420(t *testing.T) {
 	yv := []float32{50, 60, 70, 80, 90, 100, 110, 120}
 	u, v := []float32{120, 140}, []float32{130, 110}
@@ -605,6 +607,7 @@ func TestI420(t *testing.T) {
 		return tf32(tensor.Shape{1, 2, 4, 3}, out...)
 	}
 	one := append(append(append([]float32{}, yv...), u...), v...)
+	nv12 := append(append([]float32{}, yv...), u[0], v[0], u[1], v[1])
 	runCases(t, []opCase{
 		{name: "three planes", build: func(b *irb) []port {
 			y, up, vp := b.input(tf32(tensor.Shape{1, 2, 4, 1}, yv...)), b.input(tf32(tensor.Shape{1, 1, 2, 1}, u...)), b.input(tf32(tensor.Shape{1, 1, 2, 1}, v...))
@@ -613,6 +616,10 @@ func TestI420(t *testing.T) {
 		{name: "one plane", build: func(b *irb) []port {
 			x := b.input(tf32(tensor.Shape{1, 3, 4, 1}, one...))
 			return []port{b.op1("I420toRGB", "opset8", "", x), b.op1("I420toBGR", "opset8", "", x)}
+		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{rgb(false), rgb(true)} }, tol: 1e-4},
+		{name: "NV12 one plane", build: func(b *irb) []port {
+			x := b.input(tf32(tensor.Shape{1, 3, 4, 1}, nv12...))
+			return []port{b.op1("NV12toRGB", "opset8", "", x), b.op1("NV12toBGR", "opset8", "", x)}
 		}, want: func() []*tensor.Tensor { return []*tensor.Tensor{rgb(false), rgb(true)} }, tol: 1e-4},
 	})
 }
