@@ -176,14 +176,20 @@ bench-serve: models
 	mkdir -p $(OUT)
 	$(GO) run ./bench/serveload -json $(OUT)/bench-serve.json | tee $(OUT)/bench-serve.txt
 
-## bench-models: clinfer's PP-OCR benchmarks on CPU and GPU (POCL when
-## there is no GPU) next to ONNX Runtime's CPU (2 threads), in one run:
-## medians and ratios. bench-cpu is the old name.
+## bench-models: the real models side by side in one run (bench/modelbench):
+## PP-OCR det 320/640, cls, rec, IS-Net medium (fp16 and its fp32 twin) and
+## small, Silero VAD v5, the wake-word heads, each on clinfer's CPU, its GPU
+## (POCL when there is no GPU) with the heuristics and with the shipped
+## tuning database, and ONNX Runtime (CPU, 2 threads), interleaved in
+## rounds; medians, ratios, the devices and the load average. It writes
+## the run to docs/bench-models.json and its table into README.md
+## (Performance); BENCH_MODELS_FLAGS adds flags (-models det_640,cls,
+## -seconds 10). bench-cpu is the old name. Minutes: not part of `test`,
+## whose TestQuickRun runs the same path on one model.
+BENCH_MODELS_FLAGS ?=
 bench-models bench-cpu: models
 	mkdir -p $(OUT)
-	GOMAXPROCS=2 $(GO) test -run '^$$' -bench PPOCR -count $(BENCH_COUNT) ./bench/ | tee $(OUT)/bench-go.txt
-	NODE_PATH=.cache/node_modules node scripts/ortref/bench.js --threads 2 | tee $(OUT)/bench-ort.txt
-	$(GO) run ./bench/sidebyside -go $(OUT)/bench-go.txt -ort $(OUT)/bench-ort.txt
+	GOMAXPROCS=2 $(GO) run ./bench/modelbench -json docs/bench-models.json -readme README.md $(BENCH_MODELS_FLAGS) | tee $(OUT)/bench-models.txt
 
 ## bench-auto: AUTO and BATCH next to the devices they run on, each
 ## measurement cmd/benchmark in a fresh process with cold kernel caches,

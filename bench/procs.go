@@ -1,6 +1,10 @@
 package bench
 
-import "slices"
+import (
+	"os"
+	"slices"
+	"strings"
+)
 
 // DriverCachesOff are the environment settings that turn off the drivers'
 // own caches of compiled kernels in a child process (POCL's kernel cache,
@@ -21,4 +25,16 @@ func Median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// LoadAvg returns /proc/loadavg's first three fields (the 1, 5 and 15
+// minute load averages), or "unknown" where there is none: benchmark
+// reports name the load they ran under.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clinfer/clinfer"
+	"github.com/clinfer/clinfer/bench"
 	"github.com/clinfer/clinfer/internal/cliutil"
 	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/tests/conformance"
@@ -89,7 +90,7 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "serveload: %s %s on BATCH:%s(%d), AUTO_BATCH_TIMEOUT=%d ms; %s; load %s\n",
-		filepath.Base(o.model), o.shape, o.device, o.batch, o.batchDelay, deviceName(o.device), loadAvg())
+		filepath.Base(o.model), o.shape, o.device, o.batch, o.batchDelay, deviceName(o.device), bench.LoadAvg())
 	fmt.Fprintf(out, "each point: at most %g s and %d requests; loopback; request bodies encoded once\n", o.seconds, o.n)
 
 	srv, err := startServer(filepath.Join(tmp, "serve"), o, &tg)
@@ -345,14 +346,4 @@ func deviceName(dev string) string {
 		return dev + ": " + err.Error()
 	}
 	return dev + " = " + v
-}
-
-// loadAvg is /proc/loadavg's first three fields.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
 }

@@ -9,12 +9,17 @@
 //   NODE_PATH=.cache/node_modules node scripts/ortref/bench.js [--threads N]
 //       [--iters N | --seconds S] [--warmup N] [--models DIR]
 //       [--model PATH --shape name=1x3x320x320 [--shape ...]
-//        [--value name=V[:int64|int32|float32] ...] [--stateful input:output[,...]]]
+//        [--value name=V[:int64|int32|float32] ...] [--stateful input:output[,...]] [--rounds]]
 //
 // --value fills an input with one value (Silero's sample rate); --stateful
 // feeds each run's output into the paired input of the next (a streaming
 // model's state, as clinfer's MAKE_STATEFUL keeps it), which is how
 // cmd/benchmark -ort times a streaming model beside clinfer.
+//
+// --rounds makes it a peer process that another program interleaves with its
+// own timings (bench/modelbench): after the warm-up it prints {"ready":true,...}
+// and then, for each line "S" read from stdin, runs the model for S seconds
+// (at least once) and prints {"times_ms":[...]}; it ends at the end of stdin.
 //
 // Without --model it runs cls at 1x3x48x192 (50 iterations) and det at
 // 1x3x320x320 (20 iterations) and 1x3x640x640 (10). Inputs are seeded uniform [-1,1) (seeded.js).
@@ -33,7 +38,7 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const o = { threads: 2, iters: 0, seconds: 0, warmup: 3, models: path.join(ROOT, '.cache', 'models'), model: '', shapes: [], values: {}, stateful: [] };
+  const o = { threads: 2, iters: 0, seconds: 0, warmup: 3, models: path.join(ROOT, '.cache', 'models'), model: '', shapes: [], values: {}, stateful: [], rounds: false };
   const num = (i, name) => {
     const v = Number(argv[i]);
     if (argv[i] === undefined || !Number.isFinite(v) || v < 0) usage(`${name} needs a non-negative number, got ${argv[i]}`);
@@ -47,6 +52,7 @@ function parseArgs(argv) {
       case '--warmup': o.warmup = num(++i, '--warmup'); break;
       case '--models': o.models = argv[++i]; break;
       case '--model': o.model = argv[++i]; break;
+      case '--rounds': o.rounds = true; break;
       case '--shape': {
         const s = argv[++i] || '';
         const eq = s.indexOf('=');
@@ -76,6 +82,7 @@ function parseArgs(argv) {
   if (o.threads < 1) usage('--threads must be at least 1');
   if (o.shapes.length && !o.model) usage('--shape needs --model');
   if (o.model && !o.shapes.length) usage('--model needs --shape name=dims for each input');
+  if (o.rounds && !o.model) usage('--rounds needs --model');
   return o;
 }
 
@@ -114,6 +121,11 @@ async function bench(modelPath, shapes, defaultIters, o) {
     if (!feeds[name]) throw new Error(`bench: ${modelPath}: no --shape for input ${name}`);
   }
   for (let i = 0; i < o.warmup; i++) await run();
+  if (o.rounds) {
+    await serveRounds(run, o);
+    await session.release();
+    return null;
+  }
   const times = [];
   const iters = o.iters || defaultIters;
   const start = process.hrtime.bigint();
@@ -144,6 +156,26 @@ async function bench(modelPath, shapes, defaultIters, o) {
   };
 }
 
+// serveRounds answers each stdin line "S" with the times of the runs of S
+// seconds (at least one), one JSON line per round.
+async function serveRounds(run, o) {
+  const r3 = (v) => Math.round(v * 1000) / 1000;
+  console.log(JSON.stringify({ ready: true, threads: o.threads, ort_version: require('onnxruntime-node/package.json').version }));
+  const lines = require('readline').createInterface({ input: process.stdin, terminal: false });
+  for await (const line of lines) {
+    const secs = Number(line.trim());
+    if (!Number.isFinite(secs) || secs < 0) throw new Error(`bench: --rounds: want seconds on stdin, got ${JSON.stringify(line)}`);
+    const times = [];
+    const start = process.hrtime.bigint();
+    do {
+      const t0 = process.hrtime.bigint();
+      await run();
+      times.push(r3(Number(process.hrtime.bigint() - t0) / 1e6));
+    } while (Number(process.hrtime.bigint() - start) / 1e9 < secs);
+    console.log(JSON.stringify({ times_ms: times }));
+  }
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const runs = o.model
@@ -154,7 +186,8 @@ async function main() {
         { path: path.join(o.models, 'ch_PP-OCRv4_det_infer.onnx'), shapes: [{ name: 'x', dims: [1, 3, 640, 640] }], iters: 10 },
       ];
   for (const r of runs) {
-    console.log(JSON.stringify(await bench(r.path, r.shapes, r.iters, o)));
+    const rec = await bench(r.path, r.shapes, r.iters, o);
+    if (rec) console.log(JSON.stringify(rec));
   }
 }
 
