@@ -6,6 +6,7 @@ import (
 
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels/gen"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -43,6 +44,34 @@ func BenchmarkKernelFusions(b *testing.B) {
 				benchVariants(b, m.model, shape, k.Kernel, variants)
 			})
 		}
+	}
+}
+
+// chainModels are the real models BenchmarkElementwiseChains runs on.
+var chainModels = []struct {
+	name  string
+	model string
+	shape tensor.Shape
+}{
+	{"cls_1x3x48x192", "ch_ppocr_mobile_v2.0_cls_infer.onnx", tensor.Shape{1, 3, 48, 192}},
+	{"rec_1x3x48x320", "ch_PP-OCRv4_rec_infer.onnx", tensor.Shape{1, 3, 48, 320}},
+	{"det_1x3x320x320", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 320, 320}},
+}
+
+// BenchmarkElementwiseChains measures the generated chain kernels
+// (fusion.FuseElementwiseChains, kernels/gen) on the GPU device as
+// BenchmarkKernelFusions measures a declared fusion: each model with the
+// pass (fused) and with DISABLED_TRANSFORMATIONS=FuseElementwiseChains
+// (unfused), alternating unprofiled synchronous inferences, reporting the
+// chains, launches per inference and ms/infer of each:
+//
+//	go test -run '^$' -bench BenchmarkElementwiseChains -benchtime 20x ./bench/
+func BenchmarkElementwiseChains(b *testing.B) {
+	for _, m := range chainModels {
+		b.Run(m.name, func(b *testing.B) {
+			variants := []map[string]string{nil, {fusion.KeyDisabledTransformations: fusion.PassFuseElementwiseChains}}
+			benchVariants(b, m.model, m.shape, gen.Entry, variants)
+		})
 	}
 }
 

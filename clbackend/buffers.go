@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -147,16 +146,6 @@ func (pl *plan) parentConst(i int) bool {
 		}
 	}
 	return false
-}
-
-// programWith returns the built program of k's file with options, with a
-// reference the caller releases.
-func (c *CompiledModel) programWith(p *Plugin, k kernels.Kernel, opts string) (*shared[*cl.Program], error) {
-	src, err := k.Source()
-	if err != nil {
-		return nil, err
-	}
-	return p.cache.program(c.ctx, k.File, src, opts, diskCache{c.cacheDir, c.binaries}, c.compilerLog)
 }
 
 // upload copies a host tensor into a new read-only device buffer, counted

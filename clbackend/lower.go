@@ -1,12 +1,10 @@
 package clbackend
 
 import (
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/clinfer/clinfer/graph"
-	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/kernels/gen"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -90,46 +88,11 @@ func buildLowerings() map[string]lowering {
 	return t
 }
 
-// unaryOps maps each single-input op of the eltwise, activation and
-// compare families whose name, in snake case, is an operation macro of
-// eltwise_unary.cl ("LeakyRelu": "leaky_relu") to that catalogue entry.
-var unaryOps = sync.OnceValue(func() map[string]string {
-	t := map[string]string{}
-	for _, op := range graph.OpTypes() {
-		s, _ := graph.Lookup(op)
-		switch s.Family {
-		case graph.FamilyEltwise, graph.FamilyActivation, graph.FamilyCompare:
-		default:
-			continue
-		}
-		if k := snakeCase(op); s.MaxInputs == 1 && slices.Contains(kernels.UnaryOps(), k) {
-			t[op] = k
-		}
-	}
-	return t
-})
-
-// snakeCase is an op type in snake case: a word starts at each capital
-// that follows a lower-case letter or starts a capitalised word after a
-// run of capitals ("ThresholdedRelu": "thresholded_relu", "GatherND":
-// "gather_nd"), and a last single capital joins its word ("IsNaN":
-// "is_nan").
-func snakeCase(op string) string {
-	var words []string
-	start := 0
-	for i := 1; i < len(op); i++ {
-		c, prev := op[i], op[i-1]
-		upper := c >= 'A' && c <= 'Z'
-		prevUpper := prev >= 'A' && prev <= 'Z'
-		nextLower := i+1 < len(op) && op[i+1] >= 'a' && op[i+1] <= 'z'
-		if upper && (!prevUpper || nextLower) && i+1 < len(op) {
-			words = append(words, op[start:i])
-			start = i
-		}
-	}
-	words = append(words, op[start:])
-	return strings.ToLower(strings.Join(words, "_"))
-}
+// unaryOps maps each single-input op whose kernel is an operation macro
+// of eltwise_ops.clh to its catalogue entry of eltwise_unary.cl
+// ("LeakyRelu": "leaky_relu"): gen.UnaryKernels, which generated chains
+// print the same macros by.
+var unaryOps = gen.UnaryKernels
 
 // copies is the entry of a lowering whose kernels move bits: any element
 // type, f16 activations included.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/kernels/gen"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -76,8 +77,11 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 	if cnt == 0 {
 		return nil
 	}
-	args = append(args, uint64(cnt), b.meta(table), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
 	name := n.Attrs.String(graph.AttrKernel, "")
+	if name == graph.GeneratedKernel {
+		return b.generated(n, half, cnt, table, args)
+	}
+	args = append(args, uint64(cnt), b.meta(table), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
 	k, err := kernels.Lookup(name)
 	if err != nil {
 		return errUnsupported(n, "%v", err)
@@ -90,6 +94,29 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 	key := fmt.Sprintf("%s %v%s", name, table, half)
 	return b.choose(n, fam.Name, key, true, func(kernels.Variant) string { return "" }, b.profile().runs(fam.Name),
 		func(v kernels.Variant) error { return b.emitRuns(n, name, half, v, cnt, table, args...) })
+}
+
+// generated launches the kernel package gen prints from the body of
+// KernelFusion node n (a chain of FuseElementwiseChains; only
+// graph.LaunchElementwise) over cnt elements: the inputs and output in
+// args, then cnt, the shape table and the params the generator chose. The
+// program is built and cached by its source like a catalogue file's
+// (program cache, CACHE_DIR, export), so chains of the same ops share it.
+func (b *builder) generated(n *graph.Node, half string, cnt int64, table []int64, args []any) error {
+	if l := n.Attrs.String(graph.AttrLaunch, ""); l != graph.LaunchElementwise {
+		return errUnsupported(n, "a generated kernel of launch convention %q (generated chains are element-wise)", l)
+	}
+	body, err := graph.KernelFusionBody(n)
+	if err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	k, err := gen.Elementwise(body)
+	if err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	args = append(args, uint64(cnt), b.meta(table), b.floats(k.Params))
+	global := []int{int(ceilDiv(cnt, workGroupMultiple) * workGroupMultiple)}
+	return b.emitKernel(n, k.Spec(), half, global, nil, int64(global[0]), args...)
 }
 
 // broadcastsTo reports whether s broadcasts to out (numpy rules) without

@@ -432,8 +432,9 @@ func lowerCases() map[string][]lowerCase {
 		return g.one(graph.OpFullyConnected, nil, g.x("a", k), g.c(-0.5, 0.5, k, g.dim(2, 9)))
 	}})
 	// Every declared kernel fusion, generated from its declaration
-	// (kernelfusion_test.go): nothing to add here for a new one.
-	cases[graph.OpKernelFusion] = kernelFusionCases()
+	// (kernelfusion_test.go): nothing to add here for a new one; and
+	// chains whose kernel is generated (kernels/gen).
+	cases[graph.OpKernelFusion] = append(kernelFusionCases(), generatedChainCases()...)
 	// The lowerings added for ONNX backend-suite parity with the CPU
 	// device (lower_parity_test.go).
 	for op, cs := range parityCases() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -474,91 +473,4 @@ func (b *builder) tryFold(n *graph.Node) (bool, error) {
 	}
 	b.pl.impl[n] = "folded"
 	return true, nil
-}
-
-// optionRecorder, when set (tests), sees the catalogue entry and build
-// options of every program a plan asks for.
-var optionRecorder func(k kernels.Kernel, options string)
-
-// argBytes is the size of the distinct buffers among args.
-func (b *builder) argBytes(args []any) int64 {
-	seen := map[int]bool{}
-	var n int64
-	for _, a := range args {
-		if s, ok := a.(slotArg); ok {
-			if r := b.val(int(s)).root; !seen[r] {
-				seen[r] = true
-				n += int64(b.val(r).bytes)
-			}
-		}
-	}
-	return n
-}
-
-// emit appends a launch of catalogue kernel name built with the extra
-// defines, covering n work items with args: a 1-D NDRange of n rounded up
-// to workGroupMultiple, the work-group size left to the driver (kernels
-// with this contract bounds-check the extra items).
-func (b *builder) emit(node *graph.Node, name, defines string, n int64, args ...any) error {
-	global := []int{int((n + workGroupMultiple - 1) / workGroupMultiple * workGroupMultiple)}
-	if n == 0 {
-		global[0] = 0
-	}
-	return b.emitND(node, name, defines, global, nil, args...)
-}
-
-// emitND appends a launch of catalogue kernel name built with the extra
-// defines over the NDRange global (1 to 3 dimensions) with work-group size
-// local (nil: the driver picks; otherwise one size per dimension that
-// divides the global size, as OpenCL 1.2 requires). The kernel's
-// work-size contract says which geometry it needs. An empty range (a zero
-// dimension) records a launch that is skipped.
-func (b *builder) emitND(node *graph.Node, name, defines string, global, local []int, args ...any) error {
-	if len(global) < 1 || len(global) > 3 || (local != nil && len(local) != len(global)) {
-		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v with work-group size %v (want 1 to 3 dimensions, the same number for both)", node.Name, name, global, local)
-	}
-	n := int64(1)
-	for i, g := range global {
-		if g < 0 || (local != nil && (local[i] <= 0 || g%local[i] != 0)) {
-			return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v is not a multiple of the work-group size %v", node.Name, name, global, local)
-		}
-		n *= int64(g)
-	}
-	k, err := kernels.Lookup(name)
-	if err != nil {
-		return driver.Errorf(driver.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
-	}
-	// The arguments against the kernel's signature, declared once in its
-	// .cl file.
-	check := make([]any, len(args))
-	for i, a := range args {
-		check[i] = a
-		if _, ok := a.(slotArg); ok {
-			check[i] = kernels.Buffer{}
-		}
-	}
-	if err := kernels.CheckArgs(k, defines, check); err != nil {
-		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: %w", node.Name, err)
-	}
-	quiet := " -w" // no compiler warnings on the user's terminal (POCL prints a count)
-	if b.c.compilerLog {
-		quiet = ""
-	}
-	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines+quiet), " ")
-	if optionRecorder != nil {
-		optionRecorder(k, opts)
-	}
-	prog, err := b.c.programWith(b.p, k, opts)
-	if err != nil {
-		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
-	}
-	b.pl.progs = append(b.pl.progs, prog)
-	if err := b.checkLaunchable(prog.val, k.Entry, local); err != nil {
-		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
-	}
-	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,
-		global: slices.Clone(global), local: slices.Clone(local), bytes: b.argBytes(args)}
-	b.pl.launches = append(b.pl.launches, l)
-	b.ctl(instr{op: opLaunch, launch: len(b.pl.launches) - 1, loop: -1, cond: -1})
-	return nil
 }

@@ -282,11 +282,19 @@ func transform(ctx context.Context, m *graph.Model, d *device, cfg *driver.Prope
 	if err := checkDisabled(m, d, cfg); err != nil {
 		return nil, err
 	}
-	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate)
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate, chains(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	return lowerPrecision(m, tm, cfg)
+}
+
+// chains makes the fusion passes group chains of element-wise ops into
+// KernelFusion nodes whose kernels package kernels/gen generates
+// (fusion.FuseElementwiseChains), leaving out the op types
+// GPU_DISABLED_OPS lists in cfg.
+func chains(cfg *driver.Properties) func(*fusion.Options) {
+	return func(o *fusion.Options) { o.Chains = &fusion.ChainOptions{Exclude: disabledIn(cfg)} }
 }
 
 // lowerPrecision applies INFERENCE_PRECISION_HINT to the transformed model

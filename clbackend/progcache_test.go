@@ -10,19 +10,39 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
 )
 
-// chainPrograms is how many distinct programs the chain model needs: relu,
-// add, mul (eltwise_binary with two option sets) and copy.
+// chainPrograms is how many distinct programs the cache model needs: the
+// generated chain Relu -> Add -> Mul (twice, one program: a chain's source
+// depends on its ops only), eltwise_binary's add and eltwise_unary's
+// sigmoid.
 const chainPrograms = 3
 
-// compileInfer compiles the chain model on p with props, runs it once and
+// cacheModel is chainModel with v = Mul(Add(Relu(w), c2), s2), a second
+// chain of the same ops with other constants, and u = Sigmoid(x).
+func cacheModel(t testing.TB) *graph.Model {
+	t.Helper()
+	m := chainModel(t)
+	w := m.Parameters[1]
+	cv, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{1, 2, 3, 4, 5, 6})
+	require.NoError(t, err)
+	relu := graph.NewNode("Relu", "relu2", []graph.Output{w.Out(0)}, nil, 1)
+	add := graph.NewNode("Add", "add2", []graph.Output{relu.Out(0), graph.NewConstant("c2", cv).Out(0)}, nil, 1)
+	mul := graph.NewNode("Mul", "mul2", []graph.Output{graph.NewConstant("s2", tensor.Scalar(float32(3))).Out(0), add.Out(0)}, nil, 1)
+	sig := graph.NewNode("Sigmoid", "sigmoid", []graph.Output{m.Parameters[0].Out(0)}, nil, 1)
+	m.Results = append(m.Results, graph.NewResult("v", mul.Out(0)), graph.NewResult("u", sig.Out(0)))
+	return m
+}
+
+// compileInfer compiles the cache model on p with props, runs it once and
 // closes everything.
 func compileInfer(t testing.TB, p *Plugin, props map[string]string) {
 	t.Helper()
-	cm, err := p.CompileModel(context.Background(), chainModel(t), props)
+	cm, err := p.CompileModel(context.Background(), cacheModel(t), props)
 	require.NoError(t, err)
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
@@ -36,7 +56,7 @@ func TestProgramCacheMemory(t *testing.T) {
 	compileInfer(t, p, nil)
 	s := p.ProgramCacheStats()
 	assert.Equal(t, int64(chainPrograms), s.SourceBuilds, "first compile builds each program once: %+v", s)
-	// Add is used twice in the chain model: the second use is a hit.
+	// The chain's program is used twice: the second use is a hit.
 	hits := s.MemoryHits
 	assert.Equal(t, int64(1), hits)
 	compileInfer(t, p, nil)

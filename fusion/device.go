@@ -14,11 +14,16 @@ import (
 // folding constants with eval. It returns m itself, untouched, when
 // transformations are disabled or when m does not pass shape inference (so
 // the device reports its own error for the model). Pipeline errors wrap
-// driver.ErrInvalidArgument and name the model and the pass.
-func ForDevice(ctx context.Context, m *graph.Model, cfg *driver.Properties, eval Evaluator) (*graph.Model, *Report, error) {
+// driver.ErrInvalidArgument and name the model and the pass. Each of with
+// adjusts the options read from cfg with what only the device knows (the
+// GPU's Options.Chains).
+func ForDevice(ctx context.Context, m *graph.Model, cfg *driver.Properties, eval Evaluator, with ...func(*Options)) (*graph.Model, *Report, error) {
 	opts, err := OptionsFromProperties(cfg)
 	if err != nil {
 		return nil, nil, driver.Errorf(driver.ErrInvalidArgument, "fusion: model %q: %w", m.Name, err)
+	}
+	for _, f := range with {
+		f(&opts)
 	}
 	if opts.DisableAll {
 		return m, nil, nil

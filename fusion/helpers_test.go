@@ -161,8 +161,15 @@ func safeAt(v []float64, i int) float64 {
 // that the transformed graph computes what m computes on the CPU device.
 func transform(t *testing.T, m *graph.Model, inputs map[string]*tensor.Tensor, passes ...fusion.Pass) (*graph.Model, *fusion.Report) {
 	t.Helper()
+	return transformWith(t, m, inputs, fusion.Options{}, passes...)
+}
+
+// transformWith is transform under opts (Eval set to the CPU's).
+func transformWith(t *testing.T, m *graph.Model, inputs map[string]*tensor.Tensor, opts fusion.Options, passes ...fusion.Pass) (*graph.Model, *fusion.Report) {
+	t.Helper()
 	tm := m.Clone()
-	rep, err := fusion.NewManager(passes...).Run(context.Background(), tm, fusion.Options{Eval: ref.Evaluate})
+	opts.Eval = ref.Evaluate
+	rep, err := fusion.NewManager(passes...).Run(context.Background(), tm, opts)
 	require.NoError(t, err)
 	require.NoError(t, tm.Validate(), "transformed model is invalid")
 	requireClose(t, runCPU(t, m, inputs), runCPU(t, tm, inputs), 1e-4, 1e-3)

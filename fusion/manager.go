@@ -76,6 +76,21 @@ type Options struct {
 	// evaluator knows (Cast, Identity, reshapes and integer shape
 	// arithmetic through graph.StaticValue).
 	Eval Evaluator
+	// Chains is set by a device that generates kernels for chains of
+	// element-wise ops (the GPU, through package kernels/gen):
+	// FuseElementwiseChains runs only then. A device that runs each op on
+	// its own kernel (the CPU) leaves it nil: a chain's body would only
+	// add work there.
+	Chains *ChainOptions
+}
+
+// ChainOptions says how a device takes chains of element-wise ops
+// (FuseElementwiseChains).
+type ChainOptions struct {
+	// Exclude holds op types no chain takes: those the device disables
+	// (GPU_DISABLED_OPS), which stay nodes of their own so that QueryModel
+	// answers for them alone and HETERO can place them elsewhere.
+	Exclude map[string]bool
 }
 
 // ParseOptions reads DISABLE_TRANSFORMATIONS, DISABLED_TRANSFORMATIONS,

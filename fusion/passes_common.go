@@ -48,6 +48,7 @@ func DefaultPasses() []Pass {
 		FuseConv(),
 		FuseFullyConnected(),
 	}, KernelFusionPasses()...),
+		FuseElementwiseChains(),
 		DeadCodeRemoval(),
 	)
 }

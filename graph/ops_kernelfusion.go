@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"strings"
+
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // OpKernelFusion is the generic fused op (OpenVINO's Subgraph, ONNX
@@ -33,6 +35,11 @@ const (
 	// optional): values the body holds as attributes (an epsilon).
 	AttrParams = "params"
 )
+
+// GeneratedKernel is the AttrKernel of a KernelFusion node whose kernel is
+// not a catalogue entry but generated from its body at compile time
+// (package kernels/gen: fusion's FuseElementwiseChains makes such nodes).
+const GeneratedKernel = "generated"
 
 // Launch conventions of a KernelFusion kernel: how many work items it runs
 // and what the shape table it reads describes. Every kernel takes, in
@@ -88,15 +95,18 @@ func KernelFusionBody(n *Node) (*Model, error) {
 }
 
 // BindBody returns a copy of the body of KernelFusion node n whose
-// Parameters have the types and shapes of n's inputs, shape-inferred. The
-// node's own body is left alone (nodes may be shared by concurrent
-// readers).
+// Parameters have the types and shapes of n's inputs, shape-inferred. When
+// every input is of one float type (f16 for INFERENCE_PRECISION_HINT=f16)
+// the body's float scalar constants are converted to it, so the body
+// computes in the node's precision. The node's own body is left alone
+// (nodes may be shared by concurrent readers).
 func BindBody(n *Node) (*Model, error) {
 	body, err := KernelFusionBody(n)
 	if err != nil {
 		return nil, err
 	}
 	b := body.Clone()
+	var common tensor.ElementType
 	for i, p := range b.Parameters {
 		in := n.Input(i)
 		if !in.Valid() {
@@ -104,6 +114,28 @@ func BindBody(n *Node) (*Model, error) {
 		}
 		p.Outputs[0].Type = in.Type()
 		p.Outputs[0].Shape = in.Shape().Clone()
+		switch {
+		case i == 0 && in.Type().IsFloat():
+			common = in.Type()
+		case in.Type() != common:
+			common = tensor.Undefined
+		}
+	}
+	if common != tensor.Undefined {
+		nodes, err := b.Nodes()
+		if err != nil {
+			return nil, n.Errorf("body %q: %w", b.Name, err)
+		}
+		for _, c := range nodes {
+			if c.OpType == OpConstant && c.Value != nil && c.Value.Type().IsFloat() && c.Value.Type() != common && c.Value.NumElements() == 1 {
+				v, err := c.Value.Convert(common)
+				if err != nil {
+					return nil, n.Errorf("body %q: constant %q to %s: %w", b.Name, c.Name, common, err)
+				}
+				c.Value = v
+				c.Outputs[0].Type = common
+			}
+		}
 	}
 	if err := b.InferShapes(); err != nil {
 		return nil, n.Errorf("body %q: %w", b.Name, err)

@@ -49,49 +49,7 @@
 #define STORE(i, v) (out[i] = (TO)(v))
 #endif
 
-#define ADD(x, y) ((x) + (y))
-#define SUB(x, y) ((x) - (y))
-#define MUL(x, y) ((x) * (y))
-#define DIV(x, y) ((x) / (y))
-#define PRELU(x, y) ((x) < 0 ? (x) * (y) : (x))
-#define EQUAL(x, y) ((x) == (y))
-#define LESS(x, y) ((x) < (y))
-#define GREATER(x, y) ((x) > (y))
-#define LESS_EQUAL(x, y) ((x) <= (y))
-#define GREATER_EQUAL(x, y) ((x) >= (y))
-#define AND(x, y) ((x) && (y))
-#define OR(x, y) ((x) || (y))
-#define XOR(x, y) ((!(x)) != (!(y)))
-// The bit operations, of integer types (shifting by the width or more
-// gives 0); graph refuses them on floats, whose forms here only keep the
-// catalogue entries buildable with the default T.
-#ifdef IS_FLOAT
-#define SHL(x, y) ((x) * (y) * 0)
-#define SHR(x, y) ((x) * (y) * 0)
-#define BIT_AND(x, y) ((x) * (y) * 0)
-#define BIT_OR(x, y) ((x) * (y) * 0)
-#define BIT_XOR(x, y) ((x) * (y) * 0)
-#else
-#define SHL(x, y) ((ulong)(y) >= 8 * sizeof(T) ? (T)0 : (T)((x) << (y)))
-#define SHR(x, y) ((ulong)(y) >= 8 * sizeof(T) ? (T)0 : (T)((x) >> (y)))
-#define BIT_AND(x, y) ((x) & (y))
-#define BIT_OR(x, y) ((x) | (y))
-#define BIT_XOR(x, y) ((x) ^ (y))
-#endif
-#ifdef IS_FLOAT
-#define MAX(x, y) ((isnan(x) || isnan(y)) ? (x) + (y) : fmax((x), (y)))
-#define MIN(x, y) ((isnan(x) || isnan(y)) ? (x) + (y) : fmin((x), (y)))
-#define POW(x, y) pow((x), (y))
-#define MOD(x, y) fmod((x), (y))
-#else
-#define MAX(x, y) ((x) > (y) ? (x) : (y))
-#define MIN(x, y) ((x) < (y) ? (x) : (y))
-#ifdef INT_FMOD
-#define MOD(x, y) ((y) == 0 ? (T)0 : (x) % (y))
-#else
-#define MOD(x, y) ((y) == 0 ? (T)0 : (((x) % (y) != 0 && (((x) % (y) < 0) != ((y) < 0))) ? (x) % (y) + (y) : (x) % (y)))
-#endif
-#endif
+#include "eltwise_ops.clh"
 
 #ifndef EPT
 #define EPT 1

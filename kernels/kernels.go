@@ -37,6 +37,11 @@ type Kernel struct {
 	Entry string
 	// Options are the OpenCL build options ("-DUNARY_OP=RELU").
 	Options string
+	// Generated is the source of a kernel generated at compile time
+	// (package kernels/gen), headers expanded; empty for a catalogue
+	// entry, whose source is its File's. File then only names it in build
+	// logs and messages.
+	Generated string
 }
 
 // catalogue lists every kernel, sorted by name. It is made from the .cl
@@ -49,7 +54,7 @@ var catalogue = buildCatalogue()
 // variants are the entries that a build option makes of an entry point
 // (or that name it differently); an entry point listed here gets no entry
 // of its own name. The unary and binary element-wise entries are made from
-// the operation macros of eltwise_unary.cl and eltwise_binary.cl (see
+// the operation macros of eltwise_ops.clh (see
 // opMacros) and the reductions from reduceOps.
 var variants = []Kernel{
 	{Name: "avg_pool", File: "pool.cl", Entry: "pool"},
@@ -75,13 +80,16 @@ var variants = []Kernel{
 var reduceOps = []string{"L1", "L2", "LOG_SUM_EXP", "MAX", "MEAN", "MIN", "PROD", "SUM", "SUM_SQUARE"}
 
 // opFiles are the element-wise files whose operation macros are entries:
-// each `#define NAME(params)` line with the file's macro parameters is the
-// entry lower(NAME) built with -D<option>=NAME. A new unary activation is
-// one such line in eltwise_unary.cl.
+// each `#define NAME(params)` line of eltwise_ops.clh with the file's macro
+// parameters is the entry lower(NAME) of the file built with
+// -D<option>=NAME. A new unary activation is one such line there.
 var opFiles = []struct{ file, entry, option, params string }{
 	{"eltwise_unary.cl", "eltwise_unary", "UNARY_OP", "x, a, b"},
 	{"eltwise_binary.cl", "eltwise_binary", "BINARY_OP", "x, y"},
 }
+
+// OpMacros is the header holding the element-wise operation macros.
+const OpMacros = "eltwise_ops.clh"
 
 // kernelDeclRe matches a __kernel entry point and captures its name.
 var kernelDeclRe = regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(`)
@@ -103,7 +111,7 @@ func buildCatalogue() []Kernel {
 	}
 	for _, f := range opFiles {
 		served[f.file+"/"+f.entry] = true
-		for _, m := range opMacros(f.file, f.params) {
+		for _, m := range opMacros(OpMacros, f.params) {
 			c = append(c, Kernel{Name: strings.ToLower(m), File: f.file, Entry: f.entry, Options: "-D" + f.option + "=" + m})
 		}
 	}
@@ -125,7 +133,7 @@ func buildCatalogue() []Kernel {
 }
 
 // opMacros returns the names of the `#define NAME(params)` lines of an
-// embedded file, each once, in file order.
+// embedded file (OpMacros), each once, in file order.
 func opMacros(file, params string) []string {
 	b, _ := sources.ReadFile(file)
 	re := regexp.MustCompile(`(?m)^#define (\w+)\(` + regexp.QuoteMeta(params) + `\)`)
@@ -215,7 +223,14 @@ func Source(file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("kernels: no source file %q (files: %s): %w", file, strings.Join(Files(), ", "), ErrUnknown)
 	}
-	src := string(b)
+	return Expand(file, string(b))
+}
+
+// Expand returns OpenCL C source src, known as file in build logs, with
+// each line `#include "name.clh"` replaced by the embedded header as
+// Source does: generated kernels (package gen) include the headers the
+// catalogue's files do.
+func Expand(file, src string) (string, error) {
 	if !strings.Contains(src, "#include") {
 		return src, nil
 	}
@@ -239,5 +254,11 @@ func Source(file string) (string, error) {
 	return out.String(), nil
 }
 
-// Source returns the OpenCL C source of the kernel's file.
-func (k Kernel) Source() (string, error) { return Source(k.File) }
+// Source returns the OpenCL C source of the kernel: its file's, or the
+// generated source.
+func (k Kernel) Source() (string, error) {
+	if k.Generated != "" {
+		return k.Generated, nil
+	}
+	return Source(k.File)
+}

@@ -112,18 +112,25 @@ func (e *clEnv) refusal(k kernels.Kernel, extra string, local []int) string {
 // cleanly on the device), built once per environment.
 func (e *clEnv) program(t testing.TB, k kernels.Kernel, extra string) *cl.Program {
 	t.Helper()
-	opts := k.Options + " " + extra + " -cl-std=CL1.2 -Werror"
-	key := k.File + "|" + opts
+	src, err := k.Source()
+	require.NoError(t, err)
+	return e.programOf(t, k.File, src, k.Options+" "+extra)
+}
+
+// programOf builds src (known as file) with options and -Werror, once per
+// environment.
+func (e *clEnv) programOf(t testing.TB, file, src, options string) *cl.Program {
+	t.Helper()
+	opts := options + " -cl-std=CL1.2 -Werror"
+	key := file + "|" + src + "|" + opts
 	if p, ok := e.progs[key]; ok {
 		return p
 	}
-	src, err := k.Source()
-	require.NoError(t, err)
 	prog, err := e.ctx.CreateProgramWithSource([]string{src})
 	require.NoError(t, err)
 	if err := prog.BuildProgram(nil, opts); err != nil {
 		assert.NoError(t, prog.Close())
-		require.NoError(t, err, "building %s with %q %q", k.File, k.Options, extra)
+		require.NoError(t, err, "building %s with %q", file, options)
 	}
 	e.progs[key] = prog
 	return prog
@@ -142,10 +149,6 @@ func (e *clEnv) launch(t testing.TB, k kernels.Kernel, extra string, global, loc
 		dev, _ := e.dev.Name()
 		require.FailNow(t, "launch of "+k.Name+" refused by the device's limits", "%s on %s (%+v): run only what fits the device (clEnv.forVariants, clEnv.lim)", why, dev, e.lim)
 	}
-	prog := e.program(t, k, extra)
-	kern, err := prog.CreateKernel(k.Entry)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, kern.Close()) }()
 	// The launch's arguments against the signature in the .cl file.
 	check := make([]any, len(args))
 	for i, a := range args {
@@ -155,6 +158,16 @@ func (e *clEnv) launch(t testing.TB, k kernels.Kernel, extra string, global, loc
 		}
 	}
 	require.NoError(t, kernels.CheckArgs(k, extra, check))
+	return e.run(t, e.program(t, k, extra), k.Name, k.Entry, global, local, args...)
+}
+
+// run launches entry (of kernel name, for messages) of prog as launch
+// does.
+func (e *clEnv) run(t testing.TB, prog *cl.Program, name, entry string, global, local []int, args ...any) [][]byte {
+	t.Helper()
+	kern, err := prog.CreateKernel(entry)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, kern.Close()) }()
 
 	var bufs []*cl.MemObject
 	defer func() {
@@ -165,7 +178,7 @@ func (e *clEnv) launch(t testing.TB, k kernels.Kernel, extra string, global, loc
 	for i, a := range args {
 		host, isSlice := hostBytes(a)
 		if !isSlice {
-			require.NoError(t, kern.SetArg(i, a), "argument %d of %s", i, k.Name)
+			require.NoError(t, kern.SetArg(i, a), "argument %d of %s", i, name)
 			continue
 		}
 		if len(host) == 0 {
@@ -174,10 +187,10 @@ func (e *clEnv) launch(t testing.TB, k kernels.Kernel, extra string, global, loc
 		buf, err := e.ctx.CreateBuffer(cl.MemReadWrite|cl.MemCopyHostPtr, host)
 		require.NoError(t, err)
 		bufs = append(bufs, buf)
-		require.NoError(t, kern.SetArg(i, buf), "argument %d of %s", i, k.Name)
+		require.NoError(t, kern.SetArg(i, buf), "argument %d of %s", i, name)
 	}
 	ev, err := e.q.EnqueueNDRangeKernel(kern, nil, global, local, nil)
-	require.NoError(t, err, "launching %s", k.Name)
+	require.NoError(t, err, "launching %s", name)
 	require.NoError(t, ev.Wait())
 	require.NoError(t, ev.Close())
 	out := make([][]byte, len(bufs))

@@ -80,6 +80,7 @@ func TestKernelsUnderOclgrind(t *testing.T) {
 	for _, v := range declaredVariants() {
 		assert.Contains(t, out, "/"+v.String()+" (", "declared variant %s did not pass under oclgrind", v)
 	}
+	assert.Contains(t, out, "--- PASS: TestCatalogueKernels/generated_chain ", "the generated chain kernels did not run under oclgrind")
 }
 
 // TestOclgrindCatchesOutOfBounds checks the checker: a kernel that writes
@@ -123,6 +124,8 @@ func TestCatalogueKernels(t *testing.T) {
 			spec(t, e, k)
 		})
 	}
+	// Kernels package gen generates for chains of element-wise ops.
+	t.Run("generated_chain", func(t *testing.T) { launchGeneratedChains(t, e) })
 	// Every declared variant that fits the device ran: a variant no spec
 	// runs is untested. Those the device refuses are built for every
 	// target by TestPortabilityMatrix and run under oclgrind.

@@ -65,7 +65,9 @@ func (k Kernel) Args(defines string) ([]Arg, error) {
 		names = append(names, d)
 	}
 	sort.Strings(names)
-	key := k.File + "/" + k.Entry + "/" + strings.Join(names, ",")
+	// A generated kernel's signature depends on its source (a chain's
+	// input count).
+	key := k.File + "/" + k.Entry + "/" + strings.Join(names, ",") + "/" + k.Generated
 	if r, ok := sigCache.Load(key); ok {
 		return r.(sigResult).args, r.(sigResult).err
 	}

@@ -1,0 +1,53 @@
+package fusion_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/fusion"
+	"github.com/clinfer/clinfer/graph"
+)
+
+// TestFuseElementwiseChains fuses x*0.5 + b -> Sigmoid -> *x (a broadcast
+// bias, a scalar constant, x read twice) into one generated KernelFusion
+// node ahead of a Softmax, and leaves alone an op whose output a Result
+// also reads (Relu) and the chain of one it would leave behind (Add); the
+// CPU computes the same with and without the pass. Without
+// Options.Chains (the CPU device) the pass changes nothing; an excluded
+// op type (GPU_DISABLED_OPS) splits the chain around it.
+func TestFuseElementwiseChains(t *testing.T) {
+	b := newBuilder(t)
+	x := b.param("x", 2, 3, 4, 5)
+	half := b.scalar(0.5)
+	e := b.op("Mul", nil, b.op("Sigmoid", nil, b.op("Add", nil, b.op("Mul", nil, x, half), b.rand(-1, 1, 3, 1, 1))), x)
+	relu := b.op("Relu", nil, x)
+	m := b.model(b.op("Softmax", graph.Attrs{"axis": int64(-1)}, e), b.op("Add", nil, relu, half), relu)
+	ins := randomInputs(t, m, 3, nil)
+
+	_, rep := transform(t, m, ins, fusion.FuseElementwiseChains())
+	assert.Zero(t, rep.Passes[0].Rewrites, "no chains for a device that does not generate them")
+	_, rep = transformWith(t, m, ins, fusion.Options{Chains: &fusion.ChainOptions{Exclude: map[string]bool{"Sigmoid": true}}}, fusion.FuseElementwiseChains())
+	assert.Equal(t, 1, rep.Passes[0].Rewrites, "Sigmoid excluded: Mul(Sigmoid, x) is a chain of one, Add(Mul(x, 0.5), b) one of two")
+
+	tm, rep := transformWith(t, m, ins, fusion.Options{Chains: &fusion.ChainOptions{}}, fusion.FuseElementwiseChains(), fusion.DeadCodeRemoval())
+	assert.Equal(t, 1, rep.Passes[0].Rewrites)
+	nodes, err := tm.Nodes()
+	require.NoError(t, err)
+	var chains []*graph.Node
+	for _, n := range nodes {
+		if n.OpType == graph.OpKernelFusion {
+			chains = append(chains, n)
+		}
+	}
+	require.Len(t, chains, 1)
+	c := chains[0]
+	assert.Equal(t, graph.GeneratedKernel, c.Attrs.String(graph.AttrKernel, ""))
+	assert.Equal(t, graph.LaunchElementwise, c.Attrs.String(graph.AttrLaunch, ""))
+	assert.Len(t, c.Inputs, 2, "x and the bias; the scalar stays in the body")
+	assert.Equal(t, []string{"Mul_2", "Add_4", "Sigmoid_5", "Mul_6"}, c.RT.FusedNames)
+	assert.Equal(t, []float32{0.5, 0, 0}, c.Attrs.Floats(graph.AttrParams, nil), "the scalar and Sigmoid's two attribute slots")
+	assert.Equal(t, 1, opCount(t, tm, "Relu"))
+	assert.Equal(t, 1, opCount(t, tm, "Add"), "the Add after the shared Relu stays")
+}

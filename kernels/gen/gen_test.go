@@ -1,0 +1,108 @@
+package gen_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels/gen"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// chain builds the body y = Clip(LeakyRelu(x0 * 2.5 + x1), 0, 6) - x0.
+func chain(t *testing.T) *graph.Model {
+	x0 := graph.NewParameter("x0", tensor.F32, graph.ShapeOf(2, 3))
+	x1 := graph.NewParameter("x1", tensor.F32, graph.ShapeOf(3))
+	k := graph.NewConstant("k", tensor.Scalar(float32(2.5)))
+	mul := graph.NewNode("Mul", "mul", []graph.Output{x0.Out(0), k.Out(0)}, nil, 1)
+	add := graph.NewNode("Add", "add", []graph.Output{mul.Out(0), x1.Out(0)}, nil, 1)
+	lr := graph.NewNode("LeakyRelu", "lr", []graph.Output{add.Out(0)}, graph.Attrs{"alpha": float32(0.25)}, 1)
+	lo, hi := graph.NewConstant("lo", tensor.Scalar(float32(0))), graph.NewConstant("hi", tensor.Scalar(float32(6)))
+	clip := graph.NewNode("Clip", "clip", []graph.Output{lr.Out(0), lo.Out(0), hi.Out(0)}, nil, 1)
+	sub := graph.NewNode("Sub", "sub", []graph.Output{clip.Out(0), x0.Out(0)}, nil, 1)
+	m := graph.NewModel("chain", []*graph.Node{x0, x1}, []*graph.Node{graph.NewResult("y", sub.Out(0))})
+	require.NoError(t, m.InferShapes())
+	return m
+}
+
+// TestElementwise prints a chain: one kernel of the element-wise
+// convention (two inputs located through the shape table, the ops' macros
+// in the body's order, the store), the headers expanded, the scalar
+// constant and the ops' attributes as params; and the same source for a
+// chain of the same ops with other names and constants.
+func TestElementwise(t *testing.T) {
+	k, err := gen.Elementwise(chain(t))
+	require.NoError(t, err)
+	for _, want := range []string{
+		"__kernel void generated_chain(__global const FT* in0, __global const FT* in1, __global FT* out0, const ulong n, __global const int* m, __global const float* p)",
+		"o1 += c * m[1 + 2 * r + d];",
+		"const float t0 = MUL(v0, p[0]);",
+		"const float t1 = ADD(t0, v1);",
+		"const float t2 = LEAKY_RELU(t1, p[1], p[2]);",
+		"const float t3 = CLIP(t2, p[3], p[4]);",
+		"const float t4 = SUB(t3, v0);",
+		"ST(out0, gid, t4);",
+		"#define LEAKY_RELU(x, a, b)", // eltwise_ops.clh, expanded
+		"Work-size contract",
+	} {
+		assert.Contains(t, k.Source, want)
+	}
+	assert.NotRegexp(t, `(?m)^#include`, k.Source, "the headers are expanded")
+	assert.Equal(t, []float32{2.5, 0.25, 0, 0, 6}, k.Params)
+
+	other := chain(t)
+	nodes, err := other.Nodes()
+	require.NoError(t, err)
+	for _, n := range nodes {
+		n.Name += "_renamed"
+		if n.OpType == graph.OpConstant {
+			n.Value = tensor.Scalar(float32(7))
+		}
+	}
+	k2, err := gen.Elementwise(other)
+	require.NoError(t, err)
+	assert.Equal(t, k.Source, k2.Source, "the source depends on the ops only")
+}
+
+// TestSupports lists what a chain takes and what it refuses.
+func TestSupports(t *testing.T) {
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(4))
+	xi := graph.NewParameter("xi", tensor.I32, graph.ShapeOf(4))
+	vt, err := tensor.FromF32(tensor.Shape{2}, []float32{0, 1})
+	require.NoError(t, err)
+	vec := graph.NewConstant("v", vt)
+	node := func(op string, attrs graph.Attrs, in ...graph.Output) *graph.Node {
+		n := graph.NewNode(op, op, in, attrs, 1)
+		if err := graph.InferNode(n); err != nil { // a Clip bound that is not a scalar
+			n.Outputs[0].Type = tensor.F32
+		}
+		return n
+	}
+	for _, c := range []struct {
+		n    *graph.Node
+		want bool
+	}{
+		{node("Relu", nil, x.Out(0)), true},
+		{node("Gelu", graph.Attrs{"approximate": "tanh"}, x.Out(0)), true},
+		{node("HardSwish", nil, x.Out(0)), true},
+		{node("Add", nil, x.Out(0), x.Out(0)), true},
+		{node("Pow", nil, x.Out(0), x.Out(0)), true},
+		{node("Clip", nil, x.Out(0)), true},
+		{node("Clip", nil, x.Out(0), vec.Out(0)), false}, // a bound that is not a scalar
+		{node("Clip", nil, x.Out(0), x.Out(0)), false},   // a bound known only at run time
+		{node("Add", nil, xi.Out(0), xi.Out(0)), false},  // integers
+		{node("Equal", nil, x.Out(0), x.Out(0)), false},  // a boolean output
+		{node("IsNaN", nil, x.Out(0)), false},
+		{node("Softmax", nil, x.Out(0)), false}, // not element-wise
+		{node("Max", nil, x.Out(0), x.Out(0), x.Out(0)), false},
+	} {
+		assert.Equal(t, c.want, gen.Supports(c.n), "%s(%d inputs)", c.n.OpType, len(c.n.Inputs))
+	}
+	assert.Equal(t, "leaky_relu", gen.UnaryKernels()["LeakyRelu"])
+	assert.Equal(t, "is_nan", gen.SnakeCase("IsNaN"))
+	assert.Equal(t, "gather_nd", gen.SnakeCase("GatherND"))
+	_, err = gen.Elementwise(graph.NewModel("bad", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", node("Softmax", nil, x.Out(0)).Out(0))}))
+	assert.ErrorContains(t, err, "not one a chain takes")
+}

@@ -1,0 +1,79 @@
+package kernels_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/kernels/gen"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// launchGeneratedChains launches kernels package gen prints for chains of
+// element-wise ops (TestCatalogueKernels runs it, under oclgrind too), on
+// f32 buffers and again built with -DHALF on f16 ones, at least one work
+// item past n, their arguments checked against the generated signature:
+//
+//   - y = Gelu(Sigmoid(x*0.5 + b) * x - Clip(x, -1, 1)) with x [2,3,5] and
+//     a bias b [3,1] broadcast, its shape table unmerged;
+//   - y = HardSwish(Max(PRelu(x, s), Div(x, d)) - Min(x, e)) with x
+//     [2,4,3,3], a slope s [4,1,1], d [3] and e [2,1,3,1]: four inputs,
+//     three broadcast along different axes.
+func launchGeneratedChains(t *testing.T, e *clEnv) {
+	k := 0
+	op := func(typ string, in ...graph.Output) graph.Output {
+		k++
+		return graph.NewNode(typ, fmt.Sprintf("%s_%d", typ, k), in, nil, 1).Out(0)
+	}
+	c := func(v float32) graph.Output { return graph.NewConstant("c", tensor.Scalar(v)).Out(0) }
+	cases := []struct {
+		name  string
+		body  func() *graph.Model
+		dims  []int
+		sizes []int   // elements of each input
+		m     []int32 // the shape table the planner would pass
+	}{
+		{"gate", func() *graph.Model {
+			x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3, 5))
+			b := graph.NewParameter("b", tensor.F32, graph.ShapeOf(3, 1))
+			gate := op("Mul", op("Sigmoid", op("Add", op("Mul", x.Out(0), c(0.5)), b.Out(0))), x.Out(0))
+			return graph.NewModel("gate", []*graph.Node{x, b}, []*graph.Node{graph.NewResult("y", op("Gelu", op("Sub", gate, op("Clip", x.Out(0), c(-1), c(1)))))})
+		}, []int{2, 3, 5}, []int{30, 3},
+			// rank 3, dims [2,3,5], x's strides [15,5,1], b's [0,1,0].
+			[]int32{3, 2, 3, 5, 15, 5, 1, 0, 1, 0}},
+		{"four_inputs", func() *graph.Model {
+			x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 4, 3, 3))
+			s := graph.NewParameter("s", tensor.F32, graph.ShapeOf(4, 1, 1))
+			d := graph.NewParameter("d", tensor.F32, graph.ShapeOf(3))
+			m := graph.NewParameter("e", tensor.F32, graph.ShapeOf(2, 1, 3, 1))
+			y := op("HardSwish", op("Sub", op("Max", op("PRelu", x.Out(0), s.Out(0)), op("Div", x.Out(0), d.Out(0))), op("Min", x.Out(0), m.Out(0))))
+			return graph.NewModel("four", []*graph.Node{x, s, d, m}, []*graph.Node{graph.NewResult("y", y)})
+		}, []int{2, 4, 3, 3}, []int{72, 4, 3, 6},
+			// rank 4, dims [2,4,3,3]; strides of x, s, d, e.
+			[]int32{4, 2, 4, 3, 3, 36, 9, 3, 1, 0, 1, 0, 0, 0, 0, 0, 1, 3, 0, 1, 0}},
+	}
+	for _, cs := range cases {
+		body := cs.body()
+		require.NoError(t, body.InferShapes())
+		g, err := gen.Elementwise(body)
+		require.NoError(t, err, cs.name)
+		n := 1
+		for _, d := range cs.dims {
+			n *= d
+		}
+		global := []int{(n/64 + 1) * 64}
+		var f32, f16 []any
+		for i, size := range cs.sizes {
+			f32 = append(f32, fill(size, -2+0.1*float32(i), 2))
+			f16 = append(f16, f16Pattern(size, false))
+		}
+		f32 = append(f32, make([]float32, n), uint64(n), cs.m, g.Params)
+		f16 = append(f16, make([]uint16, n), uint64(n), cs.m, g.Params)
+		out := e.launch(t, g.Spec(), "", global, nil, f32...)
+		assert.NotEqual(t, make([]byte, 4*n), out[len(cs.sizes)], "%s: the chain wrote its output", cs.name)
+		e.launch(t, g.Spec(), "-DHALF", global, nil, f16...)
+	}
+}
