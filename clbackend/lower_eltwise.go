@@ -82,19 +82,22 @@ func (b *builder) binary(n *graph.Node, name string, x, y, out int) error {
 // range of runs of EPT elements (flat), or a 2-D range of runs along the
 // innermost axis by rows (rows).
 func (b *builder) emitRuns(n *graph.Node, name, defines string, v kernels.Variant, cnt int64, table []int64, args ...any) error {
+	global, local := runsGeometry(v, cnt, table)
+	return b.emitND(n, name, defines+" "+v.Defines(), global, local, args...)
+}
+
+// runsGeometry is the NDRange and work group of variant v of a family of
+// element-wise runs over the cnt elements of table (emitRuns).
+func runsGeometry(v kernels.Variant, cnt int64, table []int64) (global, local []int) {
 	ept, wg := int64(v.Get("EPT")), v.Get("WG")
-	defines += " " + v.Defines()
 	if v.Algorithm == "rows" {
 		inner := table[table[0]] // the innermost dim
-		var local []int
 		if wg > 0 {
 			local = []int{wg, 1}
 		}
-		global := roundGlobal([]int64{ceilDiv(inner, ept), cnt / inner}, local)
-		return b.emitND(n, name, defines, global, local, args...)
+		return roundGlobal([]int64{ceilDiv(inner, ept), cnt / inner}, local), local
 	}
-	global, local := group1D(ceilDiv(cnt, ept), wg)
-	return b.emitND(n, name, defines, global, local, args...)
+	return group1D(ceilDiv(cnt, ept), wg)
 }
 
 func lowerBinary(b *builder, n *graph.Node) error {

@@ -101,7 +101,11 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 // graph.LaunchElementwise) over cnt elements: the inputs and output in
 // args, then cnt, the shape table and the params the generator chose. The
 // program is built and cached by its source like a catalogue file's
-// (program cache, CACHE_DIR, export), so chains of the same ops share it.
+// (program cache, CACHE_DIR, export), so chains of the same ops share it;
+// the build options fix what the plan knows (the table's rank and each
+// input's innermost stride), and the eltwise family's variants (flat or
+// rows, EPT elements per item) lay out the launch as they do
+// eltwise_binary's.
 func (b *builder) generated(n *graph.Node, half string, cnt int64, table []int64, args []any) error {
 	if l := n.Attrs.String(graph.AttrLaunch, ""); l != graph.LaunchElementwise {
 		return errUnsupported(n, "a generated kernel of launch convention %q (generated chains are element-wise)", l)
@@ -115,8 +119,17 @@ func (b *builder) generated(n *graph.Node, half string, cnt int64, table []int64
 		return errUnsupported(n, "%v", err)
 	}
 	args = append(args, uint64(cnt), b.meta(table), b.floats(k.Params))
-	global := []int{int(ceilDiv(cnt, workGroupMultiple) * workGroupMultiple)}
-	return b.emitKernel(n, k.Spec(), half, global, nil, int64(global[0]), args...)
+	r := table[0]
+	defines := fmt.Sprintf("%s -DRANK=%d", half, r)
+	for i := range n.Inputs {
+		defines += fmt.Sprintf(" -DS%d=%d", i, table[(int64(i)+2)*r])
+	}
+	key := fmt.Sprintf("chain%d %v%s", len(n.Inputs), table, half)
+	return b.choose(n, "eltwise", key, false, func(kernels.Variant) string { return "" }, b.profile().runs("eltwise"),
+		func(v kernels.Variant) error {
+			global, local := runsGeometry(v, cnt, table)
+			return b.emitKernel(n, k.Spec(), defines+" "+v.Defines(), global, local, args...)
+		})
 }
 
 // broadcastsTo reports whether s broadcasts to out (numpy rules) without

@@ -51,28 +51,28 @@ func (b *builder) emit(node *graph.Node, name, defines string, n int64, args ...
 // work-size contract says which geometry it needs. An empty range (a zero
 // dimension) records a launch that is skipped.
 func (b *builder) emitND(node *graph.Node, name, defines string, global, local []int, args ...any) error {
-	if len(global) < 1 || len(global) > 3 || (local != nil && len(local) != len(global)) {
-		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v with work-group size %v (want 1 to 3 dimensions, the same number for both)", node.Name, name, global, local)
-	}
-	n := int64(1)
-	for i, g := range global {
-		if g < 0 || (local != nil && (local[i] <= 0 || g%local[i] != 0)) {
-			return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v is not a multiple of the work-group size %v", node.Name, name, global, local)
-		}
-		n *= int64(g)
-	}
 	k, err := kernels.Lookup(name)
 	if err != nil {
 		return driver.Errorf(driver.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
 	}
-	return b.emitKernel(node, k, defines, global, local, n, args...)
+	return b.emitKernel(node, k, defines, global, local, args...)
 }
 
 // emitKernel appends a launch of k (a catalogue entry, or a kernel package
 // gen generated: kernels.Kernel.Generated) built with the extra defines
-// over the NDRange global of n work items with work group local, after
+// over the NDRange global with work group local as emitND says, after
 // checking args against the signature in its source.
-func (b *builder) emitKernel(node *graph.Node, k kernels.Kernel, defines string, global, local []int, n int64, args ...any) error {
+func (b *builder) emitKernel(node *graph.Node, k kernels.Kernel, defines string, global, local []int, args ...any) error {
+	if len(global) < 1 || len(global) > 3 || (local != nil && len(local) != len(global)) {
+		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v with work-group size %v (want 1 to 3 dimensions, the same number for both)", node.Name, k.Name, global, local)
+	}
+	n := int64(1)
+	for i, g := range global {
+		if g < 0 || (local != nil && (local[i] <= 0 || g%local[i] != 0)) {
+			return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: kernel %s: NDRange %v is not a multiple of the work-group size %v", node.Name, k.Name, global, local)
+		}
+		n *= int64(g)
+	}
 	// The arguments against the kernel's signature, declared once in its
 	// .cl file.
 	check := make([]any, len(args))

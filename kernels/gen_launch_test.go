@@ -22,6 +22,10 @@ import (
 //   - y = HardSwish(Max(PRelu(x, s), Div(x, d)) - Min(x, e)) with x
 //     [2,4,3,3], a slope s [4,1,1], d [3] and e [2,1,3,1]: four inputs,
 //     three broadcast along different axes.
+//
+// Each runs as the generic kernel (no options) and as the eltwise
+// family's flat and rows layouts with EPT=4 and the plan's -DRANK and
+// -DS<i>, which must write the same output.
 func launchGeneratedChains(t *testing.T, e *clEnv) {
 	k := 0
 	op := func(typ string, in ...graph.Output) graph.Output {
@@ -60,20 +64,50 @@ func launchGeneratedChains(t *testing.T, e *clEnv) {
 		require.NoError(t, body.InferShapes())
 		g, err := gen.Elementwise(body)
 		require.NoError(t, err, cs.name)
-		n := 1
+		n, rank := 1, len(cs.dims)
 		for _, d := range cs.dims {
 			n *= d
 		}
-		global := []int{(n/64 + 1) * 64}
-		var f32, f16 []any
-		for i, size := range cs.sizes {
-			f32 = append(f32, fill(size, -2+0.1*float32(i), 2))
-			f16 = append(f16, f16Pattern(size, false))
+		inner := cs.dims[rank-1]
+		known := fmt.Sprintf("-DRANK=%d", rank)
+		for i := range cs.sizes {
+			known += fmt.Sprintf(" -DS%d=%d", i, cs.m[(i+2)*rank])
 		}
-		f32 = append(f32, make([]float32, n), uint64(n), cs.m, g.Params)
-		f16 = append(f16, make([]uint16, n), uint64(n), cs.m, g.Params)
-		out := e.launch(t, g.Spec(), "", global, nil, f32...)
-		assert.NotEqual(t, make([]byte, 4*n), out[len(cs.sizes)], "%s: the chain wrote its output", cs.name)
-		e.launch(t, g.Spec(), "-DHALF", global, nil, f16...)
+		layouts := []struct {
+			defines string
+			global  []int
+		}{
+			{"", []int{(n/64 + 1) * 64}},
+			{"-DEPT=4 " + known, []int{(n/4/64 + 1) * 64}},
+			{"-DROWS -DEPT=4 " + known, []int{(inner+3)/4 + 1, n / inner}},
+		}
+		for _, half := range []bool{false, true} {
+			var want []byte
+			for _, l := range layouts {
+				var args []any
+				for i, size := range cs.sizes {
+					if half {
+						args = append(args, f16Pattern(size, false))
+					} else {
+						args = append(args, fill(size, -2+0.1*float32(i), 2))
+					}
+				}
+				defines := l.defines
+				if half {
+					args = append(args, make([]uint16, n))
+					defines += " -DHALF"
+				} else {
+					args = append(args, make([]float32, n))
+				}
+				args = append(args, uint64(n), cs.m, g.Params)
+				out := e.launch(t, g.Spec(), defines, l.global, nil, args...)[len(cs.sizes)]
+				if want == nil {
+					want = out
+					assert.NotEqual(t, make([]byte, len(out)), out, "%s: the chain wrote its output", cs.name)
+					continue
+				}
+				assert.Equal(t, want, out, "%s built with %q", cs.name, defines)
+			}
+		}
 	}
 }

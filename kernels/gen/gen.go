@@ -154,7 +154,7 @@ func Elementwise(body *graph.Model) (*Kernel, error) {
 	var code, ops []string
 	for i, p := range body.Parameters {
 		names[p.Out(0)] = fmt.Sprintf("v%d", i)
-		code = append(code, fmt.Sprintf("    const float v%d = LD(in%d, o%d);", i, i, i))
+		code = append(code, fmt.Sprintf("    const float v%d = LD(in%d, x%d);", i, i, i))
 	}
 	arg := func(n *graph.Node, i int) (string, error) {
 		s, ok := names[n.Input(i)]
@@ -229,7 +229,7 @@ func Elementwise(body *graph.Model) (*Kernel, error) {
 	if !ok {
 		return nil, fmt.Errorf("gen: the result of body %q is not computed by the chain", body.Name)
 	}
-	code = append(code, fmt.Sprintf("    ST(out0, gid, %s);", out))
+	code = append(code, fmt.Sprintf("    ST(out0, i, %s);", out))
 	src, err := kernels.Expand(File, source(nin, ops, code))
 	if err != nil {
 		return nil, err
@@ -241,44 +241,87 @@ func Elementwise(body *graph.Model) (*Kernel, error) {
 	return k, nil
 }
 
-// source is the kernel of nin inputs whose body lines are code; ops name
-// the chain's ops in the leading comment.
+// source is the kernel of nin inputs whose body lines are code (chain_at
+// computes one output element); ops name the chain's ops in the leading
+// comment.
 func source(nin int, ops, code []string) string {
+	list := func(format, sep string) string {
+		parts := make([]string, nin)
+		for i := range parts {
+			parts[i] = strings.ReplaceAll(format, "#", fmt.Sprint(i))
+		}
+		return strings.Join(parts, sep)
+	}
+	// each prints line (its # replaced by the input's index) once per input.
+	each := func(line string) string { return list(line+"\n", "") }
 	var s strings.Builder
 	fmt.Fprintf(&s, `// generated_chain.cl: %s, one element-wise chain printed by
 // kernels/gen at compile time from the body of a KernelFusion node.
 //
-// Work-size contract (graph.LaunchElementwise): 1-D NDRange with global
-// size >= n; any local size. Work item i computes output element i; items
-// with i >= n do nothing. Arguments: the inputs in0..in%d, the output out0,
-// n, the int array m (m[0] = rank r, r dims of the output, then r element
-// strides per input, 0 on broadcast axes) and the float params p (the ops'
-// attributes and scalar constants). Built with -DHALF every tensor is f16
-// (half.clh); the math is float.
+// Work-size contract (graph.LaunchElementwise, the eltwise family's runs):
+// 1-D NDRange with global size >= ceil(n / EPT); any local size. Work item
+// i computes output elements i*EPT.. (build option EPT, default 1); items
+// with i*EPT >= n do nothing. With -DROWS: 2-D NDRange with global size >=
+// (ceil(D / EPT), n / D), D the innermost dim of m; item (i, r) computes
+// elements i*EPT.. of row r (no index division for rank 2); items outside
+// do nothing. Arguments: the inputs in0..in%d, the output out0, n, the int
+// array m (m[0] = rank r, r dims of the output, then r element strides per
+// input, 0 on broadcast axes) and the float params p (the ops' attributes
+// and scalar constants). Optional build options fix what the host knows
+// at plan time: -DRANK=r, and -DS<i>=s input i's stride on the innermost
+// axis (1 and 0 let the runs vectorize). Built with -DHALF every tensor is
+// f16 (half.clh); the math is float.
 
 #define T float
 #define IS_FLOAT 1
 #include "half.clh"
 #include "eltwise_ops.clh"
 
-__kernel void %s(`, strings.Join(ops, " -> "), nin-1, Entry)
+#ifndef EPT
+#define EPT 1
+#endif
+#ifndef RANK
+#define RANK m[0]
+#endif
+`, strings.Join(ops, " -> "), nin-1)
 	for i := range nin {
-		fmt.Fprintf(&s, "__global const FT* in%d, ", i)
+		fmt.Fprintf(&s, "#ifndef S%[1]d\n#define S%[1]d m[%[2]d * RANK]\n#endif\n", i, i+2)
 	}
-	s.WriteString("__global FT* out0, const ulong n, __global const int* m, __global const float* p)\n{\n")
-	s.WriteString("    const size_t gid = get_global_id(0);\n    if (gid >= n) return;\n    const int r = m[0];\n")
-	offs := make([]string, nin)
-	for i := range offs {
-		offs[i] = fmt.Sprintf("o%d = 0", i)
+	ins := list("__global const FT* in#", ", ")
+	// chain_at: output element i from the inputs at offsets x0...
+	fmt.Fprintf(&s, "\n// chain_at computes output element i from the inputs' elements x0...\nstatic inline void chain_at(%s, __global FT* out0, %s, const ulong i, __global const float* p)\n{\n%s\n}\n",
+		ins, list("const long x#", ", "), strings.Join(code, "\n"))
+	// locate: the offsets of flat index i.
+	fmt.Fprintf(&s, "\n// locate sets o to the inputs' offsets of flat output index i < n.\nstatic inline void locate(const ulong i, const ulong n, __global const int* m, long* o)\n{\n")
+	s.WriteString(each("    o[#] = 0;"))
+	s.WriteString("    if (n <= 0xffffffffUL) {\n        uint q = (uint)i;\n        for (int d = RANK - 1; d >= 0; --d) {\n            const uint dim = (uint)m[1 + d];\n            const uint c = q % dim;\n            q /= dim;\n")
+	s.WriteString(each("            o[#] += (long)c * m[1 + (# + 1) * RANK + d];"))
+	s.WriteString("        }\n    } else {\n        ulong q = i;\n        for (int d = RANK - 1; d >= 0; --d) {\n            const ulong dim = (ulong)m[1 + d];\n            const long c = (long)(q % dim);\n            q /= dim;\n")
+	s.WriteString(each("            o[#] += c * m[1 + (# + 1) * RANK + d];"))
+	s.WriteString("        }\n    }\n}\n")
+	args := list("in#", ", ") + ", out0"
+	run := func(indent, cnt string) string {
+		return fmt.Sprintf("%sfor (int e = 0; e < %s; ++e) chain_at(%s, %s, i0 + e, p);\n", indent, cnt, args, list("o[#] + (long)e * S#", ", "))
 	}
-	fmt.Fprintf(&s, "    long %s;\n    ulong rem = gid;\n", strings.Join(offs, ", "))
-	s.WriteString("    for (int d = r - 1; d >= 0; --d) {\n        const ulong dim = (ulong)m[1 + d];\n")
-	s.WriteString("        const long c = (long)(rem % dim);\n        rem /= dim;\n")
-	for i := range nin {
-		fmt.Fprintf(&s, "        o%d += c * m[1 + %d * r + d];\n", i, i+1)
-	}
-	s.WriteString("    }\n")
-	s.WriteString(strings.Join(code, "\n"))
-	s.WriteString("\n}\n")
+	fmt.Fprintf(&s, "\n__kernel void %s(%s, __global FT* out0, const ulong n, __global const int* m, __global const float* p)\n{\n", Entry, ins)
+	fmt.Fprintf(&s, "    long o[%d];\n", nin)
+	s.WriteString("#ifdef ROWS\n    const uint inner = (uint)m[RANK];\n    const uint c0 = (uint)get_global_id(0) * EPT;\n    ulong q = get_global_id(1);\n    if (c0 >= inner || q * inner >= n) return;\n    const ulong i0 = q * inner + c0;\n")
+	s.WriteString(each("    o[#] = (long)c0 * S#;"))
+	s.WriteString("    for (int d = RANK - 2; d >= 1; --d) {\n        const ulong dim = (ulong)m[1 + d];\n        const long c = (long)(q % dim);\n        q /= dim;\n")
+	s.WriteString(each("        o[#] += c * m[1 + (# + 1) * RANK + d];"))
+	s.WriteString("    }\n    if (RANK >= 2) {\n")
+	s.WriteString(each("        o[#] += (long)q * m[1 + (# + 1) * RANK];"))
+	s.WriteString("    }\n    const uint cnt = min((uint)EPT, inner - c0);\n    if (cnt == EPT) {\n")
+	s.WriteString(run("        ", "EPT"))
+	s.WriteString("    } else {\n")
+	s.WriteString(run("        ", "(int)cnt"))
+	s.WriteString("    }\n#else\n    const ulong i0 = (ulong)get_global_id(0) * EPT;\n    if (i0 >= n) return;\n    if (RANK == 1) { // same shapes, scalars, contiguous blocks: no index division\n")
+	s.WriteString(each("        o[#] = (long)i0 * S#;"))
+	s.WriteString("    } else {\n        locate(i0, n, m, o);\n    }\n    const uint inner = (uint)m[RANK];\n")
+	s.WriteString("    // A run inside one row steps by the innermost strides; one that\n    // crosses a row's end locates each element.\n")
+	s.WriteString("    if (EPT == 1 || (i0 + EPT <= n && (RANK == 1 || (n <= 0xffffffffUL ? (uint)i0 % inner : (uint)(i0 % inner)) + EPT <= inner))) {\n")
+	s.WriteString(run("        ", "EPT"))
+	s.WriteString("        return;\n    }\n    const int cnt = (int)min((ulong)EPT, n - i0);\n    for (int e = 0; e < cnt; ++e) {\n        locate(i0 + e, n, m, o);\n")
+	fmt.Fprintf(&s, "        chain_at(%s, %s, i0 + e, p);\n    }\n#endif\n}\n", args, list("o[#]", ", "))
 	return s.String()
 }

@@ -1,6 +1,7 @@
 package gen_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,17 +38,19 @@ func TestElementwise(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{
 		"__kernel void generated_chain(__global const FT* in0, __global const FT* in1, __global FT* out0, const ulong n, __global const int* m, __global const float* p)",
-		"o1 += c * m[1 + 2 * r + d];",
+		"o[1] += (long)c * m[1 + (1 + 1) * RANK + d];",
+		"chain_at(in0, in1, out0, o[0] + (long)e * S0, o[1] + (long)e * S1, i0 + e, p);",
+		"#define S1 m[3 * RANK]",
 		"const float t0 = MUL(v0, p[0]);",
 		"const float t1 = ADD(t0, v1);",
 		"const float t2 = LEAKY_RELU(t1, p[1], p[2]);",
 		"const float t3 = CLIP(t2, p[3], p[4]);",
 		"const float t4 = SUB(t3, v0);",
-		"ST(out0, gid, t4);",
+		"ST(out0, i, t4);",
 		"#define LEAKY_RELU(x, a, b)", // eltwise_ops.clh, expanded
 		"Work-size contract",
 	} {
-		assert.Contains(t, k.Source, want)
+		assert.True(t, strings.Contains(k.Source, want), "the source has no %q", want)
 	}
 	assert.NotRegexp(t, `(?m)^#include`, k.Source, "the headers are expanded")
 	assert.Equal(t, []float32{2.5, 0.25, 0, 0, 6}, k.Params)
