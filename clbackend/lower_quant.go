@@ -132,8 +132,10 @@ func (b *builder) quantLaunch(n *graph.Node, name, defs string, x, s, z, y int) 
 	args = append(args, slotArg(y), uint64(cnt), b.meta(m))
 	items := cnt
 	if name == "quantize_linear" && m[0] == 0 && b.val(x).typ == tensor.F32 {
-		// One scale over f32 data: four elements per item in float4.
-		defs, items = defs+" -DV4", ceilDiv(cnt, 4)
+		// One scale over f32 data: the device's vector width of elements
+		// per item, in vector math.
+		vw := b.profile().vw()
+		defs, items = defs+fmt.Sprintf(" -DQV=%d", vw), ceilDiv(cnt, int64(vw))
 	}
 	return b.emit(n, name, defs+b.exactDivision(), items, args...)
 }
@@ -165,7 +167,8 @@ func lowerDynamicQuantizeLinear(b *builder, n *graph.Node) error {
 	if cnt == 0 {
 		return nil
 	}
-	return b.emit(n, "quantize_linear", " -DQT=uchar -DQMIN=0 -DQMAX=255 -DHAS_ZP -DDYNAMIC -DV4"+div, ceilDiv(cnt, 4),
+	vw := b.profile().vw()
+	return b.emit(n, "quantize_linear", fmt.Sprintf(" -DQT=uchar -DQMIN=0 -DQMAX=255 -DHAS_ZP -DDYNAMIC -DQV=%d", vw)+div, ceilDiv(cnt, int64(vw)),
 		slotArg(x), slotArg(s), slotArg(z), slotArg(y), uint64(cnt), b.meta([]int64{0, 1, 1, 1, 1}))
 }
 

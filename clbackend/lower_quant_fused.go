@@ -161,6 +161,9 @@ func lowerQuantizedConv(b *builder, n *graph.Node) error {
 	if !direct {
 		return b.quantConvGeneric(n, op, g)
 	}
+	if !depthwise {
+		g = g.pointwiseRow()
+	}
 	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d s=%dx%d p=%dx%d d=%dx%d %s%s", g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, b.val(op.x).typ, op.defines)
 	if depthwise {
 		rb := 4
@@ -172,7 +175,15 @@ func lowerQuantizedConv(b *builder, n *graph.Node) error {
 			func(v kernels.Variant) error { return b.emitQDWConv(n, v, op, g) })
 	}
 	vw := b.profile().vw()
-	heur := mustVariant("qconv", "fma", vw, convRows(g.OC, vw), b.profile().groupPolicy())
+	mr := convRows(g.OC, vw)
+	if g.KH*g.KW == 1 {
+		// A pointwise window feeds each loaded input vector to MR
+		// products only; with an f32 and an i32 accumulator per output
+		// channel, 8 channels keep both in registers (PP-OCR det on
+		// POCL: its 1x1 convolutions 15% faster than with 16 or 24).
+		mr = 8
+	}
+	heur := mustVariant("qconv", "fma", vw, mr, b.profile().groupPolicy())
 	if b.profile().gpu {
 		heur = mustVariant("qconv", "int", 4, 8, 0)
 		if b.limits().IntegerDot {
@@ -181,6 +192,20 @@ func lowerQuantizedConv(b *builder, n *graph.Node) error {
 	}
 	return b.choose(n, "qconv", key, true, func(kernels.Variant) string { return "" }, heur,
 		func(v kernels.Variant) error { return b.emitQConv(n, v, op, g) })
+}
+
+// pointwiseRow is g with a pointwise convolution (a 1x1 window, stride 1,
+// no padding) seen as one row of H*W pixels per image: the same elements
+// (an output pixel reads the input pixel at its own offset), blocked by
+// qconv2d_blocked without a partial tile at the end of each row. Other
+// geometries are returned unchanged.
+func (g conv2D) pointwiseRow() conv2D {
+	if g.KH != 1 || g.KW != 1 || g.SH != 1 || g.SW != 1 || g.PH != 0 || g.PW != 0 || g.OH != g.H || g.OW != g.W {
+		return g
+	}
+	g.W, g.OW = g.H*g.W, g.OH*g.OW
+	g.H, g.OH = 1, 1
+	return g
 }
 
 // emitQConv emits a one-group quantized convolution as variant v of the

@@ -105,6 +105,8 @@ func quantFusedCases() map[string][]lowerCase {
 				attrs: graph.Attrs{"pads": []int64{1, 0, 1, 1}, "strides": []int64{2, 2}}, post: sumHardSwish, perCh: true, res: true})},
 			{"1x1_wide_clip_i8", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: i8, out: i8, x: []int64{1, 300, 4, 19}, w: []int64{9, 300, 1, 1},
 				post: clip, perCh: true})},
+			{"1x1_batch2_sum_u8", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: i8, out: u8, x: []int64{2, 7, 5, 6}, w: []int64{11, 7, 1, 1},
+				post: []graph.PostOp{{Kind: graph.PostSum}}, perCh: true, res: true})},
 			{"1d_k5", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: u8, out: u8, x: []int64{1, 3, 23}, w: []int64{4, 3, 5},
 				attrs: graph.Attrs{"pads": []int64{2, 2}}})},
 			{"3x3_dilation4_pad4", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: u8, out: u8, x: []int64{1, 5, 13, 18}, w: []int64{6, 5, 3, 3},

@@ -26,9 +26,9 @@ var quantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			make([]byte, 30), uint64(30), []int32{2, 1, 5, 2, 3})
 		e.launch(t, k, "-DQT=short -DQMIN=-32768 -DQMAX=32767 -DX_INT -DS_BF16 -DDYNAMIC", global1D(30), nil, make([]int32, 30), []uint16{0x3f80},
 			make([]uint16, 30), uint64(30), []int32{0, 1, 1, 1, 1})
-		// -DV4: four elements per item (30: a short last item), against
-		// the one-per-item form's bytes; to i8 with a zero point, and a
-		// zero scale under -DDYNAMIC.
+		// -DQV=4, 8, 16: that many elements per item (30: a short last
+		// item), against the one-per-item form's bytes; to i8 with a zero
+		// point, and a zero scale under -DDYNAMIC.
 		x[5], x[6], x[7], x[8], x[9] = 1e30, -1e30, 127.5, 1.25, -0.75 // ties at scale 0.5: 2.5, -1.5
 		for _, d := range []string{"-DHAS_ZP", "-DQT=char -DQMIN=-128 -DQMAX=127 -DHAS_ZP"} {
 			zp := []byte{3}
@@ -36,10 +36,12 @@ var quantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				zp = []byte{0xfd}
 			}
 			want := e.launch(t, k, d, global1D(30), nil, x, []float32{0.5}, zp, make([]byte, 30), uint64(30), []int32{0, 1, 1, 1, 1})
-			got := e.launch(t, k, d+" -DV4", global1D(8), nil, x, []float32{0.5}, zp, make([]byte, 30), uint64(30), []int32{0, 1, 1, 1, 1})
-			assert.Equal(t, want[3], got[3], "-DV4 (%s) against one element per item", d)
+			for _, qv := range []int{4, 8, 16} {
+				got := e.launch(t, k, fmt.Sprintf("%s -DQV=%d", d, qv), global1D((30+qv-1)/qv), nil, x, []float32{0.5}, zp, make([]byte, 30), uint64(30), []int32{0, 1, 1, 1, 1})
+				assert.Equal(t, want[3], got[3], "-DQV=%d (%s) against one element per item", qv, d)
+			}
 		}
-		out = e.launch(t, k, "-DHAS_ZP -DDYNAMIC -DV4", global1D(8), nil, x, []float32{0}, []byte{7}, make([]byte, 30), uint64(30), []int32{0, 1, 1, 1, 1})
+		out = e.launch(t, k, "-DHAS_ZP -DDYNAMIC -DQV=8", global1D(4), nil, x, []float32{0}, []byte{7}, make([]byte, 30), uint64(30), []int32{0, 1, 1, 1, 1})
 		assert.Equal(t, make([]byte, 30), out[3], "a zero scale quantizes to 0")
 	},
 	"dequantize_linear": func(t *testing.T, e *clEnv, k kernels.Kernel) {

@@ -22,9 +22,10 @@
 //
 // Work-size contract of quantize_linear and dequantize_linear: 1-D
 // NDRange with global size >= n; any local size. Work item i converts
-// element i; items with i >= n do nothing. quantize_linear with -DV4 (one
-// scale and zero point, m[0] = 0, f32 data): global size >= ceil(n / 4);
-// item i converts elements 4i..4i+3 (those below n) with float4 math. quant_minmax: 1-D NDRange
+// element i; items with i >= n do nothing. quantize_linear with -DQV=w
+// (w = 4, 8 or 16; one scale and zero point, m[0] = 0, f32 data): global
+// size >= ceil(n / w); item i converts elements wi..wi+w-1 (those below
+// n) with w-wide vector math. quant_minmax: 1-D NDRange
 // with global size >= g (any local size); item i < g folds the i-th of g
 // contiguous runs of x's n elements into part[2i] (min, with 0) and
 // part[2i+1] (max, with 0); items with i >= g do nothing. quant_dynamic_params: 1-D NDRange of any size, item 0 folds the g pairs of part
@@ -37,6 +38,9 @@
 #endif
 
 #include "quant.clh"
+
+// QVEC(t) is the QV-wide vector of scalar type t.
+#define QVEC(t) QCAT(t, QV)
 
 #if defined(X_HALF)
 #define X_PTR __global const half*
@@ -102,10 +106,10 @@ __kernel void quantize_linear(X_PTR x, S_PTR scale,
 #endif
                               __global QT* y, const ulong n, __global const int* m)
 {
-#ifdef V4
-    // One scale: four elements per item, a float4 quotient, each lane
-    // rounded by round_sat.
-    const ulong i0 = (ulong)get_global_id(0) * 4;
+#ifdef QV
+    // One scale: QV elements per item in QV-wide vector math, each lane
+    // rounded as round_sat does.
+    const ulong i0 = (ulong)get_global_id(0) * QV;
     if (i0 >= n) return;
     const float s = S_LOAD(scale, 0);
 #ifdef HAS_ZP
@@ -115,33 +119,37 @@ __kernel void quantize_linear(X_PTR x, S_PTR scale,
 #endif
 #ifdef DYNAMIC
     if (s == 0.0f) {
-        for (ulong i = i0; i < min(i0 + 4, n); ++i) y[i] = (QT)0;
+        for (ulong i = i0; i < min(i0 + QV, n); ++i) y[i] = (QT)0;
         return;
     }
 #endif
-    float4 v;
-    if (i0 + 4 <= n) {
-        v = vload4(0, x + i0);
+    QVEC(float) v;
+    if (i0 + QV <= n) {
+        v = QCAT(vload, QV)(0, x + i0);
     } else {
-        float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (ulong i = i0; i < n; ++i) a[i - i0] = x[i];
-        v = vload4(0, a);
+        float a[QV];
+        for (int l = 0; l < QV; ++l) a[l] = i0 + l < n ? x[i0 + l] : 0.0f;
+        v = QCAT(vload, QV)(0, a);
     }
 #ifdef DIV_F64
-    const float4 q = convert_float4(convert_double4(v) / (double)s);
+    // Lane by lane (double vectors are twice as wide as the device's).
+    float qa[QV];
+    QCAT(vstore, QV)(v, 0, qa);
+    for (int l = 0; l < QV; ++l) qa[l] = quant_div(qa[l], s);
+    const QVEC(float) q = QCAT(vload, QV)(0, qa);
 #else
-    const float4 q = v / s;
+    const QVEC(float) q = v / s;
 #endif
-    const int4 t = (int4)(round_sat(q.s0, z), round_sat(q.s1, z), round_sat(q.s2, z), round_sat(q.s3, z));
-    if (i0 + 4 <= n) {
-        y[i0] = (QT)t.s0;
-        y[i0 + 1] = (QT)t.s1;
-        y[i0 + 2] = (QT)t.s2;
-        y[i0 + 3] = (QT)t.s3;
+    // (Vector bounds: oclgrind applies scalar ones to lane 0 only.)
+    const QVEC(float) c = clamp(q, (QVEC(float))(-QRANGE), (QVEC(float))QRANGE);
+    const QVEC(int) r = QCAT(convert_int, QV)((c + QRINT_MAGIC) - QRINT_MAGIC) + z;
+    const QVEC(int) t = select(clamp(r, (QVEC(int))QMIN, (QVEC(int))QMAX), (QVEC(int))z, isnan(q));
+    if (i0 + QV <= n) {
+        QCAT(vstore, QV)(QCAT(convert_, QVEC(QT))(t), 0, y + i0);
         return;
     }
-    int b[4];
-    vstore4(t, 0, b);
+    int b[QV];
+    QCAT(vstore, QV)(t, 0, b);
     for (ulong i = i0; i < n; ++i) y[i] = (QT)b[i - i0];
 #else
     const size_t gid = get_global_id(0);
