@@ -233,5 +233,22 @@ func generatedChainCases() []lowerCase {
 				return op("Gelu", graph.Attrs{"approximate": "tanh"}, op("LeakyRelu", graph.Attrs{"alpha": float32(0.2)}, op("Sub", nil, p, scalar(1)))).Node
 			})
 		}},
+		// Chains ending in a reduction over trailing axes
+		// (graph.LaunchReduceRows): rows of odd lengths, a broadcast input.
+		{"generated_square_mean", func(g *caseGen) *graph.Model {
+			return chain(g, func(g *caseGen) *graph.Node {
+				w := g.dim(3, 40)
+				x := g.x("x", g.dim(1, 3), g.dim(2, 5), w)
+				d := op("Sub", nil, x, g.c(-1, 1, w))
+				return op("ReduceMean", graph.Attrs{"keepdims": int64(1)}, op("Mul", nil, d, d), g.ints(-1)).Node
+			})
+		}},
+		{"generated_tanh_l2_two_axes", func(g *caseGen) *graph.Model {
+			return chain(g, func(g *caseGen) *graph.Node {
+				c := g.dim(2, 4)
+				x := g.x("x", g.dim(1, 2), c, g.dim(2, 6), g.dim(2, 7))
+				return op("ReduceL2", graph.Attrs{"keepdims": int64(0)}, op("Tanh", nil, op("Mul", nil, x, g.c(0.5, 2, c, 1, 1))), g.ints(-1, -2)).Node
+			})
+		}},
 	}
 }

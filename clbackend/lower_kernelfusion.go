@@ -41,25 +41,45 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 			return errUnsupported(n, "output %d has shape %v, output 0 %v (the outputs of a kernel fusion share a shape)", j, o.shape, ys)
 		}
 	}
+	launch := n.Attrs.String(graph.AttrLaunch, "")
+	// The iteration space the inputs broadcast to: the output, or what a
+	// reduction's rows span.
 	var args []any
 	shapes := make([]tensor.Shape, len(n.Inputs))
 	for i := range n.Inputs {
-		v := b.in(n, i)
-		if v < 0 {
+		if b.in(n, i) < 0 {
 			return errUnsupported(n, "input %d is omitted (kernel fusions take every input)", i)
 		}
-		shapes[i] = b.val(v).shape
-		if !broadcastsTo(shapes[i], ys) {
-			return errUnsupported(n, "input %d %v does not broadcast to the output %v, as the launch conventions need", i, shapes[i], ys)
+		shapes[i] = b.val(b.in(n, i)).shape
+	}
+	space := ys
+	if launch == graph.LaunchReduceRows {
+		if space, err = reducedSpace(n, shapes); err != nil {
+			return err
+		}
+	}
+	for i := range n.Inputs {
+		v := b.in(n, i)
+		if !broadcastsTo(shapes[i], space) {
+			return errUnsupported(n, "input %d %v does not broadcast to the iteration space %v, as the launch conventions need", i, shapes[i], space)
 		}
 		args = append(args, slotArg(v))
 	}
 	for j := range n.Outputs {
 		args = append(args, slotArg(b.out(n, j)))
 	}
-	table := broadcastMeta(ys, shapes...)
+	table := broadcastMeta(space, shapes...)
 	cnt := ys.NumElements()
-	switch launch := n.Attrs.String(graph.AttrLaunch, ""); launch {
+	switch launch {
+	case graph.LaunchReduceRows:
+		if cnt == 0 {
+			return nil
+		}
+		d := space.NumElements() / cnt
+		if d == 0 || d*cnt != space.NumElements() {
+			return errUnsupported(n, "a reduction of %v to %v with empty or uneven rows", space, ys)
+		}
+		table = append([]int64{d}, table...)
 	case graph.LaunchElementwise:
 	case graph.LaunchRows:
 		row := int64(1)
@@ -107,12 +127,23 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 // rows, EPT elements per item) lay out the launch as they do
 // eltwise_binary's.
 func (b *builder) generated(n *graph.Node, half string, cnt int64, table []int64, args []any) error {
-	if l := n.Attrs.String(graph.AttrLaunch, ""); l != graph.LaunchElementwise {
-		return errUnsupported(n, "a generated kernel of launch convention %q (generated chains are element-wise)", l)
-	}
 	body, err := graph.KernelFusionBody(n)
 	if err != nil {
 		return errUnsupported(n, "%v", err)
+	}
+	switch l := n.Attrs.String(graph.AttrLaunch, ""); l {
+	case graph.LaunchReduceRows:
+		// One item per output element, folding its row.
+		k, err := gen.Reduction(body)
+		if err != nil {
+			return errUnsupported(n, "%v", err)
+		}
+		args = append(args, uint64(cnt), b.meta(table), b.floats(k.Params))
+		global, _ := group1D(cnt, 0)
+		return b.emitKernel(n, k.Spec(), half, global, nil, args...)
+	case graph.LaunchElementwise:
+	default:
+		return errUnsupported(n, "a generated kernel of launch convention %q (generated chains are element-wise or reduce rows)", l)
 	}
 	k, err := gen.Elementwise(body)
 	if err != nil {
@@ -155,4 +186,23 @@ func kernelFusionLowerings() map[string]lowering {
 		// its kernel is written with half.clh.
 		graph.OpKernelFusion: {lower: lowerKernelFusion, half: true},
 	}
+}
+
+// reducedSpace is the iteration space of KernelFusion node n of
+// graph.LaunchReduceRows, the input of the reduction its body ends in:
+// what the planned input shapes broadcast to, as the element-wise ops
+// before the reduction broadcast them.
+func reducedSpace(n *graph.Node, shapes []tensor.Shape) (tensor.Shape, error) {
+	space := graph.ShapeOf()
+	for _, s := range shapes {
+		var err error
+		if space, err = graph.BroadcastShapes(space, graph.ShapeOf(s...)); err != nil {
+			return nil, errUnsupported(n, "inputs of shapes %v: %v", shapes, err)
+		}
+	}
+	s, ok := space.ToShape()
+	if !ok {
+		return nil, errUnsupported(n, "inputs of shapes %v broadcast to %v", shapes, space)
+	}
+	return s, nil
 }

@@ -14,8 +14,10 @@ const PassFuseElementwiseChains = "FuseElementwiseChains"
 
 // FuseElementwiseChains groups chains of element-wise and broadcast ops
 // that no hand-written kernel fusion covers (Add, Mul, Sub, Div, Pow,
-// Max, Min, PRelu, the unary activations and math ops: gen.Supports)
-// into one KernelFusion node each, whose kernel package gen generates at
+// Max, Min, PRelu, the unary activations and math ops: gen.Supports),
+// each optionally ending in a reduction over trailing axes (ReduceSum,
+// Mean, SumSquare, L1, L2: gen.SupportsReduction), into one KernelFusion
+// node each, whose kernel package gen generates at
 // compile time from the node's body (graph.GeneratedKernel): one launch
 // and one pass over memory instead of one per op. A chain grows from its
 // last op back through producers whose every consumer is in the chain and
@@ -27,7 +29,7 @@ const PassFuseElementwiseChains = "FuseElementwiseChains"
 // kernels (Options.Chains), and leaves out the op types it excludes.
 func FuseElementwiseChains() Pass {
 	return Pass{Name: PassFuseElementwiseChains,
-		Doc: "group chains of element-wise and broadcast ops into one KernelFusion node each, its kernel generated from its body (kernels/gen), on a device that generates them",
+		Doc: "group chains of element-wise and broadcast ops, optionally ending in a reduction over trailing axes, into one KernelFusion node each, its kernel generated from its body (kernels/gen), on a device that generates them",
 		Run: func(ctx context.Context, m *graph.Model, o *Options) (int, error) {
 			if o == nil || o.Chains == nil {
 				return 0, nil
@@ -52,10 +54,11 @@ func FuseElementwiseChains() Pass {
 					return count, err
 				}
 				root := nodes[i]
-				if taken[root] || !takes(root) {
+				reduces := gen.SupportsReduction(root) && !o.Chains.Exclude[root.OpType]
+				if taken[root] || !takes(root) && !reduces {
 					continue
 				}
-				group := growChain(root, cons, taken, takes)
+				group := growChain(root, reduces, cons, taken, takes)
 				if len(group) < 2 {
 					continue
 				}
@@ -63,7 +66,7 @@ func FuseElementwiseChains() Pass {
 					taken[n] = true
 				}
 				slices.SortFunc(group, func(a, b *graph.Node) int { return pos[a] - pos[b] })
-				if err := replaceChain(root, group, cons); err != nil {
+				if err := replaceChain(root, reduces, group, cons); err != nil {
 					return count, err
 				}
 				count++
@@ -80,19 +83,25 @@ const maxChainOps = 16
 // growChain returns root and the producers a chain ending in root takes:
 // ops takes accepts that no other chain took, whose every consumer is
 // already in the chain (a value read elsewhere must exist on its own),
-// and whose output broadcasts to root's.
-func growChain(root *graph.Node, cons map[graph.Output][]graph.Input, taken map[*graph.Node]bool, takes func(*graph.Node) bool) []*graph.Node {
+// and whose output broadcasts to the chain's iteration space: root's
+// output, or, when root reduces (gen.SupportsReduction), root's input 0,
+// the only input of root the chain follows.
+func growChain(root *graph.Node, reduces bool, cons map[graph.Output][]graph.Input, taken map[*graph.Node]bool, takes func(*graph.Node) bool) []*graph.Node {
 	in := map[*graph.Node]bool{root: true}
 	group := []*graph.Node{root}
+	space := root.Outputs[0].Shape
+	if reduces {
+		space = root.Input(0).Shape()
+	}
 	// A worklist: a member's producers are looked at when it joins; a
 	// producer refused for a consumer outside the chain is looked at again
 	// when that consumer joins (as its producer).
 	for work := []*graph.Node{root}; len(work) > 0; {
 		n := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, x := range n.Inputs {
+		for j, x := range n.Inputs {
 			p := x.Node
-			if !x.Valid() || in[p] || taken[p] || !takes(p) || !broadcastsTo(p.Outputs[0].Shape, root.Outputs[0].Shape) {
+			if n == root && reduces && j > 0 || !x.Valid() || in[p] || taken[p] || !takes(p) || !broadcastsTo(p.Outputs[0].Shape, space) {
 				continue
 			}
 			if slices.ContainsFunc(cons[p.Out(0)], func(c graph.Input) bool { return !in[c.Node] }) {
@@ -128,9 +137,10 @@ func broadcastsTo(s, out graph.PartialShape) bool {
 
 // replaceChain replaces the chain group (in the graph's order, root last)
 // with a KernelFusion node of the generated kernel: the values from
-// outside the chain (scalar float constants aside, which the body keeps)
-// are its inputs, in the order the chain reads them.
-func replaceChain(root *graph.Node, group []*graph.Node, cons map[graph.Output][]graph.Input) error {
+// outside the chain (scalar float constants and a reduction's axes aside,
+// which the body keeps) are its inputs, in the order the chain reads them.
+// A chain that ends in a reduction launches by graph.LaunchReduceRows.
+func replaceChain(root *graph.Node, reduces bool, group []*graph.Node, cons map[graph.Output][]graph.Input) error {
 	in := map[*graph.Node]bool{}
 	for _, n := range group {
 		in[n] = true
@@ -149,7 +159,7 @@ func replaceChain(root *graph.Node, group []*graph.Node, cons map[graph.Output][
 			case !x.Valid():
 			case in[x.Node]:
 				c.Inputs[i] = copies[x.Node].Out(0)
-			case x.Node.OpType == graph.OpConstant && x.Node.Value != nil && x.Node.Value.NumElements() == 1:
+			case x.Node.OpType == graph.OpConstant && x.Node.Value != nil && (x.Node.Value.NumElements() == 1 || n == root && reduces):
 				k := graph.NewConstant(x.Node.Name, x.Node.Value.Clone())
 				c.Inputs[i] = k.Out(x.Index)
 			default:
@@ -167,13 +177,17 @@ func replaceChain(root *graph.Node, group []*graph.Node, cons map[graph.Output][
 		names = mergeNames(names, n.OriginalNames())
 	}
 	body := graph.NewModel("generated_chain", params, []*graph.Node{graph.NewResult("y", copies[root].Out(0))})
-	k, err := gen.Elementwise(body)
+	print, launch := gen.Elementwise, graph.LaunchElementwise
+	if reduces {
+		print, launch = gen.Reduction, graph.LaunchReduceRows
+	}
+	k, err := print(body)
 	if err != nil {
 		return root.Errorf("generating its chain's kernel: %w", err)
 	}
 	node := graph.NewNode(graph.OpKernelFusion, root.Name, inputs, graph.Attrs{
 		graph.AttrKernel: graph.GeneratedKernel,
-		graph.AttrLaunch: graph.LaunchElementwise,
+		graph.AttrLaunch: launch,
 		graph.AttrBody:   body,
 		graph.AttrParams: k.Params,
 	}, 1)

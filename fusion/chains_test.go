@@ -33,14 +33,7 @@ func TestFuseElementwiseChains(t *testing.T) {
 
 	tm, rep := transformWith(t, m, ins, fusion.Options{Chains: &fusion.ChainOptions{}}, fusion.FuseElementwiseChains(), fusion.DeadCodeRemoval())
 	assert.Equal(t, 1, rep.Passes[0].Rewrites)
-	nodes, err := tm.Nodes()
-	require.NoError(t, err)
-	var chains []*graph.Node
-	for _, n := range nodes {
-		if n.OpType == graph.OpKernelFusion {
-			chains = append(chains, n)
-		}
-	}
+	chains := kernelFusions(t, tm)
 	require.Len(t, chains, 1)
 	c := chains[0]
 	assert.Equal(t, graph.GeneratedKernel, c.Attrs.String(graph.AttrKernel, ""))
@@ -50,4 +43,44 @@ func TestFuseElementwiseChains(t *testing.T) {
 	assert.Equal(t, []float32{0.5, 0, 0}, c.Attrs.Floats(graph.AttrParams, nil), "the scalar and Sigmoid's two attribute slots")
 	assert.Equal(t, 1, opCount(t, tm, "Relu"))
 	assert.Equal(t, 1, opCount(t, tm, "Add"), "the Add after the shared Relu stays")
+}
+
+// TestFuseReductionChains fuses (x - b)^2 -> ReduceMean over the last axis
+// into one generated KernelFusion node launched by rows, its axes kept in
+// the body, and leaves alone a reduction over a middle axis and a
+// reduction of an op another node also reads; the CPU computes the same
+// with and without the pass.
+func TestFuseReductionChains(t *testing.T) {
+	b := newBuilder(t)
+	x := b.param("x", 2, 3, 8)
+	d := b.op("Sub", nil, x, b.rand(-1, 1, 8))
+	mean := b.op("ReduceMean", graph.Attrs{"keepdims": int64(1)}, b.op("Mul", nil, d, d), b.ints(-1))
+	e := b.op("Exp", nil, x)
+	middle := b.op("ReduceSum", graph.Attrs{"keepdims": int64(0)}, b.op("Relu", nil, x), b.ints(1))
+	shared := b.op("ReduceL2", graph.Attrs{"keepdims": int64(0)}, e, b.ints(-1))
+	m := b.model(mean, middle, shared, e)
+	ins := randomInputs(t, m, 5, nil)
+	tm, rep := transformWith(t, m, ins, fusion.Options{Chains: &fusion.ChainOptions{}}, fusion.FuseElementwiseChains(), fusion.DeadCodeRemoval())
+	assert.Equal(t, 1, rep.Passes[0].Rewrites)
+	chains := kernelFusions(t, tm)
+	require.Len(t, chains, 1)
+	c := chains[0]
+	assert.Equal(t, graph.LaunchReduceRows, c.Attrs.String(graph.AttrLaunch, ""))
+	assert.Len(t, c.Inputs, 2, "x and b; the axes stay in the body")
+	assert.Equal(t, graph.ShapeOf(2, 3, 1), c.Outputs[0].Shape, "keepdims")
+	assert.Equal(t, 1, opCount(t, tm, "ReduceSum"), "a middle axis is not a row")
+	assert.Equal(t, 1, opCount(t, tm, "ReduceL2"), "Exp is read by a Result too: a chain of one")
+}
+
+// kernelFusions returns the KernelFusion nodes of m.
+func kernelFusions(t *testing.T, m *graph.Model) []*graph.Node {
+	nodes, err := m.Nodes()
+	require.NoError(t, err)
+	var out []*graph.Node
+	for _, n := range nodes {
+		if n.OpType == graph.OpKernelFusion {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -58,10 +58,17 @@ const (
 	// LaunchElementwise table of output 0: element c of row i is output
 	// element i*m[0] + c, located in each input through that table.
 	LaunchRows = "rows"
+	// LaunchReduceRows runs one work item per element of output 0, each
+	// folding a row: the body ends in a reduction over the trailing axes
+	// of its iteration space S (the reduction's input, to which every
+	// input broadcasts), a row being the D elements those axes hold. The
+	// shape table is m[0] = D, followed by the LaunchElementwise table of
+	// S: element c of row i is element i*D + c of S.
+	LaunchReduceRows = "reduce_rows"
 )
 
 // launchKinds are the accepted AttrLaunch values.
-var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true}
+var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true}
 
 // LaunchKinds returns the accepted launch conventions, sorted.
 func LaunchKinds() []string { return sortedKeys(launchKinds) }

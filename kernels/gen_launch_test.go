@@ -1,7 +1,9 @@
 package kernels_test
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,7 +27,9 @@ import (
 //
 // Each runs as the generic kernel (no options) and as the eltwise
 // family's flat and rows layouts with EPT=4 and the plan's -DRANK and
-// -DS<i>, which must write the same output.
+// -DS<i>, which must write the same output. Then a chain ending in a
+// reduction, y = ReduceMean((x - b)^2, axes=-1) with x [2,3,5] and b [5],
+// one item per row (graph.LaunchReduceRows), checked against the host.
 func launchGeneratedChains(t *testing.T, e *clEnv) {
 	k := 0
 	op := func(typ string, in ...graph.Output) graph.Output {
@@ -110,4 +114,29 @@ func launchGeneratedChains(t *testing.T, e *clEnv) {
 			}
 		}
 	}
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3, 5))
+	b := graph.NewParameter("b", tensor.F32, graph.ShapeOf(5))
+	axes, err := tensor.FromI64(tensor.Shape{1}, []int64{-1})
+	require.NoError(t, err)
+	d := op("Sub", x.Out(0), b.Out(0))
+	mean := graph.NewNode("ReduceMean", "mean", []graph.Output{op("Mul", d, d), graph.NewConstant("axes", axes).Out(0)}, nil, 1)
+	body := graph.NewModel("reduce", []*graph.Node{x, b}, []*graph.Node{graph.NewResult("y", mean.Out(0))})
+	require.NoError(t, body.InferShapes())
+	g, err := gen.Reduction(body)
+	require.NoError(t, err)
+	xs, bs := fill(30, -2, 2), fill(5, -1, 1)
+	// m: the row length 5, then rank 3, dims [2,3,5], x's strides
+	// [15,5,1], b's [0,0,1].
+	m := []int32{5, 3, 2, 3, 5, 15, 5, 1, 0, 0, 1}
+	out := e.launch(t, g.Spec(), "", []int{64}, nil, xs, bs, make([]float32, 6), uint64(6), m, g.Params)[2]
+	for r := range 6 {
+		var want float64
+		for c := range 5 {
+			v := float64(xs[r*5+c]) - float64(bs[c])
+			want += v * v / 5
+		}
+		got := math.Float32frombits(binary.LittleEndian.Uint32(out[4*r:]))
+		assert.InDelta(t, want, float64(got), 1e-5*(1+want), "row %d", r)
+	}
+	e.launch(t, g.Spec(), "-DHALF", []int{64}, nil, f16Pattern(30, false), f16Pattern(5, false), make([]uint16, 6), uint64(6), m, g.Params)
 }

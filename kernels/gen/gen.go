@@ -137,6 +137,41 @@ func (k *Kernel) Spec() kernels.Kernel {
 // depends only on the ops and how they connect, never on names, shapes or
 // constants, so equal chains share one program.
 func Elementwise(body *graph.Model) (*Kernel, error) {
+	c, err := printChain(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.kernel(source(c.nin, c.ops, c.code))
+}
+
+// printed is a chain printed as the lines of chain_value (the loads of
+// v0.., the ops' t0.. and the return of the chain's value) and the params
+// they read.
+type printed struct {
+	nin    int
+	ops    []string
+	code   []string
+	params []float32
+}
+
+// kernel expands the headers of src, a kernel printed from c.
+func (c *printed) kernel(src string) (*Kernel, error) {
+	src, err := kernels.Expand(File, src)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kernel{Source: src, Params: c.params}
+	if len(k.Params) == 0 {
+		k.Params = []float32{0}
+	}
+	return k, nil
+}
+
+// printChain prints the element-wise chain of body whose value is the
+// body's result, or, given root (a reduction whose input the chain
+// computes: Reduction), root's input 0; root and its constant axes are
+// left to the caller.
+func printChain(body *graph.Model, root *graph.Node) (*printed, error) {
 	nodes, err := body.Nodes()
 	if err != nil {
 		return nil, err
@@ -144,11 +179,11 @@ func Elementwise(body *graph.Model) (*Kernel, error) {
 	if len(body.Results) != 1 {
 		return nil, fmt.Errorf("gen: body %q has %d results, a chain has one", body.Name, len(body.Results))
 	}
-	k := &Kernel{}
+	k := &printed{}
 	names := map[graph.Output]string{}
 	param := func(v float32) string {
-		k.Params = append(k.Params, v)
-		return fmt.Sprintf("p[%d]", len(k.Params)-1)
+		k.params = append(k.params, v)
+		return fmt.Sprintf("p[%d]", len(k.params)-1)
 	}
 	nin := len(body.Parameters)
 	var code, ops []string
@@ -169,10 +204,16 @@ func Elementwise(body *graph.Model) (*Kernel, error) {
 		case graph.OpParameter, graph.OpResult:
 			continue
 		case graph.OpConstant:
+			if root != nil && slices.ContainsFunc(root.Inputs[1:], func(x graph.Output) bool { return x.Node == n }) {
+				continue // the reduction's axes
+			}
 			if n.Value == nil || n.Value.NumElements() != 1 || !n.Value.Type().IsFloat() {
 				return nil, fmt.Errorf("gen: constant %q of the chain is not a float scalar (chains take tensors as inputs)", n.Name)
 			}
 			names[n.Out(0)] = param(float32(n.Value.Float64s()[0]))
+			continue
+		}
+		if n == root {
 			continue
 		}
 		if !Supports(n) {
@@ -225,35 +266,26 @@ func Elementwise(body *graph.Model) (*Kernel, error) {
 		ops = append(ops, n.OpType)
 		t++
 	}
-	out, ok := names[body.Results[0].Input(0)]
+	value := body.Results[0].Input(0)
+	if root != nil {
+		value = root.Input(0)
+	}
+	out, ok := names[value]
 	if !ok {
-		return nil, fmt.Errorf("gen: the result of body %q is not computed by the chain", body.Name)
+		return nil, fmt.Errorf("gen: the value of body %q is not computed by the chain", body.Name)
 	}
-	code = append(code, fmt.Sprintf("    ST(out0, i, %s);", out))
-	src, err := kernels.Expand(File, source(nin, ops, code))
-	if err != nil {
-		return nil, err
-	}
-	k.Source = src
-	if len(k.Params) == 0 {
-		k.Params = []float32{0}
-	}
+	code = append(code, fmt.Sprintf("    return %s;", out))
+	k.nin, k.ops, k.code = nin, ops, code
 	return k, nil
 }
 
-// source is the kernel of nin inputs whose body lines are code (chain_at
-// computes one output element); ops name the chain's ops in the leading
+// source is the kernel of nin inputs whose body lines are code
+// (chain_value's: one output element); ops name the chain's ops in the leading
 // comment.
 func source(nin int, ops, code []string) string {
-	list := func(format, sep string) string {
-		parts := make([]string, nin)
-		for i := range parts {
-			parts[i] = strings.ReplaceAll(format, "#", fmt.Sprint(i))
-		}
-		return strings.Join(parts, sep)
-	}
+	list := func(format, sep string) string { return perInput(nin, format, sep) }
 	// each prints line (its # replaced by the input's index) once per input.
-	each := func(line string) string { return list(line+"\n", "") }
+	each := func(line string) string { return perInput(nin, line+"\n", "") }
 	var s strings.Builder
 	fmt.Fprintf(&s, `// generated_chain.cl: %s, one element-wise chain printed by
 // kernels/gen at compile time from the body of a KernelFusion node.
@@ -287,23 +319,14 @@ func source(nin int, ops, code []string) string {
 	for i := range nin {
 		fmt.Fprintf(&s, "#ifndef S%[1]d\n#define S%[1]d m[%[2]d * RANK]\n#endif\n", i, i+2)
 	}
-	ins := list("__global const FT* in#", ", ")
-	// chain_at: output element i from the inputs at offsets x0...
-	fmt.Fprintf(&s, "\n// chain_at computes output element i from the inputs' elements x0...\nstatic inline void chain_at(%s, __global FT* out0, %s, const ulong i, __global const float* p)\n{\n%s\n}\n",
-		ins, list("const long x#", ", "), strings.Join(code, "\n"))
-	// locate: the offsets of flat index i.
-	fmt.Fprintf(&s, "\n// locate sets o to the inputs' offsets of flat output index i < n.\nstatic inline void locate(const ulong i, const ulong n, __global const int* m, long* o)\n{\n")
-	s.WriteString(each("    o[#] = 0;"))
-	s.WriteString("    if (n <= 0xffffffffUL) {\n        uint q = (uint)i;\n        for (int d = RANK - 1; d >= 0; --d) {\n            const uint dim = (uint)m[1 + d];\n            const uint c = q % dim;\n            q /= dim;\n")
-	s.WriteString(each("            o[#] += (long)c * m[1 + (# + 1) * RANK + d];"))
-	s.WriteString("        }\n    } else {\n        ulong q = i;\n        for (int d = RANK - 1; d >= 0; --d) {\n            const ulong dim = (ulong)m[1 + d];\n            const long c = (long)(q % dim);\n            q /= dim;\n")
-	s.WriteString(each("            o[#] += c * m[1 + (# + 1) * RANK + d];"))
-	s.WriteString("        }\n    }\n}\n")
-	args := list("in#", ", ") + ", out0"
+	params := list("__global const FT* in#", ", ")
+	ins := list("in#", ", ")
+	s.WriteString(chainValue(nin, code))
+	s.WriteString(locateFn(nin))
 	run := func(indent, cnt string) string {
-		return fmt.Sprintf("%sfor (int e = 0; e < %s; ++e) chain_at(%s, %s, i0 + e, p);\n", indent, cnt, args, list("o[#] + (long)e * S#", ", "))
+		return fmt.Sprintf("%sfor (int e = 0; e < %s; ++e) ST(out0, i0 + e, chain_value(%s, %s, p));\n", indent, cnt, ins, list("o[#] + (long)e * S#", ", "))
 	}
-	fmt.Fprintf(&s, "\n__kernel void %s(%s, __global FT* out0, const ulong n, __global const int* m, __global const float* p)\n{\n", Entry, ins)
+	fmt.Fprintf(&s, "\n__kernel void %s(%s, __global FT* out0, const ulong n, __global const int* m, __global const float* p)\n{\n", Entry, params)
 	fmt.Fprintf(&s, "    long o[%d];\n", nin)
 	s.WriteString("#ifdef ROWS\n    const uint inner = (uint)m[RANK];\n    const uint c0 = (uint)get_global_id(0) * EPT;\n    ulong q = get_global_id(1);\n    if (c0 >= inner || q * inner >= n) return;\n    const ulong i0 = q * inner + c0;\n")
 	s.WriteString(each("    o[#] = (long)c0 * S#;"))
@@ -322,6 +345,43 @@ func source(nin int, ops, code []string) string {
 	s.WriteString("    if (EPT == 1 || (i0 + EPT <= n && (RANK == 1 || (n <= 0xffffffffUL ? (uint)i0 % inner : (uint)(i0 % inner)) + EPT <= inner))) {\n")
 	s.WriteString(run("        ", "EPT"))
 	s.WriteString("        return;\n    }\n    const int cnt = (int)min((ulong)EPT, n - i0);\n    for (int e = 0; e < cnt; ++e) {\n        locate(i0 + e, n, m, o);\n")
-	fmt.Fprintf(&s, "        chain_at(%s, %s, i0 + e, p);\n    }\n#endif\n}\n", args, list("o[#]", ", "))
+	fmt.Fprintf(&s, "        ST(out0, i0 + e, chain_value(%s, %s, p));\n    }\n#endif\n}\n", ins, list("o[#]", ", "))
+	return s.String()
+}
+
+// chainValue prints chain_value, the chain's value from the inputs of nin
+// at element offsets x0.., whose lines are code.
+func chainValue(nin int, code []string) string {
+	params, offs := make([]string, nin), make([]string, nin)
+	for i := range nin {
+		params[i] = fmt.Sprintf("__global const FT* in%d", i)
+		offs[i] = fmt.Sprintf("const long x%d", i)
+	}
+	return fmt.Sprintf("\n// chain_value computes the chain's value from the inputs' elements x0...\nstatic inline float chain_value(%s, %s, __global const float* p)\n{\n%s\n}\n",
+		strings.Join(params, ", "), strings.Join(offs, ", "), strings.Join(code, "\n"))
+}
+
+// perInput joins format once per input of nin, its # replaced by the
+// input's index, with sep.
+func perInput(nin int, format, sep string) string {
+	parts := make([]string, nin)
+	for i := range parts {
+		parts[i] = strings.ReplaceAll(format, "#", fmt.Sprint(i))
+	}
+	return strings.Join(parts, sep)
+}
+
+// locateFn prints locate, which sets the offsets o of nin inputs of flat
+// index i < n of the element-wise table m.
+func locateFn(nin int) string {
+	each := func(line string) string { return perInput(nin, line+"\n", "") }
+	var s strings.Builder
+	s.WriteString("\n// locate sets o to the inputs' offsets of flat output index i < n.\nstatic inline void locate(const ulong i, const ulong n, __global const int* m, long* o)\n{\n")
+	s.WriteString(each("    o[#] = 0;"))
+	s.WriteString("    if (n <= 0xffffffffUL) {\n        uint q = (uint)i;\n        for (int d = RANK - 1; d >= 0; --d) {\n            const uint dim = (uint)m[1 + d];\n            const uint c = q % dim;\n            q /= dim;\n")
+	s.WriteString(each("            o[#] += (long)c * m[1 + (# + 1) * RANK + d];"))
+	s.WriteString("        }\n    } else {\n        ulong q = i;\n        for (int d = RANK - 1; d >= 0; --d) {\n            const ulong dim = (ulong)m[1 + d];\n            const long c = (long)(q % dim);\n            q /= dim;\n")
+	s.WriteString(each("            o[#] += c * m[1 + (# + 1) * RANK + d];"))
+	s.WriteString("        }\n    }\n}\n")
 	return s.String()
 }

@@ -39,14 +39,14 @@ func TestElementwise(t *testing.T) {
 	for _, want := range []string{
 		"__kernel void generated_chain(__global const FT* in0, __global const FT* in1, __global FT* out0, const ulong n, __global const int* m, __global const float* p)",
 		"o[1] += (long)c * m[1 + (1 + 1) * RANK + d];",
-		"chain_at(in0, in1, out0, o[0] + (long)e * S0, o[1] + (long)e * S1, i0 + e, p);",
+		"ST(out0, i0 + e, chain_value(in0, in1, o[0] + (long)e * S0, o[1] + (long)e * S1, p));",
 		"#define S1 m[3 * RANK]",
 		"const float t0 = MUL(v0, p[0]);",
 		"const float t1 = ADD(t0, v1);",
 		"const float t2 = LEAKY_RELU(t1, p[1], p[2]);",
 		"const float t3 = CLIP(t2, p[3], p[4]);",
 		"const float t4 = SUB(t3, v0);",
-		"ST(out0, i, t4);",
+		"return t4;",
 		"#define LEAKY_RELU(x, a, b)", // eltwise_ops.clh, expanded
 		"Work-size contract",
 	} {
@@ -108,4 +108,58 @@ func TestSupports(t *testing.T) {
 	assert.Equal(t, "gather_nd", gen.SnakeCase("GatherND"))
 	_, err = gen.Elementwise(graph.NewModel("bad", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", node("Softmax", nil, x.Out(0)).Out(0))}))
 	assert.ErrorContains(t, err, "not one a chain takes")
+}
+
+// TestReduction prints Sqrt(x0 * x1) folded by ReduceMean over the last
+// axis, and lists the reductions a chain may end in: over trailing axes
+// known at compile time only.
+func TestReduction(t *testing.T) {
+	x0 := graph.NewParameter("x0", tensor.F32, graph.ShapeOf(2, 3, 4))
+	x1 := graph.NewParameter("x1", tensor.F32, graph.ShapeOf(3, 1))
+	axes := func(a ...int64) graph.Output {
+		v, err := tensor.FromI64(tensor.Shape{int64(len(a))}, a)
+		require.NoError(t, err)
+		return graph.NewConstant("axes", v).Out(0)
+	}
+	sq := graph.NewNode("Sqrt", "sqrt", []graph.Output{graph.NewNode("Mul", "mul", []graph.Output{x0.Out(0), x1.Out(0)}, nil, 1).Out(0)}, nil, 1)
+	red := graph.NewNode("ReduceMean", "mean", []graph.Output{sq.Out(0), axes(-1)}, graph.Attrs{"keepdims": int64(0)}, 1)
+	body := graph.NewModel("chain", []*graph.Node{x0, x1}, []*graph.Node{graph.NewResult("y", red.Out(0))})
+	require.NoError(t, body.InferShapes())
+	k, err := gen.Reduction(body)
+	require.NoError(t, err)
+	for _, want := range []string{
+		"Mul -> Sqrt -> ReduceMean",
+		"const float t1 = SQRT(t0, p[0], p[1]);",
+		"return t1;",
+		"const float v = chain_value(in0, in1, o[0], o[1], p);",
+		"ST(out0, r, acc / (float)D);",
+		"o[1] += t[(1 + 2) * rank];",
+	} {
+		assert.True(t, strings.Contains(k.Source, want), "the source has no %q", want)
+	}
+	_, err = gen.Elementwise(body)
+	assert.Error(t, err, "a reduction is not element-wise")
+
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3, 4))
+	for _, c := range []struct {
+		op   string
+		axes graph.Output
+		want bool
+	}{
+		{"ReduceSum", axes(-1), true},
+		{"ReduceL2", axes(2, 1), true},
+		{"ReduceSumSquare", graph.Output{}, true}, // all axes
+		{"ReduceMean", axes(1), false},            // not trailing
+		{"ReduceMean", axes(0, 2), false},
+		{"ReduceMax", axes(-1), false},
+		{"ReduceProd", axes(-1), false},
+	} {
+		in := []graph.Output{x.Out(0)}
+		if c.axes.Valid() {
+			in = append(in, c.axes)
+		}
+		n := graph.NewNode(c.op, c.op, in, nil, 1)
+		require.NoError(t, graph.InferNode(n))
+		assert.Equal(t, c.want, gen.SupportsReduction(n), "%s over %v", c.op, c.axes)
+	}
 }
