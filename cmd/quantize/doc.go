@@ -18,9 +18,10 @@
 //
 // -check INPUT.npy then compiles the float and the quantized model on
 // -check_device (GPU by default), runs both on the input -iters times,
-// alternating, and prints their median latencies, how many nodes run in
-// u8/i8, and the agreement of their first outputs (the IoU of the elements
-// above -threshold, 0.3: PP-OCR det's binarized map). Calibration pages
+// alternating, and prints their median latencies and fastest runs, how
+// many nodes run in u8/i8, and the agreement of their first outputs (the
+// IoU of the elements above -threshold, 0.3: PP-OCR det's binarized map).
+// Calibration pages
 // and the page checked come from internal/textpage/gen:
 //
 //	go run ./internal/textpage/gen -o /tmp/det_calib -n 8
