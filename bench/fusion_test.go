@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,23 +111,25 @@ func compileVariants(b *testing.B, core *driver.Core, model string, shape tensor
 
 // inferAlternating runs, per b.Loop iteration, one synchronous inference
 // of each request in turn, so that load from other processes affects all
-// alike, and returns each request's ms/infer.
+// alike, and returns each request's median ms/infer (a median, as the
+// other processes' load spikes skew a mean).
 func inferAlternating(b *testing.B, reqs []driver.InferRequest) []float64 {
 	b.Helper()
 	ctx := context.Background()
-	spent := make([]time.Duration, len(reqs))
+	spent := make([][]time.Duration, len(reqs))
 	for b.Loop() {
 		for i, r := range reqs {
 			t0 := time.Now()
 			if err := r.Infer(ctx); err != nil {
 				b.Fatal(err)
 			}
-			spent[i] += time.Since(t0)
+			spent[i] = append(spent[i], time.Since(t0))
 		}
 	}
 	ms := make([]float64, len(spent))
-	for i := range spent {
-		ms[i] = spent[i].Seconds() / float64(b.N) * 1e3
+	for i, d := range spent {
+		slices.Sort(d)
+		ms[i] = d[len(d)/2].Seconds() * 1e3
 	}
 	return ms
 }

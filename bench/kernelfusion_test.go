@@ -63,7 +63,7 @@ var chainModels = []struct {
 // BenchmarkKernelFusions measures a declared fusion: each model with the
 // pass (fused) and with DISABLED_TRANSFORMATIONS=FuseElementwiseChains
 // (unfused), alternating unprofiled synchronous inferences, reporting the
-// chains, launches per inference and ms/infer of each:
+// chains, launches per inference and median ms/infer of each:
 //
 //	go test -run '^$' -bench BenchmarkElementwiseChains -benchtime 20x ./bench/
 func BenchmarkElementwiseChains(b *testing.B) {
