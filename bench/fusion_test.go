@@ -65,9 +65,13 @@ func compileGPU(b *testing.B, core *driver.Core, model string, shape tensor.Shap
 	return cm, req
 }
 
-// readModel reads a cached model (see `make models`).
+// readModel reads a cached model (see `make models`), or builds geluModel
+// (geluChain over geluShape).
 func readModel(b testing.TB, model string) *graph.Model {
 	b.Helper()
+	if model == geluModel {
+		return geluChain(geluShape)
+	}
 	path, err := conformance.ModelPath(model)
 	if err != nil {
 		b.Fatal(err)

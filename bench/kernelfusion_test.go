@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,6 +57,28 @@ var chainModels = []struct {
 	{"cls_1x3x48x192", "ch_ppocr_mobile_v2.0_cls_infer.onnx", tensor.Shape{1, 3, 48, 192}},
 	{"rec_1x3x48x320", "ch_PP-OCRv4_rec_infer.onnx", tensor.Shape{1, 3, 48, 320}},
 	{"det_1x3x320x320", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 320, 320}},
+	{"gelu_1x64x112x112", geluModel, geluShape},
+}
+
+// geluModel names geluChain over geluShape among the models readModel
+// returns.
+const geluModel = "built:gelu_chain"
+
+// geluShape is the input shape of geluModel.
+var geluShape = tensor.Shape{1, 64, 112, 112}
+
+// geluChain builds y = x * 0.5 * (1 + Erf(x / sqrt 2)) over x of shape:
+// a GELU written out as five element-wise ops (as exporters emit it for
+// transformer MLPs), the long tail a generated chain folds into one pass.
+func geluChain(shape tensor.Shape) *graph.Model {
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(shape...))
+	c := func(v float32) graph.Output { return graph.NewConstant(fmt.Sprint(v), tensor.Scalar(v)).Out(0) }
+	op := func(typ, name string, in ...graph.Output) graph.Output {
+		return graph.NewNode(typ, name, in, nil, 1).Out(0)
+	}
+	erf := op("Erf", "erf", op("Div", "div", x.Out(0), c(1.4142135)))
+	y := op("Mul", "half", op("Mul", "mul", x.Out(0), op("Add", "add", erf, c(1))), c(0.5))
+	return graph.NewModel("gelu_chain", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", y)})
 }
 
 // BenchmarkElementwiseChains measures the generated chain kernels
