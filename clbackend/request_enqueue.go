@@ -306,10 +306,19 @@ func (r *InferRequest) download(s *runState) error {
 		}
 		if stg := s.st.out[i]; stg != nil {
 			// Into the pinned staging buffer; postprocess copies it out.
-			if _, err := r.queue.EnqueueReadMapped(r.buffer(pl, s.st, v), 0, stg.mapped, 0, len(b), false); err != nil {
+			// The last output's read carries the inference's last event,
+			// which spares finish a marker: one command less per
+			// inference, which on POCL is a worker-thread handoff.
+			last := i == len(pl.results)-1
+			ev, err := r.queue.EnqueueReadMapped(r.buffer(pl, s.st, v), 0, stg.mapped, 0, len(b), last)
+			if err != nil {
 				return r.fail("reading output "+c.core.Output(i).Name, err)
 			}
-			s.untracked()
+			if ev != nil {
+				s.keep(&s.evs.download, ev)
+			} else {
+				s.untracked()
+			}
 			s.unstage[i] = true
 			s.transfers.DeviceToHost += int64(len(b))
 			continue
