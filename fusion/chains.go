@@ -30,6 +30,7 @@ const PassFuseElementwiseChains = "FuseElementwiseChains"
 func FuseElementwiseChains() Pass {
 	return Pass{Name: PassFuseElementwiseChains,
 		Doc: "group chains of element-wise and broadcast ops, optionally ending in a reduction over trailing axes, into one KernelFusion node each, its kernel generated from its body (kernels/gen), on a device that generates them",
+		Ops: gen.ChainOps(),
 		Run: func(ctx context.Context, m *graph.Model, o *Options) (int, error) {
 			if o == nil || o.Chains == nil {
 				return 0, nil

@@ -163,3 +163,17 @@ func TestReduction(t *testing.T) {
 		assert.Equal(t, c.want, gen.SupportsReduction(n), "%s over %v", c.op, c.axes)
 	}
 }
+
+// TestChainOps lists what the op support matrix credits to chains: float
+// activations, arithmetic and the row reductions, not comparisons or
+// integer-only ops.
+func TestChainOps(t *testing.T) {
+	ops := gen.ChainOps()
+	for _, op := range []string{"Add", "Mul", "Sigmoid", "Gelu", "Clip", "PRelu", "ReduceMean", "ReduceL2"} {
+		assert.Contains(t, ops, op)
+	}
+	for _, op := range []string{"IsNaN", "Equal", "BitwiseNot", "Not", "Softmax", "ReduceMax"} {
+		assert.NotContains(t, ops, op)
+	}
+	assert.IsNonDecreasing(t, ops)
+}

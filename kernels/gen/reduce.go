@@ -157,3 +157,29 @@ func reductionSource(nin int, ops, code []string, red reduction) string {
 `, nin, red.init, perInput(nin, "in#", ", ")+", "+perInput(nin, "o[#]", ", "), red.step, perInput(nin, "            o[#] += t[(# + 2) * rank];\n", ""), red.final)
 	return s.String()
 }
+
+// ChainOps returns the op types a generated chain may hold, sorted: those
+// Supports takes on f32 and the reductions SupportsReduction takes (the
+// op support matrix lists FuseElementwiseChains for them).
+func ChainOps() []string {
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(4))
+	var ops []string
+	probe := func(op string, in ...graph.Output) {
+		n := graph.NewNode(op, op, in, nil, 1)
+		if graph.InferNode(n) == nil && Supports(n) {
+			ops = append(ops, op)
+		}
+	}
+	for op := range UnaryKernels() {
+		probe(op, x.Out(0))
+	}
+	for op := range binaryMacros {
+		probe(op, x.Out(0), x.Out(0))
+	}
+	probe("Clip", x.Out(0))
+	for op := range reductions {
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	return slices.Compact(ops)
+}
