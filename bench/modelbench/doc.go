@@ -5,7 +5,7 @@
 // (scripts/ortref/bench.js under node, make models). `make bench-models`
 // runs it.
 //
-//	go run ./bench/modelbench [-seconds 3] [-rounds 3] [-models det_640,cls] [-configs CPU,GPU,GPU-tuned,ORT]
+//	go run ./bench/modelbench [-seconds 3] [-rounds 3] [-max_seconds 60] [-models det_640,cls] [-configs CPU,GPU,GPU-tuned,ORT]
 //	                          [-json docs/bench-models.json] [-readme README.md]
 //	go run ./bench/modelbench -from docs/bench-models.json -readme README.md [-check]
 //
@@ -14,7 +14,9 @@
 // starts ONNX Runtime as a peer process, warms each up with one inference,
 // and then runs -rounds rounds in which each configuration in turn runs
 // for -seconds/-rounds (at least one inference): the configurations share
-// the load of the same minutes. It reports the median latency of
+// the load of the same minutes. A configuration whose timed runs of a
+// model reached -max_seconds sits out the later rounds (the CPU device
+// takes about 50 s per IS-Net medium inference). It reports the median latency of
 // synchronous inferences (PERFORMANCE_HINT=LATENCY), the compile time, the
 // share of the GPU's kernel choices the shipped database made, and the
 // ratios to ONNX Runtime, with the devices (the POCL target on POCL) and

@@ -22,10 +22,11 @@ type Report struct {
 	LoadStart string `json:"load_start"`
 	LoadEnd   string `json:"load_end"`
 	// Rounds and Seconds are the timing flags.
-	Rounds  int      `json:"rounds"`
-	Seconds float64  `json:"seconds"`
-	Configs []string `json:"configs"`
-	Rows    []Row    `json:"rows"`
+	Rounds     int      `json:"rounds"`
+	Seconds    float64  `json:"seconds"`
+	MaxSeconds float64  `json:"max_seconds"`
+	Configs    []string `json:"configs"`
+	Rows       []Row    `json:"rows"`
 }
 
 // Row is one model at one input size.
@@ -99,10 +100,10 @@ func renderTable(r *Report) string {
 		ort = fmt.Sprintf("ONNX Runtime %s (CPU, %d threads)", r.ORTVersion, r.ORTThreads)
 	}
 	fmt.Fprintf(&b, "Run of %s: %s; %s; GOMAXPROCS %d; load average %s at the start, %s at the end. "+
-		"Medians of synchronous inferences (PERFORMANCE_HINT=LATENCY) over %g s per cell in %d interleaved rounds; "+
+		"Medians of synchronous inferences (PERFORMANCE_HINT=LATENCY) over %g s per cell in %d interleaved rounds (at least one inference each; a cell stops after %g s of timed runs); "+
 		"GPU heuristics: `GPU_SHIPPED_TUNING=NO`, tuned: the shipped database (its share of the kernel choices in brackets); "+
 		"ratios are clinfer GPU over ONNX Runtime; GPU compile is the first GPU CompileModel of the model in the process (heuristics), with its warm-up run, no CACHE_DIR, POCL's kernel cache as the environment leaves it.\n\n",
-		r.Date, strings.Join(r.Devices, ", "), ort, r.GOMAXPROCS, r.LoadStart, r.LoadEnd, r.Seconds, r.Rounds)
+		r.Date, strings.Join(r.Devices, ", "), ort, r.GOMAXPROCS, r.LoadStart, r.LoadEnd, r.Seconds, r.Rounds, r.MaxSeconds)
 	b.WriteString("| model | input | clinfer CPU | GPU heuristics | GPU tuned | ORT | GPU / ORT heuristics, tuned | GPU compile |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Rows {
