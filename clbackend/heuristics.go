@@ -300,6 +300,57 @@ func (p deviceProfile) reduce(count, cnt int64) kernels.Variant {
 	return mustVariant("reduce", "serial", 64)
 }
 
+// cpuGroup is the work-group size a launch whose kernel lets the driver
+// pick the group gets on a CPU device (nil for an empty range). POCL picks
+// a group from the grid and compiles the kernel again for each group size
+// it launches with (a work-group function per local size, at the first
+// launch): a network whose layers have many sizes, like IS-Net's 1024 to
+// 32 pixel stages, compiled one resize, Winograd transform or
+// element-wise kernel 25 times over (IS-Net medium with an empty POCL
+// cache: 24 s of warm-up builds, 12 s with these groups). Fixed powers of two share one function across every
+// grid they divide: from the first dimension on, the largest power of two
+// that divides it, within CL_DEVICE_MAX_WORK_GROUP_SIZE and
+// cpuGroupItems, and small enough to leave cpuGroupsPerUnit groups per
+// compute unit.
+func cpuGroup(global []int, p deviceProfile) []int {
+	total := 1
+	for _, g := range global {
+		total *= g
+	}
+	if total == 0 {
+		return nil
+	}
+	budget := min(max(1, p.maxWorkGroup), cpuGroupItems, floorPow2(max(1, total/(cpuGroupsPerUnit*max(1, p.computeUnits)))))
+	local := make([]int, len(global))
+	for i, g := range global {
+		l := 1
+		for l*2 <= budget && g%(l*2) == 0 {
+			l *= 2
+		}
+		local[i] = l
+		budget /= l
+	}
+	return local
+}
+
+// cpuGroupItems caps cpuGroup's groups, and cpuGroupsPerUnit is the
+// fewest groups per compute unit it leaves a grid that has the items: a
+// CPU device shares its cores with other work, and a core that falls
+// behind on one large group holds the whole launch up.
+const (
+	cpuGroupItems    = 256
+	cpuGroupsPerUnit = 4
+)
+
+// floorPow2 is the largest power of two at most n (n >= 1).
+func floorPow2(n int) int {
+	p := 1
+	for p*2 <= n {
+		p *= 2
+	}
+	return p
+}
+
 // prevPow2 is the largest power of two at most n (64 at least).
 func prevPow2(n int) int {
 	p := 64

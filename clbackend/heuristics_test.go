@@ -210,3 +210,29 @@ func TestGPUHeuristicsOnPOCL(t *testing.T) {
 		assert.True(t, gpuShaped[fam], "no %s case ran a GPU-shaped algorithm (local-memory tiles) under the GPU profile", fam)
 	}
 }
+
+// TestCPUGroup: a CPU device's launches without a work-group size get
+// powers of two that divide the grid, at most cpuGroupItems items, with
+// cpuGroupsPerUnit groups per core left where the grid has them; the
+// layers of a large-image network share one size (one work-group function
+// for POCL to build), and an empty grid gets none.
+func TestCPUGroup(t *testing.T) {
+	cases := []struct {
+		global, want []int
+	}{
+		{[]int{1 << 20}, []int{256}},
+		{[]int{4096, 512}, []int{256, 1}},
+		{[]int{8, 64, 64}, []int{8, 32, 1}},
+		{[]int{8, 64, 32}, []int{8, 32, 1}}, // the same group as the layer above
+		{[]int{96, 3}, []int{32, 1}},        // 288 items: 36 per group for 8 groups, so 32
+		{[]int{64}, []int{8}},               // small grids keep 8 groups
+		{[]int{3}, []int{1}},
+		{[]int{0, 64}, nil},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, cpuGroup(tc.global, poclSkylake), "global %v", tc.global)
+	}
+	one := poclSkylake
+	one.maxWorkGroup = 16
+	assert.Equal(t, []int{16}, cpuGroup([]int{1 << 20}, one), "within CL_DEVICE_MAX_WORK_GROUP_SIZE")
+}

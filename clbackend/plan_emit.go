@@ -102,7 +102,14 @@ func (b *builder) emitKernel(node *graph.Node, k kernels.Kernel, defines string,
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
 	}
 	b.pl.progs = append(b.pl.progs, prog)
-	if err := b.checkLaunchable(prog.val, k.Entry, local); err != nil {
+	if local == nil && !b.profile().gpu {
+		// A CPU device compiles a kernel again for every work-group size
+		// it runs with; see cpuGroup. A group the kernel cannot take
+		// leaves the pick to the driver.
+		if g := cpuGroup(global, b.profile()); g != nil && b.checkLaunchable(prog.val, k.Entry, g) == nil {
+			local = g
+		}
+	} else if err := b.checkLaunchable(prog.val, k.Entry, local); err != nil {
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
 	}
 	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,

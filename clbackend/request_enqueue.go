@@ -231,21 +231,26 @@ func (r *InferRequest) launch(s *runState, end int) error {
 	t1 := time.Now()
 	pl := s.pl
 	events := r.c.profiling || s.windowed
+	sampled := r.warmUp && s.pl.cont == nil && s.pl.parent == nil
 	for ; s.next < end; s.next++ {
 		l := pl.launches[s.next]
-		if l.n == 0 || r.warmUp && s.pl.cont == nil && s.pl.parent == nil && r.warmedUp(l) {
+		if l.n == 0 || sampled && r.warmedUp(l) {
 			continue
+		}
+		global := l.global
+		if sampled {
+			global = warmUpGlobal(l)
 		}
 		ts := time.Now()
 		if !events {
-			if err := r.queue.EnqueueNDRangeKernelNoEvent(s.st.kernels[s.next], nil, l.global, l.local); err != nil {
+			if err := r.queue.EnqueueNDRangeKernelNoEvent(s.st.kernels[s.next], nil, global, l.local); err != nil {
 				return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
 			}
 			s.untracked()
 			s.cpu[s.next] = time.Since(ts)
 			continue
 		}
-		ev, err := r.queue.EnqueueNDRangeKernel(s.st.kernels[s.next], nil, l.global, l.local, nil)
+		ev, err := r.queue.EnqueueNDRangeKernel(s.st.kernels[s.next], nil, global, l.local, nil)
 		if err != nil {
 			return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
 		}

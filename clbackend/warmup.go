@@ -20,9 +20,16 @@ import (
 // kernel and its work-group size, not on how often it runs, and a
 // large-image network repeats a few kernels over dozens of layers (IS-Net
 // medium: 119 convolutions, a full inference as long as the rest of the
-// compile). The skipped launches leave their outputs unwritten; kernels
-// that read indices clamp them (index.clh), so whatever the later launches
-// find there is safe to read. A plan that reads sizes back (data-sized
+// compile). A launch with a work-group size runs one work group: the
+// driver prepares a kernel per work-group size (POCL: per local size, zero
+// global offset and a grid under 2^32 items, which one group shares with
+// the full grid), not per grid, and the full grid of a 1024x1024 layer
+// would cost the warm-up a real inference's time (IS-Net medium on POCL:
+// seconds, in every compile and every import from the model cache); a
+// launch whose group the driver picks keeps its grid, from which the
+// driver picks it. The skipped launches and the groups not run leave
+// outputs unwritten; kernels that read indices clamp them (index.clh), so
+// whatever the later launches find there is safe to read. A plan that reads sizes back (data-sized
 // nodes) or runs a program (control flow) launches everything, since what
 // it reads back decides what runs next. A model with
 // host-known inputs has no plan before its first inference and is not
@@ -63,6 +70,20 @@ func (c *CompiledModel) warmUp(ctx context.Context) error {
 		return fmt.Errorf("gpu: warm-up run of %q on %s: %w", c.model.Name, c.dev.name(), err)
 	}
 	return nil
+}
+
+// warmUpGlobal is the NDRange the warm-up launches l with: one work group
+// where l has a work-group size, l's own grid where the driver picks the
+// group.
+func warmUpGlobal(l launch) []int {
+	if l.local == nil {
+		return l.global
+	}
+	g := make([]int, len(l.global))
+	for i := range g {
+		g[i] = min(l.global[i], l.local[i])
+	}
+	return g
 }
 
 // warmUpWindow is the launch window (see launchWindow) of the warm-up

@@ -67,3 +67,20 @@ func TestCompileWarmsUp(t *testing.T) {
 		assert.Contains(t, err.Error(), "clEnqueueNDRangeKernel")
 	})
 }
+
+// TestWarmUpGlobal: the warm-up launches one work group where the plan
+// sets the group (the driver prepares the kernel per group size, not per
+// grid), and the plan's grid where the driver picks the group from it.
+func TestWarmUpGlobal(t *testing.T) {
+	cases := []struct {
+		global, local, want []int
+	}{
+		{[]int{1024, 1024}, []int{8, 8}, []int{8, 8}},
+		{[]int{64, 1, 3}, []int{1, 1, 1}, []int{1, 1, 1}},
+		{[]int{4, 256}, []int{16, 64}, []int{4, 64}}, // never past the grid
+		{[]int{4096, 512}, nil, []int{4096, 512}},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, warmUpGlobal(launch{global: tc.global, local: tc.local}), "global %v local %v", tc.global, tc.local)
+	}
+}

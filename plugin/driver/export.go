@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -161,20 +162,57 @@ func readFrame(r io.Reader, what string) ([]byte, error) {
 		return nil, corrupt("%s: truncated (%v)", what, err)
 	}
 	size := binary.LittleEndian.Uint64(n[:])
-	var buf bytes.Buffer
-	buf.Grow(int(min(size, 1<<20)))
-	got, err := io.CopyN(&buf, r, int64(min(size, 1<<62)))
-	if err != nil || uint64(got) != size {
-		return nil, corrupt("%s: truncated: %d of %d bytes", what, got, size)
+	var data []byte
+	if left := remaining(r); left >= 0 && size <= uint64(left) {
+		// The reader holds that much: read it into one allocation (a
+		// model's weights are hundreds of MB; growing a buffer copies them
+		// over and over).
+		data = make([]byte, size)
+		if got, err := io.ReadFull(r, data); err != nil {
+			return nil, corrupt("%s: truncated: %d of %d bytes", what, got, size)
+		}
+	} else {
+		// A size the reader cannot vouch for grows as bytes arrive, so a
+		// corrupt size allocates no more than the data there is.
+		var buf bytes.Buffer
+		buf.Grow(int(min(size, 1<<20)))
+		got, err := io.CopyN(&buf, r, int64(min(size, 1<<62)))
+		if err != nil || uint64(got) != size {
+			return nil, corrupt("%s: truncated: %d of %d bytes", what, got, size)
+		}
+		data = buf.Bytes()
 	}
 	var sum [4]byte
 	if _, err := io.ReadFull(r, sum[:]); err != nil {
 		return nil, corrupt("%s: truncated checksum", what)
 	}
-	if want := binary.LittleEndian.Uint32(sum[:]); crc32.Checksum(buf.Bytes(), crcTable) != want {
+	if want := binary.LittleEndian.Uint32(sum[:]); crc32.Checksum(data, crcTable) != want {
 		return nil, corrupt("%s: checksum mismatch", what)
 	}
-	return buf.Bytes(), nil
+	return data, nil
+}
+
+// remaining returns how many bytes r has left to read when it can tell (a
+// file, a bytes.Reader), else -1.
+func remaining(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len())
+	case interface {
+		io.Seeker
+		Stat() (fs.FileInfo, error)
+	}:
+		st, err := r.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return -1
+		}
+		pos, err := r.Seek(0, io.SeekCurrent)
+		if err != nil || pos > st.Size() {
+			return -1
+		}
+		return st.Size() - pos
+	}
+	return -1
 }
 
 // ReadBlob reads a blob written by WriteBlob and checks it is meant for this

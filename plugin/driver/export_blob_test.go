@@ -315,3 +315,38 @@ func TestCoreCacheErrorsAndOptOuts(t *testing.T) {
 		assert.Contains(t, err.Error(), "CACHE_DIR")
 	})
 }
+
+// TestBlobReaders: ReadBlob reads the same blob from a reader that knows
+// its length (bytes.Reader), a file (sized by Stat and Seek: one
+// allocation per section) and a plain stream (grown as bytes arrive), and
+// reports a truncated one as corrupt from each.
+func TestBlobReaders(t *testing.T) {
+	data := encodeBlob(t, sampleBlob())
+	dir := t.TempDir()
+	readers := map[string]func(b []byte) io.Reader{
+		"bytes":  func(b []byte) io.Reader { return bytes.NewReader(b) },
+		"stream": func(b []byte) io.Reader { return struct{ io.Reader }{bytes.NewReader(b)} },
+		"file": func(b []byte) io.Reader {
+			f, err := os.CreateTemp(dir, "blob")
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Close() })
+			_, err = f.Write(b)
+			require.NoError(t, err)
+			_, err = f.Seek(0, io.SeekStart)
+			require.NoError(t, err)
+			return f
+		},
+	}
+	for name, open := range readers {
+		t.Run(name, func(t *testing.T) {
+			got, err := driver.ReadBlob(open(data), "TESTDEV", "arch-1")
+			require.NoError(t, err)
+			require.Len(t, got.Sections, 3)
+			assert.Equal(t, []byte{0, 1, 2}, got.Sections[2].Data)
+			for _, n := range []int{len(data) / 2, len(data) - 1} {
+				_, err = driver.ReadBlob(open(data[:n]), "TESTDEV", "arch-1")
+				assert.ErrorIs(t, err, driver.ErrCorrupt, "prefix %d of %d", n, len(data))
+			}
+		})
+	}
+}
