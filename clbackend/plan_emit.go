@@ -46,8 +46,9 @@ func (b *builder) emit(node *graph.Node, name, defines string, n int64, args ...
 
 // emitND appends a launch of catalogue kernel name built with the extra
 // defines over the NDRange global (1 to 3 dimensions) with work-group size
-// local (nil: the driver picks; otherwise one size per dimension that
-// divides the global size, as OpenCL 1.2 requires). The kernel's
+// local (nil: the driver picks, on a CPU device cpuGroup's size; otherwise
+// one size per dimension that divides the global size, as OpenCL 1.2
+// requires). The kernel's
 // work-size contract says which geometry it needs. An empty range (a zero
 // dimension) records a launch that is skipped.
 func (b *builder) emitND(node *graph.Node, name, defines string, global, local []int, args ...any) error {
