@@ -8,7 +8,15 @@ import (
 func lowerSoftmax(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	s := b.val(x).shape
-	if t := b.val(x).typ; t != tensor.F32 && t != tensor.F16 {
+	defines := b.halfDefine(x)
+	switch t := b.val(x).typ; t {
+	case tensor.F32, tensor.F16:
+	case tensor.F64:
+		if _, err := b.numType(n, t); err != nil { // cl_khr_fp64
+			return err
+		}
+		defines = "-DIS_DOUBLE"
+	default:
 		return errUnsupported(n, "element type %s", t)
 	}
 	ax := n.Attrs.Int("axis", -1)
@@ -25,7 +33,7 @@ func lowerSoftmax(b *builder, n *graph.Node) error {
 	if s.NumElements() == 0 {
 		return nil
 	}
-	return b.emit(n, name, b.halfDefine(x), cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))
+	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))
 }
 
 // clipTypeOK reports whether a GPU lowering of Clip exists for t: f32 on
@@ -71,8 +79,17 @@ func lowerClip(b *builder, n *graph.Node) error {
 // lowerHardmax writes 1 at the first maximum of every fibre along the axis.
 func lowerHardmax(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
-	if t := b.val(x).typ; t != tensor.F32 {
-		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", t)
+	defines := ""
+	switch t := b.val(x).typ; t {
+	case tensor.F32:
+	case tensor.F64:
+		d, err := b.floatDefines(n, t) // cl_khr_fp64
+		if err != nil {
+			return err
+		}
+		defines = d
+	default:
+		return errUnsupported(n, "element type %s (the GPU kernel takes f32 and f64)", t) // f16, bf16: widerType
 	}
 	s := b.val(x).shape
 	if len(s) == 0 {
@@ -81,7 +98,7 @@ func lowerHardmax(b *builder, n *graph.Node) error {
 	ax := normAxis(n.Attrs.Int("axis", -1), len(s))
 	outer, inner := prod(s[:ax]), prod(s[ax+1:])
 	if cnt := outer * inner; cnt > 0 && s[ax] > 0 {
-		return b.emit(n, "hardmax", "", cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(s[ax]), uint64(inner))
+		return b.emit(n, "hardmax", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(s[ax]), uint64(inner))
 	}
 	return nil
 }

@@ -178,11 +178,14 @@ func lowerCompress(b *builder, n *graph.Node) error {
 // items' sorted order, the run starts and their offsets.
 type sortedUnique struct{ order, flags, offs int }
 
-// uniqueDefines are the type defines compact_unique.cl compares t with.
+// uniqueDefines are the type defines compact_unique.cl compares t with:
+// f16 and bf16 are moved as ushort and compared by their float values.
 func (b *builder) uniqueDefines(n *graph.Node, t tensor.ElementType) (string, error) {
 	switch t {
-	case tensor.F16, tensor.BF16:
-		return "", errUnsupported(n, "element type %s (the GPU sorts f32, f64 and integers)", t)
+	case tensor.F16:
+		return "-DT=ushort -DKEY_HALF -DIS_FLOAT", nil
+	case tensor.BF16:
+		return "-DT=ushort -DKEY_BF16 -DIS_FLOAT", nil
 	}
 	ct, err := b.numType(n, t)
 	if err != nil {

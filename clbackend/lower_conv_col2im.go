@@ -9,8 +9,20 @@ import (
 // gathering its column values; the geometry is known at plan time.
 func lowerCol2Im(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
-	if t := b.val(x).typ; t != tensor.F32 && t != tensor.F16 {
-		return errUnsupported(n, "element type %s (the GPU kernel takes f32 and f16)", t)
+	defines := b.halfDefine(x)
+	switch t := b.val(x).typ; {
+	case t == tensor.F32 || t == tensor.F16:
+	case t == tensor.F64:
+		if _, err := b.numType(n, t); err != nil { // cl_khr_fp64
+			return err
+		}
+		defines = "-DT=double -DACC=double"
+	case t == tensor.Bool:
+		defines = "-DT=uchar -DACC=ulong -DIS_BOOL"
+	case t.IsInteger() && t.Bits() != 4:
+		defines = "-DT=" + clType(t) + " -DACC=ulong"
+	default:
+		return errUnsupported(n, "element type %s (the GPU kernel takes f32, f16, f64, integers and booleans)", t) // bf16, 8-bit floats: widerType
 	}
 	image, ok1 := b.hostInts(b.in(n, 1))
 	block, ok2 := b.hostInts(b.in(n, 2))
@@ -35,7 +47,7 @@ func lowerCol2Im(b *builder, n *graph.Node) error {
 		m = append(m, g.Image[d], g.Block[d], g.Blocks[d], g.Stride[d], g.Dil[d], g.PadB[d])
 	}
 	cnt := b.val(y).shape.NumElements()
-	return b.emit(n, "col2im", b.halfDefine(x), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
+	return b.emit(n, "col2im", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 }
 
 // col2ImLowerings are the GPU table entries of the conv family's Col2Im.

@@ -55,8 +55,8 @@ type nmsSelected struct {
 // boxes), the IoU and score thresholds (useScore: one is given).
 func (b *builder) nmsGeometry(n *graph.Node) (B, N, C, maxk int64, iou, score float32, useScore bool, err error) {
 	bs, ss := b.val(b.in(n, 0)).shape, b.val(b.in(n, 1)).shape
-	if b.val(b.in(n, 0)).typ != tensor.F32 || b.val(b.in(n, 1)).typ != tensor.F32 {
-		return 0, 0, 0, 0, 0, 0, false, errUnsupported(n, "boxes and scores of types %s and %s (the GPU kernels take f32)", b.val(b.in(n, 0)).typ, b.val(b.in(n, 1)).typ)
+	if bt, st := b.val(b.in(n, 0)).typ, b.val(b.in(n, 1)).typ; !lowFloat(bt) || !lowFloat(st) {
+		return 0, 0, 0, 0, 0, 0, false, errUnsupported(n, "boxes and scores of types %s and %s (the GPU kernels take f32, f16 and bf16 in f32)", bt, st)
 	}
 	B, N, C = bs[0], bs[1], ss[1]
 	if v := b.in(n, 2); v >= 0 {
@@ -105,7 +105,14 @@ func countNMS(b *builder, n *graph.Node) (int, error) {
 	for p < N {
 		p *= 2
 	}
-	boxes, scores := b.in(n, 0), b.in(n, 1)
+	boxes, err := b.asF32(n, b.in(n, 0))
+	if err != nil {
+		return 0, err
+	}
+	scores, err := b.asF32(n, b.in(n, 1))
+	if err != nil {
+		return 0, err
+	}
 	meta := b.meta([]int64{N, p, C, maxk, n.Attrs.Int("center_point_box", 0), boolInt(useScore)})
 	order := b.temp(tensor.I32, tensor.Shape{S * p})
 	sel, counts, offs := b.temp(tensor.I32, tensor.Shape{S * maxk}), b.temp(tensor.I32, tensor.Shape{S}), b.temp(tensor.I32, tensor.Shape{S})

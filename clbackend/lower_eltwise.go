@@ -44,14 +44,27 @@ func lowerUnary(b *builder, n *graph.Node) error {
 		defines += " -DHALF" // f16 storage, float math
 	case n.OpType == "Not" && t == tensor.Bool:
 		defines = "-DT=uchar"
-	case (n.OpType == "Neg" || n.OpType == "Abs" || n.OpType == "Sign" || n.OpType == "BitwiseNot") && clType(t) != "" && t != tensor.Bool:
+	case intUnaryOps[n.OpType] && clType(t) != "" && t != tensor.Bool:
 		defines = "-DT=" + clType(t) + " -DIS_INT"
+	case t == tensor.F64 && (b.val(y).typ == tensor.F64 || b.val(y).typ == tensor.Bool):
+		if _, err := b.numType(n, t); err != nil { // cl_khr_fp64
+			return err
+		}
+		defines = "-DT=double -DIS_DOUBLE"
+		if b.val(y).typ == tensor.Bool { // IsNaN, IsInf
+			defines += " -DTO=uchar"
+		}
 	default:
 		return errUnsupported(n, "element type %s (the GPU kernel takes f32)", t)
 	}
 	cnt := int64(b.val(y).shape.NumElements())
 	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), uint64(cnt), p[0], p[1])
 }
+
+// intUnaryOps are the unary ops with integer forms in eltwise_unary.cl
+// (-DIS_INT); the other ops the op set allows on integers run in f64
+// (viaDoubleOps) or are not unary kernels.
+var intUnaryOps = map[string]bool{"Relu": true, "Neg": true, "Abs": true, "Sign": true, "BitwiseNot": true}
 
 // binary emits out = name(a, b) with broadcasting.
 func (b *builder) binary(n *graph.Node, name string, x, y, out int) error {
@@ -126,11 +139,14 @@ func lowerVariadic(b *builder, n *graph.Node) error {
 		acc = dst
 	}
 	if n.OpType == "Mean" {
-		if ot.typ != tensor.F32 {
-			return errUnsupported(n, "Mean of %s", ot.typ)
+		if ot.typ != tensor.F32 && ot.typ != tensor.F64 {
+			return errUnsupported(n, "Mean of %s", ot.typ) // f16 and bf16 run in f32 (widerType)
 		}
-		s, _ := tensor.FromF32(tensor.Shape{}, []float32{1 / float32(k)})
-		sv := b.newValue(tensor.F32, tensor.Shape{}, s)
+		s, err := tensor.FromFloat64s(ot.typ, tensor.Shape{}, []float64{1 / float64(k)})
+		if err != nil {
+			return n.Errorf("Mean: %w", err)
+		}
+		sv := b.newValue(ot.typ, tensor.Shape{}, s)
 		if k == 1 {
 			return b.binary(n, "mul", b.in(n, 0), sv, out)
 		}
@@ -178,7 +194,7 @@ func (b *builder) binaryDefines(n *graph.Node, name string, tx, ty, to tensor.El
 			defines += " -DTO=" + ot
 		}
 	}
-	if !tx.IsFloat() && (name == "pow" || name == "prelu") {
+	if !tx.IsFloat() && name == "pow" {
 		return "", errUnsupported(n, "element type %s (the GPU kernel takes float types)", tx)
 	}
 	if name == "mod" {

@@ -2,6 +2,7 @@ package clbackend
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/clinfer/clinfer/graph"
@@ -24,7 +25,14 @@ type gemmGeom struct {
 // kernels are built with halfDefine(out)).
 func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta float32) error {
 	defines := b.halfDefine(out)
-	if t := b.val(out).typ; t == tensor.F64 {
+	integer := b.val(out).typ.IsInteger()
+	if t := b.val(out).typ; integer {
+		d, err := b.intGemmDefines(n, t, []int{a, bb, c}, alpha, beta)
+		if err != nil {
+			return err
+		}
+		defines = d
+	} else if t == tensor.F64 {
 		// f64 (cl_khr_fp64): the serial matmul kernel, summing in f64.
 		for _, v := range []int{a, bb, c} {
 			if v >= 0 && b.val(v).typ != t {
@@ -43,7 +51,7 @@ func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta
 			}
 		}
 	}
-	if useGEMM(g.M, g.N, g.K) && b.val(out).shape.NumElements() > 0 && b.val(out).typ != tensor.F64 {
+	if useGEMM(g.M, g.N, g.K) && b.val(out).shape.NumElements() > 0 && b.val(out).typ != tensor.F64 && !integer {
 		// register-blocked (fusedGEMM); a host B with strided
 		// columns is laid out contiguously first.
 		if g.bCol != 1 && b.val(bb).host != nil && len(g.batch) == 0 {
@@ -75,6 +83,30 @@ func (b *builder) gemm(n *graph.Node, a, bb, c, out int, g gemmGeom, alpha, beta
 		carg = slotArg(c)
 	}
 	return b.emit(n, "matmul", defines, cnt, slotArg(a), slotArg(bb), carg, slotArg(out), uint64(cnt), b.meta(m), alpha, beta)
+}
+
+// intGemmDefines returns gemm_matmul.cl's defines for an integer GEMM of
+// type t over the values ins (-1: absent), which must all be of type t:
+// exact wrapping arithmetic when alpha and beta are whole numbers, else
+// the scaling in double (-DINT_SCALED, cl_khr_fp64), as the CPU reference.
+func (b *builder) intGemmDefines(n *graph.Node, t tensor.ElementType, ins []int, alpha, beta float32) (string, error) {
+	for _, v := range ins {
+		if v >= 0 && b.val(v).typ != t {
+			return "", errUnsupported(n, "inputs of types %s and %s", b.val(v).typ, t)
+		}
+	}
+	if clType(t) == "" || t.Bits() == 4 {
+		return "", errUnsupported(n, "element type %s", t)
+	}
+	defines := "-DIS_INT -DT=" + clType(t)
+	whole := func(f float32) bool { return f == float32(math.Trunc(float64(f))) && math.Abs(float64(f)) < 1<<62 }
+	if !whole(alpha) || !whole(beta) {
+		if _, err := b.numType(n, tensor.F64); err != nil {
+			return "", err
+		}
+		defines += " -DINT_SCALED"
+	}
+	return defines, nil
 }
 
 func lowerMatMul(b *builder, n *graph.Node) error {

@@ -198,8 +198,8 @@ func (b *builder) einPair(n *graph.Node, a, c einView, need map[int]bool) (einVi
 func lowerEinsum(b *builder, n *graph.Node) error {
 	y := b.out(n, 0)
 	typ := b.val(y).typ
-	if typ != tensor.F32 && typ != tensor.F16 && typ != tensor.F64 {
-		return errUnsupported(n, "element type %s (the GPU lowers Einsum on f32, f16 and f64)", typ)
+	if typ != tensor.F32 && typ != tensor.F16 && typ != tensor.F64 && (!typ.IsInteger() || typ.Bits() == 4) {
+		return errUnsupported(n, "element type %s (the GPU lowers Einsum on f32, f16, f64 and integers)", typ)
 	}
 	ranks := make([]int, len(n.Inputs))
 	for i := range n.Inputs {

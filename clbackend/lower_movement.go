@@ -265,7 +265,11 @@ func (b *builder) padLaunch(n *graph.Node, x, y int, begin []int64, mode int32, 
 	m = append(m, strides(is)...)
 	m = append(m, begin...)
 	cnt := os.NumElements()
-	return b.emit(n, "pad", "-DT="+clType(b.val(x).typ), cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), mode, float32(value))
+	ct := clType(b.val(x).typ)
+	if mode == 0 && value == 0 {
+		ct = bitsType(b.val(x).typ) // zero bits are zero in every type
+	}
+	return b.emit(n, "pad", "-DT="+ct, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), mode, float32(value))
 }
 
 // lowerTrilu keeps the upper or lower triangle of the last two axes; the

@@ -10,7 +10,7 @@ import (
 func lowerCenterCropPad(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	t := b.val(x).typ
-	if clType(t) == "" || t == tensor.I8 || t == tensor.I16 {
+	if t == tensor.String || t.Bits() == 4 {
 		return errUnsupported(n, "element type %s", t)
 	}
 	target, ok := b.hostInts(b.in(n, 1))

@@ -264,6 +264,97 @@ func parityCases() map[string][]lowerCase {
 		k := g.dim(2, 5)
 		return g.one("MatMul", nil, g.param("a", tensor.BF16, g.dim(2, 4), k), g.param("b", tensor.BF16, k, g.dim(2, 6)))
 	})
+	for op, cs := range typeCases() {
+		cases[op] = append(cases[op], cs...)
+	}
+	return cases
+}
+
+// typeCases are TestLoweringsMatchCPU's cases of the integer, f64 and
+// 8-bit float forms of the kernels (TestElementTypesMatchCPU walks every
+// pair; these put each build option set the lowerings emit for them into
+// the portability matrix, TestLoweringOptionsBuildEverywhere).
+func typeCases() map[string][]lowerCase {
+	cases := map[string][]lowerCase{}
+	add := func(op string, typ tensor.ElementType, attrs graph.Attrs, inputs int) {
+		cases[op] = append(cases[op], lowerCase{typ.String(), func(g *caseGen) *graph.Model {
+			d0, d1 := g.dim(2, 4), g.dim(2, 6)
+			ins := []graph.Output{g.param("a", typ, d0, d1)}
+			for i := 1; i < inputs; i++ {
+				ins = append(ins, g.param(fmt.Sprintf("b%d", i), typ, d1))
+			}
+			return g.one(op, attrs, ins...)
+		}})
+	}
+	keep0 := graph.Attrs{"keepdims": int64(0)}
+	for _, c := range []struct {
+		op  string
+		typ tensor.ElementType
+	}{
+		{"ReduceSum", tensor.U64}, {"ReduceSum", tensor.I8}, {"ReduceMean", tensor.I32}, {"ReduceProd", tensor.I16},
+		{"ReduceL1", tensor.I64}, {"ReduceL2", tensor.U16}, {"ReduceSumSquare", tensor.U32}, {"ReduceMax", tensor.I64},
+		{"ReduceMin", tensor.U64}, {"ReduceLogSumExp", tensor.I32}, {"ArgMax", tensor.F64},
+	} {
+		add(c.op, c.typ, keep0, 1)
+	}
+	for _, c := range []struct {
+		op  string
+		typ tensor.ElementType
+	}{
+		{"Relu", tensor.I64}, {"Neg", tensor.I32}, {"Abs", tensor.F64}, {"Erf", tensor.I16}, {"Sigmoid", tensor.F64},
+		{"Softmax", tensor.F64}, {"LogSoftmax", tensor.F64}, {"Hardmax", tensor.F64}, {"Hardmax", tensor.F16}, {"CumSum", tensor.F16},
+	} {
+		if c.op == "CumSum" {
+			cases[c.op] = append(cases[c.op], lowerCase{c.typ.String(), func(g *caseGen) *graph.Model {
+				return g.one("CumSum", nil, g.param("a", c.typ, g.dim(2, 4), g.dim(2, 6)), g.ints(1))
+			}})
+			continue
+		}
+		add(c.op, c.typ, nil, 1)
+	}
+	cases["CumSum"] = append(cases["CumSum"], lowerCase{"u8_reverse", func(g *caseGen) *graph.Model {
+		return g.one("CumSum", graph.Attrs{"reverse": int64(1)}, g.param("a", tensor.U8, g.dim(2, 4), g.dim(2, 6)), g.ints(0))
+	}})
+	add("Mean", tensor.F64, nil, 3)
+	add("PRelu", tensor.I32, nil, 2)
+	add("Equal", tensor.F8E4M3FN, nil, 2)
+	add("MatMul", tensor.F8E5M2, nil, 2)
+	for _, typ := range []tensor.ElementType{tensor.I32, tensor.U8} {
+		cases["MatMul"] = append(cases["MatMul"], lowerCase{typ.String(), func(g *caseGen) *graph.Model {
+			k := g.dim(2, 5)
+			return g.one("MatMul", nil, g.param("a", typ, g.dim(1, 3), g.dim(2, 4), k), g.param("b", typ, k, g.dim(2, 6)))
+		}})
+	}
+	for _, c := range []struct {
+		typ         tensor.ElementType
+		alpha, beta float32
+	}{{tensor.I64, 2, -1}, {tensor.U32, 0.7, 1.3}} {
+		cases["Gemm"] = append(cases["Gemm"], lowerCase{fmt.Sprintf("%s_alpha_%g", c.typ, c.alpha), func(g *caseGen) *graph.Model {
+			m, k, n := g.dim(2, 4), g.dim(2, 5), g.dim(2, 6)
+			return g.one("Gemm", graph.Attrs{"transB": int64(1), "alpha": c.alpha, "beta": c.beta},
+				g.param("a", c.typ, m, k), g.param("b", c.typ, n, k), g.param("c", c.typ, n))
+		}})
+	}
+	cases["Einsum"] = append(cases["Einsum"], lowerCase{"i16", func(g *caseGen) *graph.Model {
+		k := g.dim(2, 5)
+		return g.one("Einsum", graph.Attrs{"equation": "ij,jk->ik"}, g.param("a", tensor.I16, g.dim(2, 4), k), g.param("b", tensor.I16, k, g.dim(2, 6)))
+	}})
+	for _, c := range []struct{ from, to tensor.ElementType }{
+		{tensor.F32, tensor.F8E4M3FN}, {tensor.F8E4M3FNUZ, tensor.F32}, {tensor.F16, tensor.F8E5M2}, {tensor.F8E5M2FNUZ, tensor.I32},
+	} {
+		cases["Cast"] = append(cases["Cast"], lowerCase{fmt.Sprintf("%s_to_%s", c.from, c.to), func(g *caseGen) *graph.Model {
+			return g.one("Cast", graph.Attrs{"to": int64(c.to)}, g.param("x", c.from, g.dim(2, 4), g.dim(2, 6)))
+		}})
+	}
+	cases["Cast"] = append(cases["Cast"], lowerCase{"f32_to_f8e4m3_no_saturate", func(g *caseGen) *graph.Model {
+		return g.one("Cast", graph.Attrs{"to": int64(tensor.F8E4M3FN), "saturate": int64(0)}, g.x("x", g.dim(2, 4), g.dim(2, 6)))
+	}})
+	cases["CenterCropPad"] = append(cases["CenterCropPad"], lowerCase{"i8", func(g *caseGen) *graph.Model {
+		return g.one("CenterCropPad", nil, g.param("a", tensor.I8, 3, 5), g.ints(5, 2))
+	}})
+	cases["Col2Im"] = append(cases["Col2Im"], lowerCase{"i32", func(g *caseGen) *graph.Model {
+		return g.one("Col2Im", nil, g.param("a", tensor.I32, 1, 4, 6), g.ints(3, 4), g.ints(2, 2))
+	}})
 	return cases
 }
 

@@ -12,7 +12,7 @@ import (
 // reduce emits out = op over axes of x (axes normalised, sorted or not).
 func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) error {
 	is := b.val(x).shape
-	defines, err := b.floatDefines(n, b.val(x).typ) // f32, or f64 with cl_khr_fp64
+	defines, err := b.reduceDefines(n, name, b.val(x).typ)
 	if err != nil {
 		return err
 	}
@@ -73,6 +73,21 @@ func (b *builder) reduce(n *graph.Node, name string, x, out int, axes []int64) e
 	})
 }
 
+// reduceDefines returns reduce.cl's type defines for reduction name on
+// type t: floatDefines' (f32, f16 storage, f64 with cl_khr_fp64), or the
+// integer form (-DIS_INT) on every integer type but the 4-bit ones, for
+// every reduction but LogSumExp (which the GPU runs in f64 on integers,
+// as the CPU does: widerType).
+func (b *builder) reduceDefines(n *graph.Node, name string, t tensor.ElementType) (string, error) {
+	if !t.IsInteger() {
+		return b.floatDefines(n, t)
+	}
+	if name == "reduce_log_sum_exp" || clType(t) == "" || t.Bits() == 4 {
+		return "", errUnsupported(n, "element type %s", t)
+	}
+	return "-DIS_INT -DT=" + clType(t), nil
+}
+
 func lowerReduce(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	var axes []int64
@@ -102,8 +117,12 @@ func lowerArgReduce(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	is := b.val(x).shape
 	t := b.val(x).typ
-	if clType(t) == "" || t == tensor.Bool || t == tensor.U8 {
+	if t == tensor.Bool || t == tensor.U8 || t.Bits() == 4 {
 		return errUnsupported(n, "element type %s", t)
+	}
+	ct, err := b.numType(n, t) // f64 needs cl_khr_fp64
+	if err != nil {
+		return err
 	}
 	if len(is) == 0 {
 		return errUnsupported(n, "a scalar input")
@@ -121,22 +140,25 @@ func lowerArgReduce(b *builder, n *graph.Node) error {
 		return nil
 	}
 	name := lowerings()[n.OpType].kernel
-	return b.emit(n, name, "-DT="+clType(t), cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(is[ax]), uint64(inner),
+	return b.emit(n, name, "-DT="+ct, cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(is[ax]), uint64(inner),
 		int32(n.Attrs.Int("select_last_index", 0)))
 }
 
-// lowerCumSum sums along one axis; the kernel reads the axis from its
-// (possibly runtime) input.
+// lowerCumSum sums along one axis (integers wrapping, as the CPU
+// reference); the kernel reads the axis from its (possibly runtime) input.
 func lowerCumSum(b *builder, n *graph.Node) error {
 	x, av, y := b.in(n, 0), b.in(n, 1), b.out(n, 0)
 	s := b.val(x).shape
 	t, at := b.val(x).typ, b.val(av).typ
-	if t != tensor.F32 && t != tensor.F64 && t != tensor.I32 && t != tensor.I64 {
-		return errUnsupported(n, "element type %s", t)
+	if t != tensor.F32 && t != tensor.F64 && (!t.IsInteger() || t.Bits() == 4) {
+		return errUnsupported(n, "element type %s", t) // f16 and bf16 run in f32 (widerType)
 	}
 	ct, err := b.numType(n, t) // f64 needs cl_khr_fp64
 	if err != nil {
 		return err
+	}
+	if t.IsInteger() {
+		ct += " -DACC=ulong" // wrapping 64-bit sums
 	}
 	if (at != tensor.I64 && at != tensor.I32) || b.val(av).shape.NumElements() != 1 {
 		return errUnsupported(n, "axis of type %s and shape %v (want one i32 or i64)", at, b.val(av).shape)

@@ -491,19 +491,8 @@ func inferAllWith(t *testing.T, p driver.Plugin, m *graph.Model, ins map[string]
 	cm, err := p.CompileModel(context.Background(), m, all)
 	require.NoError(t, err, p.Name())
 	t.Cleanup(func() { _ = cm.Close() })
-	r, err := cm.CreateInferRequest()
-	require.NoError(t, err)
-	defer r.Close()
-	for name, x := range ins {
-		require.NoError(t, r.SetTensor(name, x))
-	}
-	require.NoError(t, r.Infer(context.Background()), p.Name())
-	var out []*tensor.Tensor
-	for _, o := range cm.Outputs() {
-		y, err := r.Tensor(o.Name)
-		require.NoError(t, err)
-		out = append(out, y.Clone())
-	}
+	out, err := runCompiled(context.Background(), cm, ins)
+	require.NoError(t, err, p.Name())
 	return out, cm
 }
 

@@ -11,19 +11,31 @@ import (
 )
 
 // selectingOps are the ops whose results are input values (or their
-// indices) picked by comparisons: run in a wider float type that holds
-// every value of an integer type exactly, they give the same bits.
-var selectingOps = map[string]bool{"ReduceMax": true, "ReduceMin": true, "ArgMax": true, "ArgMin": true, "Relu": true}
+// indices) picked by comparisons and whose kernels lack some integer
+// types: run in a wider float type that holds every value of an integer
+// type exactly, they give the same bits.
+var selectingOps = map[string]bool{"ArgMax": true, "ArgMin": true}
+
+// viaDoubleOps are the ops whose CPU reference computes integer tensors
+// in f64 (float math on integers: erf, the Shrink thresholds, the log and
+// exp of ReduceLogSumExp) and truncates the result: run in f64 between
+// casts, the GPU computes the same.
+var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp": true}
 
 // widerType returns the type node n's tensors of type t run in when n's
-// lowering refuses t (Undefined: none). bf16 runs in f32 on every op, as on
-// OpenVINO's GPU plugin, which runs bf16 models in f32: the kernels store
-// f32, f16 and f64. The 8- and 16-bit integers run in f32 and the 32-bit
-// ones in f64 on the selecting ops, where that is exact.
+// lowering refuses t (Undefined: none). bf16 and the 8-bit floats run in
+// f32 on every op, as on OpenVINO's GPU plugin, which runs bf16 models in
+// f32, and so does f16 on the ops without an f16 form: the kernels store
+// f32, f16 and f64, and the CPU reference computes these types in f32.
+// The 8- and 16-bit integers run in f32 and the 32-bit ones in f64 on the
+// selecting ops, where that is exact, and every integer runs in f64 on the
+// ops the CPU reference computes in f64 (viaDoubleOps).
 func widerType(n *graph.Node, t tensor.ElementType) tensor.ElementType {
 	switch {
-	case t == tensor.BF16:
+	case t == tensor.BF16 || t == tensor.F16 || t.IsFloat8():
 		return tensor.F32
+	case t.IsInteger() && viaDoubleOps[n.OpType]:
+		return tensor.F64
 	case !selectingOps[n.OpType]:
 		return tensor.Undefined
 	case t == tensor.I8 || t == tensor.U8 || t == tensor.I16 || t == tensor.U16:
@@ -117,11 +129,16 @@ func (b *builder) lowerWidened(n *graph.Node, l lowering, from tensor.ElementTyp
 }
 
 // castDefines returns the cast.cl type defines (after -DSRC_ or -DDST_) of
-// from and of its wider type to: "BF16", or "T=<C type>".
+// from and of its wider type to: "BF16", "F8=<code>", or "T=<C type>".
 func (b *builder) castDefines(n *graph.Node, from, to tensor.ElementType) (string, string, error) {
 	def := func(t tensor.ElementType) (string, error) {
-		if t == tensor.BF16 {
+		switch {
+		case t == tensor.BF16:
 			return "BF16", nil
+		case t == tensor.F16:
+			return "HALF", nil
+		case t.IsFloat8():
+			return f8Define(t), nil
 		}
 		ct, err := b.numType(n, t)
 		return "T=" + ct, err
@@ -150,4 +167,26 @@ func (b *builder) castValue(n *graph.Node, from, to int, defines string) error {
 		return nil
 	}
 	return b.emit(n, "cast", defines, cnt, slotArg(from), slotArg(to), uint64(cnt))
+}
+
+// lowFloat reports whether t is f32 or a type asF32 widens.
+func lowFloat(t tensor.ElementType) bool {
+	return t == tensor.F32 || t == tensor.F16 || t == tensor.BF16
+}
+
+// asF32 returns value v as f32: v itself, or an f16 or bf16 v converted
+// by a cast launch (on the host when known there), for the lowerings that
+// run these types in f32 themselves (those lowerWidened cannot reach: the
+// count launches of the data-sized ops).
+func (b *builder) asF32(n *graph.Node, v int) (int, error) {
+	t := b.val(v).typ
+	if t == tensor.F32 {
+		return v, nil
+	}
+	from, to, err := b.castDefines(n, t, tensor.F32)
+	if err != nil {
+		return 0, err
+	}
+	w := b.temp(tensor.F32, b.val(v).shape)
+	return w, b.castValue(n, v, w, "-DSRC_"+from+" -DDST_"+to)
 }

@@ -135,6 +135,18 @@ func inferVariadic(n *Node) error {
 	return nil
 }
 
+// inferMean is Mean: inferVariadic over float types only (ONNX's Mean
+// takes f16, f32, f64 and bf16).
+func inferMean(n *Node) error {
+	if err := inferVariadic(n); err != nil {
+		return err
+	}
+	if t := n.Outputs[0].Type; !isFloat(t) {
+		return n.Errorf("inputs have element type %v, want a float type", t)
+	}
+	return nil
+}
+
 // inferMod is Mod: broadcasting, same numeric types; float inputs need
 // fmod=1.
 func inferMod(n *Node) error {
@@ -175,7 +187,7 @@ var eltwiseOps = []OpSpec{
 	{Name: "Max", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
 	{Name: "Min", Since: 1, MinInputs: 1, MaxInputs: -1, ShapeMath: true, Infer: inferVariadic},
 	{Name: "Sum", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
-	{Name: "Mean", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferVariadic},
+	{Name: "Mean", Since: 1, MinInputs: 1, MaxInputs: -1, Infer: inferMean},
 	{Name: "Sqrt", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
 	{Name: "Exp", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},
 	{Name: "Log", Since: 1, MinInputs: 1, MaxInputs: 1, Infer: inferFloatUnary},

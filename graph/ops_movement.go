@@ -23,6 +23,9 @@ func inferDropout(n *Node) error {
 	if err != nil {
 		return err
 	}
+	if t := in.Type(); !t.IsFloat() && !t.IsFloat8() {
+		return n.Errorf("input has element type %v, want a float type", t)
+	}
 	setOutput(n, 0, in.Type(), in.Shape().Clone())
 	if len(n.Outputs) == 2 {
 		setOutput(n, 1, tensor.Bool, in.Shape().Clone())

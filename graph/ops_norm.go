@@ -36,6 +36,9 @@ func inferBatchNorm(n *Node) error {
 	if _, err := sameTypes(n, 0, 1, 2); err != nil {
 		return err
 	}
+	if !isFloat(x.Type()) {
+		return n.Errorf("input has element type %v, want a float type", x.Type())
+	}
 	xs := x.Shape()
 	if xs.RankKnown {
 		if len(xs.Dims) < 2 {

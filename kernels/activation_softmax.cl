@@ -1,7 +1,8 @@
 // activation_softmax.cl: Softmax and LogSoftmax of f32 data along one axis.
 //
 // Build options: -DLOG_SOFTMAX computes log(softmax(x)); -DHALF reads and
-// writes f16 storage, computing in float (half.clh).
+// writes f16 storage, computing in float (half.clh); -DIS_DOUBLE holds and
+// computes f64 (cl_khr_fp64, which the GPU device checks first).
 //
 // Work-size contract: 1-D NDRange with global size >= n = outer * inner
 // (the tensor viewed as [outer, axis_len, inner]); any local size. Work item
@@ -10,20 +11,33 @@
 
 #include "half.clh"
 
-__kernel void softmax(__global const FT* in, __global FT* out, const ulong n,
+// ST_T is the storage type and A the math type.
+#ifdef IS_DOUBLE
+#define ST_T double
+#define A double
+#define LDX(p, i) ((p)[i])
+#define STX(p, i, v) ((p)[i] = (v))
+#else
+#define ST_T FT
+#define A float
+#define LDX(p, i) LD(p, i)
+#define STX(p, i, v) ST(p, i, v)
+#endif
+
+__kernel void softmax(__global const ST_T* in, __global ST_T* out, const ulong n,
                       const ulong axis_len, const ulong inner)
 {
     const size_t gid = get_global_id(0);
     if (gid >= n) return;
     const ulong base = (gid / inner) * axis_len * inner + gid % inner;
-    float mx = -INFINITY;
-    for (ulong k = 0; k < axis_len; ++k) mx = fmax(mx, LD(in, base + k * inner));
-    float sum = 0.0f;
-    for (ulong k = 0; k < axis_len; ++k) sum += exp(LD(in, base + k * inner) - mx);
+    A mx = -INFINITY;
+    for (ulong k = 0; k < axis_len; ++k) mx = fmax(mx, LDX(in, base + k * inner));
+    A sum = 0;
+    for (ulong k = 0; k < axis_len; ++k) sum += exp(LDX(in, base + k * inner) - mx);
 #ifdef LOG_SOFTMAX
-    const float ls = log(sum);
-    for (ulong k = 0; k < axis_len; ++k) ST(out, base + k * inner, LD(in, base + k * inner) - mx - ls);
+    const A ls = log(sum);
+    for (ulong k = 0; k < axis_len; ++k) STX(out, base + k * inner, LDX(in, base + k * inner) - mx - ls);
 #else
-    for (ulong k = 0; k < axis_len; ++k) ST(out, base + k * inner, exp(LD(in, base + k * inner) - mx) / sum);
+    for (ulong k = 0; k < axis_len; ++k) STX(out, base + k * inner, exp(LDX(in, base + k * inner) - mx) / sum);
 #endif
 }

@@ -7,11 +7,17 @@
 // -DDST_HALF writes it rounding to nearest even; -DSRC_BF16 reads bfloat16
 // storage (the high 16 bits of a float) and -DDST_BF16 writes it rounding
 // to nearest even (a NaN stays a quiet NaN); -DDST_BOOL writes x != 0.
+// -DSRC_F8=<code> reads and -DDST_F8=<code> writes an 8-bit float of
+// f8.clh's format code (1 E4M3FN, 2 E4M3FNUZ, 3 E5M2, 4 E5M2FNUZ) through
+// float, saturating out-of-range values unless -DF8_NOSAT (ONNX Cast's
+// saturate=0).
 // Half and bfloat16 go through float, so f64 -> f16 rounds twice, as the
 // CPU device and ONNX Runtime do.
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size.
 // Work item i converts element i; items with i >= n do nothing.
+
+#include "f8.clh"
 
 #ifndef SRC_T
 #define SRC_T float
@@ -26,6 +32,9 @@
 #elif defined(SRC_BF16)
 #define SRC_PTR __global const ushort*
 #define LOAD(p, i) as_float((uint)(p)[i] << 16)
+#elif defined(SRC_F8)
+#define SRC_PTR __global const uchar*
+#define LOAD(p, i) f8_decode((p)[i], SRC_F8)
 #else
 #define SRC_PTR __global const SRC_T*
 #define LOAD(p, i) ((p)[i])
@@ -35,6 +44,8 @@
 #define DST_PTR __global half*
 #elif defined(DST_BF16)
 #define DST_PTR __global ushort*
+#elif defined(DST_F8)
+#define DST_PTR __global uchar*
 #else
 #define DST_PTR __global DST_T*
 #endif
@@ -52,6 +63,12 @@ __kernel void cast(SRC_PTR in, DST_PTR out, const ulong n)
     } else {
         out[gid] = (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
     }
+#elif defined(DST_F8)
+#ifdef F8_NOSAT
+    out[gid] = f8_encode((float)LOAD(in, gid), DST_F8, 0);
+#else
+    out[gid] = f8_encode((float)LOAD(in, gid), DST_F8, 1);
+#endif
 #elif defined(DST_BOOL)
     out[gid] = (DST_T)(LOAD(in, gid) != 0);
 #else

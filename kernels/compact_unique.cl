@@ -31,8 +31,21 @@
 #ifndef T
 #define T float
 #endif
+// KEY(p, i) is the value item i of p sorts by, of type KT: the element, or
+// with -DKEY_HALF (T=ushort, f16 storage) or -DKEY_BF16 (T=ushort,
+// bfloat16 storage) its float value.
+#if defined(KEY_HALF)
+#define KT float
+#define KEY(p, i) vload_half((i), (__global const half*)(p))
+#elif defined(KEY_BF16)
+#define KT float
+#define KEY(p, i) as_float((uint)(p)[i] << 16)
+#else
+#define KT T
+#define KEY(p, i) ((p)[i])
+#endif
 
-static int cmpv(const T a, const T b)
+static int cmpv(const KT a, const KT b)
 {
 #ifdef IS_FLOAT
     const int an = isnan(a), bn = isnan(b);
@@ -46,7 +59,7 @@ static int cmp_items(__global const T* x, const long a, const long b, __global c
     const long outer = m[0], dim = m[1], inner = m[2];
     for (long o = 0; o < outer; ++o) {
         for (long t = 0; t < inner; ++t) {
-            const int c = cmpv(x[(o * dim + a) * inner + t], x[(o * dim + b) * inner + t]);
+            const int c = cmpv(KEY(x, (o * dim + a) * inner + t), KEY(x, (o * dim + b) * inner + t));
             if (c != 0) return c;
         }
     }

@@ -4,8 +4,10 @@
 // Build options: -DUNARY_OP=<RELU|SIGMOID|...> selects the operation (the
 // catalogue entry supplies it); -DT=<float|int|long|uchar> is the element
 // type (default float); -DTO=<uchar|...> is the output type when it differs
-// (IS_NAN, IS_INF give bool); -DIS_INT selects the integer forms of NEG, ABS
-// and SIGN. p0 and p1 carry the op's float attributes (alpha, beta, min, max...).
+// (IS_NAN, IS_INF give bool); -DIS_INT selects the integer forms of RELU,
+// NEG, ABS, SIGN and BITWISE_NOT; -DIS_DOUBLE (with T=double, which needs
+// cl_khr_fp64: the GPU device checks it first) computes every op in
+// double. p0 and p1 carry the op's float attributes (alpha, beta, min, max...).
 // -DHALF (with T=float and no TO) reads and writes f16 storage, computing
 // in float (half.clh).
 //

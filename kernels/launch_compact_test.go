@@ -74,6 +74,11 @@ func init() {
 	}
 	launchSpecs["unique_flags"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "-DT=int", global1D(5), nil, x, []int32{1, 0, 2, 4, 3, 5, 6, 7}, make([]int32, 5), uint64(5), m)
+		// f16 and bf16 storage compared by value (NaNs equal).
+		h := f16Pattern(30, false)
+		h[4] = 0x7e00
+		e.launch(t, k, "-DT=ushort -DKEY_HALF -DIS_FLOAT", global1D(5), nil, h, []int32{1, 0, 2, 4, 3, 5, 6, 7}, make([]int32, 5), uint64(5), m)
+		e.launch(t, k, "-DT=ushort -DKEY_BF16 -DIS_FLOAT", global1D(5), nil, h, []int32{1, 0, 2, 4, 3, 5, 6, 7}, make([]int32, 5), uint64(5), m)
 	}
 	launchSpecs["unique_groups"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(5), nil, []int32{1, 0, 2, 4, 3}, []int32{1, 1, 0, 1, 1}, []int32{0, 1, 2, 2, 3},

@@ -18,5 +18,11 @@ func init() {
 		e.launch(t, k, "", global1D(120), nil, fill(288, -1, 1), make([]float32, 120), uint64(120), m2)
 		e.launch(t, k, "", global1D(120), nil, fill(192, -1, 1), make([]float32, 120), uint64(120), m3)
 		e.launch(t, k, "-DHALF", global1D(120), nil, f16Pattern(288, false), make([]uint16, 120), uint64(120), m2)
+		// i32 summed in wrapping 64 bits, booleans, f64.
+		e.launch(t, k, "-DT=int -DACC=ulong", global1D(120), nil, make([]int32, 288), make([]int32, 120), uint64(120), m2)
+		e.launch(t, k, "-DT=uchar -DACC=ulong -DIS_BOOL", global1D(120), nil, make([]byte, 288), make([]byte, 120), uint64(120), m2)
+		if hasFP64(e) {
+			e.launch(t, k, "-DT=double -DACC=double", global1D(120), nil, make([]float64, 192), make([]float64, 120), uint64(120), m3)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -199,6 +200,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// [2,3,4] along axis 1, first and last extreme.
 		for _, last := range []int32{0, 1} {
 			e.launch(t, k, "", global1D(8), nil, fill(24, -1, 1), make([]int64, 8), uint64(8), uint64(3), uint64(4), last)
+			if hasFP64(e) {
+				e.launch(t, k, "-DT=double", global1D(8), nil, make([]float64, 24), make([]int64, 8), uint64(8), uint64(3), uint64(4), last)
+			}
 		}
 	},
 	"cumsum": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -209,6 +213,12 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				e.launch(t, k, "", global1D(24), nil, fill(24, -1, 1), make([]float32, 24), uint64(24), m, []int64{-2}, ex, rev)
 			}
 		}
+		// i8 summed in wrapping 64 bits (stored modulo 2^8), an i32 axis.
+		i8 := make([]int8, 24)
+		for i := range i8 {
+			i8[i] = int8(i*37 - 100)
+		}
+		e.launch(t, k, "-DT=char -DACC=ulong -DIDX=int", global1D(24), nil, i8, make([]int8, 24), uint64(24), m, []int32{1}, int32(0), int32(1))
 	},
 	"gather_elements": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// data [2,3] uint, indices [2,2] long along axis 1 (one negative,
@@ -233,6 +243,18 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		e.launch(t, k, "-DDST_BF16", global1D(10), nil, f, make([]uint16, 10), uint64(10))
 		e.launch(t, k, "-DSRC_BF16 -DDST_T=int", global1D(10), nil, []uint16{0x3f80, 0xc000, 0x7fc0, 0, 0x4120, 1, 2, 3, 4, 5}, make([]int32, 10), uint64(10))
 		e.launch(t, k, "-DSRC_HALF -DDST_T=uchar -DDST_BOOL", global1D(10), nil, make([]uint16, 10), make([]byte, 10), uint64(10))
+		// The 8-bit floats both ways (every code decoded; out of range,
+		// infinite and NaN floats encoded saturating and not).
+		codes := make([]byte, 256)
+		for i := range codes {
+			codes[i] = byte(i)
+		}
+		g := []float32{0, -0.0, 1e-9, 0.3, -2.5, 500, -1e6, float32(math.Inf(1)), float32(math.NaN()), 57344}
+		for f := 1; f <= 4; f++ {
+			e.launch(t, k, fmt.Sprintf("-DSRC_F8=%d -DDST_T=float", f), global1D(256), nil, codes, make([]float32, 256), uint64(256))
+			e.launch(t, k, fmt.Sprintf("-DDST_F8=%d", f), global1D(10), nil, g, make([]byte, 10), uint64(10))
+			e.launch(t, k, fmt.Sprintf("-DDST_F8=%d -DF8_NOSAT", f), global1D(10), nil, g, make([]byte, 10), uint64(10))
+		}
 	},
 	"conv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,5,5], w [4,1,3,3], groups 2, stride 2, pad 1 -> [1,4,3,3].
@@ -256,6 +278,14 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		e.launch(t, k, "", global1D(10), nil, fill(10, 0.1, 1), make([]float32, 10), uint64(10), float32(1), float32(0.5))
 		// f16 storage computed in float (f16 bits: 0x3c00 is 1).
 		e.launch(t, k, "-DHALF", global1D(10), nil, f16Pattern(10, true), make([]uint16, 10), uint64(10), float32(1), float32(0.5))
+		if hasFP64(e) { // every op in double
+			e.launch(t, k, "-DT=double -DIS_DOUBLE", global1D(10), nil, make([]float64, 10), make([]float64, 10), uint64(10), float32(1), float32(0.5))
+		}
+		switch k.Name {
+		case "relu", "neg", "abs", "sign", "bitwise_not":
+			// Integer forms; negating the minimum wraps.
+			e.launch(t, k, "-DT=long -DIS_INT", global1D(4), nil, []int64{math.MinInt64, -3, 0, 5}, make([]int64, 4), uint64(4), float32(0), float32(0))
+		}
 	},
 	"gather": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// data [2,3,2] uint, indices [4] long (one negative, one clamped).
@@ -350,6 +380,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"hardmax": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3,4] along axis 1.
 		e.launch(t, k, "", global1D(8), nil, fill(24, -1, 1), make([]float32, 24), uint64(8), uint64(3), uint64(4))
+		if hasFP64(e) {
+			e.launch(t, k, "-DT=double", global1D(8), nil, make([]float64, 24), make([]float64, 24), uint64(8), uint64(3), uint64(4))
+		}
 	},
 	"lstm_cell": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// D 2, N 2, H 3, S 2 at step 1; batch entry 1's sequence (length
@@ -436,6 +469,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// [2,3,4] along axis 1.
 		e.launch(t, k, "", global1D(8), nil, fill(24, -2, 2), make([]float32, 24), uint64(8), uint64(3), uint64(4))
 		e.launch(t, k, "-DHALF", global1D(8), nil, f16Pattern(24, false), make([]uint16, 24), uint64(8), uint64(3), uint64(4))
+		if hasFP64(e) {
+			e.launch(t, k, "-DIS_DOUBLE", global1D(8), nil, make([]float64, 24), make([]float64, 24), uint64(8), uint64(3), uint64(4))
+		}
 	},
 	"where_select": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// cond [3], x [2,3], y scalar.
@@ -469,5 +505,26 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			uint64(30), m, float32(1), float32(0.5))
 		e.launch(t, k, "-DHALF", global1D(30), nil, f16Pattern(24, false), f16Pattern(20, false), f16Pattern(5, false), make([]uint16, 30),
 			uint64(30), m, float32(1), float32(0.5))
+		// Integers: i16 wrapping with whole alpha and beta, u32 scaled in
+		// double.
+		a, b, c := make([]int16, 24), make([]int16, 20), make([]int16, 5)
+		for i := range a {
+			a[i] = int16(i*1999 - 20000)
+		}
+		for i := range b {
+			b[i] = int16(i*313 - 3000)
+		}
+		e.launch(t, k, "-DIS_INT -DT=short", global1D(30), nil, a, b, c, make([]int16, 30), uint64(30), m, float32(2), float32(-1))
+		if hasFP64(e) {
+			e.launch(t, k, "-DIS_INT -DT=uint -DINT_SCALED", global1D(30), nil, make([]uint32, 24), make([]uint32, 20), make([]uint32, 5), make([]uint32, 30),
+				uint64(30), m, float32(0.5), float32(1.5))
+		}
 	},
+}
+
+// hasFP64 reports whether e's device has cl_khr_fp64 (the f64 forms of
+// the kernels launch only there, as the GPU device plans them).
+func hasFP64(e *clEnv) bool {
+	fp64, err := e.dev.HasFP64()
+	return err == nil && fp64
 }

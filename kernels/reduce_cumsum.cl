@@ -1,9 +1,11 @@
 // reduce_cumsum.cl: CumSum along one axis, inclusive or exclusive, forward or
 // reversed.
 //
-// Build options: -DT=<float|double|int|long> is the element type (default
-// float; double needs cl_khr_fp64, which the GPU device checks before it
-// asks for it); -DIDX=<int|long> is the type of the axis input (default
+// Build options: -DT=<float|double|char|uchar|short|ushort|int|uint|long|
+// ulong> is the element type (default float; double needs cl_khr_fp64,
+// which the GPU device checks before it asks for it); -DACC=ulong sums
+// integers in 64 bits that wrap (stored modulo 2^bits of T, as numpy;
+// default ACC=T); -DIDX=<int|long> is the type of the axis input (default
 // long).
 //
 // Work-size contract: 1-D NDRange with global size >= n (elements of in and
@@ -15,6 +17,9 @@
 
 #ifndef T
 #define T float
+#endif
+#ifndef ACC
+#define ACC T
 #endif
 #ifndef IDX
 #define IDX long
@@ -34,12 +39,12 @@ __kernel void cumsum(__global const T* in, __global T* out, const ulong n, __glo
     const ulong len = (ulong)m[1 + ax];
     const ulong k = (gid / inner) % len;
     const ulong first = gid - k * inner;
-    T acc = (T)0;
+    ACC acc = (ACC)0;
     if (reverse) {
-        for (ulong j = exclusive ? k + 1 : k; j < len; ++j) acc += in[first + j * inner];
+        for (ulong j = exclusive ? k + 1 : k; j < len; ++j) acc += (ACC)in[first + j * inner];
     } else {
         const ulong end = exclusive ? k : k + 1;
-        for (ulong j = 0; j < end; ++j) acc += in[first + j * inner];
+        for (ulong j = 0; j < end; ++j) acc += (ACC)in[first + j * inner];
     }
-    out[gid] = acc;
+    out[gid] = (T)acc;
 }

@@ -20,6 +20,10 @@ func hostBytes(a any) ([]byte, bool) {
 	switch v := a.(type) {
 	case []byte:
 		return append([]byte(nil), v...), true
+	case []int8:
+		return sliceBytes(v), true
+	case []int16:
+		return sliceBytes(v), true
 	case []float32:
 		return sliceBytes(v), true
 	case []int32:

@@ -433,6 +433,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				}
 				e.launch(t, k, "-DT=double", global, local, d, make([]float64, 8), uint64(8), m)
 			}
+			reduceInts(t, e, k, "", global, local, m)
 		}
 		if !firstOf(k) {
 			run(t, global1D(8), nil)
@@ -452,6 +453,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			e.launch(t, k, extra, []int{8 * wg}, []int{wg}, fill(24, -1, 1), make([]float32, 8), uint64(8), m1)
 			e.launch(t, k, extra+" -DHALF", []int{8 * wg}, []int{wg}, f16Pattern(24, false), make([]uint16, 8), uint64(8), m1)
 			e.launch(t, k, extra, []int{2 * wg}, []int{wg}, fill(300, -1, 1), make([]float32, 2), uint64(2), m2)
+			reduceInts(t, e, k, extra, []int{8 * wg}, []int{wg}, m1)
 		}
 		if !firstOf(k) {
 			run(t, "", 64)
@@ -459,6 +461,23 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		}
 		e.forVariants(t, "reduce", "workgroup", func(t *testing.T, v kernels.Variant, full bool) { run(t, v.Defines(), v.Get("WG")) })
 	},
+}
+
+// reduceInts launches reduction k (all but LogSumExp, which has no
+// integer form) on integers, [2,3,4] over axis 1 (m): i16 and u64, with
+// the type's extremes (products and sums wrap, MAX and MIN start from them).
+func reduceInts(t *testing.T, e *clEnv, k kernels.Kernel, extra string, global, local []int, m []int32) {
+	if k.Name == "reduce_log_sum_exp" || k.Name == "reduce_wg_log_sum_exp" {
+		return
+	}
+	i16 := make([]int16, 24)
+	u64 := make([]uint64, 24)
+	for i := range i16 {
+		i16[i] = int16(i*2731 - 30000)
+		u64[i] = uint64(i) * 0x0fff_ffff_ffff_fff1
+	}
+	e.launch(t, k, extra+" -DIS_INT -DT=short", global, local, i16, make([]int16, 8), uint64(8), m)
+	e.launch(t, k, extra+" -DIS_INT -DT=ulong", global, local, u64, make([]uint64, 8), uint64(8), m)
 }
 
 // dwCases runs the depthwise cases for every variant of algorithm alg:

@@ -53,6 +53,13 @@ func TestFromWrapData(t *testing.T) {
 	roundTrip(t, []int16{1, 2})
 	roundTrip(t, []int32{1, 2})
 	roundTrip(t, []int64{1, 2})
+	roundTrip(t, []uint16{1, 2})
+	roundTrip(t, []uint32{1, 2})
+	roundTrip(t, []uint64{1, 2})
+	roundTrip(t, []Float8E4M3FN{0x38, 0x40})
+	roundTrip(t, []Float8E4M3FNUZ{0x40, 0x48})
+	roundTrip(t, []Float8E5M2{0x3c, 0x40})
+	roundTrip(t, []Float8E5M2FNUZ{0x40, 0x44})
 	roundTrip(t, []bool{false, true})
 }
 

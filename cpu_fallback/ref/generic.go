@@ -104,7 +104,7 @@ func newOut(n *graph.Node, t tensor.ElementType, shape tensor.Shape) (*tensor.Te
 }
 
 // toF32 returns the elements of a float tensor as float32: shared memory for
-// f32, a widened copy for f16 and bf16.
+// f32, a widened copy for f16, bf16 and the 8-bit floats.
 func toF32(x *tensor.Tensor) []float32 {
 	switch x.Type() {
 	case tensor.F32:
@@ -121,6 +121,13 @@ func toF32(x *tensor.Tensor) []float32 {
 		out := make([]float32, len(src))
 		for i, v := range src {
 			out[i] = tensor.BF16ToFloat32(v)
+		}
+		return out
+	case tensor.F8E4M3FN, tensor.F8E4M3FNUZ, tensor.F8E5M2, tensor.F8E5M2FNUZ:
+		src := x.Bytes()
+		out := make([]float32, len(src))
+		for i, v := range src {
+			out[i] = tensor.Float8ToFloat32(x.Type(), v)
 		}
 		return out
 	}

@@ -16,7 +16,7 @@ func castKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if !n.Attrs.Has("to") || !to.Valid() {
 		return nil, n.Errorf("%w: attribute to=%v is not an element type", driver.ErrInvalidArgument, n.Attrs["to"])
 	}
-	y, err := x.Convert(to)
+	y, err := x.Cast(to, n.Attrs.Int("saturate", 1) != 0)
 	if err != nil {
 		return nil, n.Errorf("cast %v to %v: %w", x, to, err)
 	}
@@ -36,7 +36,7 @@ func castLikeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	if err != nil {
 		return nil, err
 	}
-	y, err := x.Convert(like.Type())
+	y, err := x.Cast(like.Type(), n.Attrs.Int("saturate", 1) != 0)
 	if err != nil {
 		return nil, n.Errorf("%w", err)
 	}

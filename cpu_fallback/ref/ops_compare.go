@@ -64,7 +64,7 @@ func compareKernel(op cmpOp) Kernel {
 			cmpPlan(p, op, a.F32(), b.F32(), o, cmpRun[float32])
 		case tensor.F64:
 			cmpPlan(p, op, a.F64(), b.F64(), o, cmpRun[float64])
-		case tensor.F16, tensor.BF16:
+		case tensor.F16, tensor.BF16, tensor.F8E4M3FN, tensor.F8E4M3FNUZ, tensor.F8E5M2, tensor.F8E5M2FNUZ:
 			cmpPlan(p, op, toF32(a), toF32(b), o, cmpRun[float32])
 		case tensor.I8:
 			cmpPlan(p, op, a.I8(), b.I8(), o, cmpRun[int8])

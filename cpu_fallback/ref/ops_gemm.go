@@ -1,6 +1,8 @@
 package ref
 
 import (
+	"math"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
@@ -12,8 +14,8 @@ import (
 type nnGemmFunc[T float32 | float64] func(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 
 // gemmNumeric runs an f32/f64 implementation of a GEMM-shaped op on any
-// numeric type: f32 and f64 natively, f16/bf16 through f32, integers
-// through f64 (exact for the magnitudes integer GEMMs see in models).
+// numeric type: f32 and f64 natively, f16/bf16 through f32; MatMul and
+// Gemm on integers exactly (intGemm), other ops on integers through f64.
 func gemmNumeric(f32 func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error),
 	f64 func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error)) Kernel {
 	return func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
@@ -28,6 +30,9 @@ func gemmNumeric(f32 func(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor,
 			return f64(n, in)
 		case tensor.Bool:
 			return nil, n.Errorf("input 0 has element type %v, want a numeric type", t)
+		}
+		if t.IsInteger() && (n.OpType == "MatMul" || n.OpType == "Gemm") {
+			return intGemm(n, in)
 		}
 		via := tensor.F64
 		impl := f64
@@ -379,3 +384,126 @@ func blasGemm[T float32 | float64](gemm func(tA, tB blas.Transpose, m, n, k int,
 
 // nnBLAS is gonum's pure-Go BLAS; GEMM-shaped work goes through it.
 var nnBLAS gonum.Implementation
+
+// intGemm is MatMul and Gemm on integer tensors, as numpy computes them:
+// the products summed in 64 bits that wrap, stored modulo 2^bits of the
+// type; Gemm's alpha * sum + beta * C in wrapping 64-bit integers when
+// alpha and beta are whole numbers, else in f64 converted to the type as
+// Cast does (truncating toward zero, saturating).
+func intGemm(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if len(in) < 2 || in[0] == nil || in[1] == nil {
+		return nil, n.Errorf("needs inputs A and B")
+	}
+	t := in[0].Type()
+	for i, x := range in {
+		if x != nil && x.Type() != t {
+			return nil, n.Errorf("input %d is %v but input 0 is %v", i, x.Type(), t)
+		}
+	}
+	a, b := toI64s(in[0]), toI64s(in[1])
+	dot := func(ao, as, bo, bs, k int) uint64 {
+		var s uint64
+		for j := 0; j < k; j++ {
+			s += uint64(a[ao+j*as]) * uint64(b[bo+j*bs])
+		}
+		return s
+	}
+	if n.OpType == "MatMul" {
+		g, err := newMatMulGeom(n, in[0].Shape(), in[1].Shape())
+		if err != nil {
+			return nil, err
+		}
+		y, err := newOut(n, t, g.yShape)
+		if err != nil {
+			return nil, err
+		}
+		Y := make([]int64, y.NumElements())
+		M, N, K := int(g.m), int(g.n), int(g.k)
+		g.run(func(_, ao, bo, yo int) {
+			for i := 0; i < M; i++ {
+				for j := 0; j < N; j++ {
+					Y[yo+i*N+j] = int64(dot(ao+i*K, 1, bo+j, N, K))
+				}
+			}
+		})
+		storeI64(y, Y)
+		return one(y), nil
+	}
+	as, bs := in[0].Shape(), in[1].Shape()
+	if len(as) != 2 || len(bs) != 2 {
+		return nil, n.Errorf("A %v and B %v must be matrices", as, bs)
+	}
+	tA, tB := n.Attrs.Int("transA", 0) != 0, n.Attrs.Int("transB", 0) != 0
+	M, K, aRow, aK := int(as[0]), int(as[1]), int(as[1]), 1
+	if tA {
+		M, K, aRow, aK = int(as[1]), int(as[0]), 1, int(as[1])
+	}
+	K2, N, bK, bCol := int(bs[0]), int(bs[1]), int(bs[1]), 1
+	if tB {
+		K2, N, bK, bCol = int(bs[1]), int(bs[0]), 1, int(bs[1])
+	}
+	if K != K2 {
+		return nil, n.Errorf("op(A) is %dx%d but op(B) is %dx%d", M, K, K2, N)
+	}
+	alpha, beta := float64(n.Attrs.Float("alpha", 1)), float64(n.Attrs.Float("beta", 1))
+	var c []int64
+	cm, cn := 1, 1
+	if x := opt(in, 2); x != nil && beta != 0 {
+		cs := x.Shape()
+		switch len(cs) {
+		case 2:
+			cm, cn = int(cs[0]), int(cs[1])
+		case 1:
+			cn = int(cs[0])
+		case 0:
+		default:
+			return nil, n.Errorf("C %v must have rank <= 2", cs)
+		}
+		if (cm != 1 && cm != M) || (cn != 1 && cn != N) {
+			return nil, n.Errorf("C %v does not broadcast to [%d,%d]", cs, M, N)
+		}
+		c = toI64s(x)
+	}
+	whole := func(f float64) bool { return f == math.Trunc(f) && math.Abs(f) < 1<<62 }
+	exact := whole(alpha) && whole(beta)
+	Y := make([]int64, M*N)
+	F := make([]float64, M*N)
+	signed := t.IsSigned()
+	float := func(v uint64) float64 {
+		if signed {
+			return float64(int64(v))
+		}
+		return float64(v)
+	}
+	for i := 0; i < M; i++ {
+		for j := 0; j < N; j++ {
+			s := dot(i*aRow, aK, j*bCol, bK, K)
+			var cv uint64
+			if c != nil {
+				cv = uint64(c[(i%cm)*cn+j%cn])
+			}
+			if exact {
+				Y[i*N+j] = int64(uint64(int64(alpha))*s + uint64(int64(beta))*cv)
+			} else {
+				F[i*N+j] = alpha*float(s) + beta*float(cv)
+			}
+		}
+	}
+	if !exact {
+		f, err := tensor.FromF64(tensor.Shape{int64(M), int64(N)}, F)
+		if err != nil {
+			return nil, n.Errorf("%w", err)
+		}
+		y, err := f.Convert(t)
+		if err != nil {
+			return nil, n.Errorf("%w", err)
+		}
+		return one(y), nil
+	}
+	y, err := newOut(n, t, tensor.Shape{int64(M), int64(N)})
+	if err != nil {
+		return nil, err
+	}
+	storeI64(y, Y)
+	return one(y), nil
+}

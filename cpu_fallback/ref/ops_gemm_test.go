@@ -123,6 +123,30 @@ func TestMatMulTypes(t *testing.T) {
 		require.Equal(t, tensor.I32, got.Type())
 		assert.Equal(t, []int32{19, 22, 43, 50}, got.I32())
 	})
+	t.Run("i8_wraps", func(t *testing.T) {
+		// numpy: 100*100 + 100*100 = 20000 wraps to 32 in int8.
+		ai, _ := tensor.From(tensor.Shape{1, 2}, []int8{100, 100})
+		bi, _ := tensor.From(tensor.Shape{2, 1}, []int8{100, 100})
+		got, err := tensor.Data[int8](nnRun(t, "MatMul", nil, 1, ai, bi)[0])
+		require.NoError(t, err)
+		assert.Equal(t, []int8{32}, got)
+	})
+	t.Run("gemm_u64_wraps", func(t *testing.T) {
+		// alpha 2, beta 3 as integers: 2*(2^63 * 1) + 3*5 wraps to 15.
+		ai, _ := tensor.From(tensor.Shape{1, 1}, []uint64{1 << 63})
+		bi, _ := tensor.From(tensor.Shape{1, 1}, []uint64{1})
+		ci, _ := tensor.From(tensor.Shape{1}, []uint64{5})
+		got, err := tensor.Data[uint64](nnRun(t, "Gemm", graph.Attrs{"alpha": float32(2), "beta": float32(3)}, 1, ai, bi, ci)[0])
+		require.NoError(t, err)
+		assert.Equal(t, []uint64{15}, got)
+		// alpha 0.5 in f64, truncated: 0.5 * 7 + 1 * 2 = 5.5 -> 5.
+		ai, _ = tensor.From(tensor.Shape{1, 1}, []int32{7})
+		bi, _ = tensor.From(tensor.Shape{1, 1}, []int32{1})
+		ci, _ = tensor.From(tensor.Shape{1}, []int32{2})
+		g32, err := tensor.Data[int32](nnRun(t, "Gemm", graph.Attrs{"alpha": float32(0.5)}, 1, ai, bi, ci)[0])
+		require.NoError(t, err)
+		assert.Equal(t, []int32{5}, g32)
+	})
 	t.Run("mismatch", func(t *testing.T) {
 		_, err := nnRunErr("MatMul", nil, 1, reftest.RandF32(rng, 2, 3), reftest.RandF32(rng, 4, 2))
 		require.Error(t, err)

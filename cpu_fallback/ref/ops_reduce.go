@@ -120,7 +120,16 @@ func reduceKernel(op redOp) Kernel {
 			return one(y), nil
 		}
 		lo, hi := intRange(x.Type())
-		storeI64(y, reduceInt(p, op, toI64s(x), outN, count, lo, hi))
+		v := toI64s(x)
+		if x.Type() == tensor.U64 && (op == rMax || op == rMin) {
+			// Flipping the sign bit maps u64 order onto i64 order.
+			flipSign(v)
+			r := reduceInt(p, op, v, outN, count, math.MinInt64, math.MaxInt64)
+			flipSign(r)
+			storeI64(y, r)
+			return one(y), nil
+		}
+		storeI64(y, reduceInt(p, op, v, outN, count, lo, hi))
 		return one(y), nil
 	}
 }
@@ -187,6 +196,13 @@ func reduceInt(p *bcastPlan, op redOp, x []int64, outN, count, lo, hi int64) []i
 		}
 	}
 	return acc
+}
+
+// flipSign flips the sign bit of every element of v.
+func flipSign(v []int64) {
+	for i := range v {
+		v[i] ^= math.MinInt64
+	}
 }
 
 func fill[T any](s []T, v T) {
