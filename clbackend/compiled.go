@@ -261,6 +261,21 @@ func checkSupport(model *graph.Model, nodes []*graph.Node, hostParam []bool) err
 // unsupportedNodes maps each node no plan could run to the reason: a node
 // outside the GPU lowering table whose inputs are not all known on the
 // host (constants, folded subgraphs, host parameters).
+// hasF64 reports whether an input or output of n is an f64 tensor.
+func hasF64(n *graph.Node) bool {
+	for _, in := range n.Inputs {
+		if in.Valid() && in.Type() == tensor.F64 {
+			return true
+		}
+	}
+	for _, o := range n.Outputs {
+		if o.Type == tensor.F64 {
+			return true
+		}
+	}
+	return false
+}
+
 func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool) map[*graph.Node]string {
 	bad := map[*graph.Node]string{}
 	known := map[*graph.Node]bool{}
@@ -296,6 +311,10 @@ func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool)
 				bad[n] = "op " + n.OpType + ": " + why
 				continue
 			}
+		}
+		if ok && l.noF64 && hasF64(n) {
+			bad[n] = "op " + n.OpType + ": element type f64 (its GPU kernels compute in f32; run it on the CPU device or with HETERO:GPU,CPU)"
+			continue
 		}
 		switch {
 		case !ok || n.Domain != "":

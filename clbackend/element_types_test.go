@@ -28,21 +28,6 @@ var elementTypes = []tensor.ElementType{
 	tensor.F8E4M3FN, tensor.F8E4M3FNUZ, tensor.F8E5M2, tensor.F8E5M2FNUZ, tensor.Bool,
 }
 
-// f64Pending are the ops whose GPU kernels have no f64 form yet (float
-// math written in f32: convolutions, pools, normalisations, resampling,
-// FFT, losses): the GPU refuses f64 tensors on them with an error naming
-// the op and the type, and HETERO:GPU,CPU places them on the CPU.
-// TestElementTypesMatchCPU fails when one of them runs f64 (remove it
-// here) and when any pair outside this list is refused.
-var f64Pending = map[string]bool{
-	"AffineGrid": true, "AveragePool": true, "BatchNormalization": true, "BatchNormalizationTraining": true,
-	"Conv": true, "ConvTranspose": true, "DFT": true, "FullyConnected": true, "FusedConv": true,
-	"GlobalLpPool": true, "GridSample": true, "InstanceNormalization": true, "LRN": true,
-	"LayerNormalization": true, "LpNormalization": true, "LpPool": true, "MaxPool": true,
-	"MeanVarianceNormalization": true, "NV12toBGR": true, "NV12toRGB": true, "NegativeLogLikelihoodLoss": true,
-	"NonMaxSuppression": true, "Resize": true, "RoiAlign": true, "STFT": true, "SoftmaxCrossEntropyLoss": true,
-}
-
 // retyped returns the case model m (one node of op over parameters and
 // constants) with its data inputs of the node's leading data type (the
 // type of its first input that is not a host input) retyped to t, or nil
@@ -184,9 +169,11 @@ func typeTolerance(t tensor.ElementType) float64 {
 // the type (graph.InferNode) and the CPU reference runs it. On each such
 // pair the GPU must compile the model and give the CPU's outputs: integers
 // and booleans bit for bit, floats within a few units in the last place of
-// the type. The only refusals it accepts are named ones: f64 on the ops of
-// f64Pending, and, on a device without cl_khr_fp64, what needs double. The
-// summary (go test -v) logs the counts.
+// the type. The only refusals it accepts are named ones, which QueryModel
+// must report too (so HETERO places the node on the CPU): f64 on the ops
+// whose lowering entry says noF64 (their kernels compute in f32), and, on
+// a device without cl_khr_fp64, what needs double. The summary (go test
+// -v) logs the counts.
 func TestElementTypesMatchCPU(t *testing.T) {
 	gpu := newGPU(t)
 	cpu, err := cpufallback.New()
@@ -244,11 +231,16 @@ func TestElementTypesMatchCPU(t *testing.T) {
 			allowed++
 			t.Run(op+"/"+typ.String(), func(t *testing.T) {
 				gcm, err := gpu.CompileModel(ctx, m, props)
-				pending := typ == tensor.F64 && f64Pending[op]
+				pending := typ == tensor.F64 && lowerings()[op].noF64
 				if err != nil && errors.Is(err, driver.ErrUnsupported) && (pending || (!fp64 && strings.Contains(err.Error(), fp64Extension))) {
-					// A named refusal: f64Pending, or a device without
-					// cl_khr_fp64 refusing what needs double.
+					// A named refusal: f64 on an op whose lowering entry
+					// says noF64, or a device without
+					// cl_khr_fp64 refusing what needs double. QueryModel
+					// says so, and HETERO:GPU,CPU places the node on the CPU.
 					named = append(named, op+"/"+typ.String())
+					q, err := gpu.QueryModel(ctx, m, props)
+					require.NoError(t, err)
+					assert.NotContains(t, q, "node", "QueryModel claims %s on %s", op, typ)
 					return
 				}
 				if !assert.NoError(t, err, "the GPU refuses %s on %s", op, typ) {
@@ -257,7 +249,7 @@ func TestElementTypesMatchCPU(t *testing.T) {
 				}
 				if pending {
 					_ = gcm.Close()
-					assert.Fail(t, "the GPU runs f64 "+op, "remove %s from f64Pending", op)
+					assert.Fail(t, "the GPU runs f64 "+op, "drop noF64 from %s's lowering entry", op)
 					return
 				}
 				defer gcm.Close()

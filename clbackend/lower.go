@@ -44,6 +44,10 @@ type lowering struct {
 	// (graph.OpSpec.Fold); a node whose inputs are not known then is
 	// unsupported.
 	host string
+	// noF64 is set when the op's kernels compute in f32 only (float math
+	// with no f64 form yet): the GPU refuses f64 tensors on it, QueryModel
+	// says so, and HETERO places such nodes on the CPU.
+	noF64 bool
 	// hostPart, when set, says why the op runs in a host part of the model
 	// at inference time (see hostPartReason): ops on strings, sequences
 	// and optionals, which have no device form.

@@ -8,8 +8,8 @@ import (
 // colorLowerings are the colour conversions.
 func colorLowerings() map[string]lowering {
 	return map[string]lowering{
-		"NV12toRGB": {lower: lowerNV12, half: true},
-		"NV12toBGR": {lower: lowerNV12, half: true},
+		"NV12toRGB": {lower: lowerNV12, noF64: true, half: true},
+		"NV12toBGR": {lower: lowerNV12, noF64: true, half: true},
 	}
 }
 

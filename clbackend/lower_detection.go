@@ -176,7 +176,7 @@ func lowerNMS(b *builder, n *graph.Node) error {
 // f32, batch_indices integers).
 func detectionLowerings() map[string]lowering {
 	return map[string]lowering{
-		"NonMaxSuppression": {lower: lowerNMS, count: countNMS, half: true, f32: []int{0, 1}},
-		"RoiAlign":          {lower: lowerRoiAlign, half: true, f32: []int{1}},
+		"NonMaxSuppression": {lower: lowerNMS, noF64: true, count: countNMS, half: true, f32: []int{0, 1}},
+		"RoiAlign":          {lower: lowerRoiAlign, noF64: true, half: true, f32: []int{1}},
 	}
 }

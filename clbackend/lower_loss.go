@@ -74,7 +74,7 @@ func lowerLoss(b *builder, n *graph.Node) error {
 // lossLowerings are the GPU table entries of the loss family.
 func lossLowerings() map[string]lowering {
 	return map[string]lowering{
-		"NegativeLogLikelihoodLoss": {lower: lowerLoss, half: true},
-		"SoftmaxCrossEntropyLoss":   {lower: lowerLoss, half: true},
+		"NegativeLogLikelihoodLoss": {lower: lowerLoss, noF64: true, half: true},
+		"SoftmaxCrossEntropyLoss":   {lower: lowerLoss, noF64: true, half: true},
 	}
 }

@@ -78,10 +78,10 @@ func lowerLayerNorm(b *builder, n *graph.Node) error {
 // normLowerings are the GPU table entries (see lowering) of the normalisations.
 func normLowerings() map[string]lowering {
 	return map[string]lowering{
-		"LRN": {lower: lowerLRN, half: true},
+		"LRN": {lower: lowerLRN, noF64: true, half: true},
 		// LayerNormalization's statistics stay f32.
-		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
-		"LayerNormalization": {lower: lowerLayerNorm, half: true},
+		"BatchNormalization": {lower: lowerBatchNorm, noF64: true, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, noF64: true, half: true},
+		"LayerNormalization": {lower: lowerLayerNorm, noF64: true, half: true},
 	}
 }
 

@@ -125,8 +125,8 @@ func lowerBatchNormTraining(b *builder, n *graph.Node) error {
 // normalisations by the input's own statistics.
 func normStatsLowerings() map[string]lowering {
 	return map[string]lowering{
-		"MeanVarianceNormalization":  {lower: lowerMVN},
-		"LpNormalization":            {lower: lowerLpNorm},
-		"BatchNormalizationTraining": {lower: lowerBatchNormTraining},
+		"MeanVarianceNormalization":  {lower: lowerMVN, noF64: true},
+		"LpNormalization":            {lower: lowerLpNorm, noF64: true},
+		"BatchNormalizationTraining": {lower: lowerBatchNormTraining, noF64: true},
 	}
 }

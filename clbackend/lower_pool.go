@@ -113,11 +113,11 @@ func lowerGlobalPool(b *builder, n *graph.Node) error {
 func poolLowerings() map[string]lowering {
 	return map[string]lowering{
 		// the global pools are reductions.
-		"MaxPool": {lower: lowerPool, half: true}, "AveragePool": {lower: lowerPool, half: true},
+		"MaxPool": {lower: lowerPool, noF64: true, half: true}, "AveragePool": {lower: lowerPool, noF64: true, half: true},
 		"GlobalAveragePool": {lower: lowerGlobalPool, kernel: "reduce_mean", half: true},
 		"GlobalMaxPool":     {lower: lowerGlobalPool, kernel: "reduce_max", half: true},
-		"LpPool":            {lower: lowerPool, half: true},
-		"GlobalLpPool":      {lower: lowerGlobalLpPool, half: true},
+		"LpPool":            {lower: lowerPool, noF64: true, half: true},
+		"GlobalLpPool":      {lower: lowerGlobalLpPool, noF64: true, half: true},
 		"MaxUnpool":         copies(lowerMaxUnpool),
 	}
 }

@@ -30,5 +30,5 @@ func lowerAffineGrid(b *builder, n *graph.Node) error {
 // affineLowerings are the GPU table entries of the resize family's grid
 // generator.
 func affineLowerings() map[string]lowering {
-	return map[string]lowering{"AffineGrid": {lower: lowerAffineGrid, half: true}}
+	return map[string]lowering{"AffineGrid": {lower: lowerAffineGrid, noF64: true, half: true}}
 }

@@ -237,7 +237,7 @@ func lowerSTFT(b *builder, n *graph.Node) error {
 // STFT (STFT's window stays f32).
 func signalLowerings() map[string]lowering {
 	return map[string]lowering{
-		"DFT":  {lower: lowerDFT, half: true},
-		"STFT": {lower: lowerSTFT, half: true, f32: []int{2}},
+		"DFT":  {lower: lowerDFT, noF64: true, half: true},
+		"STFT": {lower: lowerSTFT, noF64: true, half: true, f32: []int{2}},
 	}
 }

@@ -85,7 +85,8 @@
 #elif REDUCE_OP == L1
 #define INIT ((ulong)0)
 #define MERGE(a, b) ((a) + (b))
-#define STEP(acc, v) ((acc) += (ulong)abs(v))
+// |v| as v times its sign (abs() becomes llvm.abs, which oclgrind cannot run).
+#define STEP(acc, v) do { const T v_ = (v); (acc) += (ulong)v_ * (ulong)(long)((v_ > 0) - (v_ < 0)); } while (0)
 #else
 #define INIT ((ulong)0)
 #define MERGE(a, b) ((a) + (b))

@@ -219,6 +219,11 @@ func TestReduceSpecialCases(t *testing.T) {
 		m, err := tensor.Data[int8](run1(t, "ReduceMean", nil, i8, ax))
 		require.NoError(t, err)
 		assert.Equal(t, []int8{64}, m, "(100+100-7)/3 in 64 bits, truncated")
+		neg, err := tensor.From(tensor.Shape{3}, []int8{-7, -1, 0})
+		require.NoError(t, err)
+		m, err = tensor.Data[int8](run1(t, "ReduceMean", nil, neg, ax))
+		require.NoError(t, err)
+		assert.Equal(t, []int8{-2}, m, "-8/3 truncates toward zero, as ONNX Runtime 1.30 gives")
 	})
 	t.Run("empty_kept_axis", func(t *testing.T) {
 		y := run1(t, "ReduceSum", nil, tensor.MustNew(tensor.F32, tensor.Shape{0, 3}), tI64(tensor.Shape{1}, 1))
