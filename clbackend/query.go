@@ -8,6 +8,7 @@ import (
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // QueryModel maps the friendly name of every node of m that CompileModel
@@ -97,4 +98,88 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 		}
 	}
 	return out, nil
+}
+
+// unsupportedNodes maps each node no plan could run to the reason: a node
+// outside the GPU lowering table whose inputs are not all known on the
+// host (constants, folded subgraphs, host parameters).
+func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool) map[*graph.Node]string {
+	bad := map[*graph.Node]string{}
+	known := map[*graph.Node]bool{}
+	for i, prm := range model.Parameters {
+		known[prm] = i < len(hostParam) && hostParam[i]
+	}
+	table := lowerings()
+	for _, n := range nodes {
+		switch n.OpType {
+		case graph.OpParameter, graph.OpResult:
+			continue
+		case graph.OpConstant:
+			if n.Value == nil {
+				bad[n] = "constant has no value"
+			}
+			known[n] = true
+			continue
+		}
+		fold := graph.FoldOf(n)
+		all := fold != graph.FoldNever
+		for _, in := range n.Inputs {
+			if in.Valid() && !known[in.Node] && fold != graph.FoldShapes { // shapes are known at plan time
+				all = false
+			}
+		}
+		if all {
+			known[n] = true
+			continue
+		}
+		l, ok := table[n.OpType]
+		if ok && l.check != nil {
+			if why := l.check(n); why != "" {
+				bad[n] = "op " + n.OpType + ": " + why
+				continue
+			}
+		}
+		if ok && l.noF64 && hasF64(n) {
+			bad[n] = "op " + n.OpType + ": element type f64 (its GPU kernels compute in f32; run it on the CPU device or with HETERO:GPU,CPU)"
+			continue
+		}
+		switch {
+		case !ok || n.Domain != "":
+			op := n.OpType
+			if n.Domain != "" {
+				op = n.Domain + "." + op
+			}
+			bad[n] = "op " + op + " has no GPU kernel yet"
+		case l.lower == nil:
+			bad[n] = "op " + n.OpType + " runs on the host only (" + l.host + "), and its inputs are not known at plan time"
+		case n.OpType != graph.OpKernelFusion:
+			// A control op runs when every op of its bodies has a lowering
+			// (or folds on the host).
+			n.BodiesAll(func(x *graph.Node) bool {
+				if bl, ok := table[x.OpType]; !ok || x.Domain != "" || (bl.check != nil && bl.check(x) != "") {
+					if _, done := bad[n]; !done {
+						bad[n] = "node " + x.Name + " of its bodies: op " + x.OpType + " has no GPU kernel yet"
+					}
+					return false
+				}
+				return true
+			})
+		}
+	}
+	return bad
+}
+
+// hasF64 reports whether an input or output of n is an f64 tensor.
+func hasF64(n *graph.Node) bool {
+	for _, in := range n.Inputs {
+		if in.Valid() && in.Type() == tensor.F64 {
+			return true
+		}
+	}
+	for _, o := range n.Outputs {
+		if o.Type == tensor.F64 {
+			return true
+		}
+	}
+	return false
 }
