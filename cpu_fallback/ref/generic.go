@@ -150,6 +150,11 @@ func storeF32(dst *tensor.Tensor, v []float32) {
 		for i, f := range v {
 			d[i] = tensor.Float32ToBF16(f)
 		}
+	case tensor.F8E4M3FN, tensor.F8E4M3FNUZ, tensor.F8E5M2, tensor.F8E5M2FNUZ:
+		d := dst.Bytes()
+		for i, f := range v {
+			d[i] = tensor.Float32ToFloat8(dst.Type(), f, true) // Cast's default saturate
+		}
 	default:
 		panic(fmt.Sprintf("cpufallback: storeF32 on %v", dst.Type()))
 	}
@@ -173,7 +178,7 @@ func toF64s(x *tensor.Tensor) []float64 {
 		return convSlice[float32, float64](x.F32())
 	case tensor.F64:
 		return append([]float64(nil), x.F64()...)
-	case tensor.F16, tensor.BF16:
+	case tensor.F16, tensor.BF16, tensor.F8E4M3FN, tensor.F8E4M3FNUZ, tensor.F8E5M2, tensor.F8E5M2FNUZ:
 		return convSlice[float32, float64](toF32(x))
 	case tensor.I8:
 		return convSlice[int8, float64](x.I8())
@@ -240,7 +245,7 @@ func storeF64(dst *tensor.Tensor, v []float64) {
 		copy(dst.F32(), convSlice[float64, float32](v))
 	case tensor.F64:
 		copy(dst.F64(), v)
-	case tensor.F16, tensor.BF16:
+	case tensor.F16, tensor.BF16, tensor.F8E4M3FN, tensor.F8E4M3FNUZ, tensor.F8E5M2, tensor.F8E5M2FNUZ:
 		storeF32(dst, convSlice[float64, float32](v))
 	case tensor.Bool:
 		d := dst.Bool()

@@ -70,8 +70,9 @@ func newQuantParams(n *graph.Node, data tensor.Shape, in []*tensor.Tensor, si in
 	if err != nil {
 		return nil, err
 	}
-	if !s.Type().IsFloat() {
-		return nil, n.Errorf("%w: scale is %v, want a float type", tensor.ErrType, s.Type())
+	if t := s.Type(); t != tensor.F32 && t != tensor.F16 && t != tensor.BF16 {
+		// ONNX's scales are f32, f16 or bf16; the reference computes in f32.
+		return nil, n.Errorf("%w: scale is %v, want f32, f16 or bf16", tensor.ErrType, t)
 	}
 	geo, err := graph.QuantGeometry(n, data, s.Shape())
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -91,6 +92,10 @@ func recurrentKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		return nil, err
 	}
 	x, w, r := in[0], in[1], in[2]
+	if t := x.Type(); t != tensor.F32 && t != tensor.F16 && t != tensor.BF16 {
+		// The reference computes in f32: an f64 RNN would lose precision.
+		return nil, n.Errorf("%w: %s on %v (the CPU reference computes recurrent ops in f32, on f32, f16 and bf16)", driver.ErrUnsupported, n.OpType, t)
+	}
 	if x.Rank() != 3 || w.Rank() != 3 || r.Rank() != 3 {
 		return nil, n.Errorf("X, W and R must have rank 3, got %v, %v, %v", x.Shape(), w.Shape(), r.Shape())
 	}
