@@ -9,7 +9,12 @@ import (
 // the half define, the input and output values, the shape and the elements
 // per channel plane.
 func (b *builder) channelNorm(n *graph.Node, minRank int) (half string, x, y int, s tensor.Shape, inner int64, err error) {
-	if half, err = b.uniformFloat(n); err != nil {
+	if b.val(b.in(n, 0)).typ == tensor.F64 {
+		half, err = b.uniformF64(n) // norm.cl's -DDOUBLE
+	} else {
+		half, err = b.uniformFloat(n)
+	}
+	if err != nil {
 		return "", 0, 0, nil, 0, err
 	}
 	x, y = b.in(n, 0), b.out(n, 0)
@@ -17,6 +22,20 @@ func (b *builder) channelNorm(n *graph.Node, minRank int) (half string, x, y int
 		return "", 0, 0, nil, 0, errUnsupported(n, "input of rank %d", len(s))
 	}
 	return half, x, y, s, prod(s[2:]), nil
+}
+
+// uniformF64 returns norm.cl's -DDOUBLE when every input of n is f64 and
+// the device has cl_khr_fp64.
+func (b *builder) uniformF64(n *graph.Node) (string, error) {
+	for i := range n.Inputs {
+		if v := b.in(n, i); v >= 0 && b.val(v).typ != tensor.F64 {
+			return "", errUnsupported(n, "input %d of type %s (the GPU kernel takes f32, f16 or f64 throughout)", i, b.val(v).typ)
+		}
+	}
+	if _, err := b.numType(n, tensor.F64); err != nil {
+		return "", err
+	}
+	return "-DDOUBLE", nil
 }
 
 func lowerBatchNorm(b *builder, n *graph.Node) error {
@@ -80,7 +99,7 @@ func normLowerings() map[string]lowering {
 	return map[string]lowering{
 		"LRN": {lower: lowerLRN, noF64: true, half: true},
 		// LayerNormalization's statistics stay f32.
-		"BatchNormalization": {lower: lowerBatchNorm, noF64: true, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, noF64: true, half: true},
+		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
 		"LayerNormalization": {lower: lowerLayerNorm, noF64: true, half: true},
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// statsTemp is a temporary of x's shape with the axes red reduced to 1.
+// statsTemp is a temporary of x's type and shape with the axes red
+// reduced to 1.
 func (b *builder) statsTemp(x int, red []int) int {
 	s := b.val(x).shape.Clone()
 	for _, a := range red {
 		s[a] = 1
 	}
-	return b.temp(tensor.F32, s)
+	return b.temp(b.val(x).typ, s)
 }
 
 // groupSize is the number of elements of shape s along the axes red.
@@ -57,12 +58,19 @@ func lowerMVN(b *builder, n *graph.Node) error {
 }
 
 // lowerLpNorm reduces the L1 or L2 norm along the axis, then
-// lp_norm_apply divides.
+// lp_norm_apply divides (f32, or f64 throughout).
 func lowerLpNorm(b *builder, n *graph.Node) error {
-	if err := b.allF32(n); err != nil {
-		return err
-	}
 	x, y := b.in(n, 0), b.out(n, 0)
+	defines := ""
+	if t := b.val(x).typ; t == tensor.F64 {
+		d, err := b.floatDefines(n, t) // cl_khr_fp64
+		if err != nil {
+			return err
+		}
+		defines = d
+	} else if err := b.allF32(n); err != nil {
+		return err // f16 and bf16 run in f32 (widerType)
+	}
 	xs := b.val(x).shape
 	ax, err := graph.NormalizeAxis(n, n.Attrs.Int("axis", -1), len(xs))
 	if err != nil {
@@ -77,7 +85,7 @@ func lowerLpNorm(b *builder, n *graph.Node) error {
 		return err
 	}
 	cnt := xs.NumElements()
-	return b.emit(n, "lp_norm_apply", "", cnt, slotArg(x), slotArg(norm), slotArg(y), uint64(cnt), b.meta(broadcastMeta(xs, xs, b.val(norm).shape)))
+	return b.emit(n, "lp_norm_apply", defines, cnt, slotArg(x), slotArg(norm), slotArg(y), uint64(cnt), b.meta(broadcastMeta(xs, xs, b.val(norm).shape)))
 }
 
 // lowerBatchNormTraining reduces each channel's mean and sum of squares,
@@ -126,7 +134,7 @@ func lowerBatchNormTraining(b *builder, n *graph.Node) error {
 func normStatsLowerings() map[string]lowering {
 	return map[string]lowering{
 		"MeanVarianceNormalization":  {lower: lowerMVN, noF64: true},
-		"LpNormalization":            {lower: lowerLpNorm, noF64: true},
+		"LpNormalization":            {lower: lowerLpNorm},
 		"BatchNormalizationTraining": {lower: lowerBatchNormTraining, noF64: true},
 	}
 }

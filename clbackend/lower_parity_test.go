@@ -349,6 +349,24 @@ func typeCases() map[string][]lowerCase {
 	cases["Cast"] = append(cases["Cast"], lowerCase{"f32_to_f8e4m3_no_saturate", func(g *caseGen) *graph.Model {
 		return g.one("Cast", graph.Attrs{"to": int64(tensor.F8E4M3FN), "saturate": int64(0)}, g.x("x", g.dim(2, 4), g.dim(2, 6)))
 	}})
+	cases["LpNormalization"] = append(cases["LpNormalization"], lowerCase{"f64_l1", func(g *caseGen) *graph.Model {
+		return g.one("LpNormalization", graph.Attrs{"p": int64(1), "axis": int64(0)}, g.param("x", tensor.F64, g.dim(2, 4), g.dim(2, 6)))
+	}})
+	cases["BatchNormalization"] = append(cases["BatchNormalization"], lowerCase{"f64", func(g *caseGen) *graph.Model {
+		c := g.dim(2, 4)
+		return g.one("BatchNormalization", nil, g.param("x", tensor.F64, 2, c, g.dim(2, 5)), g.param("s", tensor.F64, c),
+			g.param("b", tensor.F64, c), g.param("m", tensor.F64, c), g.typed(tensor.F64, []int64{c}, g.randInts(c, 1, 3)...))
+	}})
+	cases["InstanceNormalization"] = append(cases["InstanceNormalization"], lowerCase{"f64", func(g *caseGen) *graph.Model {
+		c := g.dim(2, 4)
+		return g.one("InstanceNormalization", nil, g.param("x", tensor.F64, 2, c, g.dim(3, 6)), g.param("s", tensor.F64, c), g.param("b", tensor.F64, c))
+	}})
+	for _, op := range []string{"MaxPool", "AveragePool", "LpPool"} {
+		cases[op] = append(cases[op], lowerCase{"f64", func(g *caseGen) *graph.Model {
+			return g.one(op, graph.Attrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": []int64{1, 1, 1, 1}},
+				g.param("x", tensor.F64, 1, 2, g.dim(4, 7), g.dim(4, 7)))
+		}})
+	}
 	cases["CenterCropPad"] = append(cases["CenterCropPad"], lowerCase{"i8", func(g *caseGen) *graph.Model {
 		return g.one("CenterCropPad", nil, g.param("a", tensor.I8, 3, 5), g.ints(5, 2))
 	}})

@@ -21,9 +21,9 @@ func to3D(v []int64, fill int64) (int64, int64, int64) {
 	return v[0], v[1], v[2]
 }
 
-// lowerPool runs MaxPool (f32, f16 storage, i8, u8, with the optional
-// Indices output) and AveragePool (f32, f16 storage) over 1 to 3 spatial
-// axes.
+// lowerPool runs MaxPool (f32, f16 storage, f64, i8, u8, with the
+// optional Indices output), AveragePool and LpPool (f32, f16 storage,
+// f64) over 1 to 3 spatial axes.
 func lowerPool(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
 	xs, ys := b.val(x).shape, b.val(y).shape
@@ -39,6 +39,11 @@ func lowerPool(b *builder, n *graph.Node) error {
 		defines = "-DHALF"
 	case isMax && (t == tensor.I8 || t == tensor.U8):
 		defines = "-DT=" + clType(t) + " -DIS_INT"
+	case t == tensor.F64:
+		if _, err := b.numType(n, t); err != nil { // cl_khr_fp64
+			return err
+		}
+		defines = "-DT=double -DA=double"
 	default:
 		return errUnsupported(n, "element type %s", t)
 	}
@@ -113,10 +118,10 @@ func lowerGlobalPool(b *builder, n *graph.Node) error {
 func poolLowerings() map[string]lowering {
 	return map[string]lowering{
 		// the global pools are reductions.
-		"MaxPool": {lower: lowerPool, noF64: true, half: true}, "AveragePool": {lower: lowerPool, noF64: true, half: true},
+		"MaxPool": {lower: lowerPool, half: true}, "AveragePool": {lower: lowerPool, half: true},
 		"GlobalAveragePool": {lower: lowerGlobalPool, kernel: "reduce_mean", half: true},
 		"GlobalMaxPool":     {lower: lowerGlobalPool, kernel: "reduce_max", half: true},
-		"LpPool":            {lower: lowerPool, noF64: true, half: true},
+		"LpPool":            {lower: lowerPool, half: true},
 		"GlobalLpPool":      {lower: lowerGlobalLpPool, noF64: true, half: true},
 		"MaxUnpool":         copies(lowerMaxUnpool),
 	}

@@ -15,6 +15,9 @@ func init() {
 	}
 	launchSpecs["lp_norm_apply"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(24), nil, fill(24, -1, 1), []float32{0, 2, 3}, make([]float32, 24), uint64(24), bm)
+		if hasFP64(e) {
+			e.launch(t, k, "-DT=double", global1D(24), nil, make([]float64, 24), []float64{0, 2, 3}, make([]float64, 24), uint64(24), bm)
+		}
 	}
 	launchSpecs["bn_train_apply"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(24), nil, fill(24, -1, 1), fill(3, -0.1, 0.1), fill(3, 3, 4), fill(3, 0.5, 1), fill(3, -1, 1),

@@ -1,6 +1,8 @@
 // norm_stats.cl: the normalisations by the input's own statistics, after
 // reduce.cl has reduced them (sums, means, norms): MeanVarianceNormalization,
-// LpNormalization and training-mode BatchNormalization, all in float.
+// LpNormalization and training-mode BatchNormalization, all in float
+// (lp_norm_apply in T: -DT=double holds f64, cl_khr_fp64, which the GPU
+// device checks first; default float).
 //
 // Work-size contract: 1-D NDRange with global size >= n; any local size;
 // items with i >= n do nothing. mvn_apply and lp_norm_apply: item i
@@ -11,6 +13,10 @@
 // bn_train_stats: item c (n = C) computes channel c's running statistics.
 
 #include "nd_index.clh"
+
+#ifndef T
+#define T float
+#endif
 
 // mvn_apply: (x - mean) / (sqrt(ss * inv - mean^2) + 1e-9), ss the sum of
 // squares of the group, inv 1 / its size.
@@ -26,14 +32,14 @@ __kernel void mvn_apply(__global const float* x, __global const float* mean, __g
 }
 
 // lp_norm_apply: x / norm, 0 where the norm is 0.
-__kernel void lp_norm_apply(__global const float* x, __global const float* norm, __global float* y, const ulong n,
+__kernel void lp_norm_apply(__global const T* x, __global const T* norm, __global T* y, const ulong n,
                             __global const int* m)
 {
     const size_t i = get_global_id(0);
     if (i >= n) return;
     const long2 o = nd_offsets2(i, n, m);
-    const float d = norm[o.y];
-    y[o.x] = d != 0.0f ? x[o.x] / d : 0.0f;
+    const T d = norm[o.y];
+    y[o.x] = d != 0 ? x[o.x] / d : (T)0;
 }
 
 // bn_train_apply: (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c],

@@ -301,12 +301,21 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			make([]float32, 12), uint64(12), uint64(3), uint64(4), float32(1e-5))
 		e.launch(t, k, "-DHALF", global1D(12), nil, f16Pattern(12, false), f16Pattern(3, true), f16Pattern(3, false), f16Pattern(3, false),
 			f16Pattern(3, true), make([]uint16, 12), uint64(12), uint64(3), uint64(4), float32(1e-5))
+		if hasFP64(e) {
+			one := []float64{1, 1, 1}
+			e.launch(t, k, "-DDOUBLE", global1D(12), nil, make([]float64, 12), one, make([]float64, 3), make([]float64, 3), one,
+				make([]float64, 12), uint64(12), uint64(3), uint64(4), float32(1e-5))
+		}
 	},
 	"instance_norm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(6), nil, fill(24, -1, 1), fill(3, 0.5, 1), fill(3, 0, 1),
 			make([]float32, 24), uint64(6), uint64(3), uint64(4), float32(1e-5))
 		e.launch(t, k, "-DHALF", global1D(6), nil, f16Pattern(24, false), f16Pattern(3, true), f16Pattern(3, false),
 			make([]uint16, 24), uint64(6), uint64(3), uint64(4), float32(1e-5))
+		if hasFP64(e) {
+			e.launch(t, k, "-DDOUBLE", global1D(6), nil, make([]float64, 24), []float64{1, 1, 1}, make([]float64, 3),
+				make([]float64, 24), uint64(6), uint64(3), uint64(4), float32(1e-5))
+		}
 	},
 	"layer_norm": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		args := []any{fill(12, -1, 1), fill(4, 0.5, 1), fill(4, 0, 1), make([]float32, 12)}
@@ -318,6 +327,10 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// f16 data; the statistics stay f32.
 		args[0], args[1], args[2], args[3] = f16Pattern(12, false), f16Pattern(4, true), f16Pattern(4, false), make([]uint16, 12)
 		e.launch(t, k, "-DHALF", global1D(3), nil, args...)
+		if hasFP64(e) {
+			args[0], args[1], args[2], args[3] = make([]float64, 12), []float64{1, 1, 1, 1}, make([]float64, 4), make([]float64, 12)
+			e.launch(t, k, "-DDOUBLE", global1D(3), nil, args...)
+		}
 	},
 	"pad": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// [2,3] -> [4,5] with one leading pad per axis, in every mode.
@@ -347,6 +360,9 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			}
 			run("", fill(c.in, -1, 1), make([]float32, c.out))
 			run("-DHALF", f16Pattern(c.in, false), make([]uint16, c.out))
+			if hasFP64(e) {
+				run("-DT=double -DA=double", make([]float64, c.in), make([]float64, c.out))
+			}
 			if strings.Contains(k.Options, "-DPOOL_MAX") {
 				u8 := make([]byte, c.in)
 				for i := range u8 {

@@ -9,9 +9,11 @@
 // into x of the maximum (its first occurrence in window order), row-major
 // within the plane, or column-major when col_major is 1 (storage_order).
 // -DT is the element type of max pooling (default float; with -DIS_INT,
-// char and uchar give the 8-bit integer forms); average pooling is f32.
-// -DHALF (T float) reads and writes f16 storage, computing in float
-// (half.clh).
+// char and uchar give the 8-bit integer forms); average and Lp pooling
+// are f32. -DT=double -DA=double hold and compute f64 in every mode
+// (cl_khr_fp64, which the GPU device checks first; A is the math type,
+// default float). -DHALF (T float) reads and writes f16 storage,
+// computing in float (half.clh).
 //
 // Work-size contract: 1-D NDRange with global size >= n = N*C*OD*OH*OW;
 // any local size. Work item i computes output element i; items with i >= n
@@ -24,6 +26,9 @@
 
 #ifndef T
 #define T float
+#endif
+#ifndef A
+#define A float
 #endif
 // TS is the storage type of x and out: T, or half with -DHALF.
 #ifdef HALF
@@ -57,10 +62,10 @@ __kernel void pool(__global const TS* x, __global TS* out,
     int have = 0;
     long at = 0;
 #elif defined(POOL_MAX)
-    float acc = -INFINITY;
+    A acc = -INFINITY;
 #elif defined(POOL_LP)
-    const float p = (float)m[22];
-    float acc = 0.0f;
+    const A p = (A)m[22];
+    A acc = 0;
 #else
     // The divisor: the taps inside the input, or inside the padded input
     // (count_include_pad); both sets are products of per-axis ranges.
@@ -80,7 +85,7 @@ __kernel void pool(__global const TS* x, __global TS* out,
         in_w += i >= 0 && i < W;
         pad_w += i + PW < m[21];
     }
-    float acc = 0.0f;
+    A acc = 0;
 #endif
     for (int kd = 0; kd < KD; ++kd) {
         const int id = od * SD - PD + kd * DD;
@@ -107,7 +112,7 @@ __kernel void pool(__global const TS* x, __global TS* out,
 #elif defined(POOL_MAX)
                 acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v);
 #elif defined(POOL_LP)
-                acc += pow(fabs((float)v), p);
+                acc += pow(fabs((A)v), p);
 #else
                 acc += v;
 #endif
@@ -130,8 +135,8 @@ __kernel void pool(__global const TS* x, __global TS* out,
 #elif defined(POOL_MAX)
     ST(out, gid, acc);
 #elif defined(POOL_LP)
-    ST(out, gid, pow(acc, 1.0f / p));
+    ST(out, gid, pow(acc, (A)1 / p));
 #else
-    ST(out, gid, acc / (float)(m[18] ? pad_d * pad_h * pad_w : in_d * in_h * in_w));
+    ST(out, gid, acc / (A)(m[18] ? pad_d * pad_h * pad_w : in_d * in_h * in_w));
 #endif
 }
