@@ -241,7 +241,7 @@ func lowerFusedConv(b *builder, n *graph.Node) error {
 // convLowerings are the GPU table entries (see lowering) of the convolutions.
 func convLowerings() map[string]lowering {
 	return map[string]lowering{
-		"Conv": {lower: lowerConvAnyRank, noF64: true, half: true}, "ConvTranspose": {lower: lowerConvAnyRank, noF64: true, half: true},
-		graph.OpFusedConv: {lower: lowerFusedConv, noF64: true, half: true},
+		"Conv": {lower: lowerConvAnyRank, half: true}, "ConvTranspose": {lower: lowerConvAnyRank, half: true},
+		graph.OpFusedConv: {lower: lowerFusedConv, half: true},
 	}
 }

@@ -383,6 +383,6 @@ func gemmLowerings() map[string]lowering {
 	return map[string]lowering{
 		"Einsum": {lower: lowerEinsum, half: true},
 		"MatMul": {lower: lowerMatMul, half: true}, "Gemm": {lower: lowerGemm, half: true},
-		graph.OpFullyConnected: {lower: lowerFullyConnected, noF64: true, half: true},
+		graph.OpFullyConnected: {lower: lowerFullyConnected, half: true},
 	}
 }

@@ -100,7 +100,7 @@ func normLowerings() map[string]lowering {
 		"LRN": {lower: lowerLRN, noF64: true, half: true},
 		// LayerNormalization's statistics stay f32.
 		"BatchNormalization": {lower: lowerBatchNorm, half: true}, "InstanceNormalization": {lower: lowerInstanceNorm, half: true},
-		"LayerNormalization": {lower: lowerLayerNorm, noF64: true, half: true},
+		"LayerNormalization": {lower: lowerLayerNorm, half: true},
 	}
 }
 

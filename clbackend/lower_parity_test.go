@@ -361,6 +361,9 @@ func typeCases() map[string][]lowerCase {
 		c := g.dim(2, 4)
 		return g.one("InstanceNormalization", nil, g.param("x", tensor.F64, 2, c, g.dim(3, 6)), g.param("s", tensor.F64, c), g.param("b", tensor.F64, c))
 	}})
+	cases["Conv"] = append(cases["Conv"], lowerCase{"f64_in_f32", func(g *caseGen) *graph.Model {
+		return g.one("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}}, g.param("x", tensor.F64, 1, 2, g.dim(3, 6), g.dim(3, 6)), g.param("w", tensor.F64, 3, 2, 3, 3))
+	}})
 	for _, op := range []string{"MaxPool", "AveragePool", "LpPool"} {
 		cases[op] = append(cases[op], lowerCase{"f64", func(g *caseGen) *graph.Model {
 			return g.one(op, graph.Attrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": []int64{1, 1, 1, 1}},

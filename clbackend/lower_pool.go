@@ -122,7 +122,7 @@ func poolLowerings() map[string]lowering {
 		"GlobalAveragePool": {lower: lowerGlobalPool, kernel: "reduce_mean", half: true},
 		"GlobalMaxPool":     {lower: lowerGlobalPool, kernel: "reduce_max", half: true},
 		"LpPool":            {lower: lowerPool, half: true},
-		"GlobalLpPool":      {lower: lowerGlobalLpPool, noF64: true, half: true},
+		"GlobalLpPool":      {lower: lowerGlobalLpPool, half: true},
 		"MaxUnpool":         copies(lowerMaxUnpool),
 	}
 }

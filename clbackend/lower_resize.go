@@ -285,7 +285,7 @@ func oneTap(taps []int64, wts []float32) bool {
 // resizeLowerings are the GPU table entries (see lowering) of Resize.
 func resizeLowerings() map[string]lowering {
 	return map[string]lowering{
-		"GridSample": {lower: lowerGridSample, noF64: true, half: true, f32: []int{1}},
+		"GridSample": {lower: lowerGridSample, half: true, f32: []int{1}},
 		// f16 data, f32 tap weights; roi and scales stay f32.
 		"Resize": {lower: lowerResize, noF64: true, half: true, f32: []int{1, 2}, check: resizeStaticCheck},
 	}

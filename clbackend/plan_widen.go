@@ -22,6 +22,15 @@ var selectingOps = map[string]bool{"ArgMax": true, "ArgMin": true}
 // casts, the GPU computes the same.
 var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp": true}
 
+// viaFloatOps are the ops whose CPU reference computes f64 tensors in f32
+// (cpufallback's nnFloatKernel) and whose GPU kernels have no f64 form:
+// the GPU computes them in f32 between casts too, as the reference does
+// and as OpenVINO's GPU plugin runs f64 models.
+var viaFloatOps = map[string]bool{
+	"Conv": true, "ConvTranspose": true, graph.OpFusedConv: true, graph.OpFullyConnected: true,
+	"LayerNormalization": true, "GlobalLpPool": true, "GridSample": true,
+}
+
 // widerType returns the type node n's tensors of type t run in when n's
 // lowering refuses t (Undefined: none). bf16 and the 8-bit floats run in
 // f32 on every op, as on OpenVINO's GPU plugin, which runs bf16 models in
@@ -29,10 +38,13 @@ var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp
 // f32, f16 and f64, and the CPU reference computes these types in f32.
 // The 8- and 16-bit integers run in f32 and the 32-bit ones in f64 on the
 // selecting ops, where that is exact, and every integer runs in f64 on the
-// ops the CPU reference computes in f64 (viaDoubleOps).
+// ops the CPU reference computes in f64 (viaDoubleOps); f64 runs in f32 on
+// the ops the CPU reference computes in f32 (viaFloatOps).
 func widerType(n *graph.Node, t tensor.ElementType) tensor.ElementType {
 	switch {
 	case t == tensor.BF16 || t == tensor.F16 || t.IsFloat8():
+		return tensor.F32
+	case t == tensor.F64 && viaFloatOps[n.OpType]:
 		return tensor.F32
 	case t.IsInteger() && viaDoubleOps[n.OpType]:
 		return tensor.F64
