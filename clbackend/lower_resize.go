@@ -287,7 +287,7 @@ func resizeLowerings() map[string]lowering {
 	return map[string]lowering{
 		"GridSample": {lower: lowerGridSample, half: true, f32: []int{1}},
 		// f16 data, f32 tap weights; roi and scales stay f32.
-		"Resize": {lower: lowerResize, noF64: true, half: true, f32: []int{1, 2}, check: resizeStaticCheck},
+		"Resize": {lower: lowerResize, half: true, f32: []int{1, 2}, check: resizeStaticCheck},
 	}
 }
 

@@ -28,7 +28,7 @@ var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp
 // and as OpenVINO's GPU plugin runs f64 models.
 var viaFloatOps = map[string]bool{
 	"Conv": true, "ConvTranspose": true, graph.OpFusedConv: true, graph.OpFullyConnected: true,
-	"LayerNormalization": true, "GlobalLpPool": true, "GridSample": true,
+	"LayerNormalization": true, "GlobalLpPool": true, "GridSample": true, "Resize": true,
 }
 
 // widerType returns the type node n's tensors of type t run in when n's
