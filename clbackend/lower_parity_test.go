@@ -194,6 +194,21 @@ func parityCases() map[string][]lowerCase {
 				g.typed(tensor.F32, []int64{4}, 1, 1, 1.5, 0.75))
 		})
 	}
+	// Integers interpolate in f64 and truncate toward zero (ONNX's
+	// reference); f64 computes in double on both devices.
+	for _, typ := range []tensor.ElementType{tensor.U8, tensor.I32, tensor.I64, tensor.F64} {
+		for _, mode := range []string{"linear", "cubic"} {
+			add("Resize", mode+"_"+typ.String(), func(g *caseGen) *graph.Model {
+				return g.one("Resize", graph.Attrs{"mode": mode}, g.param("x", typ, 1, 2, 3, 5), graph.Output{},
+					g.typed(tensor.F32, []int64{4}, 1, 1, 1.5, 0.75))
+			})
+		}
+	}
+	add("Resize", "tf_crop_and_resize_i16", func(g *caseGen) *graph.Model {
+		roi := g.typed(tensor.F32, []int64{8}, 0, 0, 0.2, -0.1, 1, 1, 0.9, 1.2)
+		return g.one("Resize", graph.Attrs{"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": float32(-7)},
+			g.param("x", tensor.I16, 1, 2, 4, 5), roi, graph.Output{}, g.ints(1, 2, 4, 5))
+	})
 	add("Resize", "tf_crop_and_resize", func(g *caseGen) *graph.Model {
 		roi := g.typed(tensor.F32, []int64{8}, 0, 0, 0.2, -0.1, 1, 1, 0.9, 1.2) // partly outside along W
 		return g.one("Resize", graph.Attrs{"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": float32(7)},

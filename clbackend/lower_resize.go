@@ -27,7 +27,18 @@ func resizeStaticCheck(n *graph.Node) string {
 // roi must be known then) for resize.cl.
 func lowerResize(b *builder, n *graph.Node) error {
 	x, y := b.in(n, 0), b.out(n, 0)
-	if t := b.val(x).typ; t != tensor.F32 && t != tensor.F16 {
+	// def builds resize.cl for the data type: f16 storage (-DHALF), or f64
+	// computed in double (-DDOUBLE: f64 data, and the integers lowerWidened
+	// widens to f64, as the CPU reference computes them).
+	def := b.halfDefine(x)
+	switch t := b.val(x).typ; t {
+	case tensor.F32, tensor.F16:
+	case tensor.F64:
+		if _, err := b.numType(n, t); err != nil {
+			return err
+		}
+		def = " -DDOUBLE"
+	default:
 		return errUnsupported(n, "element type %s", t)
 	}
 	if why := resizeStaticCheck(n); why != "" {
@@ -135,6 +146,8 @@ func lowerResize(b *builder, n *graph.Node) error {
 		switch {
 		case v.Algorithm == "gather" && !one:
 			return "the gather takes nearest tables (one tap of weight 1 per axis)"
+		case (v.Algorithm == "upsample" || v.Algorithm == "linear2d") && def == " -DDOUBLE":
+			return "the f32 and f16 kernels only"
 		case v.Algorithm == "upsample" && sh == 0:
 			return "not a nearest upsampling of the last two axes by integer factors"
 		case v.Algorithm == "linear2d" && u2 == nil:
@@ -144,15 +157,15 @@ func lowerResize(b *builder, n *graph.Node) error {
 	}
 	kind := "taps"
 	switch {
-	case sh > 0:
+	case sh > 0 && def != " -DDOUBLE":
 		kind = "upsample"
 	case one:
 		kind = "gather"
-	case u2 != nil:
+	case u2 != nil && def != " -DDOUBLE":
 		kind = "linear2d"
 	}
 	heur := b.profile().resize(kind)
-	key := fmt.Sprintf("in=%v out=%v taps=%v%s", is, os, taps, b.halfDefine(x))
+	key := fmt.Sprintf("in=%v out=%v taps=%v%s", is, os, taps, def)
 	extrap := n.Attrs.Float("extrapolation_value", 0)
 	return b.choose(n, "resize", key, true, applies, heur, func(v kernels.Variant) error {
 		switch v.Algorithm {
@@ -186,11 +199,11 @@ func lowerResize(b *builder, n *graph.Node) error {
 				local = []int{v.Get("WX"), v.Get("WY"), 1}
 			}
 			global := roundGlobal([]int64{os[r-1], h, cnt / (os[r-1] * h)}, local)
-			return b.emitND(n, "resize_nearest", b.halfDefine(x), global, local, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts), extrap)
+			return b.emitND(n, "resize_nearest", def, global, local, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts), extrap)
 		}
 		// The weights stay f32 with f16 data (resize.cl).
 		global, local := group1D(cnt, v.Get("WG"))
-		return b.emitND(n, "resize", b.halfDefine(x), global, local, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts), extrap)
+		return b.emitND(n, "resize", def, global, local, slotArg(x), slotArg(y), uint64(cnt), b.meta(m), b.floats(wts), extrap)
 	})
 }
 

@@ -18,9 +18,9 @@ var selectingOps = map[string]bool{"ArgMax": true, "ArgMin": true}
 
 // viaDoubleOps are the ops whose CPU reference computes integer tensors
 // in f64 (float math on integers: erf, the Shrink thresholds, the log and
-// exp of ReduceLogSumExp) and truncates the result: run in f64 between
+// exp of ReduceLogSumExp, Resize's interpolation) and truncates the result: run in f64 between
 // casts, the GPU computes the same.
-var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp": true}
+var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp": true, "Resize": true}
 
 // viaFloatOps are the ops whose CPU reference computes f64 tensors in f32
 // (cpufallback's nnFloatKernel) and whose GPU kernels have no f64 form:
@@ -28,7 +28,7 @@ var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp
 // and as OpenVINO's GPU plugin runs f64 models.
 var viaFloatOps = map[string]bool{
 	"Conv": true, "ConvTranspose": true, graph.OpFusedConv: true, graph.OpFullyConnected: true,
-	"LayerNormalization": true, "GlobalLpPool": true, "GridSample": true, "Resize": true,
+	"LayerNormalization": true, "GlobalLpPool": true, "GridSample": true,
 }
 
 // widerType returns the type node n's tensors of type t run in when n's

@@ -10,16 +10,8 @@
 
 #include "half.clh"
 
-#ifdef DOUBLE
-#undef FT
-#undef LD
-#undef ST
-#define FT double
-#define LD(p, i) ((p)[i])
-#define ST(p, i, v) ((p)[i] = (v))
-#ifndef CT
+#if defined(DOUBLE) && !defined(CT)
 #define CT double
-#endif
 #endif
 #ifndef CT
 #define CT float

@@ -22,12 +22,6 @@
 #include "philox.clh"
 
 #ifdef DOUBLE
-#undef FT
-#undef LD
-#undef ST
-#define FT double
-#define LD(p, i) ((p)[i])
-#define ST(p, i, v) ((p)[i] = (v))
 #define MT double
 #else
 #define MT float

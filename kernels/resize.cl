@@ -50,6 +50,16 @@
 
 #include "half.clh"
 
+// -DDOUBLE (the non-vector kernels resize and resize_nearest) holds f64
+// data (half.clh: f64 tensors, and the integers the GPU device widens to
+// f64) and computes in double, as the CPU reference does; AT is the type
+// resize computes in.
+#ifdef DOUBLE
+#define AT double
+#else
+#define AT float
+#endif
+
 __kernel void resize(__global const FT* in, __global FT* out, const ulong n,
                      __global const int* m, __global const float* w, const float extrapolation)
 {
@@ -60,7 +70,7 @@ __kernel void resize(__global const FT* in, __global FT* out, const ulong n,
     // 8, with at most 4 taps each) are enumerated below, their taps'
     // offsets and weights loaded once into private memory.
     long base = 0;
-    float wbase = 1.0f;
+    AT wbase = 1.0f;
     long toff[8][4];
     float twt[8][4];
     int ntaps[8];
@@ -90,11 +100,11 @@ __kernel void resize(__global const FT* in, __global FT* out, const ulong n,
         ntaps[na++] = taps;
         total *= taps;
     }
-    float acc = 0.0f;
+    AT acc = 0.0f;
     int digit[8];
     for (int j = 0; j < na; ++j) digit[j] = 0;
     for (int k = 0; k < total; ++k) {
-        float f = wbase;
+        AT f = wbase;
         long o = base;
         for (int j = 0; j < na; ++j) {
             f *= twt[j][digit[j]];

@@ -306,6 +306,8 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			e.launch(t, k, "", global, local, fill(8, -1, 1), make([]float32, 24), uint64(24), m, fill(10, 1, 1), float32(10))
 			if full {
 				e.launch(t, k, "-DHALF", global, local, f16Pattern(8, false), make([]uint16, 24), uint64(24), m, fill(10, 1, 1), float32(10))
+				// f64 data (f64 tensors and the integers the device widens).
+				e.launch(t, k, "-DDOUBLE", global, local, make([]float64, 8), make([]float64, 24), uint64(24), m, fill(10, 1, 1), float32(10))
 			}
 		})
 	},
@@ -370,6 +372,8 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			e.launch(t, k, "", global, local, fill(4, -1, 1), make([]float32, 12), uint64(12), m, w, float32(10))
 			if full { // f16 data; the weights stay f32.
 				e.launch(t, k, "-DHALF", global, local, f16Pattern(4, false), make([]uint16, 12), uint64(12), m, w, float32(10))
+				// f64 data computed in double; the weights stay f32.
+				e.launch(t, k, "-DDOUBLE", global, local, []float64{-1, 0.5, 2, -3}, make([]float64, 12), uint64(12), m, w, float32(10))
 			}
 		})
 	},

@@ -7,13 +7,35 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
+// resizeFloat is the data type Resize computes in: f32 (f32, f16, bf16)
+// or f64 (f64 and the integers).
+type resizeFloat interface{ float32 | float64 }
+
+// resizeData returns x's f32 or f64 elements as []T.
+func resizeData[T resizeFloat](x *tensor.Tensor) []T {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return any(x.F32()).([]T)
+	}
+	return any(x.F64()).([]T)
+}
+
+// resizeNew returns a zero tensor of x's type (f32 or f64) and shape s.
+func resizeNew(n *graph.Node, x *tensor.Tensor, s tensor.Shape) (*tensor.Tensor, error) {
+	t, err := tensor.New(x.Type(), s)
+	if err != nil {
+		return nil, n.Errorf("output shape %v: %w", s, err)
+	}
+	return t, nil
+}
+
 // applyAxis resamples x along axis with rs into a new tensor.
-func applyAxis(n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampling) (*tensor.Tensor, error) {
+func applyAxis[T resizeFloat](n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampling) (*tensor.Tensor, error) {
 	xs := x.Shape()
 	outLen := int64(len(rs.Index) / rs.Taps)
 	ys := xs.Clone()
 	ys[axis] = outLen
-	y, err := nnNewF32(n, ys)
+	y, err := resizeNew(n, x, ys)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +45,7 @@ func applyAxis(n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampli
 	outer := int(nnProd(xs[:axis]))
 	inner := int(nnProd(xs[axis+1:]))
 	inL := int(xs[axis])
-	X, Y := x.F32(), y.F32()
+	X, Y := resizeData[T](x), resizeData[T](y)
 	nnParallel(outer, func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			src := X[o*inL*inner : (o+1)*inL*inner]
@@ -31,7 +53,7 @@ func applyAxis(n *graph.Node, x *tensor.Tensor, axis int, rs *graph.ResizeSampli
 			for j := 0; j < int(outLen); j++ {
 				row := dst[j*inner : (j+1)*inner]
 				for t := 0; t < rs.Taps; t++ {
-					w := rs.Weight[j*rs.Taps+t]
+					w := T(rs.Weight[j*rs.Taps+t])
 					if w == 0 {
 						continue
 					}
@@ -58,8 +80,8 @@ type axisTaps struct {
 // with the innermost axis fastest, each weight the product of its axes'
 // weights (innermost first), summed into an f32 from 0 without fused
 // multiply-adds; a zero weight is skipped.
-func resizeTaps(n *graph.Node, x *tensor.Tensor, out tensor.Shape, taps []axisTaps) (*tensor.Tensor, error) {
-	y, err := nnNewF32(n, out)
+func resizeTaps[T resizeFloat](n *graph.Node, x *tensor.Tensor, out tensor.Shape, taps []axisTaps) (*tensor.Tensor, error) {
+	y, err := resizeNew(n, x, out)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +92,7 @@ func resizeTaps(n *graph.Node, x *tensor.Tensor, out tensor.Shape, taps []axisTa
 	for _, t := range taps {
 		byAxis[t.axis] = t.rs
 	}
-	X, Y := x.F32(), y.F32()
+	X, Y := resizeData[T](x), resizeData[T](y)
 	inner := out[r-1]
 	rows := out.NumElements() / max(inner, 1)
 	nnParallel(int(rows), func(lo, hi int) {
@@ -104,15 +126,15 @@ func resizeTaps(n *graph.Node, x *tensor.Tensor, out tensor.Shape, taps []axisTa
 					cnt[na], digit[na] = t, 0
 					na++
 				}
-				var acc float32
+				var acc T
 				for {
-					f, o := float32(1), base
+					f, o := T(1), base
 					for j := 0; j < na; j++ {
-						f *= wts[j][digit[j]]
+						f *= T(wts[j][digit[j]])
 						o += offs[j][digit[j]]
 					}
 					if f != 0 {
-						acc += float32(f * X[o]) // the conversion keeps the compiler from fusing
+						acc += T(f * X[o]) // the conversion keeps the compiler from fusing
 					}
 					j := 0
 					for ; j < na; j++ {
@@ -135,7 +157,34 @@ func resizeTaps(n *graph.Node, x *tensor.Tensor, out tensor.Shape, taps []axisTa
 // resizeKernels are Resize, separable along the resized axes, and
 // GridSample.
 func resizeKernels() map[string]Kernel {
-	return map[string]Kernel{"Resize": nnFloatKernel(resizeKernel), "GridSample": gridSampleKernel}
+	return map[string]Kernel{"Resize": resizeAnyKernel, "GridSample": gridSampleKernel}
+}
+
+// resizeAnyKernel is Resize on every numeric type: f64 computed in f64,
+// f16, bf16 in f32 (nnFloatKernel), and the integers as ONNX's reference
+// implementation does: interpolated in f64 (exact for nearest up to 2^53)
+// and converted back truncating toward zero (numpy's astype), saturating.
+func resizeAnyKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if len(in) > 0 && in[0] != nil && in[0].Type() == tensor.F64 {
+		return resizeKernel(n, in)
+	}
+	if len(in) == 0 || in[0] == nil || !in[0].Type().IsInteger() {
+		return nnFloatKernel(resizeKernel)(n, in)
+	}
+	t := in[0].Type()
+	x, err := in[0].Convert(tensor.F64)
+	if err != nil {
+		return nil, n.Errorf("input 0: %w", err)
+	}
+	outs, err := resizeKernel(n, append([]*tensor.Tensor{x}, in[1:]...))
+	if err != nil {
+		return nil, err
+	}
+	y, err := outs[0].Convert(t)
+	if err != nil {
+		return nil, n.Errorf("output 0: %w", err)
+	}
+	return []*tensor.Tensor{y}, nil
 }
 
 // resizeImpls names Resize's implementation (see Impl).
@@ -283,12 +332,22 @@ func resizeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	if n.Attrs.String("mode", "nearest") == "linear" && len(taps) > 0 && r <= 8 {
 		// Linear: every output element at once, as the GPU and ONNX
 		// Runtime compute it (resizeTaps).
-		if cur, err = resizeTaps(n, x, out, taps); err != nil {
+		if x.Type() == tensor.F64 {
+			cur, err = resizeTaps[float64](n, x, out, taps)
+		} else {
+			cur, err = resizeTaps[float32](n, x, out, taps)
+		}
+		if err != nil {
 			return nil, err
 		}
 	} else {
 		for _, t := range taps {
-			if cur, err = applyAxis(n, cur, t.axis, t.rs); err != nil {
+			if x.Type() == tensor.F64 {
+				cur, err = applyAxis[float64](n, cur, t.axis, t.rs)
+			} else {
+				cur, err = applyAxis[float32](n, cur, t.axis, t.rs)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -300,12 +359,19 @@ func resizeKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 		cs := cur.Shape()
 		total := cs.NumElements()
 		str := tensor.ContiguousStrides(cs)
-		Y := cur.F32()
+		var set func(i int64)
+		if cur.Type() == tensor.F64 {
+			Y := cur.F64()
+			set = func(i int64) { Y[i] = float64(extrap) }
+		} else {
+			Y := cur.F32()
+			set = func(i int64) { Y[i] = extrap }
+		}
 		for i := int64(0); i < total; i++ {
 			for _, m := range maskAxes {
 				j := (i / str[m.axis]) % cs[m.axis]
 				if m.rs.Outside[j] {
-					Y[i] = extrap
+					set(i)
 					break
 				}
 			}

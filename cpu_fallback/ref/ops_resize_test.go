@@ -123,3 +123,45 @@ func TestResizeErrors(t *testing.T) {
 	_, err = nnRunErr("Resize", graph.Attrs{"antialias": int64(1)}, 1, x, nil, reftest.F32s(tensor.Shape{4}, 1, 1, 2, 2), nil)
 	assert.ErrorContains(t, err, "antialias")
 }
+
+// TestResizeIntegers checks Resize on integer tensors against hand-derived
+// values: interpolated in f64 and truncated toward zero, as ONNX's
+// reference (op_resize.py: the f64 result's astype(X.dtype)) does; nearest
+// copies 64-bit values beyond f32's 2^24 exactly.
+func TestResizeIntegers(t *testing.T) {
+	const big = int64(1)<<53 - 1
+	row := tensor.Shape{1, 1, 1, 2}
+	x8 := func(v ...uint8) *tensor.Tensor { x, err := tensor.From(row, v); require.NoError(t, err); return x }
+	x64 := func(v ...int64) *tensor.Tensor { x, err := tensor.From(row, v); require.NoError(t, err); return x }
+	double := reftest.F32s(tensor.Shape{4}, 1, 1, 1, 2)
+	cases := []struct {
+		name string
+		x    *tensor.Tensor
+		mode string
+		want any
+	}{
+		// half_pixel, scale 2: sources -0.25 (clamped to 0), 0.25, 0.75 and
+		// 1.25 (clamped to 1); nearest rounds them to 0, 0, 1, 1.
+		{name: "u8 nearest", x: x8(7, 250), mode: "nearest", want: []uint8{7, 7, 250, 250}},
+		// 0, 255/4 = 63.75, 3*255/4 = 191.25, 255.
+		{name: "u8 linear", x: x8(0, 255), mode: "linear", want: []uint8{0, 63, 191, 255}},
+		{name: "i64 nearest beyond 2^24", x: x64(big, -big), mode: "nearest", want: []int64{big, big, -big, -big}},
+		// -5 + 7/4 = -3.25 truncates to -3 (not floor's -4), -5 + 21/4 = 0.25 to 0.
+		{name: "i64 linear negative", x: x64(-5, 2), mode: "linear", want: []int64{-5, -3, 0, 2}},
+		// 2^40 + 4/4, 2^40 + 12/4: exact in f64, not in f32.
+		{name: "i64 linear beyond 2^24", x: x64(1<<40, 1<<40+4), mode: "linear", want: []int64{1 << 40, 1<<40 + 1, 1<<40 + 3, 1<<40 + 4}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := nnRun(t, "Resize", graph.Attrs{"mode": tc.mode}, 1, tc.x, nil, double, nil)[0]
+			require.Equal(t, tc.x.Type(), got.Type())
+			require.Equal(t, tensor.Shape{1, 1, 1, 4}, got.Shape())
+			switch w := tc.want.(type) {
+			case []uint8:
+				assert.Equal(t, w, got.U8())
+			case []int64:
+				assert.Equal(t, w, got.I64())
+			}
+		})
+	}
+}
