@@ -29,6 +29,7 @@ var viaDoubleOps = map[string]bool{"Erf": true, "Shrink": true, "ReduceLogSumExp
 var viaFloatOps = map[string]bool{
 	"Conv": true, "ConvTranspose": true, graph.OpFusedConv: true, graph.OpFullyConnected: true,
 	"LayerNormalization": true, "GlobalLpPool": true, "GridSample": true,
+	"LSTM": true, "GRU": true, "RNN": true,
 }
 
 // widerType returns the type node n's tensors of type t run in when n's

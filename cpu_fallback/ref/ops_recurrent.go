@@ -14,7 +14,18 @@ import (
 // GEMM of the state by R for every batch entry, then the gates.
 
 func recurrentKernels() map[string]Kernel {
-	return guardAll(map[string]Kernel{"LSTM": recurrentKernel, "GRU": recurrentKernel, "RNN": recurrentKernel})
+	return guardAll(map[string]Kernel{"LSTM": recurrentAnyKernel, "GRU": recurrentAnyKernel, "RNN": recurrentAnyKernel})
+}
+
+// recurrentAnyKernel is recurrentKernel, which computes in f32 (reading
+// f16 and bf16 itself), on f64 too: converted to f32 and back
+// (nnFloatKernel), as f64 Conv is and as OpenVINO's GPU plugin runs f64
+// models.
+func recurrentAnyKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if len(in) > 0 && in[0] != nil && in[0].Type() == tensor.F64 {
+		return nnFloatKernel(recurrentKernel)(n, in)
+	}
+	return recurrentKernel(n, in)
 }
 
 // activate applies a recurrent activation function.
@@ -93,8 +104,7 @@ func recurrentKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	}
 	x, w, r := in[0], in[1], in[2]
 	if t := x.Type(); t != tensor.F32 && t != tensor.F16 && t != tensor.BF16 {
-		// The reference computes in f32: an f64 RNN would lose precision.
-		return nil, n.Errorf("%w: %s on %v (the CPU reference computes recurrent ops in f32, on f32, f16 and bf16)", driver.ErrUnsupported, n.OpType, t)
+		return nil, n.Errorf("%w: %s on %v (the CPU reference computes recurrent ops in f32, on f32, f16, bf16 and f64)", driver.ErrUnsupported, n.OpType, t)
 	}
 	if x.Rank() != 3 || w.Rank() != 3 || r.Rank() != 3 {
 		return nil, n.Errorf("X, W and R must have rank 3, got %v, %v, %v", x.Shape(), w.Shape(), r.Shape())
