@@ -287,6 +287,14 @@ func (b *builder) numType(n *graph.Node, t tensor.ElementType) (string, error) {
 // also builds for f64 with -DT=double and for f16 storage with -DHALF
 // (half.clh): "" for f32.
 func (b *builder) floatDefines(n *graph.Node, t tensor.ElementType) (string, error) {
+	return b.floatDefinesAs(n, t, "-DT=double")
+}
+
+// floatDefinesAs returns the type defines of a kernel written for f32 that
+// also builds for f16 storage with -DHALF and for f64 with f64 (the
+// kernel's own define: -DT=double, or -DDOUBLE for half.clh's f64 block)
+// where the device has doubles: "" for f32.
+func (b *builder) floatDefinesAs(n *graph.Node, t tensor.ElementType, f64 string) (string, error) {
 	switch t {
 	case tensor.F32:
 		return "", nil
@@ -296,7 +304,7 @@ func (b *builder) floatDefines(n *graph.Node, t tensor.ElementType) (string, err
 		if _, err := b.numType(n, t); err != nil {
 			return "", err
 		}
-		return "-DT=double", nil
+		return f64, nil
 	}
 	return "", errUnsupported(n, "element type %s (the GPU kernel takes f32, f16, and f64 where the device has %s)", t, fp64Extension)
 }

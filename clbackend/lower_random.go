@@ -30,18 +30,7 @@ func (b *builder) randomArgs(n *graph.Node) []any {
 // randomFloat returns the defines of a random.cl float buffer of type t:
 // f32, f16 (-DHALF) or f64 (-DDOUBLE, where the device has doubles).
 func (b *builder) randomFloat(n *graph.Node, t tensor.ElementType) (string, error) {
-	switch t {
-	case tensor.F32:
-		return "", nil
-	case tensor.F16:
-		return "-DHALF", nil
-	case tensor.F64:
-		if _, err := b.numType(n, t); err != nil {
-			return "", err
-		}
-		return "-DDOUBLE", nil
-	}
-	return "", errUnsupported(n, "element type %s (the GPU kernels make f32, f16 and f64)", t)
+	return b.floatDefinesAs(n, t, "-DDOUBLE")
 }
 
 // expDefine makes multinomial's exponentials those of the CPU (in double,
