@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
-	"github.com/clinfer/clinfer/kernels"
 )
 
 // copySizes are the transfer sizes BenchmarkCopy measures, in MiB.
@@ -122,32 +121,7 @@ func BenchmarkLaunch(b *testing.B) {
 	}{{"roundtrip", 1}, {"batch", 100}} {
 		b.Run(mode.name, func(b *testing.B) {
 			e := newDeviceEnv(b)
-			k := kernels.MustLookup("copy_words")
-			src, err := k.Source()
-			if err != nil {
-				b.Fatal(err)
-			}
-			prog, err := e.ctx.CreateProgramWithSource([]string{src})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer prog.Close()
-			if err := prog.BuildProgram(nil, k.Options+" -cl-std=CL1.2"); err != nil {
-				b.Fatal(err)
-			}
-			kern, err := prog.CreateKernel(k.Entry)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer kern.Close()
-			buf, err := e.ctx.CreateEmptyBuffer(cl.MemReadWrite, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer buf.Close()
-			if err := kern.SetArgs(buf, buf, uint64(1)); err != nil {
-				b.Fatal(err)
-			}
+			kern, _ := tinyKernel(b, e)
 			med := medianOf(b, func() error {
 				for range mode.n {
 					if err := done(e.q.EnqueueNDRangeKernel(kern, nil, []int{1}, nil, nil)); err != nil {

@@ -113,13 +113,12 @@ func compileVariants(b *testing.B, core *driver.Core, model string, shape tensor
 	return profiled, launches, reqs
 }
 
-// inferAlternating runs, per b.Loop iteration, one synchronous inference
+// inferAlternating runs, per b.Loop iteration and with ctx, one synchronous inference
 // of each request in turn, so that load from other processes affects all
 // alike, and returns each request's median ms/infer (a median, as the
 // other processes' load spikes skew a mean).
-func inferAlternating(b *testing.B, reqs []driver.InferRequest) []float64 {
+func inferAlternating(b *testing.B, ctx context.Context, reqs []driver.InferRequest) []float64 {
 	b.Helper()
-	ctx := context.Background()
 	spent := make([][]time.Duration, len(reqs))
 	for b.Loop() {
 		for i, r := range reqs {
@@ -167,7 +166,7 @@ func benchFusion(b *testing.B, model string, shape tensor.Shape) {
 		props[i] = v.props
 	}
 	_, launches, reqs := compileVariants(b, core, model, shape, props)
-	ms := inferAlternating(b, reqs)
+	ms := inferAlternating(b, context.Background(), reqs)
 	for i, v := range fusionVariants {
 		b.ReportMetric(float64(launches[i]), v.name+"-launches/infer")
 		b.ReportMetric(ms[i], v.name+"-ms/infer")

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -121,7 +122,7 @@ func benchVariants(b *testing.B, model string, shape tensor.Shape, kernel string
 	if fused == 0 {
 		b.Skipf("%s: kernel fusion %s fuses nothing in this model", model, kernel)
 	}
-	ms := inferAlternating(b, reqs)
+	ms := inferAlternating(b, context.Background(), reqs)
 	for i, name := range []string{"fused", "unfused"} {
 		b.ReportMetric(float64(launches[i]), name+"-launches/infer")
 		b.ReportMetric(ms[i], name+"-ms/infer")

@@ -341,23 +341,39 @@ func (r *InferRequest) download(s *runState) error {
 
 // wait blocks until the last command of the inference is done (the queue
 // is in order, so one event covers all), after the feeder of a windowed
-// inference has queued the rest. Cancelling ctx stops the wait;
-// abortOnError then drains the queue (at most a window of kernels).
+// inference has queued the rest (at most a window of kernels once ctx is
+// done), and returns ctx's error if ctx is done by then (waitFor).
 func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 	t0 := time.Now()
 	if err := s.joinFeeder(); err != nil {
 		return err
 	}
 	if s.evs.last != nil {
-		if err := s.evs.last.WaitContext(ctx); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, ctx.Err())
-			}
-			return r.fail("waiting for the device", err)
+		if err := r.waitFor(ctx, s.evs.last, "waiting for the device"); err != nil {
+			return err
 		}
 	}
 	s.enqueued = false // everything has completed
 	s.wait = time.Since(t0)
+	return nil
+}
+
+// waitFor blocks in clWaitForEvents until ev's command is done, then
+// returns ctx's error if ctx is done by then. It does not return early
+// when ctx is done: an inference's commands cannot be taken back off the
+// queue, so a cancelled one is drained anyway (abortOnError) and ends no
+// sooner. What it spares is WaitContext's event callback, which on POCL
+// costs each inference a hop through a driver thread into Go (about 50 µs
+// of a 90 µs wake-word inference, BenchmarkOverhead); a windowed
+// inference's feeder keeps WaitContext, so that a cancel stops it between
+// windows.
+func (r *InferRequest) waitFor(ctx context.Context, ev *cl.Event, what string) error {
+	if err := ev.Wait(); err != nil {
+		return r.fail(what, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, err)
+	}
 	return nil
 }
 

@@ -69,11 +69,8 @@ func (r *InferRequest) resume(ctx context.Context, s *runState) error {
 		if err := r.queue.Flush(); err != nil {
 			return r.fail("flushing the queue", err)
 		}
-		if err := last.WaitContext(ctx); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, ctx.Err())
-			}
-			return r.fail("waiting for the output sizes", err)
+		if err := r.waitFor(ctx, last, "waiting for the output sizes"); err != nil {
+			return err
 		}
 	}
 	for i, c := range counts {

@@ -219,10 +219,10 @@ func TestMidRequestFailures(t *testing.T) {
 		{"flush", "clFlush", 1, false},
 		// The transfers go through pinned staging buffers; the read of the
 		// last output carries the run's last event (no marker follows it),
-		// and the request waits on that event (the run's first event
-		// callback). The binding's wait when a transfer's own callback
-		// fails is cl's TestTransferCallbackFailure.
-		{"wait", "clSetEventCallback", 1, false},
+		// and the request waits on that event in clWaitForEvents. The
+		// binding's wait when a transfer's own callback fails is cl's
+		// TestTransferCallbackFailure.
+		{"wait", "clWaitForEvents", 1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			faultinject.ArmMatching(c.op, c.n, int32(cl.ErrOutOfResources))

@@ -203,7 +203,7 @@ func benchRow(ctx context.Context, core *driver.Core, path string, m benchModel,
 			var ort *ortRunner
 			if ort, err = startORT(ctx, path, m); err == nil {
 				r = ort
-				rep.ORTVersion, rep.ORTThreads = ort.version, ort.threads
+				rep.ORTVersion, rep.ORTThreads = ort.Version, ort.Threads
 			}
 		} else {
 			var cl *clRunner

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/bench"
 	"github.com/clinfer/clinfer/tensor"
 	"github.com/clinfer/clinfer/tests/conformance"
 )
@@ -86,7 +87,7 @@ func TestParseInput(t *testing.T) {
 		{"x", "", nil, false},
 	}
 	for _, tc := range cases {
-		name, sh, err := parseInput(tc.in)
+		name, sh, err := bench.ParseInput(tc.in)
 		if !tc.ok {
 			assert.Error(t, err, tc.in)
 			continue

@@ -147,6 +147,8 @@ func releaseKernel(handle) error { return notBuilt("clReleaseKernel") }
 
 func waitForEvents([]handle) error { return notBuilt("clWaitForEvents") }
 
+func waitEvent(handle) (int32, error) { return 0, notBuilt("clWaitForEvents") }
+
 func getEventInfo(handle, uint32, string) ([]byte, error) { return nil, notBuilt("clGetEventInfo") }
 
 func getEventProfilingInfo(handle, ProfilingInfo) (uint64, error) {

@@ -49,11 +49,11 @@ func (e *Event) Wait() error {
 	if h == nil {
 		return closedError("clWaitForEvents", ErrInvalidEvent)
 	}
-	err := waitForEvents([]handle{h})
-	if err == nil {
-		err = terminated([]*Event{e})
-	}
+	st, err := waitEvent(h)
 	runtime.KeepAlive(e)
+	if err == nil && st < 0 {
+		err = &Error{Op: "clWaitForEvents", Code: ErrExecStatusErrorForEventsInWaitList}
+	}
 	return err
 }
 

@@ -1,0 +1,43 @@
+//go:build cgo && !noopencl
+
+// The wait on one event (Event.Wait). Keep in sync with driver_stub.go.
+
+package cl
+
+/*
+#define CL_TARGET_OPENCL_VERSION 120
+#ifdef __APPLE__
+#include <OpenCL/opencl.h>
+#else
+#include <CL/cl.h>
+#endif
+
+// clinfer_wait_event blocks in clWaitForEvents until ev's command is done;
+// *exec receives the command's final status (negative: it terminated
+// abnormally), CL_COMPLETE if it cannot be read.
+static cl_int clinfer_wait_event(cl_event ev, cl_int *exec) {
+	*exec = CL_COMPLETE;
+	cl_int st = clWaitForEvents(1, &ev);
+	cl_int s;
+	if (st == CL_SUCCESS && clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) == CL_SUCCESS) {
+		*exec = s;
+	}
+	return st;
+}
+*/
+import "C"
+
+import "time"
+
+// waitEvent waits for event e in one cgo call and without allocating (an
+// inference waits on one event), and returns its command's final
+// execution status.
+func waitEvent(e handle) (int32, error) {
+	if err := injected("clWaitForEvents"); err != nil {
+		return 0, err
+	}
+	defer logSlow("clWaitForEvents", time.Now(), nil)
+	var exec C.cl_int
+	st := C.clinfer_wait_event(C.cl_event(e), &exec)
+	return int32(exec), status("clWaitForEvents", st)
+}
