@@ -233,6 +233,15 @@ func generatedChainCases() []lowerCase {
 				return op("Gelu", graph.Attrs{"approximate": "tanh"}, op("LeakyRelu", graph.Attrs{"alpha": float32(0.2)}, op("Sub", nil, p, scalar(1)))).Node
 			})
 		}},
+		// A spectrum's magnitude (Silero VAD's STFT): the squares are
+		// printed as products.
+		{"generated_square_magnitude", func(g *caseGen) *graph.Model {
+			return chain(g, func(g *caseGen) *graph.Node {
+				c, w := g.dim(2, 9), g.dim(1, 5)
+				re, im := g.x("re", 1, c, w), g.x("im", 1, c, w)
+				return op("Sqrt", nil, op("Add", nil, op("Pow", nil, re, scalar(2)), op("Pow", nil, im, scalar(2)))).Node
+			})
+		}},
 		// Chains ending in a reduction over trailing axes
 		// (graph.LaunchReduceRows): rows of odd lengths, a broadcast input.
 		{"generated_square_mean", func(g *caseGen) *graph.Model {

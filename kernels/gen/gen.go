@@ -135,7 +135,8 @@ func (k *Kernel) Spec() kernels.Kernel {
 // table m (rank, output dims, each input's strides), loads them, computes
 // the ops in the body's order in float and stores the result. The source
 // depends only on the ops and how they connect, never on names, shapes or
-// constants, so equal chains share one program.
+// constants (but for a Pow by a constant 2, printed as a product), so
+// equal chains share one program.
 func Elementwise(body *graph.Model) (*Kernel, error) {
 	c, err := printChain(body, nil)
 	if err != nil {
@@ -231,6 +232,12 @@ func printChain(body *graph.Model, root *graph.Node) (*printed, error) {
 				return nil, err
 			}
 			expr = fmt.Sprintf("%s(%s, %s)", m, a, b)
+			if n.OpType == "Pow" && constScalar(n, 1) == 2 {
+				// A square, as a product: pow() is a libm call per element
+				// (77 µs for Silero's 387-element spectrum magnitude on
+				// POCL), and x*x is what a correctly rounded pow(x, 2) is.
+				expr = fmt.Sprintf("MUL(%s, %s)", a, a)
+			}
 		case n.OpType == "Clip":
 			// The bounds are the chain's scalar constants (Supports), or
 			// none: -Inf, +Inf.
@@ -277,6 +284,16 @@ func printChain(body *graph.Model, root *graph.Node) (*printed, error) {
 	code = append(code, fmt.Sprintf("    return %s;", out))
 	k.nin, k.ops, k.code = nin, ops, code
 	return k, nil
+}
+
+// constScalar is input i of n when it is a one-element float constant,
+// else NaN.
+func constScalar(n *graph.Node, i int) float64 {
+	t, ok := n.ConstInput(i)
+	if !ok || t.NumElements() != 1 || !t.Type().IsFloat() {
+		return math.NaN()
+	}
+	return t.Float64s()[0]
 }
 
 // source is the kernel of nin inputs whose body lines are code

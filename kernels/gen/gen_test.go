@@ -69,6 +69,25 @@ func TestElementwise(t *testing.T) {
 	assert.Equal(t, k.Source, k2.Source, "the source depends on the ops only")
 }
 
+// TestSquare prints Pow by a constant 2 as a product (pow() is a libm
+// call per element) and Pow by another constant through POW.
+func TestSquare(t *testing.T) {
+	for _, c := range []struct {
+		exp  float32
+		want string
+	}{{2, "const float t0 = MUL(v0, v0);"}, {3, "const float t0 = POW(v0, p[0]);"}} {
+		x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(4))
+		e := graph.NewConstant("e", tensor.Scalar(c.exp))
+		pow := graph.NewNode("Pow", "pow", []graph.Output{x.Out(0), e.Out(0)}, nil, 1)
+		sq := graph.NewNode("Sqrt", "sqrt", []graph.Output{pow.Out(0)}, nil, 1)
+		m := graph.NewModel("square", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", sq.Out(0))})
+		require.NoError(t, m.InferShapes())
+		k, err := gen.Elementwise(m)
+		require.NoError(t, err)
+		assert.Contains(t, k.Source, c.want, "exponent %v", c.exp)
+	}
+}
+
 // TestSupports lists what a chain takes and what it refuses.
 func TestSupports(t *testing.T) {
 	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(4))
