@@ -206,6 +206,9 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	if err := cm.warmUp(ctx); err != nil {
 		return nil, err
 	}
+	for _, pl := range cm.plans {
+		p.cache.saveBinaries(pl.progs)
+	}
 	ok = true
 	return cm, nil
 }
@@ -344,6 +347,7 @@ func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor, remot
 	if err != nil {
 		return nil, err
 	}
+	c.plugin.cache.saveBinaries(pl.progs) // no warm-up: launched first by this inference
 	c.plans[key] = pl
 	c.latest = pl
 	return pl, nil

@@ -297,5 +297,6 @@ func (c *CompiledModel) continuePlan(ctx context.Context, parent *plan, sizes []
 	if err := b.finish(); err != nil {
 		return nil, err
 	}
+	c.plugin.cache.saveBinaries(pl.progs)
 	return pl, nil
 }

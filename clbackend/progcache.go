@@ -59,6 +59,10 @@ type progEntry struct {
 	ready chan struct{}
 	prog  *shared[*cl.Program]
 	err   error
+	// unsaved is the CACHE_DIR file a program built from source is to be
+	// written to once its first launches have run (saveBinaries), "" when
+	// there is nothing to write.
+	unsaved string
 }
 
 func newProgramCache() *programCache {
@@ -130,7 +134,7 @@ func (c *programCache) program(cc *clContext, label, src, options string, disk d
 	c.entries[mkey] = e
 	c.mu.Unlock()
 
-	prog, err := c.load(d, ctx, label, src, options, disk, key, logBuild)
+	prog, fromSource, err := c.load(d, ctx, label, src, options, disk, key, logBuild)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,6 +143,9 @@ func (c *programCache) program(cc *clContext, label, src, options string, disk d
 		e.err = err
 		delete(c.entries, mkey) // a later compile tries again
 		return nil, err
+	}
+	if fromSource && disk.dir != "" && disk.save {
+		e.unsaved = cacheFile(disk.dir, key)
 	}
 	e.prog = newShared(prog) // the caller's reference
 	if c.closed {
@@ -150,15 +157,14 @@ func (c *programCache) program(cc *clContext, label, src, options string, disk d
 }
 
 // load builds the program: from the binary under disk.dir when there is a
-// good one, else from source (and then, with disk.save, writes the binary
-// there: on POCL that compiles every kernel of the program once more, so
-// CACHE_MODE=OPTIMIZE_SIZE leaves it to POCL's own kernel cache).
-func (c *programCache) load(d *device, ctx *cl.Context, label, src, options string, disk diskCache, key string, logBuild bool) (*cl.Program, error) {
+// good one, else from source (fromSource). The binary of a source build
+// is written later, by saveBinaries.
+func (c *programCache) load(d *device, ctx *cl.Context, label, src, options string, disk diskCache, key string, logBuild bool) (_ *cl.Program, fromSource bool, _ error) {
 	if disk.dir != "" {
 		prog, err := loadBinary(d, ctx, cacheFile(disk.dir, key), options)
 		if err == nil {
 			c.binaryLoads.Add(1)
-			return prog, nil
+			return prog, false, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			c.binaryRejects.Add(1)
@@ -166,7 +172,7 @@ func (c *programCache) load(d *device, ctx *cl.Context, label, src, options stri
 	}
 	prog, err := buildSource(d, ctx, label, src, options)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if logBuild {
 		if log, err := prog.BuildLog(d.cl); err == nil && strings.TrimSpace(log) != "" {
@@ -174,14 +180,50 @@ func (c *programCache) load(d *device, ctx *cl.Context, label, src, options stri
 		}
 	}
 	c.sourceBuilds.Add(1)
-	if disk.dir != "" && disk.save {
-		if err := writeBinary(prog, cacheFile(disk.dir, key)); err != nil {
+	return prog, true, nil
+}
+
+// saveBinaries writes the device binaries of those of progs that were
+// built from source with CACHE_MODE=OPTIMIZE_SPEED and are not written
+// yet to their CACHE_DIR files. Callers write them once the programs'
+// launches have run (the warm-up): a driver's binary holds what it
+// compiled up to the moment it is first asked for it, and POCL compiles a
+// kernel again for each work-group size at its first launch and keeps
+// those compilations in the program's binary, so a binary taken after the
+// warm-up spares a later process (or an import) that compilation (IS-Net
+// medium on POCL: 7 s of an 8.8 s import). Asking POCL for a binary
+// compiles every kernel of the program once more, so
+// CACHE_MODE=OPTIMIZE_SIZE leaves it to POCL's own kernel cache.
+func (c *programCache) saveBinaries(progs []*shared[*cl.Program]) {
+	want := make(map[*shared[*cl.Program]]bool, len(progs))
+	for _, p := range progs {
+		want[p] = true
+	}
+	type job struct {
+		prog *cl.Program
+		path string
+	}
+	var jobs []job
+	c.mu.Lock()
+	for _, e := range c.entries {
+		select {
+		case <-e.ready:
+		default:
+			continue
+		}
+		if e.unsaved != "" && e.prog != nil && want[e.prog] {
+			jobs = append(jobs, job{e.prog.val, e.unsaved})
+			e.unsaved = ""
+		}
+	}
+	c.mu.Unlock()
+	for _, j := range jobs {
+		if err := writeBinary(j.prog, j.path); err != nil {
 			c.writeErrors.Add(1)
 		} else {
 			c.binaryWrites.Add(1)
 		}
 	}
-	return prog, nil
 }
 
 // buildSource creates and builds a program from OpenCL C source.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,6 +100,7 @@ func run(args []string, out io.Writer) error {
 	child := fs.String("child", "", "internal: compile once with this CACHE_DIR (\"-\": none, and export) and print the result as JSON")
 	mode := fs.String("cache_mode", driver.CacheModeOptimizeSpeed, "CACHE_MODE of the compilations on devices that have it: OPTIMIZE_SPEED (binaries in CACHE_DIR and the blob) or OPTIMIZE_SIZE (the graph only: no program-cache state)")
 	export := fs.Bool("export", false, "also time CompiledModel.Export after a compilation without CACHE_DIR (the export state), and report the blob's size")
+	cpuprofile := fs.String("cpuprofile", "", "with -child: write a CPU profile of the compilation to this file")
 	driverCaches := fs.Bool("driver_caches", false, "keep the drivers' kernel caches on: every run gets a fresh POCL_CACHE_DIR, filled by one compilation before the measured ones (clinfer's caches cold, POCL's warm)")
 	var shapes shapeList
 	fs.Var(&shapes, "shape", "input shape to fix before compiling, e.g. 1x3x640x640 (repeatable; default 1x3x640x640 and 1x3x320x320)")
@@ -119,7 +121,7 @@ func run(args []string, out io.Writer) error {
 		if len(shapes) != 1 {
 			return errors.New("-child takes exactly one -shape")
 		}
-		r, err := compileOnce(*model, shapes[0], *device, *child, *mode)
+		r, err := compileOnce(*model, shapes[0], *device, *child, *mode, *cpuprofile)
 		if err != nil {
 			return err
 		}
@@ -257,7 +259,7 @@ func spawn(self, model string, sh tensor.Shape, device, dir, mode string, env []
 // compileOnce reads the model, fixes its only input to sh and times
 // Core.CompileModel with CACHE_DIR dir and CACHE_MODE mode; with dir "-",
 // without CACHE_DIR, and then the compiled model's Export.
-func compileOnce(model string, sh tensor.Shape, device, dir, mode string) (result, error) {
+func compileOnce(model string, sh tensor.Shape, device, dir, mode, cpuprofile string) (result, error) {
 	m, err := onnx.ReadFile(model)
 	if err != nil {
 		return result{}, err
@@ -269,6 +271,17 @@ func compileOnce(model string, sh tensor.Shape, device, dir, mode string) (resul
 	core := driver.NewCore()
 	defer core.Close()
 	ctx := context.Background()
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return result{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return result{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	props := map[string]string{}
 	if dir != "-" {
