@@ -168,7 +168,7 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	planned, naive := "0", "0"
 	if static {
 		key := planKey(shapes, nil)
-		pl, err := cm.buildPlan(ctx, p, key, shapes, nil)
+		pl, err := cm.restoreOrBuild(ctx, p, key, shapes)
 		if err != nil {
 			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 		}

@@ -3,6 +3,7 @@ package clbackend
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -28,8 +29,9 @@ var (
 )
 
 // Export writes the compiled model: the shared blob header (device,
-// DEVICE_ARCHITECTURE, configuration, ports) and the transformed graph with
-// its weights; with CACHE_MODE=OPTIMIZE_SPEED also the device binary of
+// DEVICE_ARCHITECTURE, configuration, ports), the transformed graph with
+// its weights and the launch plan of the static input shapes with the
+// weights the planner derived (export_plan.go); with CACHE_MODE=OPTIMIZE_SPEED also the device binary of
 // every program its launch plans use, so ImportModel on a device of the
 // same architecture builds no kernel from source. With OPTIMIZE_SIZE (the
 // default on POCL, which compiles every kernel of a program again to hand
@@ -42,6 +44,12 @@ func (c *CompiledModel) Export(w io.Writer) error {
 		return err
 	}
 	sections := []driver.BlobSection{{Name: graphSection, Data: enc}}
+	switch rec, err := c.planRecord(); {
+	case err == nil:
+		sections = append(sections, driver.BlobSection{Name: planSection, Data: rec})
+	case !errors.Is(err, errNoRecord):
+		return fmt.Errorf("gpu: export model %q: %w", c.model.Name, err)
+	}
 	if c.binaries {
 		progs, err := c.programSections()
 		if err != nil {
@@ -122,7 +130,11 @@ func exportSortedKeys[V any](m map[string]V) []string {
 // damaged one wraps driver.ErrCorrupt. The blob's program binaries go into
 // the plugin's program cache first, so rebuilding the launch plans builds
 // no program from source; a binary the driver refuses is rebuilt from
-// source instead. The imported model reports LOADED_FROM_CACHE=YES.
+// source instead. The launch plan comes from the blob's plan record when
+// props leave the exported configuration as it was and the record is
+// sound and current; otherwise the model is planned again (see
+// CacheStats.PlanRecordsRefused). The imported model reports
+// LOADED_FROM_CACHE=YES.
 func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (_ driver.CompiledModel, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gpu: import: %w", err)
@@ -167,6 +179,15 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 			err = driver.Errorf(driver.ErrCorrupt, "gpu: import model %q: bad graph: %v", m.Name, r)
 		}
 	}()
+	if rec, ok := blob.Section(planSection); ok && !needsHostParts(m) {
+		// The plan is the compile's when the configuration is the
+		// export's (props may change what planning decides).
+		if maps.Equal(exportConfig(cfg), blob.Header.Config) {
+			ctx = withPlanRecord(ctx, rec)
+		} else {
+			p.cache.planRecordsRefused.Add(1)
+		}
+	}
 	c, err := compileModel(ctx, p, devCtx, m, cfg) // takes devCtx's reference
 	if err != nil {
 		if ctx.Err() != nil {

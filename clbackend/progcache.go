@@ -32,6 +32,10 @@ type CacheStats struct {
 	// WriteErrors counts binaries that could not be written to CACHE_DIR;
 	// the build itself succeeded.
 	WriteErrors int64
+	// PlansRestored counts imports whose launch plan came from the blob's
+	// plan record; PlanRecordsRefused those that planned the model again
+	// because the record was damaged, of another version or stale.
+	PlansRestored, PlanRecordsRefused int64
 }
 
 // ProgramCacheStats returns the program cache's counters.
@@ -51,6 +55,7 @@ type programCache struct {
 	entries map[string]*progEntry
 
 	memoryHits, sourceBuilds, binaryLoads, binaryWrites, binaryRejects, writeErrors atomic.Int64
+	plansRestored, planRecordsRefused                                               atomic.Int64
 }
 
 // progEntry is one program, or the build of one in progress (ready is
@@ -77,6 +82,9 @@ func (c *programCache) snapshot() CacheStats {
 		BinaryWrites:  c.binaryWrites.Load(),
 		BinaryRejects: c.binaryRejects.Load(),
 		WriteErrors:   c.writeErrors.Load(),
+
+		PlansRestored:      c.plansRestored.Load(),
+		PlanRecordsRefused: c.planRecordsRefused.Load(),
 	}
 }
 

@@ -83,13 +83,19 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// WriteModel writes the encoding of m (see MarshalBinary) to w.
+// WriteModel writes the encoding of m (see MarshalBinary) to w. Large
+// tensors' bytes go to w as they are, never gathered with the rest in
+// memory (the model cache hashes a model's encoding: a 178 MB model no
+// longer costs a 178 MB buffer grown by copies), so on an error w may
+// have received part of the encoding.
 func WriteModel(w io.Writer, m *Model) error {
-	b, err := m.MarshalBinary()
-	if err != nil {
+	e := encoder{w: w}
+	e.buf.WriteString(encodingMagic)
+	e.uvarint(EncodingVersion)
+	if err := e.model(m, 0); err != nil {
 		return err
 	}
-	if _, err := w.Write(b); err != nil {
+	if err := e.flush(); err != nil {
 		return fmt.Errorf("graph: write model %q: %w", m.Name, err)
 	}
 	return nil
@@ -114,6 +120,23 @@ func ReadModel(r io.Reader) (*Model, error) {
 type encoder struct {
 	buf bytes.Buffer
 	tmp [bin.MaxVarintLen64]byte
+	// w, when set, receives the encoding: buf holds what is not written
+	// yet (WriteModel); err is the first error writing to it.
+	w   io.Writer
+	err error
+}
+
+// streamMin is the size from which WriteModel writes a tensor's bytes to
+// its writer directly.
+const streamMin = 64 << 10
+
+// flush writes what buf holds to w.
+func (e *encoder) flush() error {
+	if e.err == nil && e.buf.Len() > 0 {
+		_, e.err = e.w.Write(e.buf.Bytes())
+	}
+	e.buf.Reset()
+	return e.err
 }
 
 func (e *encoder) uvarint(v uint64) {

@@ -23,6 +23,12 @@ func (e *encoder) tensor(t *tensor.Tensor) {
 	}
 	raw := c.Bytes()
 	e.uvarint(uint64(len(raw)))
+	if e.w != nil && len(raw) >= streamMin {
+		if e.flush() == nil {
+			_, e.err = e.w.Write(raw)
+		}
+		return
+	}
 	e.buf.Write(raw)
 }
 

@@ -160,6 +160,18 @@ func TestModelEncodingRoundTrip(t *testing.T) {
 		{"parameter to result", func(*testing.T) *graph.Model { return paramOnly() }},
 		{"constant to result", func(*testing.T) *graph.Model { return constOnly() }},
 		{"empty", func(*testing.T) *graph.Model { return &graph.Model{} }},
+		{"large constant", func(t *testing.T) *graph.Model {
+			// Over the size WriteModel streams on its own.
+			v := make([]float32, 40000)
+			for i := range v {
+				v[i] = float32(i)
+			}
+			big, err := tensor.FromF32(tensor.Shape{200, 200}, v)
+			require.NoError(t, err)
+			x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(200, 200))
+			add := graph.NewNode("Add", "add", []graph.Output{x.Out(0), graph.NewConstant("big", big).Out(0)}, nil, 1)
+			return graph.NewModel("big", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", add.Out(0))})
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,6 +187,7 @@ func TestModelEncodingRoundTrip(t *testing.T) {
 
 			var buf bytes.Buffer
 			require.NoError(t, graph.WriteModel(&buf, m))
+			assert.Equal(t, b, buf.Bytes(), "WriteModel streams what MarshalBinary returns")
 			read, err := graph.ReadModel(&buf)
 			require.NoError(t, err)
 			assert.Equal(t, dump(m), dump(read))

@@ -42,6 +42,7 @@ type result struct {
 	Loaded       string  `json:"loaded_from_cache"`
 	SourceBuilds int64   `json:"source_builds"`
 	BinaryLoads  int64   `json:"binary_loads"`
+	PlanRestored bool    `json:"plan_restored"`
 	ExportMillis float64 `json:"export_ms"`
 	BlobBytes    int64   `json:"blob_bytes"`
 }
@@ -199,8 +200,8 @@ func run(args []string, out io.Writer) error {
 					sizes = append(sizes, r.BlobBytes)
 					continue
 				}
-				fmt.Fprintf(out, "%s\t%-13s\trun %d\t%9.1f ms\tLOADED_FROM_CACHE=%s source_builds=%d binary_loads=%d\n",
-					formatShape(sh), state, i+1, r.Millis, r.Loaded, r.SourceBuilds, r.BinaryLoads)
+				fmt.Fprintf(out, "%s\t%-13s\trun %d\t%9.1f ms\tLOADED_FROM_CACHE=%s source_builds=%d binary_loads=%d plan_restored=%v\n",
+					formatShape(sh), state, i+1, r.Millis, r.Loaded, r.SourceBuilds, r.BinaryLoads, r.PlanRestored)
 				times[state] = append(times[state], r.Millis)
 			}
 			os.RemoveAll(dir)
@@ -303,7 +304,7 @@ func compileOnce(model string, sh tensor.Shape, device, dir, mode, cpuprofile st
 	if p, err := core.Plugin(device); err == nil {
 		if gpu, ok := p.(interface{ ProgramCacheStats() clbackend.CacheStats }); ok {
 			s := gpu.ProgramCacheStats()
-			r.SourceBuilds, r.BinaryLoads = s.SourceBuilds, s.BinaryLoads
+			r.SourceBuilds, r.BinaryLoads, r.PlanRestored = s.SourceBuilds, s.BinaryLoads, s.PlansRestored > 0
 		}
 	}
 	if ex, ok := cm.(driver.Exporter); ok && dir == "-" {

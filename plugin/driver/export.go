@@ -422,14 +422,11 @@ func cacheDir(p Plugin, props map[string]string) string {
 	return v
 }
 
-// cacheKey hashes what decides a compiled model: the model's encoding, the
-// device, its architecture and the effective read-write configuration
-// (the plugin's values overridden by props), without CACHE_DIR.
+// cacheKey hashes what decides a compiled model: the model's encoding
+// (streamed into the hash, never gathered in memory), the device, its
+// architecture and the effective read-write configuration (the plugin's
+// values overridden by props), without CACHE_DIR.
 func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) (string, error) {
-	enc, err := m.MarshalBinary()
-	if err != nil {
-		return "", errorf(ErrInvalidArgument, "plugin: model cache: %w", err)
-	}
 	cfg := ConfigFingerprint(p)
 	for k, v := range props {
 		cfg[CanonicalKey(k)] = v
@@ -448,7 +445,9 @@ func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) 
 		}
 		fmt.Fprintf(h, "plugin %s\x00", extra)
 	}
-	h.Write(enc)
+	if err := graph.WriteModel(h, m); err != nil {
+		return "", errorf(ErrInvalidArgument, "plugin: model cache: %w", err)
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
