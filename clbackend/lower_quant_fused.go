@@ -28,7 +28,9 @@ type quantOp struct {
 	pm, pf, res   slotArg
 	defines       string // XT, YT, QUANT, QMIN, QMAX and the division option
 	wt            tensor.ElementType
-	maxW          int64 // the largest |w - w_zero_point|
+	xt            tensor.ElementType // the data's 8-bit type (after quantizing on load)
+	onLoad        bool               // f32 data quantized on load (graph.QuantizesOnLoad)
+	maxW          int64              // the largest |w - w_zero_point|
 	wz            []int64
 	hostW         []int64
 	c, oc, kh, kw int64
@@ -38,10 +40,21 @@ type quantOp struct {
 func (b *builder) quantOperands(n *graph.Node) (*quantOp, error) {
 	op := &quantOp{x: b.in(n, graph.QuantInX), w: b.in(n, graph.QuantInW), y: b.out(n, 0)}
 	xt, wt := b.val(op.x).typ, b.val(op.w).typ
-	defs, err := b.int8Defines(n, map[int]string{graph.QuantInX: "XT"})
-	if err != nil {
+	var defs string
+	var err error
+	if graph.QuantizesOnLoad(n) {
+		// f32 data quantized on load into x_zero_point's type.
+		xt = b.val(b.in(n, graph.QuantInXZero)).typ
+		lo, hi, _ := xt.IntRange()
+		if xt != tensor.I8 && xt != tensor.U8 {
+			return nil, errUnsupported(n, "f32 data quantized to %s (want i8 or u8)", xt)
+		}
+		defs = fmt.Sprintf(" -DXT=float -DXQ -DZT=%s -DXQMIN=%d -DXQMAX=%d", clType(xt), lo, hi)
+		op.onLoad = true
+	} else if defs, err = b.int8Defines(n, map[int]string{graph.QuantInX: "XT"}); err != nil {
 		return nil, err
 	}
+	op.xt = xt
 	if wt != tensor.I8 && wt != tensor.U8 {
 		return nil, errUnsupported(n, "weights of type %s (want i8 or u8)", wt)
 	}
@@ -105,6 +118,27 @@ func chunk(per, maxW int64) int64 {
 	return max(1, (1<<24-1)/(255*max(maxW, 1)*max(per, 1)))
 }
 
+// oneRun reports whether every output channel's sum of products, over
+// all its oc-th share of the weights, stays an exact f32 integer whatever
+// the 8-bit data: 255 times the largest sum of |w - w_zero_point| of a
+// channel is below 2^24 (so is every partial sum), a far tighter bound
+// than chunk's (most weights are small: PP-OCR det's 3x3 convolutions
+// over 96 channels fit).
+func (op *quantOp) oneRun(oc int64) bool {
+	per := int64(len(op.hostW)) / max(oc, 1)
+	for o := int64(0); o < oc; o++ {
+		l1 := int64(0)
+		for _, q := range op.hostW[o*per : (o+1)*per] {
+			d := q - op.zeroAt(o)
+			l1 += max(d, -d)
+		}
+		if 255*l1 >= 1<<24 {
+			return false
+		}
+	}
+	return true
+}
+
 // intLayout adds a host layout of weight value v made of integers, as an
 // i32 (or u32 for dot4) weight of the compiled model named after v.
 func (b *builder) intLayout(v int, t tensor.ElementType, vals []int64, suffix string) slotArg {
@@ -159,12 +193,15 @@ func lowerQuantizedConv(b *builder, n *graph.Node) error {
 	depthwise := g.group == g.C && g.OC == g.C && ws[1] == 1
 	direct := op.hostW != nil && (g.group == 1 || depthwise && g.KH*g.KW <= 49 && g.DH == 1 && g.DW == 1)
 	if !direct {
+		if op.onLoad {
+			return errUnsupported(n, "f32 data quantized on load in a convolution the qconv and qdwconv kernels do not take (group %d, constant weights %v)", g.group, op.hostW != nil)
+		}
 		return b.quantConvGeneric(n, op, g)
 	}
 	if !depthwise {
 		g = g.pointwiseRow()
 	}
-	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d s=%dx%d p=%dx%d d=%dx%d %s%s", g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, b.val(op.x).typ, op.defines)
+	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d s=%dx%d p=%dx%d d=%dx%d %s%s", g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, op.xt, op.defines)
 	if depthwise {
 		rb := 4
 		if g.SH == 2 {
@@ -235,7 +272,7 @@ func (b *builder) emitQConv(n *graph.Node, v kernels.Variant, op *quantOp, g con
 			}
 		}
 		sig := "u"
-		if b.val(op.x).typ == tensor.I8 {
+		if op.xt == tensor.I8 {
 			sig = "s"
 		}
 		if op.wt == tensor.I8 {
@@ -262,6 +299,9 @@ func (b *builder) emitQConv(n *graph.Node, v kernels.Variant, op *quantOp, g con
 			}
 			args = append(args, slotArg(b.layout(op.w, f, fmt.Sprintf("#qfma/%d", mr))))
 			defs += fmt.Sprintf(" -DCHUNK=%d", chunk(K, op.maxW))
+			if op.oneRun(g.OC) {
+				defs += " -DONE_RUN"
+			}
 		}
 		args = append(args, op.epilogueArgs()...)
 	}
@@ -316,6 +356,9 @@ func lowerQuantizedFullyConnected(b *builder, n *graph.Node) error {
 		return err
 	}
 	ws := b.val(op.w).shape
+	if op.onLoad {
+		return errUnsupported(n, "f32 data quantized on load (the GPU takes it in QuantizedConv)")
+	}
 	if len(ws) != 2 || op.hostW == nil {
 		return errUnsupported(n, "weights %v known at run time (the GPU kernel takes constant [K, N] weights)", ws)
 	}

@@ -23,6 +23,7 @@ type qconvSpec struct {
 	attrs       graph.Attrs
 	post        []graph.PostOp
 	perCh, res  bool
+	onLoad      bool // f32 data quantized to xt on load (graph.QuantizesOnLoad)
 }
 
 // ints8 is a constant of type t (i8 or u8) with random values of its
@@ -60,6 +61,9 @@ func (g *caseGen) quantized(t tensor.ElementType, dims ...int64) (graph.Output, 
 func qconvModel(op string, s qconvSpec) func(g *caseGen) *graph.Model {
 	return func(g *caseGen) *graph.Model {
 		x, zp := g.quantized(s.xt, s.x...)
+		if s.onLoad {
+			x = x.Node.Input(0)
+		}
 		c := s.w[0]
 		if op == graph.OpQuantizedFullyConnected {
 			c = s.w[1]
@@ -109,12 +113,18 @@ func quantFusedCases() map[string][]lowerCase {
 				post: []graph.PostOp{{Kind: graph.PostSum}}, perCh: true, res: true})},
 			{"1d_k5", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: u8, out: u8, x: []int64{1, 3, 23}, w: []int64{4, 3, 5},
 				attrs: graph.Attrs{"pads": []int64{2, 2}}})},
+			{"1x1_deep_runs_u8", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: i8, out: u8, x: []int64{1, 1100, 2, 5}, w: []int64{3, 1100, 1, 1}})},
+			{"3x3_stride2_on_load_u8", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: i8, out: u8, x: []int64{1, 3, 9, 14}, w: []int64{5, 3, 3, 3},
+				attrs: graph.Attrs{"pads": []int64{1, 1, 1, 1}, "strides": []int64{2, 2}}, post: relu, perCh: true, onLoad: true})},
+			{"1x1_on_load_i8_f32", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: i8, wt: i8, x: []int64{2, 6, 1, 1}, w: []int64{4, 6, 1, 1}, onLoad: true})},
 			{"3x3_dilation4_pad4", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: u8, out: u8, x: []int64{1, 5, 13, 18}, w: []int64{6, 5, 3, 3},
 				attrs: graph.Attrs{"pads": []int64{4, 4, 4, 4}, "dilations": []int64{4, 4}}, post: relu, perCh: true})},
 		},
 		"qdwconv": {
 			{"3x3_pad1_relu_u8", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: i8, out: u8, x: []int64{2, 5, 13, 17}, w: []int64{5, 1, 3, 3},
 				attrs: graph.Attrs{"group": int64(5), "pads": []int64{1, 1, 1, 1}}, post: relu, perCh: true})},
+			{"3x3_on_load_i8", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: i8, wt: i8, out: i8, x: []int64{1, 4, 7, 21}, w: []int64{4, 1, 3, 3},
+				attrs: graph.Attrs{"group": int64(4), "pads": []int64{1, 1, 1, 1}}, onLoad: true})},
 			{"5x5_stride2_u8w_f32", qconvModel(graph.OpQuantizedConv, qconvSpec{xt: u8, wt: u8, x: []int64{1, 3, 11, 19}, w: []int64{3, 1, 5, 5},
 				attrs: graph.Attrs{"group": int64(3), "strides": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}}})},
 		},

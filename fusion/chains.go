@@ -36,11 +36,7 @@ func FuseElementwiseChains() Pass {
 				return 0, nil
 			}
 			takes := func(n *graph.Node) bool { return gen.Supports(n) && !o.Chains.Exclude[n.OpType] }
-			nodes, err := m.Nodes()
-			if err != nil {
-				return 0, err
-			}
-			cons, err := m.Consumers()
+			nodes, cons, err := nodesAndConsumers(m)
 			if err != nil {
 				return 0, err
 			}

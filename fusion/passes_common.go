@@ -138,17 +138,24 @@ func ConstantFolding() Pass {
 // DequantizeLinear.
 func notDequantize(n *graph.Node) bool { return n.OpType != "DequantizeLinear" }
 
+// nodesAndConsumers returns m's nodes in topological order and the
+// consumers of each output.
+func nodesAndConsumers(m *graph.Model) ([]*graph.Node, map[graph.Output][]graph.Input, error) {
+	nodes, err := m.Nodes()
+	if err != nil {
+		return nil, nil, err
+	}
+	cons, err := m.Consumers()
+	return nodes, cons, err
+}
+
 // foldConstants folds the constant nodes fold accepts.
 func foldConstants(ctx context.Context, m *graph.Model, opts *Options, fold func(*graph.Node) bool) (int, error) {
 	rw, err := newRewriter(m)
 	if err != nil {
 		return 0, err
 	}
-	nodes, err := m.Nodes()
-	if err != nil {
-		return 0, err
-	}
-	cons, err := m.Consumers()
+	nodes, cons, err := nodesAndConsumers(m)
 	if err != nil {
 		return 0, err
 	}
@@ -296,11 +303,7 @@ func DeadCodeRemoval() Pass {
 }
 
 func removeDeadCode(_ context.Context, m *graph.Model, _ *Options) (int, error) {
-	nodes, err := m.Nodes()
-	if err != nil {
-		return 0, err
-	}
-	cons, err := m.Consumers()
+	nodes, cons, err := nodesAndConsumers(m)
 	if err != nil {
 		return 0, err
 	}

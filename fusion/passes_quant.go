@@ -59,6 +59,10 @@ func FuseQuantized() Pass {
 			if err != nil {
 				return n + c, err
 			}
+			l, err := quantizeOnLoad(m)
+			if c += l; err != nil {
+				return n + c, err
+			}
 			why, err := floatReasons(m) // before the weights' DequantizeLinear fold away
 			if err != nil {
 				return n + c, err
@@ -81,11 +85,7 @@ var quantCores = []string{"Conv", "MatMul", "Gemm"}
 // DequantizeLinear it shares with others (only when every consumer is one
 // of them), so that each matches its QDQ pattern.
 func uniqueDequantize(m *graph.Model) (int, error) {
-	nodes, err := m.Nodes()
-	if err != nil {
-		return 0, err
-	}
-	cons, err := m.Consumers()
+	nodes, cons, err := nodesAndConsumers(m)
 	if err != nil {
 		return 0, err
 	}

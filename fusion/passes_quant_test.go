@@ -180,3 +180,48 @@ func TestFuseQuantizedSaysWhyFloat(t *testing.T) {
 		})
 	}
 }
+
+func TestFuseQuantizedQuantizesOnLoad(t *testing.T) {
+	b := newBuilder(t)
+	x := b.param("x", 1, 3, 16, 16)
+	// A strided 3x3 convolution of 8 channels quantizes its data on
+	// load; a 3x3 of 40 channels at stride 1 would quantize each element
+	// 27 times and keeps its QuantizeLinear.
+	w, ws, wz := b.qweights(tensor.I8, 0, 8, 3, 3, 3)
+	strided := b.op("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}, "strides": []int64{2, 2}}, b.qdq(x),
+		b.op("DequantizeLinear", graph.Attrs{"axis": int64(0)}, w, ws, wz))
+	w2, ws2, wz2 := b.qweights(tensor.I8, 0, 40, 3, 3, 3)
+	wide := b.op("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}}, b.qdq(b.op("Relu", nil, x)),
+		b.op("DequantizeLinear", graph.Attrs{"axis": int64(0)}, w2, ws2, wz2))
+	m := b.model(strided, wide)
+	tm := quantized(t, m, 0.05)
+	assert.Equal(t, 1, opCount(t, tm, "QuantizeLinear"), "the wide convolution's")
+	nodes, err := tm.Nodes()
+	require.NoError(t, err)
+	var onLoad *graph.Node
+	for _, n := range nodes {
+		if graph.QuantizesOnLoad(n) {
+			require.Nil(t, onLoad, "one convolution quantizes on load")
+			onLoad = n
+		}
+	}
+	require.NotNil(t, onLoad)
+	assert.Equal(t, tensor.U8, graph.IntegerPrecision(onLoad))
+	// Quantizing on load is QuantizeLinear then the convolution, bit for
+	// bit.
+	sep := tm.Clone()
+	snodes, err := sep.Nodes()
+	require.NoError(t, err)
+	for _, n := range snodes {
+		if graph.QuantizesOnLoad(n) {
+			q := graph.NewNode("QuantizeLinear", "q", []graph.Output{n.Input(graph.QuantInX), n.Input(graph.QuantInXScale), n.Input(graph.QuantInXZero)}, nil, 1)
+			require.NoError(t, graph.InferNode(q))
+			n.Inputs[graph.QuantInX] = q.Out(0)
+		}
+	}
+	in := randomInputs(t, m, 11, nil)
+	got, want := runCPU(t, tm, in), runCPU(t, sep, in)
+	for i := range want {
+		assert.Equal(t, want[i].F32(), got[i].F32(), "output %d", i)
+	}
+}

@@ -7,7 +7,11 @@ import "github.com/clinfer/clinfer/tensor"
 const (
 	// OpQuantizedConv is a convolution of quantized data (Conv's
 	// attributes and post-ops, like FusedConv). Its inputs (QuantIn*):
-	// X (i8/u8), W (i8/u8), B (f32 [OC], optional), the residual of a
+	// X (i8/u8; or f32, quantized first as QuantizeLinear does with
+	// x_scale and x_zero_point: saturate(rne(x / x_scale) + x_zero_point)
+	// in x_zero_point's type, what fusion.FuseQuantized makes of a
+	// QuantizeLinear whose only consumer it is), W (i8/u8), B (f32 [OC],
+	// optional), the residual of a
 	// "sum" post-op (f32, optional), x_scale (f32 scalar), x_zero_point
 	// (X's type, scalar), w_scale (f32, scalar or [OC]), w_zero_point (W's
 	// type, scalar or [OC], optional), y_scale (f32 scalar, optional) and
@@ -55,12 +59,23 @@ var integerOps = map[string]bool{
 
 // IntegerPrecision is the element type an integer convolution or product
 // computes in, as the runtime model reports it (RUNTIME_PRECISION): its
-// data's type (u8, i8); Undefined for every other node.
+// data's type (u8, i8; x_zero_point's for an OpQuantizedConv of f32 data
+// quantized on load); Undefined for every other node.
 func IntegerPrecision(n *Node) tensor.ElementType {
-	if integerOps[n.OpType] && n.Domain == "" && n.Input(0).Valid() {
-		return n.Input(0).Type()
+	if !integerOps[n.OpType] || n.Domain != "" || !n.Input(0).Valid() {
+		return tensor.Undefined
 	}
-	return tensor.Undefined
+	if QuantizesOnLoad(n) {
+		return n.Input(QuantInXZero).Type()
+	}
+	return n.Input(0).Type()
+}
+
+// QuantizesOnLoad reports whether n is an OpQuantizedConv of f32 data,
+// which it quantizes with its x_scale and x_zero_point before the
+// integer convolution.
+func QuantizesOnLoad(n *Node) bool {
+	return n.OpType == OpQuantizedConv && n.Domain == "" && n.Input(QuantInX).Valid() && n.Input(QuantInX).Type() == tensor.F32
 }
 
 // checkQuantEpilogue checks the inputs the fused integer ops share: 8-bit
@@ -68,7 +83,14 @@ func IntegerPrecision(n *Node) tensor.ElementType {
 // residual, a y_zero_point with y_scale, and the post-op list. It returns
 // the output's element type (y_zero_point's, or f32).
 func checkQuantEpilogue(n *Node) (tensor.ElementType, error) {
-	if err := checkInt8Operands(n, []int{QuantInX, QuantInW}, []int{QuantInXZero, QuantInWZero}); err != nil {
+	operands, zps := []int{QuantInX, QuantInW}, []int{QuantInXZero, QuantInWZero}
+	if QuantizesOnLoad(n) {
+		if z := n.Input(QuantInXZero); z.Valid() && !isQuant8(z.Type()) {
+			return 0, n.Errorf("x_zero_point (input %d) of f32 data has element type %v, want i8 or u8", QuantInXZero, z.Type())
+		}
+		operands, zps = operands[1:], zps[1:]
+	}
+	if err := checkInt8Operands(n, operands, zps); err != nil {
 		return 0, err
 	}
 	if _, err := requiredInput(n, QuantInXScale); err != nil {

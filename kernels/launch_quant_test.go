@@ -3,6 +3,7 @@ package kernels_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -186,11 +187,11 @@ func (r *qconvRef) packed4(mr int) ([]uint32, []int32) {
 	return out, wq
 }
 
-// qconvSpec launches qconv2d_blocked under variant v on r (stride S)
-// and compares with r's exact result.
-func qconvSpec(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, r *qconvRef) {
+// qconvSpec launches qconv2d_blocked under variant v (and the build
+// options extra) on r (stride S) and compares with r's exact result.
+func qconvSpec(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, extra string, r *qconvRef) {
 	mr, vw := v.Get("MR"), v.Get("VW")
-	defs := v.Defines() + fmt.Sprintf(" -DQUANT -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", r.K, r.K, r.S, r.S)
+	defs := v.Defines() + extra + fmt.Sprintf(" -DQUANT -DWIN_H=%d -DWIN_W=%d -DSTR_H=%d -DSTR_W=%d", r.K, r.K, r.S, r.S)
 	m := []int32{1, int32(r.C), int32(r.H), int32(r.W), int32(r.OC), int32(r.OH), int32(r.OW), int32(r.P), int32(r.P), 0, 0, int32(r.C * r.K * r.K), 1, 1}
 	local := wgOnes(v.Get("WG"), 3)
 	global := roundUp([]int{ceil(r.OC, mr), r.OH * ceil(r.OW, vw), 1}, local)
@@ -202,6 +203,16 @@ func qconvSpec(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, r *q
 		args := append([]any{r.x, w, []byte{byte(r.xz)}, wq}, tail...)
 		out = e.launch(t, k, defs+" -DDOT4=us", global, local, args...)
 	} else {
+		var x any = r.x
+		if strings.Contains(extra, "-DXQ") {
+			// f32 data that quantizes (scale 0.5, zero point xz)
+			// back to r.x.
+			f := make([]float32, len(r.x))
+			for i, q := range r.x {
+				f[i] = float32(int(q)-r.xz) * 0.5
+			}
+			x = f
+		}
 		w := any(r.packed(mr))
 		if v.Algorithm == "int" {
 			p := r.packed(mr)
@@ -211,7 +222,7 @@ func qconvSpec(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, r *q
 			}
 			w = wi
 		}
-		args := append([]any{r.x, w, []byte{byte(r.xz)}}, tail...)
+		args := append([]any{x, w, []byte{byte(r.xz)}}, tail...)
 		out = e.launch(t, k, defs, global, local, args...)
 	}
 	assert.Equal(t, r.want(), out[len(out)-4], "%s against the exact integer convolution", v)
@@ -223,15 +234,25 @@ func init() {
 			e.forVariants(t, "qconv", alg, func(t *testing.T, v kernels.Variant, full bool) {
 				// 3x3 pad 1 over 6 channels (not a multiple of 4), 10
 				// output channels; then stride 2 (full points only).
-				qconvSpec(t, e, k, v, newQconvRef(6, 7, 9, 10, 3, 1, 1))
+				qconvSpec(t, e, k, v, "", newQconvRef(6, 7, 9, 10, 3, 1, 1))
 				if full {
-					qconvSpec(t, e, k, v, newQconvRef(5, 9, 11, 3, 3, 2, 1))
+					qconvSpec(t, e, k, v, "", newQconvRef(5, 9, 11, 3, 3, 2, 1))
+				}
+				if alg == "fma" {
+					// All channels in one run (the planner's usual
+					// form); runs of 4 channels (two, the last short).
+					qconvSpec(t, e, k, v, " -DONE_RUN", newQconvRef(6, 7, 9, 10, 3, 1, 1))
+					if full {
+						qconvSpec(t, e, k, v, " -DCHUNK=4", newQconvRef(6, 7, 9, 10, 3, 1, 1))
+						// f32 data quantized on load, stride 2.
+						qconvSpec(t, e, k, v, " -DONE_RUN -DXQ -DXT=float -DZT=uchar", newQconvRef(5, 9, 11, 3, 3, 2, 1))
+					}
 				}
 			})
 		}
 	}
 	quantSpecs["qdwconv2d"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		e.forVariants(t, "qdwconv", "direct", func(t *testing.T, v kernels.Variant, _ bool) {
+		e.forVariants(t, "qdwconv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
 			// 3 planes 7x9, 3x3 pad 1, f32 out with a relu.
 			vw, rb := v.Get("VW"), v.Get("RB")
 			local := wgOnes(v.Get("WG"), 3)
@@ -239,6 +260,10 @@ func init() {
 			m := []int32{1, 3, 7, 9, 3, 7, 9, 1, 1, 1, 1}
 			e.launch(t, k, v.Defines(), global, local, bytesPattern(189), fill(27, -50, 50), []byte{100},
 				[]float32{0.1}, []float32{0.2, 0.3, 0.4}, []float32{1, 2, 3}, []float32{0}, make([]float32, 189), m, []int32{1, 1, 0}, []float32{0, 0})
+			if full { // f32 data quantized to i8 on load
+				e.launch(t, k, v.Defines()+" -DXQ -DXT=float -DZT=char -DXQMIN=-128 -DXQMAX=127", global, local, fill(189, -20, 20), fill(27, -50, 50), []byte{0xfd},
+					[]float32{0.1}, []float32{0.2, 0.3, 0.4}, []float32{1, 2, 3}, []float32{0}, make([]float32, 189), m, []int32{1, 1, 0}, []float32{0, 0})
+			}
 		})
 	}
 	quantSpecs["qfc_blocked"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {

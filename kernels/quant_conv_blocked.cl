@@ -10,7 +10,9 @@
 //            [ceil(OC/MR)][C][KH][KW][MR]; the products of x - x_zero_point
 //            and the weights summed with fma in f32 over runs of CHUNK
 //            input channels, each run's sum (an integer below 2^24, so
-//            exact) added to an i32 accumulator;
+//            exact) added to an i32 accumulator; -DONE_RUN when all C
+//            channels make one exact run (no i32 accumulator in the loop:
+//            the pointwise convolutions of PP-OCR det 1.5-2x faster);
 //   ALG_INT  the same weights as i32, the products and sums in i32 vector
 //            math (vectorised char arithmetic);
 //   ALG_DOT4 raw 8-bit weights packed four input channels to a uint
@@ -27,6 +29,9 @@
 // qdwconv2d: depthwise (group = C = OC), RB output rows x VW pixels of one
 // plane per item, the weights w - w_zero_point as f32 [C][KH][KW], fma in
 // f32 (exact: a window of up to 256 taps).
+//
+// Both take -DXQ: x holds f32 data, quantized on load with x's scale and
+// zero point (quant_block.clh; graph.QuantizesOnLoad).
 //
 // Work-size contract: qconv2d_blocked: 3-D NDRange, global size >=
 // (ceil(OC/MR), OH * ceil(OW/VW), N), any local size; item (i, j, b)
@@ -60,6 +65,18 @@
 
 #if !defined(ALG_INT) && !defined(ALG_DOT4) && !defined(ALG_FMA)
 #define ALG_FMA
+#endif
+// RUN is how many input channels qconv2d_blocked sums before adding the
+// sums to its i32 accumulators: CHUNK with ALG_FMA (the planner's bound
+// for exact f32 sums), all of them with ONE_RUN (the planner's word that
+// all C fit one run, ALG_FMA only) or the i32 algorithms.
+#if defined(ONE_RUN) && !defined(ALG_FMA)
+#error "quant_conv_blocked.cl: ONE_RUN is an ALG_FMA option"
+#endif
+#if defined(ALG_FMA) && !defined(ONE_RUN)
+#define RUN CHUNK
+#else
+#define RUN C
 #endif
 #if defined(ALG_DOT4)
 #define WT uint
@@ -110,7 +127,7 @@ inline int dot_4x8packed_ss_int(const uint a, const uint b)
 #endif
 #endif
 
-__kernel void qconv2d_blocked(__global const XT* x, __global const WT* w, __global const XT* xzp,
+__kernel void qconv2d_blocked(__global const XT* x, __global const WT* w, __global const ZT* xzp,
 #ifdef ALG_DOT4
                               __global const int* wq,
 #endif
@@ -151,7 +168,7 @@ __kernel void qconv2d_blocked(__global const XT* x, __global const WT* w, __glob
                     intv v = (intv)(c < C ? xz : 0);
                     if (inside && c < C) {
                         __global const XT* row = x + ((b * C + c) * H + ih) * (long)W;
-                        v = qload_row(row, c0 + kw * DW, W, STR_W, xz, x, xend);
+                        v = qload_row(row, c0 + kw * DW, W, STR_W, xz, x, xend, xs[0]);
                     }
                     p |= (convert_uintv(v) & 0xffu) << (8 * j);
                 }
@@ -179,33 +196,42 @@ __kernel void qconv2d_blocked(__global const XT* x, __global const WT* w, __glob
     floatv accf[MR];
     UNROLL for (int i = 0; i < MR; ++i) accf[i] = (floatv)0.0f;
 #endif
-    for (int ic = 0; ic < C; ++ic) {
-        __global const XT* xp = x + (b * C + ic) * H * (long)W;
-        __global const WT* wc = wb + ic * (WIN_H * WIN_W * MR);
-        UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
-            const int ih = oh * STR_H - PH + kh * DH;
-            if (ih >= 0 && ih < H) {
-                __global const XT* row = xp + (long)ih * W;
-                UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
-                    const intv v = qload_row(row, c0 + kw * DW, W, STR_W, xz, x, xend) - xz;
+    // Runs of RUN input channels: with ALG_FMA each run's f32 sums are
+    // exact integers, added to the i32 accumulators after the run; with
+    // ONE_RUN (all C channels make one exact run) the f32 sums are the
+    // whole sums and the i32 accumulators are set once at the end, so
+    // they take no registers in the loop.
+    for (int ic0 = 0; ic0 < C; ic0 += RUN) {
+        const int icn = min(C, ic0 + RUN);
+        for (int ic = ic0; ic < icn; ++ic) {
+            __global const XT* xp = x + (b * C + ic) * H * (long)W;
+            __global const WT* wc = wb + ic * (WIN_H * WIN_W * MR);
+            UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
+                const int ih = oh * STR_H - PH + kh * DH;
+                if (ih >= 0 && ih < H) {
+                    __global const XT* row = xp + (long)ih * W;
+                    UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
+                        const intv v = qload_row(row, c0 + kw * DW, W, STR_W, xz, x, xend, xs[0]) - xz;
 #ifdef ALG_FMA
-                    const floatv vf = convert_floatv(v);
-                    UNROLL for (int i = 0; i < MR; ++i) accf[i] = fma((floatv)wc[(kh * WIN_W + kw) * MR + i], vf, accf[i]);
+                        const floatv vf = convert_floatv(v);
+                        UNROLL for (int i = 0; i < MR; ++i) accf[i] = fma((floatv)wc[(kh * WIN_W + kw) * MR + i], vf, accf[i]);
 #else
-                    UNROLL for (int i = 0; i < MR; ++i) acc[i] += v * wc[(kh * WIN_W + kw) * MR + i];
+                        UNROLL for (int i = 0; i < MR; ++i) acc[i] += v * wc[(kh * WIN_W + kw) * MR + i];
 #endif
+                    }
                 }
             }
         }
-#ifdef ALG_FMA
-        if ((ic + 1) % CHUNK == 0 || ic + 1 == C) {
-            UNROLL for (int i = 0; i < MR; ++i) {
-                acc[i] += convert_intv(accf[i]);
-                accf[i] = (floatv)0.0f;
-            }
+#if defined(ALG_FMA) && !defined(ONE_RUN)
+        UNROLL for (int i = 0; i < MR; ++i) {
+            acc[i] += convert_intv(accf[i]);
+            accf[i] = (floatv)0.0f;
         }
 #endif
     }
+#ifdef ONE_RUN
+    UNROLL for (int i = 0; i < MR; ++i) acc[i] = convert_intv(accf[i]);
+#endif
 #endif
     const int cnt = min(VW, OW - ow0);
     const float x_scale = xs[0];
@@ -232,7 +258,7 @@ __kernel void qconv2d_blocked(__global const XT* x, __global const WT* w, __glob
 // read.
 #define IRB ((RB - 1) * STR_H + WIN_H)
 
-__kernel void qdwconv2d(__global const XT* x, __global const float* w, __global const XT* xzp,
+__kernel void qdwconv2d(__global const XT* x, __global const float* w, __global const ZT* xzp,
                         __global const float* xs, __global const float* ws, __global const float* bias,
                         __global const FT* res,
 #ifdef QUANT
@@ -260,7 +286,7 @@ __kernel void qdwconv2d(__global const XT* x, __global const float* w, __global 
         if (ih >= 0 && ih < H) {
             __global const XT* row = xp + (long)ih * W;
             UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
-                const floatv v = convert_floatv(qload_row(row, c0 + kw, W, STR_W, xz, x, xend) - xz);
+                const floatv v = convert_floatv(qload_row(row, c0 + kw, W, STR_W, xz, x, xend, xs[0]) - xz);
                 UNROLL for (int r = 0; r < RB; ++r) {
                     const int kh = ir - r * STR_H;
                     if (kh >= 0 && kh < WIN_H) acc[r] = fma((floatv)wr[kh * WIN_W + kw], v, acc[r]);

@@ -2,6 +2,7 @@ package ref
 
 import (
 	"math"
+	"slices"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -178,6 +179,10 @@ func fmin32(x, y float32) float32 {
 // quantizedConvKernel is graph.OpQuantizedConv: the exact integer
 // convolution and the epilogue.
 func quantizedConvKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	in, err := quantizeOnLoad(n, in)
+	if err != nil {
+		return nil, err
+	}
 	s, err := newIntConv(n, in, graph.QuantInX, graph.QuantInW, graph.QuantInXZero, graph.QuantInWZero)
 	if err != nil {
 		return nil, err
@@ -198,6 +203,44 @@ func quantizedConvKernel(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, 
 		}
 	})
 	return e.store(n, s.outShape(), v)
+}
+
+// quantizeOnLoad returns in with f32 data (graph.QuantizesOnLoad)
+// replaced by its QuantizeLinear with x_scale and x_zero_point, in
+// x_zero_point's type; in itself otherwise.
+func quantizeOnLoad(n *graph.Node, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x := in[graph.QuantInX]
+	if !graph.QuantizesOnLoad(n) || x == nil || x.Type() != tensor.F32 {
+		return in, nil
+	}
+	xs, err := need(n, in, graph.QuantInXScale)
+	if err != nil {
+		return nil, err
+	}
+	xz, err := need(n, in, graph.QuantInXZero)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, ok := xz.Type().IntRange()
+	if !ok || xs.NumElements() != 1 || xz.NumElements() != 1 {
+		return nil, n.Errorf("%w: f32 data quantized with %v x_scale %v and %v x_zero_point %v (want scalars, an integer zero point)",
+			driver.ErrUnsupported, xs.Type(), xs.Shape(), xz.Type(), xz.Shape())
+	}
+	z, _ := xz.Int64s()
+	s := toF32(xs)[0]
+	q, err := newOut(n, xz.Type(), x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	v := x.Contiguous().F32()
+	out := make([]int64, len(v))
+	for i, f := range v {
+		out[i] = quantizeF32(f, s, z[0], lo, hi)
+	}
+	storeI64(q, out)
+	c := slices.Clone(in)
+	c[graph.QuantInX] = q
+	return c, nil
 }
 
 // store returns the epilogue's values as the output tensor.
