@@ -19,6 +19,9 @@ type deviceEnv struct {
 	dev *cl.Device
 	ctx *cl.Context
 	q   *cl.CommandQueue
+	// staged is a mapped staging buffer, where a benchmark made one
+	// (stageBuffer).
+	staged *cl.MappedMemObject
 }
 
 func newDeviceEnv(b *testing.B) *deviceEnv {

@@ -51,6 +51,8 @@ type InferRequest struct {
 	warmed map[string]bool
 	// released is set once release has freed the device resources.
 	released bool
+	// sync are the stages Infer runs (request_inline.go).
+	sync []driver.Stage
 }
 
 // planState is what a request holds for one plan: its activation buffers
@@ -101,6 +103,7 @@ var _ driver.InferRequest = (*InferRequest)(nil)
 // static input shapes, the buffers and kernels of its plan; c.mu is held.
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	r := &InferRequest{c: c, states: map[*plan]*planState{}}
+	r.sync = r.stagesOf(&runState{})
 	r.core.Init("gpu", c.Inputs(), c.Outputs())
 	for i, in := range c.Inputs() {
 		// Static inputs start as zero tensors; a dynamic one has none
@@ -247,25 +250,7 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 	}
 	c.running.RLock()
 	defer c.running.RUnlock()
-	return r.core.RunInline(ctx, r.Stages())
-}
-
-// events collects the events of one inference and closes them.
-type events struct {
-	upload, download []*cl.Event
-	kernels          []*cl.Event
-	copies           []*cl.Event // a program's device copies
-	last             *cl.Event
-}
-
-func (e *events) close() error {
-	var errs []error
-	for _, list := range [][]*cl.Event{e.upload, e.kernels, e.copies, e.download} {
-		for _, ev := range list {
-			errs = append(errs, ev.Close())
-		}
-	}
-	return errors.Join(errs...)
+	return r.core.RunInline(ctx, r.sync)
 }
 
 // runState is what the stages of one inference share.
@@ -277,6 +262,7 @@ type runState struct {
 	// from preprocess to the end of the run so that its buffer stays open.
 	remoteIn, remoteOut []*RemoteTensor
 	remotes             []*RemoteTensor
+	snapIn, snapOut     []driver.RemoteTensor // the bindings' remote tensors, as preprocess found them
 	transfers           driver.Transfers
 
 	pl       *plan
@@ -309,8 +295,10 @@ type runState struct {
 // stages in order. A stage that fails drains the queue and releases the
 // inference's events; if a run is abandoned between stages (cancelled),
 // the next run or Close drains it.
-func (r *InferRequest) Stages() []driver.Stage {
-	s := &runState{}
+func (r *InferRequest) Stages() []driver.Stage { return r.stagesOf(&runState{}) }
+
+// stagesOf returns the stages of an inference sharing s.
+func (r *InferRequest) stagesOf(s *runState) []driver.Stage {
 	return []driver.Stage{
 		{Name: "preprocess", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.preprocess(ctx, s) }},
 		{Name: "enqueue", Executor: driver.ExecutorTask, Run: func(ctx context.Context) error { return r.abortOnError(s, r.enqueue(ctx, s)) }},
@@ -334,16 +322,17 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 		}
 		return nil
 	}
-	var remoteIn, remoteOut []driver.RemoteTensor
 	locked := func() error {
-		remoteIn, remoteOut = r.core.IO.SnapshotRemote()
+		s.snapIn, s.snapOut = r.core.IO.SnapshotRemoteInto(s.snapIn, s.snapOut)
 		return drain()
 	}
 	var err error
-	if s.inputs, s.outputs, s.userOut, err = r.core.Begin(ctx, c.model.Name, c.check, locked); err != nil {
+	if s.inputs, s.outputs, s.userOut, err = r.core.BeginInto(ctx, c.model.Name, c.check, locked, s.inputs, s.outputs, s.userOut); err != nil {
 		return err
 	}
-	if err := r.lockRemotes(s, remoteIn, remoteOut); err != nil {
+	s.reset()
+	remoteIn := s.snapIn
+	if err := r.lockRemotes(s, s.snapIn, s.snapOut); err != nil {
 		return err
 	}
 	pl, err := c.planFor(ctx, s.inputs, remoteIn)
@@ -362,7 +351,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 		return err
 	}
 	s.pl, s.st = pl, st
-	s.seed = binary.LittleEndian.AppendUint64(nil, driver.RequestSeed(ctx, c.core.Props()))
+	s.seed = binary.LittleEndian.AppendUint64(s.seed[:0], driver.RequestSeed(ctx, c.core.Props()))
 	return nil
 }
 

@@ -41,7 +41,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 
 	t0 := time.Now()
 	// Upload: the input bytes stay referenced (pinned by cl) until the wait.
-	s.hostIn = make([]*tensor.Tensor, len(s.inputs))
+	s.hostIn = resized(s.hostIn, len(s.inputs))
 	for i, t := range s.inputs {
 		if pl.hostIn[i] || r.holds(i) {
 			continue // part of the plan, or a state the request holds
@@ -92,7 +92,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	}
 	s.upload = time.Since(t0)
 
-	s.cpu = make([]time.Duration, len(pl.launches))
+	s.cpu = resized(s.cpu, len(pl.launches))
 	if pl.prog != nil {
 		// Control flow: the program decides what runs; it is enqueued
 		// here, reading back conditions as it goes.
@@ -195,6 +195,26 @@ func (s *runState) joinFeeder() error {
 	return err
 }
 
+// events collects the events of one inference and closes them.
+type events struct {
+	upload, download []*cl.Event
+	kernels          []*cl.Event
+	copies           []*cl.Event // a program's device copies
+	last             *cl.Event
+}
+
+func (e *events) close() error {
+	var errs []error
+	for _, list := range [...][]*cl.Event{e.upload, e.kernels, e.copies, e.download} {
+		for _, ev := range list {
+			if err := ev.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // keep records ev as one of list's events and as the inference's last.
 func (s *runState) keep(list *[]*cl.Event, ev *cl.Event) {
 	*list = append(*list, ev)
@@ -266,8 +286,8 @@ func (r *InferRequest) launch(s *runState, end int) error {
 func (r *InferRequest) download(s *runState) error {
 	c, pl := r.c, s.pl
 	t2 := time.Now()
-	s.staged = make([]*tensor.Tensor, len(s.pl.results))
-	s.unstage = make([]bool, len(s.pl.results))
+	s.staged = resized(s.staged, len(s.pl.results))
+	s.unstage = resized(s.unstage, len(s.pl.results))
 	for i, v := range pl.results {
 		sl := pl.values[v]
 		if pi, ok := r.c.stateIn[i]; ok {
@@ -296,7 +316,7 @@ func (r *InferRequest) download(s *runState) error {
 		}
 		dst := s.outputs[i]
 		switch {
-		case s.userOut[i] && dst.IsContiguous() && dst.Shape().Equal(sl.shape) && dst.Type() == sl.typ:
+		case s.userOut[i] && dst.IsContiguous() && dst.HasShape(sl.shape) && dst.Type() == sl.typ:
 			s.staged[i] = dst
 		default:
 			t, err := tensor.New(sl.typ, sl.shape)

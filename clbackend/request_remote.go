@@ -68,8 +68,8 @@ func (c *CompiledModel) checkRemote(t driver.RemoteTensor) error {
 // error naming it.
 func (r *InferRequest) lockRemotes(s *runState, in, out []driver.RemoteTensor) error {
 	c := r.c
-	resolve := func(ts []driver.RemoteTensor, port func(int) string, host []bool) ([]*RemoteTensor, error) {
-		rts := make([]*RemoteTensor, len(ts))
+	resolve := func(rts []*RemoteTensor, ts []driver.RemoteTensor, port func(int) string, host []bool) ([]*RemoteTensor, error) {
+		rts = resized(rts, len(ts))
 		for i, t := range ts {
 			if t == nil {
 				continue
@@ -94,9 +94,9 @@ func (r *InferRequest) lockRemotes(s *runState, in, out []driver.RemoteTensor) e
 		return rts, nil
 	}
 	var err error
-	s.remoteIn, err = resolve(in, func(i int) string { return c.core.Input(i).Name }, c.hostParam)
+	s.remoteIn, err = resolve(s.remoteIn, in, func(i int) string { return c.core.Input(i).Name }, c.hostParam)
 	if err == nil {
-		s.remoteOut, err = resolve(out, func(i int) string { return c.core.Output(i).Name }, nil)
+		s.remoteOut, err = resolve(s.remoteOut, out, func(i int) string { return c.core.Output(i).Name }, nil)
 	}
 	if err != nil {
 		s.unlockRemotes()
@@ -110,7 +110,8 @@ func (s *runState) unlockRemotes() {
 	for _, rt := range s.remotes {
 		rt.mu.RUnlock()
 	}
-	s.remotes = nil
+	clear(s.remotes)
+	s.remotes = s.remotes[:0]
 }
 
 // releaseMemory frees the request's activation buffers and kernels unless

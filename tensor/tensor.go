@@ -143,6 +143,10 @@ func (x *Tensor) Shape() Shape { return x.shape.Clone() }
 // caller may change without changing the tensor.
 func (x *Tensor) Strides() []int64 { return slices.Clone(x.strides) }
 
+// HasShape reports whether x's shape is s, without the copy Shape makes
+// (a check on every inference's path).
+func (x *Tensor) HasShape(s Shape) bool { return x.shape.Equal(s) }
+
 // Rank is the number of dimensions.
 func (x *Tensor) Rank() int { return len(x.shape) }
 

@@ -106,11 +106,10 @@ func enqueueCommandBuffer(fns, cb, q handle, wantEvent bool) (handle, error) {
 	if err := injected("clEnqueueCommandBufferKHR"); err != nil {
 		return nil, err
 	}
-	var ev C.cl_event
-	evp := &ev
-	if !wantEvent {
-		evp = nil
+	if !wantEvent { // no event variable: its address would escape to the heap
+		return nil, status("clEnqueueCommandBufferKHR", C.clinfer_cmdbuf_enqueue(fns, cb, C.cl_command_queue(q), nil))
 	}
-	st := C.clinfer_cmdbuf_enqueue(fns, cb, C.cl_command_queue(q), evp)
+	var ev C.cl_event
+	st := C.clinfer_cmdbuf_enqueue(fns, cb, C.cl_command_queue(q), &ev)
 	return handle(ev), status("clEnqueueCommandBufferKHR", st)
 }

@@ -12,6 +12,16 @@ package cl
 #else
 #include <CL/cl.h>
 #endif
+
+// clinfer_nd is an NDRange's offset, global and local sizes, passed by
+// value: arrays in Go memory whose addresses went to C would escape to
+// the heap, three allocations per launch.
+typedef struct { size_t o[3], g[3], l[3]; } clinfer_nd;
+
+static cl_int clinfer_ndrange(cl_command_queue q, cl_kernel k, cl_uint dim, clinfer_nd nd, int has_offset, int has_local,
+	cl_uint n, const cl_event *ws, cl_event *ev) {
+	return clEnqueueNDRangeKernel(q, k, dim, has_offset ? nd.o : NULL, nd.g, has_local ? nd.l : NULL, n, ws, ev);
+}
 */
 import "C"
 
@@ -82,9 +92,26 @@ func enqueueNDRange(q, k handle, offset, global, local []int, wait []handle, ev 
 	}
 	defer logSlow("clEnqueueNDRangeKernel", time.Now(), nil)
 	n, ws := eventList(wait)
-	o, g, l := ndArrays(offset, global, local)
-	st := C.clEnqueueNDRangeKernel(C.cl_command_queue(q), C.cl_kernel(k), C.cl_uint(len(global)), o.ptr(offset), &g[0], l.ptr(local), n, ws, ev)
+	var nd C.clinfer_nd
+	for i, v := range offset {
+		nd.o[i] = C.size_t(v)
+	}
+	for i, v := range global {
+		nd.g[i] = C.size_t(v)
+	}
+	for i, v := range local {
+		nd.l[i] = C.size_t(v)
+	}
+	st := C.clinfer_ndrange(C.cl_command_queue(q), C.cl_kernel(k), C.cl_uint(len(global)), nd, cFlag(offset != nil), cFlag(local != nil), n, ws, ev)
 	return status("clEnqueueNDRangeKernel", st)
+}
+
+// cFlag is b as a C int.
+func cFlag(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // sizes3 is an NDRange's offset, global or local size in C form.

@@ -12,17 +12,18 @@ package cl
 #include <CL/cl.h>
 #endif
 
-// clinfer_wait_event blocks in clWaitForEvents until ev's command is done;
-// *exec receives the command's final status (negative: it terminated
-// abnormally), CL_COMPLETE if it cannot be read.
-static cl_int clinfer_wait_event(cl_event ev, cl_int *exec) {
-	*exec = CL_COMPLETE;
-	cl_int st = clWaitForEvents(1, &ev);
+// clinfer_wait_event blocks in clWaitForEvents until ev's command is done
+// and returns that call's status and the command's final status (negative:
+// it terminated abnormally; CL_COMPLETE if it cannot be read), by value so
+// that no Go memory is passed.
+typedef struct { cl_int st, exec; } clinfer_wait_result;
+static clinfer_wait_result clinfer_wait_event(cl_event ev) {
+	clinfer_wait_result r = {clWaitForEvents(1, &ev), CL_COMPLETE};
 	cl_int s;
-	if (st == CL_SUCCESS && clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) == CL_SUCCESS) {
-		*exec = s;
+	if (r.st == CL_SUCCESS && clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) == CL_SUCCESS) {
+		r.exec = s;
 	}
-	return st;
+	return r;
 }
 */
 import "C"
@@ -37,7 +38,6 @@ func waitEvent(e handle) (int32, error) {
 		return 0, err
 	}
 	defer logSlow("clWaitForEvents", time.Now(), nil)
-	var exec C.cl_int
-	st := C.clinfer_wait_event(C.cl_event(e), &exec)
-	return int32(exec), status("clWaitForEvents", st)
+	r := C.clinfer_wait_event(C.cl_event(e))
+	return int32(r.exec), status("clWaitForEvents", r.st)
 }

@@ -159,12 +159,25 @@ func (b *Bindings) Unbound() error {
 // Snapshot returns copies of the slices, for an inference to work on while
 // the user may bind new tensors.
 func (b *Bindings) Snapshot() (in, out []*tensor.Tensor, userOut []bool) {
-	return append([]*tensor.Tensor(nil), b.In...), append([]*tensor.Tensor(nil), b.Out...), append([]bool(nil), b.UserOut...)
+	return b.SnapshotInto(nil, nil, nil)
+}
+
+// SnapshotInto is Snapshot into the memory of an earlier snapshot's
+// slices, which it overwrites: a request that keeps them from one
+// inference to the next allocates nothing for it.
+func (b *Bindings) SnapshotInto(in, out []*tensor.Tensor, userOut []bool) ([]*tensor.Tensor, []*tensor.Tensor, []bool) {
+	return append(in[:0], b.In...), append(out[:0], b.Out...), append(userOut[:0], b.UserOut...)
 }
 
 // SnapshotRemote returns copies of RemoteIn and RemoteOut.
 func (b *Bindings) SnapshotRemote() (in, out []RemoteTensor) {
-	return append([]RemoteTensor(nil), b.RemoteIn...), append([]RemoteTensor(nil), b.RemoteOut...)
+	return b.SnapshotRemoteInto(nil, nil)
+}
+
+// SnapshotRemoteInto is SnapshotRemote into the memory of an earlier
+// snapshot's slices (see SnapshotInto).
+func (b *Bindings) SnapshotRemoteInto(in, out []RemoteTensor) ([]RemoteTensor, []RemoteTensor) {
+	return append(in[:0], b.RemoteIn...), append(out[:0], b.RemoteOut...)
 }
 
 // Publish stores an inference's results as the outputs the user did not

@@ -157,6 +157,14 @@ func (c *RequestCore) RunInline(ctx context.Context, stages []Stage) error {
 // error, naming model, once ctx is done. Busy is the caller's guard
 // (RunInline, or the asynchronous request).
 func (c *RequestCore) Begin(ctx context.Context, model string, check, locked func() error) (in, out []*tensor.Tensor, userOut []bool, err error) {
+	return c.BeginInto(ctx, model, check, locked, nil, nil, nil)
+}
+
+// BeginInto is Begin that snapshots the bindings into the memory of an
+// earlier inference's slices in, out and userOut (Bindings.SnapshotInto),
+// for a request that runs inference after inference without allocating.
+func (c *RequestCore) BeginInto(ctx context.Context, model string, check, locked func() error, in, out []*tensor.Tensor, userOut []bool) ([]*tensor.Tensor, []*tensor.Tensor, []bool, error) {
+	var err error
 	c.Mu.Lock()
 	if c.Closed {
 		c.Mu.Unlock()
@@ -166,7 +174,7 @@ func (c *RequestCore) Begin(ctx context.Context, model string, check, locked fun
 		c.Mu.Unlock()
 		return nil, nil, nil, err
 	}
-	in, out, userOut = c.IO.Snapshot()
+	in, out, userOut = c.IO.SnapshotInto(in, out, userOut)
 	if err := c.IO.Unbound(); err != nil {
 		c.Mu.Unlock()
 		return nil, nil, nil, fmt.Errorf("%s: infer %q: %w", c.prefix, model, err)
