@@ -101,7 +101,10 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 			_ = cm.release()
 		}
 	}()
-	model := m.Clone()
+	model := m
+	if !ownsModel(ctx) {
+		model = m.Clone()
+	}
 	if _, err := model.Nodes(); err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: compile model %q: %w", m.Name, err)
 	}

@@ -188,7 +188,7 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 			p.cache.planRecordsRefused.Add(1)
 		}
 	}
-	c, err := compileModel(ctx, p, devCtx, m, cfg) // takes devCtx's reference
+	c, err := compileModel(withOwnedModel(ctx), p, devCtx, m, cfg) // takes devCtx's reference
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("gpu: import: %w", ctx.Err())

@@ -74,6 +74,13 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 		return nil, err
 	}
 	var e wire.Encoder
+	size := 1 << 16
+	for _, v := range pl.values {
+		if n := byName[v.weight]; v.host != nil && (n == nil || n.OpType != graph.OpConstant) {
+			size += v.bytes + 32
+		}
+	}
+	e.Buf = make([]byte, 0, size) // one allocation for the packed weights
 	e.U32(planRecordVersion)
 	e.Str(pl.key)
 	e.Uvarint(uint64(len(pl.values)))

@@ -50,6 +50,7 @@ const (
 // deterministic: equal models give equal bytes, so it can be hashed.
 func (m *Model) MarshalBinary() ([]byte, error) {
 	var e encoder
+	e.buf.Grow(tensorBytes(m) + 1<<16) // one allocation for the weights, not a doubling per size class
 	e.buf.WriteString(encodingMagic)
 	e.uvarint(EncodingVersion)
 	if err := e.model(m, 0); err != nil {
@@ -124,6 +125,24 @@ type encoder struct {
 	// yet (WriteModel); err is the first error writing to it.
 	w   io.Writer
 	err error
+}
+
+// tensorBytes is the size of m's constants' data (its bodies' not
+// counted), what most of its encoding is.
+func tensorBytes(m *Model) int {
+	nodes, err := m.Nodes()
+	if err != nil {
+		return 0
+	}
+	total := 0
+	for _, n := range nodes {
+		if n.Value != nil {
+			if b, ok := n.Value.Shape().Bytes(n.Value.Type()); ok && n.Value.Type() != tensor.String {
+				total += int(b)
+			}
+		}
+	}
+	return total
 }
 
 // streamMin is the size from which WriteModel writes a tensor's bytes to

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -112,7 +113,9 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // WriteBlob writes b to w: the magic, the format version, the header and
 // each section, every part with its length and a CRC-32C, so truncation and
-// corruption are detected on import.
+// corruption are detected on import. Sections go to w as they are (a
+// model's weights are hundreds of MB: gathering the blob first copied
+// them over and over).
 func WriteBlob(w io.Writer, b *Blob) error {
 	var e blobEncoder
 	h := b.Header
@@ -132,26 +135,43 @@ func WriteBlob(w io.Writer, b *Blob) error {
 	e.ports(h.Outputs)
 	e.uvarint(uint64(len(b.Sections)))
 
-	var out bytes.Buffer
-	out.WriteString(blobMagic)
-	out.Write(binary.LittleEndian.AppendUint32(nil, ExportFormatVersion))
-	frame(&out, e.buf.Bytes())
+	var head bytes.Buffer
+	head.WriteString(blobMagic)
+	head.Write(binary.LittleEndian.AppendUint32(nil, ExportFormatVersion))
+	err := frame(w, head.Bytes(), e.buf.Bytes())
 	for _, s := range b.Sections {
+		if err != nil {
+			break
+		}
 		var name blobEncoder
 		name.str(s.Name)
-		frame(&out, append(name.buf.Bytes(), s.Data...))
+		err = frame(w, nil, name.buf.Bytes(), s.Data)
 	}
-	if _, err := w.Write(out.Bytes()); err != nil {
+	if err != nil {
 		return errorf(ErrDevice, "plugin: export %s model: %w", h.Device, err)
 	}
 	return nil
 }
 
-// frame writes a length, the data and its CRC-32C.
-func frame(out *bytes.Buffer, data []byte) {
-	out.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(data))))
-	out.Write(data)
-	out.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(data, crcTable)))
+// frame writes pre, then a frame of parts: their total length, the parts
+// and their CRC-32C.
+func frame(w io.Writer, pre []byte, parts ...[]byte) error {
+	n, sum := 0, uint32(0)
+	for _, p := range parts {
+		n += len(p)
+		sum = crc32.Update(sum, crcTable, p)
+	}
+	head := binary.LittleEndian.AppendUint64(pre, uint64(n))
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, sum))
+	return err
 }
 
 // readFrame reads one frame. Memory grows with the bytes actually read, not
@@ -550,9 +570,13 @@ func writeCacheBlob(dir, key, path string, ex Exporter) error {
 		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
 	}
 	name := tmp.Name()
-	werr := ex.Export(tmp)
+	// No fsync before the rename: a blob that a crash leaves torn fails
+	// its checksums on import and is compiled again, and syncing hundreds
+	// of MB made the cold compile wait for the disk (IS-Net medium: seconds).
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	werr := ex.Export(bw)
 	if werr == nil {
-		werr = tmp.Sync()
+		werr = bw.Flush()
 	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
