@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
@@ -75,11 +76,15 @@ func ConvertF16Weights() Pass {
 	})
 }
 
-// RemoveIdentity removes Identity, inference-mode Dropout (mask unused) and
-// Cast to the type the value already has.
+// RemoveIdentity removes Identity, inference-mode Dropout (mask unused),
+// Cast to the type the value already has and Slice of every element in
+// order (exporters write x[:, 0:n] for a whole axis: Silero VAD's STFT has
+// three, each a launch on the GPU).
 func RemoveIdentity() Pass {
 	pass := func(m *Match) (graph.Output, error) { return m.Value("x"), nil }
-	return PatternPass(PassRemoveIdentity, "remove Identity, Dropout and no-op Cast", Rule{
+	return PatternPass(PassRemoveIdentity, "remove Identity, Dropout, no-op Cast and whole-tensor Slice", Rule{
+		Name: "WholeSlice", Pattern: Op("Slice", Any().As("x")).Where(wholeSlice), Rewrite: pass,
+	}, Rule{
 		Name: "Identity", Pattern: Op("Identity", Any().As("x")), Rewrite: pass,
 	}, Rule{
 		Name: "Dropout",
@@ -102,6 +107,72 @@ func RemoveIdentity() Pass {
 		}),
 		Rewrite: pass,
 	})
+}
+
+// wholeSlice reports whether Slice node n (the opset-10 form: starts,
+// ends, axes and steps as inputs, all constants) takes every element of
+// its input in order: on each sliced axis a step of 1 from the start to
+// the end, judged on the input's dimension where it is known (start at or
+// before 0, end at or past the dimension) and, where it is not (a body's
+// shapes before planning), from start 0 to an end of at least 2^62 (the
+// INT64_MAX exporters write for "to the end").
+func wholeSlice(n *graph.Node) bool {
+	in := n.Input(0)
+	if !in.Valid() || len(n.Inputs) < 3 || in.Shape().Rank() < 0 {
+		return false
+	}
+	dims := in.Shape().Dims
+	ints := func(i int) ([]int64, bool) {
+		t, ok := n.ConstInput(i)
+		if !ok || !t.Type().IsInteger() {
+			return nil, false
+		}
+		return t.Int64s()
+	}
+	starts, ok1 := ints(1)
+	ends, ok2 := ints(2)
+	if !ok1 || !ok2 || len(starts) != len(ends) {
+		return false
+	}
+	axes := make([]int64, len(starts))
+	for i := range axes {
+		axes[i] = int64(i)
+	}
+	if len(n.Inputs) > 3 && n.Input(3).Valid() {
+		var ok bool
+		if axes, ok = ints(3); !ok || len(axes) != len(starts) {
+			return false
+		}
+	}
+	if len(n.Inputs) > 4 && n.Input(4).Valid() {
+		steps, ok := ints(4)
+		if !ok || len(steps) != len(starts) || slices.ContainsFunc(steps, func(v int64) bool { return v != 1 }) {
+			return false
+		}
+	}
+	for i, ax := range axes {
+		if ax < 0 {
+			ax += int64(len(dims))
+		}
+		if ax < 0 || ax >= int64(len(dims)) {
+			return false
+		}
+		start, end := starts[i], ends[i]
+		if d := dims[ax]; d.IsStatic() {
+			if start < 0 {
+				start += d.Size
+			}
+			if end < 0 {
+				end += d.Size
+			}
+			if start > 0 || end < d.Size {
+				return false
+			}
+		} else if start != 0 || end < 1<<62 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxFoldElements bounds the size of a folded value (16 MiB of f32), so

@@ -2,6 +2,7 @@ package fusion_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,6 +96,24 @@ func TestPasses(t *testing.T) {
 		},
 		after:        map[string]int{"Identity": 0, "Dropout": 0, "Cast": 0, "Relu": 1, "Sigmoid": 1},
 		fusedAtLeast: 2,
+	}, {
+		// Slices of a whole tensor go (steps of 1 or none, a whole axis
+		// past its end or from before its start); a part, a reversal and
+		// a stride stay (TestRemoveIdentitySliceDynamic: axes of unknown
+		// size).
+		name:   "RemoveIdentitySlice",
+		passes: []fusion.Pass{fusion.RemoveIdentity()},
+		build: func(b *builder) *graph.Model {
+			x := b.param("x", 2, 6, 4)
+			whole := b.op("Slice", nil, b.op("Relu", nil, x), b.ints(0), b.ints(6), b.ints(1), b.ints(1))
+			past := b.op("Slice", nil, whole, b.ints(-5, 0), b.ints(9, 100))
+			open := b.op("Slice", nil, past, b.ints(0), b.ints(math.MaxInt64), b.ints(-1))
+			part := b.op("Slice", nil, open, b.ints(1), b.ints(6), b.ints(1))
+			rev := b.op("Slice", nil, part, b.ints(-1), b.ints(-100), b.ints(1), b.ints(-1))
+			strided := b.op("Slice", nil, rev, b.ints(0), b.ints(5), b.ints(1), b.ints(2))
+			return b.model(strided)
+		},
+		after: map[string]int{"Slice": 3, "Relu": 1},
 	}, {
 		name:   "FoldBatchNormConv",
 		passes: []fusion.Pass{fusion.FoldBatchNorm()},
@@ -415,6 +434,22 @@ func TestFusedOpInference(t *testing.T) {
 			assert.Equal(t, tc.shape, n.Outputs[0].Shape.String())
 		})
 	}
+}
+
+// TestRemoveIdentitySliceDynamic checks whole-tensor Slices on an axis
+// whose size is unknown (a body's shapes before planning): from 0 to
+// INT64_MAX goes, to a smaller end or from another start stays.
+func TestRemoveIdentitySliceDynamic(t *testing.T) {
+	b := newBuilder(t)
+	x := b.param("x", 2, -1)
+	open := b.op("Slice", nil, x, b.ints(0), b.ints(math.MaxInt64), b.ints(1))
+	short := b.op("Slice", nil, open, b.ints(0), b.ints(1<<40), b.ints(1))
+	late := b.op("Slice", nil, short, b.ints(1), b.ints(math.MaxInt64), b.ints(-1))
+	m := b.model(late)
+	rep, err := fusion.NewManager(fusion.RemoveIdentity()).Run(context.Background(), m, fusion.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Passes[0].Rewrites)
+	assert.Equal(t, 2, opCount(t, m, "Slice"))
 }
 
 // TestRemoveIdentityKeepsTrainingDropout checks that a Dropout in training
