@@ -242,6 +242,25 @@ func generatedChainCases() []lowerCase {
 				return op("Sqrt", nil, op("Add", nil, op("Pow", nil, re, scalar(2)), op("Pow", nil, im, scalar(2)))).Node
 			})
 		}},
+		// Chains ending in a QuantizeLinear (a QDQ model's residual Add
+		// and squeeze-excitation gate Mul): the kernel stores u8 or i8,
+		// the CPU reference's bits.
+		{"generated_residual_quantize_u8", func(g *caseGen) *graph.Model {
+			return chain(g, func(g *caseGen) *graph.Node {
+				c := g.dim(2, 5)
+				x, y := g.x("x", 1, c, g.dim(2, 7), g.dim(3, 19)), g.x("y", c, 1, 1)
+				q := g.scalarOf(tensor.U8, 128)
+				return op("QuantizeLinear", nil, op("Add", nil, op("Mul", nil, x, y), x), scalar(0.02), q).Node
+			})
+		}},
+		{"generated_gate_quantize_i8", func(g *caseGen) *graph.Model {
+			return chain(g, func(g *caseGen) *graph.Node {
+				c := g.dim(2, 5)
+				x, gate := g.x("x", g.dim(1, 2), c, g.dim(2, 9)), g.x("gate", c, 1)
+				q := g.scalarOf(tensor.I8, -3)
+				return op("QuantizeLinear", nil, op("Mul", nil, x, op("Sigmoid", nil, gate)), scalar(0.01), q).Node
+			})
+		}},
 		// Chains ending in a reduction over trailing axes
 		// (graph.LaunchReduceRows): rows of odd lengths, a broadcast input.
 		{"generated_square_mean", func(g *caseGen) *graph.Model {

@@ -32,9 +32,10 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 	}
 	y := b.out(n, 0)
 	ys := b.val(y).shape
+	name := n.Attrs.String(graph.AttrKernel, "")
 	for j := range n.Outputs {
 		o := b.val(b.out(n, j))
-		if o.typ != want {
+		if o.typ != want && !(name == graph.GeneratedKernel && quantTail(n) == o.typ) {
 			return errUnsupported(n, "output %d of type %s (kernel fusions take f32, or f16 throughout)", j, o.typ)
 		}
 		if !o.shape.Equal(ys) {
@@ -97,7 +98,6 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 	if cnt == 0 {
 		return nil
 	}
-	name := n.Attrs.String(graph.AttrKernel, "")
 	if name == graph.GeneratedKernel {
 		return b.generated(n, half, cnt, table, args)
 	}
@@ -152,6 +152,9 @@ func (b *builder) generated(n *graph.Node, half string, cnt int64, table []int64
 	args = append(args, uint64(cnt), b.meta(table), b.floats(k.Params))
 	r := table[0]
 	defines := fmt.Sprintf("%s -DRANK=%d", half, r)
+	if quantTail(n) != tensor.Undefined {
+		defines += b.exactDivision()
+	}
 	for i := range n.Inputs {
 		defines += fmt.Sprintf(" -DS%d=%d", i, table[(int64(i)+2)*r])
 	}
@@ -161,6 +164,19 @@ func (b *builder) generated(n *graph.Node, half string, cnt int64, table []int64
 			global, local := runsGeometry(v, cnt, table)
 			return b.emitKernel(n, k.Spec(), defines+" "+v.Defines(), global, local, args...)
 		})
+}
+
+// quantTail is the type a generated chain's QuantizeLinear tail
+// (gen.SupportsQuantizeTail) stores, Undefined without one.
+func quantTail(n *graph.Node) tensor.ElementType {
+	body, err := graph.KernelFusionBody(n)
+	if err != nil || len(body.Results) != 1 {
+		return tensor.Undefined
+	}
+	if last := body.Results[0].Input(0).Node; last != nil && gen.SupportsQuantizeTail(last) {
+		return last.Outputs[0].Type
+	}
+	return tensor.Undefined
 }
 
 // broadcastsTo reports whether s broadcasts to out (numpy rules) without

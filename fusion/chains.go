@@ -16,7 +16,10 @@ const PassFuseElementwiseChains = "FuseElementwiseChains"
 // that no hand-written kernel fusion covers (Add, Mul, Sub, Div, Pow,
 // Max, Min, PRelu, the unary activations and math ops: gen.Supports),
 // each optionally ending in a reduction over trailing axes (ReduceSum,
-// Mean, SumSquare, L1, L2: gen.SupportsReduction), into one KernelFusion
+// Mean, SumSquare, L1, L2: gen.SupportsReduction) or in a QuantizeLinear
+// per tensor to i8 or u8 (gen.SupportsQuantizeTail: the chain stores the
+// quantized values, as a QDQ model's residual Adds and gate Muls feed
+// their QuantizeLinear), into one KernelFusion
 // node each, whose kernel package gen generates at
 // compile time from the node's body (graph.GeneratedKernel): one launch
 // and one pass over memory instead of one per op. A chain grows from its
@@ -52,7 +55,8 @@ func FuseElementwiseChains() Pass {
 				}
 				root := nodes[i]
 				reduces := gen.SupportsReduction(root) && !o.Chains.Exclude[root.OpType]
-				if taken[root] || !takes(root) && !reduces {
+				quantizes := gen.SupportsQuantizeTail(root) && !o.Chains.Exclude[root.OpType]
+				if taken[root] || !takes(root) && !reduces && !quantizes {
 					continue
 				}
 				group := growChain(root, reduces, cons, taken, takes)

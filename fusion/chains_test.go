@@ -8,6 +8,7 @@ import (
 
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // TestFuseElementwiseChains fuses x*0.5 + b -> Sigmoid -> *x (a broadcast
@@ -83,4 +84,26 @@ func kernelFusions(t *testing.T, m *graph.Model) []*graph.Node {
 		}
 	}
 	return out
+}
+
+// TestFuseQuantizeTails fuses a squeeze-excitation gate Mul and the
+// QuantizeLinear after it into one generated KernelFusion node that
+// stores u8, and leaves alone a QuantizeLinear whose Add another node
+// also reads (a chain of one) and a lone QuantizeLinear; the CPU computes
+// the same bytes with and without the pass.
+func TestFuseQuantizeTails(t *testing.T) {
+	b := newBuilder(t)
+	x := b.param("x", 1, 4, 3, 5)
+	s, z := b.scalar(0.02), b.constOf(tensor.U8, tensor.Shape{}, 128)
+	gated := b.op("QuantizeLinear", nil, b.op("Mul", nil, x, b.op("Sigmoid", nil, b.param("gate", 1, 4, 1, 1))), s, z)
+	sum := b.op("Add", nil, x, b.rand(-1, 1, 5))
+	m := b.model(gated, b.op("QuantizeLinear", nil, sum, s, z), b.op("Relu", nil, sum), b.op("QuantizeLinear", nil, x, s, z))
+	ins := randomInputs(t, m, 5, nil)
+	tm, rep := transformWith(t, m, ins, fusion.Options{Chains: &fusion.ChainOptions{}}, fusion.FuseElementwiseChains(), fusion.DeadCodeRemoval())
+	assert.Equal(t, 1, rep.Passes[0].Rewrites)
+	chains := kernelFusions(t, tm)
+	require.Len(t, chains, 1)
+	assert.Equal(t, tensor.U8, chains[0].Outputs[0].Type)
+	assert.Len(t, chains[0].Inputs, 2, "x and the gate; the scale and zero point stay in the body")
+	assert.Equal(t, 2, opCount(t, tm, "QuantizeLinear"), "the shared Add's and the lone one")
 }

@@ -138,5 +138,24 @@ func launchGeneratedChains(t *testing.T, e *clEnv) {
 		got := math.Float32frombits(binary.LittleEndian.Uint32(out[4*r:]))
 		assert.InDelta(t, want, float64(got), 1e-5*(1+want), "row %d", r)
 	}
+	// A chain ending in a QuantizeLinear to u8 (zero point 7, scale 0.05):
+	// the kernel stores the quantized bytes.
+	qx := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3, 5))
+	qb := graph.NewParameter("b", tensor.F32, graph.ShapeOf(5))
+	zp, err := tensor.FromFloat64s(tensor.U8, tensor.Shape{}, []float64{7})
+	require.NoError(t, err)
+	q := graph.NewNode("QuantizeLinear", "q", []graph.Output{op("Add", qx.Out(0), qb.Out(0)), c(0.05), graph.NewConstant("zp", zp).Out(0)}, nil, 1)
+	qbody := graph.NewModel("quant", []*graph.Node{qx, qb}, []*graph.Node{graph.NewResult("y", q.Out(0))})
+	require.NoError(t, qbody.InferShapes())
+	qg, err := gen.Elementwise(qbody)
+	require.NoError(t, err)
+	xs, bs = fill(30, -8, 8), fill(5, -1, 1)
+	qm := []int32{3, 2, 3, 5, 15, 5, 1, 0, 0, 1}
+	qout := e.launch(t, qg.Spec(), "", []int{64}, nil, xs, bs, make([]byte, 30), uint64(30), qm, qg.Params)[2]
+	for i := range 30 {
+		v := (xs[i] + bs[i%5]) / float32(0.05)
+		want := min(max(math.RoundToEven(float64(v))+7, 0), 255)
+		assert.Equal(t, byte(want), qout[i], "element %d", i)
+	}
 	e.launch(t, g.Spec(), "-DHALF", []int{64}, nil, f16Pattern(30, false), f16Pattern(5, false), make([]uint16, 6), uint64(6), m, g.Params)
 }

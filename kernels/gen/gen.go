@@ -109,6 +109,31 @@ func Supports(n *graph.Node) bool {
 	return unaryMacro(n) != "" && len(n.Inputs) == 1 && n.Input(0).Valid()
 }
 
+// SupportsQuantizeTail reports whether node n can end a generated chain:
+// a QuantizeLinear of f32 data to i8 or u8 per tensor (a constant scalar
+// f32 scale, a constant scalar zero point or none, no blocks); the chain
+// then stores the quantized values (quant.clh's rounding and saturation,
+// bit for bit the CPU reference's) instead of the f32 ones the next
+// QuantizeLinear would read back.
+func SupportsQuantizeTail(n *graph.Node) bool {
+	if n.OpType != "QuantizeLinear" || n.Domain != "" || len(n.Outputs) != 1 || n.Attrs.Int("block_size", 0) != 0 {
+		return false
+	}
+	if t := n.Outputs[0].Type; t != tensor.U8 && t != tensor.I8 {
+		return false
+	}
+	if x := n.Input(0); !x.Valid() || x.Type() != tensor.F32 {
+		return false
+	}
+	if s, ok := n.ConstInput(1); !ok || s.Type() != tensor.F32 || s.NumElements() != 1 {
+		return false
+	}
+	if z, ok := n.ConstInput(2); n.Input(2).Valid() && (!ok || z.NumElements() != 1) {
+		return false
+	}
+	return true
+}
+
 // File names generated chain kernels in build logs, program caches and
 // messages (kernels.Kernel.File).
 const File = "generated_chain.cl"
@@ -142,7 +167,35 @@ func Elementwise(body *graph.Model) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.kernel(source(c.nin, c.ops, c.code))
+	src := source(c.nin, c.ops, c.code)
+	if c.quant != tensor.Undefined {
+		src = quantizedSource(src, c.quant)
+	}
+	return c.kernel(src)
+}
+
+// quantizedSource is src, a chain kernel whose last op is a QuantizeLinear
+// (SupportsQuantizeTail) to t, storing into t's buffer: without FP
+// contraction (each op rounded as the CPU reference rounds it, as the
+// quantization needs), with quant.clh for QUANTIZE.
+func quantizedSource(src string, t tensor.ElementType) string {
+	lo, hi, _ := t.IntRange()
+	ct := "uchar"
+	if t == tensor.I8 {
+		ct = "char"
+	}
+	head := fmt.Sprintf(`#pragma OPENCL FP_CONTRACT OFF
+// The chain ends in a QuantizeLinear to %[1]s: out0 holds %[1]s.
+#define QT %[2]s
+#define QMIN %[3]d
+#define QMAX %[4]d
+#include "quant.clh"
+#define QUANTIZE(x, s, z) ((float)round_sat(quant_div((x), (s)), (int)(z)))
+#define STQ(p, i, v) ((p)[i] = (QT)(v))
+`, t, ct, lo, hi)
+	src = strings.ReplaceAll(src, "__global FT* out0", "__global QT* out0")
+	src = strings.ReplaceAll(src, "ST(out0, ", "STQ(out0, ")
+	return strings.Replace(src, "#define T float\n", head+"#define T float\n", 1)
 }
 
 // printed is a chain printed as the lines of chain_value (the loads of
@@ -153,6 +206,7 @@ type printed struct {
 	ops    []string
 	code   []string
 	params []float32
+	quant  tensor.ElementType // the type a QuantizeLinear tail stores (Undefined: f32)
 }
 
 // kernel expands the headers of src, a kernel printed from c.
@@ -208,7 +262,8 @@ func printChain(body *graph.Model, root *graph.Node) (*printed, error) {
 			if root != nil && slices.ContainsFunc(root.Inputs[1:], func(x graph.Output) bool { return x.Node == n }) {
 				continue // the reduction's axes
 			}
-			if n.Value == nil || n.Value.NumElements() != 1 || !n.Value.Type().IsFloat() {
+			// Float scalars, and a QuantizeLinear tail's zero point.
+			if n.Value == nil || n.Value.NumElements() != 1 || !n.Value.Type().IsFloat() && n.Value.Type() != tensor.U8 && n.Value.Type() != tensor.I8 {
 				return nil, fmt.Errorf("gen: constant %q of the chain is not a float scalar (chains take tensors as inputs)", n.Name)
 			}
 			names[n.Out(0)] = param(float32(n.Value.Float64s()[0]))
@@ -217,11 +272,29 @@ func printChain(body *graph.Model, root *graph.Node) (*printed, error) {
 		if n == root {
 			continue
 		}
-		if !Supports(n) {
+		isTail := root == nil && n == body.Results[0].Input(0).Node && SupportsQuantizeTail(n)
+		if !isTail && !Supports(n) {
 			return nil, fmt.Errorf("gen: op %s (node %q) is not one a chain takes", n.OpType, n.Name)
 		}
 		var expr string
 		switch m := binaryMacros[n.OpType]; {
+		case isTail:
+			x, err := arg(n, 0)
+			if err != nil {
+				return nil, err
+			}
+			sc, err := arg(n, 1)
+			if err != nil {
+				return nil, err
+			}
+			z := "0.0f"
+			if n.Input(2).Valid() {
+				if z, err = arg(n, 2); err != nil {
+					return nil, err
+				}
+			}
+			expr = fmt.Sprintf("QUANTIZE(%s, %s, %s)", x, sc, z)
+			k.quant = n.Outputs[0].Type
 		case m != "":
 			a, err := arg(n, 0)
 			if err != nil {

@@ -1,6 +1,7 @@
 package gen_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,11 +189,54 @@ func TestReduction(t *testing.T) {
 // integer-only ops.
 func TestChainOps(t *testing.T) {
 	ops := gen.ChainOps()
-	for _, op := range []string{"Add", "Mul", "Sigmoid", "Gelu", "Clip", "PRelu", "ReduceMean", "ReduceL2"} {
+	for _, op := range []string{"Add", "Mul", "Sigmoid", "Gelu", "Clip", "PRelu", "ReduceMean", "ReduceL2", "QuantizeLinear"} {
 		assert.Contains(t, ops, op)
 	}
 	for _, op := range []string{"IsNaN", "Equal", "BitwiseNot", "Not", "Softmax", "ReduceMax"} {
 		assert.NotContains(t, ops, op)
 	}
 	assert.IsNonDecreasing(t, ops)
+}
+
+// TestQuantizeTail lists the QuantizeLinear nodes a chain may end in and
+// prints one: the output buffer is the quantized type's, stored through
+// quant.clh's rounding, without FP contraction.
+func TestQuantizeTail(t *testing.T) {
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 4))
+	scalar := func(typ tensor.ElementType, v float64, shape ...int64) graph.Output {
+		c, err := tensor.FromFloat64s(typ, tensor.Shape(shape), slices.Repeat([]float64{v}, int(tensor.Shape(shape).NumElements())))
+		require.NoError(t, err)
+		return graph.NewConstant("c", c).Out(0)
+	}
+	q := func(attrs graph.Attrs, in ...graph.Output) *graph.Node {
+		n := graph.NewNode("QuantizeLinear", "q", in, attrs, 1)
+		require.NoError(t, graph.InferNode(n))
+		return n
+	}
+	for _, c := range []struct {
+		name string
+		n    *graph.Node
+		want bool
+	}{
+		{"u8", q(nil, x.Out(0), scalar(tensor.F32, 0.1), scalar(tensor.U8, 128)), true},
+		{"i8", q(nil, x.Out(0), scalar(tensor.F32, 0.1), scalar(tensor.I8, -3)), true},
+		{"no zero point", q(nil, x.Out(0), scalar(tensor.F32, 0.1)), true},
+		{"per axis", q(graph.Attrs{"axis": int64(1)}, x.Out(0), scalar(tensor.F32, 0.1, 4), scalar(tensor.U8, 1, 4)), false},
+		{"i16", q(nil, x.Out(0), scalar(tensor.F32, 0.1), scalar(tensor.I16, 0)), false},
+		{"scale at run time", q(nil, x.Out(0), graph.NewParameter("s", tensor.F32, graph.ShapeOf()).Out(0)), false},
+	} {
+		assert.Equal(t, c.want, gen.SupportsQuantizeTail(c.n), c.name)
+	}
+	y := graph.NewNode("Mul", "mul", []graph.Output{x.Out(0), x.Out(0)}, nil, 1)
+	require.NoError(t, graph.InferNode(y))
+	body := graph.NewModel("q", []*graph.Node{x}, []*graph.Node{graph.NewResult("y",
+		q(nil, y.Out(0), scalar(tensor.F32, 0.1), scalar(tensor.I8, -3)).Out(0))})
+	require.NoError(t, body.InferShapes())
+	k, err := gen.Elementwise(body)
+	require.NoError(t, err)
+	for _, s := range []string{"#pragma OPENCL FP_CONTRACT OFF", "#define QT char", "#define QMIN -128", "__global QT* out0", "STQ(out0, ", "QUANTIZE(t0, p[0], p[1])"} {
+		assert.Contains(t, k.Source, s)
+	}
+	assert.NotContains(t, k.Source, "ST(out0, ")
+	assert.Equal(t, []float32{0.1, -3}, k.Params)
 }

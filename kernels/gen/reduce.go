@@ -159,8 +159,9 @@ func reductionSource(nin int, ops, code []string, red reduction) string {
 }
 
 // ChainOps returns the op types a generated chain may hold, sorted: those
-// Supports takes on f32 and the reductions SupportsReduction takes (the
-// op support matrix lists FuseElementwiseChains for them).
+// Supports takes on f32, the reductions SupportsReduction takes and the
+// QuantizeLinear SupportsQuantizeTail takes (the op support matrix lists
+// FuseElementwiseChains for them).
 func ChainOps() []string {
 	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(4))
 	var ops []string
@@ -180,6 +181,7 @@ func ChainOps() []string {
 	for op := range reductions {
 		ops = append(ops, op)
 	}
+	ops = append(ops, "QuantizeLinear")
 	slices.Sort(ops)
 	return slices.Compact(ops)
 }
