@@ -28,7 +28,7 @@ const planSection = "plan"
 
 // planRecordVersion is the version of the plan section's encoding; a
 // record of another version is not used.
-const planRecordVersion = 1
+const planRecordVersion = 2
 
 // Host tensor forms of a plan value in the record.
 const (
@@ -123,7 +123,13 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 			return nil, fmt.Errorf("%w: launch of node %q, which the graph does not have", errNoRecord, l.node.Name)
 		}
 		e.Str(l.node.Name)
-		for _, s := range []string{l.kernel.Name, l.kernel.File, l.kernel.Entry, l.kernel.Options, l.kernel.Generated, l.options} {
+		src, err := l.kernel.Source()
+		if err != nil {
+			return nil, fmt.Errorf("%w: node %q: %v", errNoRecord, l.node.Name, err)
+		}
+		// The program's key names its source: a build of clinfer whose
+		// kernel changed does not run the record's arguments on it.
+		for _, s := range []string{l.kernel.Name, l.kernel.File, l.kernel.Entry, l.kernel.Options, l.kernel.Generated, l.options, programKey(c.dev, src, l.options)} {
 			e.Str(s)
 		}
 		e.Uvarint(uint64(len(l.args)))

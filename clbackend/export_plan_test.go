@@ -113,6 +113,15 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 		require.NoError(t, err)
 		return rec
 	}
+	// A record made for another source of one of its kernels (another
+	// build of clinfer).
+	l := c.static.launches[0]
+	source, err := l.kernel.Source()
+	require.NoError(t, err)
+	kernel := slices.Clone(good)
+	at := bytes.Index(kernel, []byte(programKey(c.dev, source, l.options)))
+	require.Positive(t, at, "the record names its programs")
+	kernel[at] ^= 1 // another hex digit
 	version := slices.Clone(good)
 	binary.LittleEndian.PutUint32(version, planRecordVersion+1)
 	cases := []struct {
@@ -125,6 +134,7 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 		{"trailing bytes", append(slices.Clone(good), 0), nil, true},
 		{"value out of range", badSlot(), nil, true},
 		{"other version", version, nil, false},
+		{"other kernel source", kernel, nil, false},
 		{"other configuration", good, map[string]string{driver.KeyEnableProfiling: "YES"}, false},
 	}
 	for _, tc := range cases {

@@ -152,6 +152,7 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 		pl.values = append(pl.values, v)
 	}
 	nl := d.Count("launches", 8)
+	var progKeys []string
 	pl.launches = make([]launch, 0, nl)
 	for range nl {
 		var l launch
@@ -164,6 +165,7 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 		for _, s := range []*string{&k.Name, &k.File, &k.Entry, &k.Options, &k.Generated, &l.options} {
 			*s = d.Str("launch kernel")
 		}
+		progKeys = append(progKeys, d.Str("launch program key"))
 		na := d.Count("launch arguments", 2)
 		for range na {
 			l.args = append(l.args, decodeArg(&d))
@@ -215,13 +217,21 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 	if err := c.checkChoices(pl.choices); err != nil {
 		return nil, err
 	}
-	b := &builder{p: p, c: c, pl: pl}
-	for i := range pl.launches {
-		l := &pl.launches[i]
+	srcs := make([]string, len(pl.launches))
+	for i, l := range pl.launches {
 		src, err := l.kernel.Source()
 		if err != nil {
 			return nil, fmt.Errorf("%w: plan record: node %q: %v", driver.ErrCorrupt, l.node.Name, err)
 		}
+		if programKey(c.dev, src, l.options) != progKeys[i] {
+			return nil, fmt.Errorf("%w: node %q: kernel %s (%s) is not the one the plan was made for", errStaleRecord, l.node.Name, l.kernel.Entry, l.kernel.File)
+		}
+		srcs[i] = src
+	}
+	b := &builder{p: p, c: c, pl: pl}
+	for i := range pl.launches {
+		l := &pl.launches[i]
+		src := srcs[i]
 		prog, err := p.cache.program(c.ctx, l.kernel.File, src, l.options, diskCache{c.cacheDir, c.binaries}, c.compilerLog)
 		if err != nil {
 			return nil, fmt.Errorf("gpu: node %q: %w", l.node.Name, err)

@@ -14,7 +14,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
+	"sync"
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/wire"
@@ -454,7 +456,7 @@ func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) 
 	delete(cfg, KeyCacheDir)
 	arch, _ := p.Property(KeyDeviceArchitecture)
 	h := sha256.New()
-	fmt.Fprintf(h, "clinfer model cache\x00blob %d\x00graph %d\x00device %s\x00arch %s\x00", ExportFormatVersion, graph.EncodingVersion, ref.name, arch)
+	fmt.Fprintf(h, "clinfer model cache\x00blob %d\x00graph %d\x00clinfer %s\x00device %s\x00arch %s\x00", ExportFormatVersion, graph.EncodingVersion, moduleVersion(), ref.name, arch)
 	for _, k := range sortedNames(cfg) {
 		fmt.Fprintf(h, "%s=%s\x00", k, cfg[k])
 	}
@@ -470,6 +472,34 @@ func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) 
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// moduleVersion is the clinfer build the model cache keys blobs by: the
+// module's version (and checksum) when clinfer is a dependency, its VCS
+// revision when the program is built from a clinfer checkout, "(devel)"
+// when neither is known (tests). The blobs' own versions and the devices'
+// checks of what they hold cover the rest.
+var moduleVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	const path = "github.com/clinfer/clinfer"
+	if bi.Main.Path != path {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version + " " + d.Sum
+			}
+		}
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+			v += " " + s.Value
+		}
+	}
+	return v
+})
 
 // CacheKeyer is implemented by plugins whose compiled models depend on
 // more than their own properties (HETERO: the configuration of the devices
