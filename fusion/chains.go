@@ -35,45 +35,71 @@ func FuseElementwiseChains() Pass {
 		Doc: "group chains of element-wise and broadcast ops, optionally ending in a reduction over trailing axes, into one KernelFusion node each, its kernel generated from its body (kernels/gen), on a device that generates them",
 		Ops: gen.ChainOps(),
 		Run: func(ctx context.Context, m *graph.Model, o *Options) (int, error) {
-			if o == nil || o.Chains == nil {
-				return 0, nil
-			}
-			takes := func(n *graph.Node) bool { return gen.Supports(n) && !o.Chains.Exclude[n.OpType] }
-			nodes, cons, err := nodesAndConsumers(m)
-			if err != nil {
-				return 0, err
-			}
-			taken := map[*graph.Node]bool{}
-			pos := make(map[*graph.Node]int, len(nodes))
-			for i, n := range nodes {
-				pos[n] = i
-			}
-			count := 0
-			for i := len(nodes) - 1; i >= 0; i-- {
-				if err := ctx.Err(); err != nil {
-					return count, err
-				}
-				root := nodes[i]
-				reduces := gen.SupportsReduction(root) && !o.Chains.Exclude[root.OpType]
-				quantizes := gen.SupportsQuantizeTail(root) && !o.Chains.Exclude[root.OpType]
-				if taken[root] || !takes(root) && !reduces && !quantizes {
-					continue
-				}
-				group := growChain(root, reduces, cons, taken, takes)
-				if len(group) < 2 {
-					continue
-				}
-				for _, n := range group {
-					taken[n] = true
-				}
-				slices.SortFunc(group, func(a, b *graph.Node) int { return pos[a] - pos[b] })
-				if err := replaceChain(root, reduces, group, cons); err != nil {
-					return count, err
-				}
-				count++
-			}
-			return count, nil
+			return fuseChains(ctx, m, o, false)
 		}}
+}
+
+// PassFuseQuantizeChains is the pass name of FuseQuantizeChains.
+const PassFuseQuantizeChains = "FuseQuantizeChains"
+
+// FuseQuantizeChains is FuseElementwiseChains for the chains that end in
+// a QuantizeLinear only (gen.SupportsQuantizeTail), run before the
+// declared kernel fusions: an op those would take (x + x*gate, the
+// squeeze-excitation residual of FuseSEResidual) whose f32 output only a
+// QuantizeLinear reads is worth more in the chain, which stores the
+// quantized values in the same launch, than in a kernel that stores f32
+// for a QuantizeLinear launch to read back. A model without
+// QuantizeLinear is left as it is.
+func FuseQuantizeChains() Pass {
+	return Pass{Name: PassFuseQuantizeChains,
+		Doc: "group the chains of element-wise ops that end in a QuantizeLinear into one generated KernelFusion node each (storing u8/i8), before the declared kernel fusions take their ops",
+		Ops: gen.ChainOps(),
+		Run: func(ctx context.Context, m *graph.Model, o *Options) (int, error) {
+			return fuseChains(ctx, m, o, true)
+		}}
+}
+
+// fuseChains is FuseElementwiseChains' rewrite, of only the chains that
+// end in a QuantizeLinear when quantOnly is set.
+func fuseChains(ctx context.Context, m *graph.Model, o *Options, quantOnly bool) (int, error) {
+	if o == nil || o.Chains == nil {
+		return 0, nil
+	}
+	takes := func(n *graph.Node) bool { return gen.Supports(n) && !o.Chains.Exclude[n.OpType] }
+	nodes, cons, err := nodesAndConsumers(m)
+	if err != nil {
+		return 0, err
+	}
+	taken := map[*graph.Node]bool{}
+	pos := make(map[*graph.Node]int, len(nodes))
+	for i, n := range nodes {
+		pos[n] = i
+	}
+	count := 0
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return count, err
+		}
+		root := nodes[i]
+		reduces := gen.SupportsReduction(root) && !o.Chains.Exclude[root.OpType]
+		quantizes := gen.SupportsQuantizeTail(root) && !o.Chains.Exclude[root.OpType]
+		if taken[root] || !quantizes && (quantOnly || !takes(root) && !reduces) {
+			continue
+		}
+		group := growChain(root, reduces, cons, taken, takes)
+		if len(group) < 2 {
+			continue
+		}
+		for _, n := range group {
+			taken[n] = true
+		}
+		slices.SortFunc(group, func(a, b *graph.Node) int { return pos[a] - pos[b] })
+		if err := replaceChain(root, reduces, group, cons); err != nil {
+			return count, err
+		}
+		count++
+	}
+	return count, nil
 }
 
 // maxChainOps bounds the ops of one chain: a longer run of element-wise

@@ -107,3 +107,30 @@ func TestFuseQuantizeTails(t *testing.T) {
 	assert.Len(t, chains[0].Inputs, 2, "x and the gate; the scale and zero point stay in the body")
 	assert.Equal(t, 2, opCount(t, tm, "QuantizeLinear"), "the shared Add's and the lone one")
 }
+
+// TestFuseQuantizeChainsBeforeKernelFusions: a squeeze-excitation
+// residual x + x*gate whose only reader is a QuantizeLinear becomes one
+// generated chain storing u8 ahead of FuseSEResidual; without the
+// QuantizeLinear FuseSEResidual keeps it.
+func TestFuseQuantizeChainsBeforeKernelFusions(t *testing.T) {
+	for _, quant := range []bool{true, false} {
+		b := newBuilder(t)
+		x, gate := b.param("x", 1, 4, 3, 5), b.param("gate", 1, 4, 1, 1)
+		y := b.op("Add", nil, x, b.op("Mul", nil, x, gate))
+		if quant {
+			y = b.op("QuantizeLinear", nil, y, b.scalar(0.02), b.constOf(tensor.U8, tensor.Shape{}, 128))
+		}
+		m := b.model(y)
+		passes := append(append([]fusion.Pass{fusion.FuseQuantizeChains()}, fusion.KernelFusionPasses()...), fusion.FuseElementwiseChains(), fusion.DeadCodeRemoval())
+		tm, _ := transformWith(t, m, randomInputs(t, m, 9, nil), fusion.Options{Chains: &fusion.ChainOptions{}}, passes...)
+		fused := kernelFusions(t, tm)
+		require.Len(t, fused, 1)
+		if quant {
+			assert.Equal(t, graph.GeneratedKernel, fused[0].Attrs.String(graph.AttrKernel, ""))
+			assert.Equal(t, tensor.U8, fused[0].Outputs[0].Type)
+			assert.Zero(t, opCount(t, tm, "QuantizeLinear"))
+		} else {
+			assert.Equal(t, "se_residual", fused[0].Attrs.String(graph.AttrKernel, ""))
+		}
+	}
+}

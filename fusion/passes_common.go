@@ -48,6 +48,7 @@ func DefaultPasses() []Pass {
 		FuseQuantized(),
 		FuseConv(),
 		FuseFullyConnected(),
+		FuseQuantizeChains(),
 	}, KernelFusionPasses()...),
 		FuseElementwiseChains(),
 		DeadCodeRemoval(),
