@@ -201,14 +201,22 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 // conv is the conv variant of a KxK convolution (one group) of geometry g
 // with a Winograd-able window (winograd: 3x3, stride 1). On a GPU the
 // implicit GEMM (tiled as for a GEMM of OC x OH*OW per image). On a CPU
-// the register-blocked direct kernel, MR output channels per item (convRows,
-// within the registers' accumulators), unless its weight block per item
-// (C*KH*KW*MR floats, streamed once per row of pixels) outgrows an eighth of
-// the cache local memory stands for and C is at least 256: then
-// Winograd F(2x2,3x3), whose GEMMs run K = C deep. On
-// pthread-skylake-avx512 (2 MiB per core) that is C >= 512: 3x3 at C=512,
-// 32x32 ran 1.8-2x faster as Winograd, C=256, 64x64 and C<=128 ran faster
-// direct (CPU time per inference, IS-Net medium's shapes).
+// the register-blocked direct kernel, MR output channels per block
+// (convRows, within the registers' accumulators):
+//   - Winograd F(2x2,3x3) (GEMMs K = C deep) where the direct kernel's
+//     weight block per item (C*KH*KW*MR floats, streamed once per row of
+//     pixels) outgrows an eighth of the cache local memory stands for, C
+//     is at least 256 and the GEMMs' rows of transformed input (P tiles
+//     of 2x2 outputs, P floats apart) are less than a page (4 KiB) apart,
+//     which the CPU's stride prefetchers follow. On
+//     pthread-skylake-avx512 (2 MiB per core): C=512 and 1024 at 32x32
+//     (1.3x faster than grouped in CPU time per inference; at 16x16
+//     within 10% of it); at 64x64 and 128x128 grouped ran 1.4x faster;
+//   - grouped (convGroups) where OC spans two blocks or more: each item
+//     runs 4 or 8 blocks over chunks of input channels, so that the
+//     chunk's input rows come from the cache once for all of them (IS-Net
+//     medium: 18-23% less CPU time per inference than direct);
+//   - direct, one block per item, otherwise.
 func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 	if p.gpu {
 		return p.tiled("conv", "implicit_gemm", g.OC, g.OH*g.OW, g.N)
@@ -219,18 +227,52 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 		mr = 8
 	}
 	block := g.C * g.KH * g.KW * int64(mr) * 4
-	limit := p.localMem / 8
-	if limit <= 0 {
-		limit = 256 << 10
-	}
-	if winograd && g.C >= 256 && block > limit {
+	limit := p.cacheBudget(8)
+	if tiles := max(g.N, 1) * winogradTiles(g); winograd && g.C >= 256 && block > limit && tiles*4 < 4096 {
 		wmr := 8
 		if p.accumulators() < 16 {
 			wmr = 4
 		}
 		return mustVariant("conv", "winograd_2x2_3x3", vw, wmr, 2, p.groupPolicy())
 	}
+	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 {
+		ocg, ck := p.convGroups(g, mr, blocks)
+		return mustVariant("conv", "grouped", vw, mr, ocg, ck)
+	}
 	return mustVariant("conv", "direct", vw, mr, 1, p.groupPolicy())
+}
+
+// convGroups is the grouped conv's OCG and CK for blocks blocks of mr
+// output channels: 8 blocks per item where there are 8 (else 4); chunks of
+// 64 input channels where a chunk's input rows (two cache lines per
+// kernel row) and one block's weights for it stay within a 32nd of the
+// cache local memory stands for (the share of a core's L1 that
+// pthread-skylake-avx512's 2 MiB gives), else 32.
+func (p deviceProfile) convGroups(g conv2D, mr int, blocks int64) (ocg, ck int) {
+	ocg, ck = 4, 32
+	if blocks >= 8 {
+		ocg = 8
+	}
+	if chunk := 64 * (g.KH*2*64 + g.KH*g.KW*int64(mr)*4); chunk <= p.cacheBudget(32) {
+		ck = 64
+	}
+	return ocg, ck
+}
+
+// cacheBudget is the nth part of the cache a CPU device's local memory
+// stands for (256 KiB when the device reports none).
+func (p deviceProfile) cacheBudget(n int64) int64 {
+	if p.localMem <= 0 {
+		return (256 << 10) / n
+	}
+	return p.localMem / n
+}
+
+// winogradTiles is the number of 2x2 output tiles Winograd F(2x2,3x3)
+// makes of g per image (tiles a dilation apart on each axis).
+func winogradTiles(g conv2D) int64 {
+	dh, dw := max(g.DH, 1), max(g.DW, 1)
+	return ceilDiv(g.OH, 2*dh) * dh * ceilDiv(g.OW, 2*dw) * dw
 }
 
 // dwconv is the dwconv variant of a depthwise convolution with row stride

@@ -140,26 +140,35 @@ func isGroupPolicy(q kernels.Param) bool {
 }
 
 // TestHeuristicsWinogradFollowsTheCache checks the CPU conv heuristics'
-// one cache-dependent choice: Winograd where the direct kernel's weight
-// block per item outgrows an eighth of the device's cache (local memory on
+// cache-dependent choices: Winograd where the direct kernel's weight block
+// per item outgrows an eighth of the device's cache (local memory on
 // POCL), which on an AVX2 POCL with a smaller cache comes at fewer
-// channels than on AVX-512 with 2 MiB per core, and never below 256.
+// channels than on AVX-512 with 2 MiB per core, never below 256 and only
+// for planes whose transformed rows are less than a page apart (32x32
+// outputs: 256 tiles); else the grouped kernel wherever the output
+// channels span two blocks, in chunks of 64 input channels where they
+// fit a 32nd of the cache (AVX-512's 2 MiB), of 32 on the AVX2 POCL.
 func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
-	alg := func(p deviceProfile, c int64) string {
-		return p.conv(conv2D{N: 1, C: c, OC: 256, OH: 64, OW: 64, KH: 3, KW: 3, SH: 1, SW: 1}, true).Algorithm
+	conv := func(p deviceProfile, c, hw, oc int64) kernels.Variant {
+		return p.conv(conv2D{N: 1, C: c, OC: oc, OH: hw, OW: hw, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1}, true)
 	}
 	for _, c := range []struct {
-		p    deviceProfile
-		ch   int64
-		want string
+		p      deviceProfile
+		ch, hw int64
+		want   string
 	}{
-		{poclSkylake, 128, "direct"}, {poclSkylake, 256, "direct"}, {poclSkylake, 512, "winograd_2x2_3x3"},
-		{poclHaswell, 128, "direct"}, {poclHaswell, 256, "winograd_2x2_3x3"}, {poclHaswell, 512, "winograd_2x2_3x3"},
+		{poclSkylake, 128, 32, "grouped"}, {poclSkylake, 256, 32, "grouped"}, {poclSkylake, 512, 32, "winograd_2x2_3x3"},
+		{poclHaswell, 128, 32, "grouped"}, {poclHaswell, 256, 32, "winograd_2x2_3x3"}, {poclHaswell, 512, 32, "winograd_2x2_3x3"},
+		{poclSkylake, 512, 64, "grouped"}, {poclSkylake, 1024, 128, "grouped"}, {poclHaswell, 512, 64, "grouped"},
 	} {
-		assert.Equal(t, c.want, alg(c.p, c.ch), "%s, C=%d", c.p.name, c.ch)
+		assert.Equal(t, c.want, conv(c.p, c.ch, c.hw, 256).Algorithm, "%s, C=%d, %dx%d", c.p.name, c.ch, c.hw, c.hw)
 	}
-	assert.Equal(t, "direct", poclSkylake.conv(conv2D{N: 1, C: 512, OC: 256, OH: 64, OW: 64, KH: 3, KW: 3, SH: 2, SW: 2}, false).Algorithm,
+	assert.Equal(t, "grouped", poclSkylake.conv(conv2D{N: 1, C: 512, OC: 256, OH: 32, OW: 32, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1}, false).Algorithm,
 		"strided windows are not Winograd's")
+	assert.Equal(t, "direct", conv(poclSkylake, 64, 64, 16).Algorithm, "one block of output channels has nothing to group")
+	sky, has := conv(poclSkylake, 64, 64, 64), conv(poclHaswell, 64, 64, 64)
+	assert.Equal(t, []int{4, 64}, []int{sky.Get("OCG"), sky.Get("CK")}, "skylake: %s", sky)
+	assert.Equal(t, []int{8, 32}, []int{has.Get("OCG"), has.Get("CK")}, "haswell (8 channels per block): %s", has)
 }
 
 // TestGPUHeuristicsOnPOCL plans the variant cases of the hot families for

@@ -144,10 +144,13 @@ func (b *builder) emitConv(n *graph.Node, v kernels.Variant, op convOp) error {
 	case "winograd_2x2_3x3":
 		return b.emitWinograd(n, v, op)
 	}
-	vw, mr, nv := int64(v.Get("VW")), int64(v.Get("MR")), int64(v.Get("NV"))
+	vw, mr, nv, ocg, wg := int64(v.Get("VW")), int64(v.Get("MR")), int64(v.Get("NV")), int64(1), v.Get("WG")
+	if v.Algorithm == "grouped" {
+		nv, ocg, wg = 1, int64(v.Get("OCG")), 1
+	}
 	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, g.PH, g.PW, hasBias}
-	local := groupOf(v.Get("WG"), 3)
-	global := roundGlobal([]int64{ceilDiv(g.OC, mr), g.OH * ceilDiv(g.OW, nv*vw), g.N}, local)
+	local := groupOf(wg, 3)
+	global := roundGlobal([]int64{ceilDiv(ceilDiv(g.OC, mr), ocg), g.OH * ceilDiv(g.OW, nv*vw), g.N}, local)
 	K := g.C * g.KH * g.KW
 	return b.emitND(n, "fused_conv2d_blocked", v.Defines()+b.windowDefines(op), global, local,
 		slotArg(op.x), b.packRows(op.w, g.OC, K, K, 1, mr), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)

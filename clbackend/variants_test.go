@@ -62,6 +62,11 @@ func variantCases() map[string][]lowerCase {
 			// dilated Winograd tiles on both axes, unequal dilations.
 			{"3x3_dilation2x3_relu", conv(graph.OpFusedConv, graph.Attrs{"pads": []int64{2, 3, 2, 3}, "dilations": []int64{2, 3}},
 				[]graph.PostOp{{Kind: graph.PostRelu}}, []int64{1, 3, 11, 14}, []int64{6, 3, 3, 3}, false)},
+			// More input channels than a chunk of the grouped kernel (67:
+			// a partial last chunk) and output channels past a group of
+			// blocks (70 = 9 blocks of 8, the last partial), with a sum.
+			{"3x3_many_channels_sum_relu", conv(graph.OpFusedConv, graph.Attrs{"pads": []int64{1, 1, 1, 1}},
+				[]graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostRelu}}, []int64{1, 67, 5, 7}, []int64{70, 67, 3, 3}, true)},
 		},
 		"dwconv": {
 			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"group": int64(5), "pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 5, 13, 17}, []int64{5, 1, 3, 3}, false)},

@@ -6,14 +6,20 @@
 // STR_H, STR_W, DIL_H, DIL_W; default 3, 3, 1, 1, 1, 1: U-Net-like models'
 // dilated 3x3 convolutions run here too), pads, bias, post-ops, on weights packed as
 // [ceil(OC/MR)][C][KH][KW][MR] (zero-padded). Build options MR (output
-// channels per item, default 8) and NV (vectors of VW pixels of a row per
-// item, default 1: each weight loaded feeds NV fmas). Work-size contract:
-// 3-D NDRange, global size >= (ceil(OC/MR), OH * ceil(OW/(NV*VW)), N), any
-// local size; item (i, j, b) computes output channels i*MR.. of the NV*VW
+// channels per block, default 8), NV (vectors of VW pixels of a row per
+// item, default 1: each weight loaded feeds NV fmas), OCG (blocks per
+// item, default 1) and CK (input channels per chunk, default 16). With
+// OCG > 1 an item runs its OCG blocks in turn over each chunk of CK input
+// channels, keeping their partial sums in private memory, so the chunk's
+// input rows, loaded into the cache by the first block, serve the others
+// from it (with OCG 1 the sum runs over all C in registers).
+// Work-size contract: 3-D NDRange, global size >= (ceil(ceil(OC/MR)/OCG),
+// OH * ceil(OW/(NV*VW)), N), any local size; item (i, j, b) computes output
+// channels i*OCG*MR.. (OCG*MR of them, those below OC) of the NV*VW
 // pixels of row j / tiles at column (j % tiles)*NV*VW of image b (tiles =
-// ceil(OW/(NV*VW))), each as a serial
-// f32 fma sum in input channel, kernel row, kernel column order, then
-// bias, then the post-ops; items outside do nothing. The int array m holds
+// ceil(OW/(NV*VW))), each as a serial f32 fma sum in input channel,
+// kernel row, kernel column order (the chunks keep it), then bias, then
+// the post-ops; items outside do nothing. The int array m holds
 // N, C, H, W, OC, OH, OW, pad top, pad left, has_bias.
 //
 // -DHALF (f16 activations): buffers are f16 through half.clh's macros,
@@ -29,27 +35,26 @@
 #ifndef NV
 #define NV 1
 #endif
+#ifndef OCG
+#define OCG 1
+#endif
+#ifndef CK
+#define CK 16
+#endif
 
-__kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, __global const FT* bias,
-                                   __global const FT* res, __global FT* out, __global const int* m,
-                                   __global const int* pm, __global const float* pf)
+// conv_chunk adds to acc the input channels [ic0, ic1) of the block of MR
+// output channels whose packed weights start at wb, for the NV vectors of
+// output row oh whose first input column is c0 (image plane xb).
+__attribute__((always_inline)) inline void conv_chunk(floatv acc[MR][NV], __global const FT* xb, __global const FT* wb,
+                                                      const int ic0, const int ic1, const int ih0, const int c0,
+                                                      const int H, const int W, __global const FT* x,
+                                                      __global const FT* xend)
 {
-    const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6], PH = m[7], PW = m[8];
-    const int ocb = (int)get_global_id(0), oc0 = ocb * MR;
-    const int tiles = (OW + NR - 1) / NR;
-    const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * NR;
-    const long b = (long)get_global_id(2);
-    if (oc0 >= OC || oh >= OH || b >= m[0]) return;
-    __global const FT* xend = x + (long)m[0] * C * H * W;
-    floatv acc[MR][NV];
-    UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = (floatv)0.0f;
-    __global const FT* wb = w + (long)ocb * C * (WIN_H * WIN_W * MR);
-    const int c0 = ow0 * STR_W - PW;
-    for (int ic = 0; ic < C; ++ic) {
-        __global const FT* xp = x + (b * C + ic) * H * (long)W;
+    for (int ic = ic0; ic < ic1; ++ic) {
+        __global const FT* xp = xb + (long)ic * H * W;
         __global const FT* wc = wb + ic * (WIN_H * WIN_W * MR);
         UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
-            const int ih = oh * STR_H - PH + kh * DIL_H;
+            const int ih = ih0 + kh * DIL_H;
             if (ih >= 0 && ih < H) {
                 __global const FT* row = xp + (long)ih * W;
                 UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
@@ -63,6 +68,16 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
             }
         }
     }
+}
+
+// conv_store stores block acc (output channels oc0.. below OC) of row oh
+// from column ow0 of image b, each with its bias and the post-ops.
+__attribute__((always_inline)) inline void conv_store(floatv acc[MR][NV], const int oc0, const long b, const int oh,
+                                                      const int ow0, __global const int* m, __global const FT* bias,
+                                                      __global const FT* res, __global FT* out, __global const int* pm,
+                                                      __global const float* pf)
+{
+    const int OC = m[4], OH = m[5], OW = m[6];
     UNROLL for (int i = 0; i < MR; ++i) {
         const int oc = oc0 + i;
         if (oc < OC) {
@@ -73,4 +88,40 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
             }
         }
     }
+}
+
+__kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, __global const FT* bias,
+                                   __global const FT* res, __global FT* out, __global const int* m,
+                                   __global const int* pm, __global const float* pf)
+{
+    const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6], PH = m[7], PW = m[8];
+    const int ocg = (int)get_global_id(0), oc0 = ocg * OCG * MR;
+    const int tiles = (OW + NR - 1) / NR;
+    const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * NR;
+    const long b = (long)get_global_id(2);
+    if (oc0 >= OC || oh >= OH || b >= m[0]) return;
+    __global const FT* xend = x + (long)m[0] * C * H * W;
+    __global const FT* xb = x + b * C * H * (long)W;
+    __global const FT* wb = w + (long)ocg * OCG * C * (WIN_H * WIN_W * MR);
+    const int ih0 = oh * STR_H - PH, c0 = ow0 * STR_W - PW;
+    floatv acc[MR][NV];
+#if OCG == 1
+    UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = (floatv)0.0f;
+    conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, x, xend);
+    conv_store(acc, oc0, b, oh, ow0, m, bias, res, out, pm, pf);
+#else
+    const int nb = min(OCG, (OC - oc0 + MR - 1) / MR); // blocks below OC
+    floatv part[OCG][MR][NV];
+    for (int ic0 = 0; ic0 < C; ic0 += CK) {
+        for (int g = 0; g < nb; ++g) {
+            UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = ic0 == 0 ? (floatv)0.0f : part[g][i][j];
+            conv_chunk(acc, xb, wb + (long)g * C * (WIN_H * WIN_W * MR), ic0, min(C, ic0 + CK), ih0, c0, H, W, x, xend);
+            UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) part[g][i][j] = acc[i][j];
+        }
+    }
+    for (int g = 0; g < nb; ++g) {
+        UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = part[g][i][j];
+        conv_store(acc, oc0 + g * MR, b, oh, ow0, m, bias, res, out, pm, pf);
+    }
+#endif
 }

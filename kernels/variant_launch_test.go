@@ -258,6 +258,21 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 					f16Pattern(out, false), make([]uint16, out), m, pm, pf)
 			}
 		})
+		// grouped: x [1,37,3,5], 3x3, pad 1 -> [1,11,3,5]: two chunks of
+		// input channels under CK 32 (the last partial), one under 64;
+		// 11 output channels in fewer blocks of MR than OCG (weights
+		// packed [ceil(11/MR)][333][MR]), items past each axis.
+		e.forVariants(t, "conv", "grouped", func(t *testing.T, v kernels.Variant, full bool) {
+			mr := v.Get("MR")
+			wn := ceil(11, mr) * 333 * mr
+			m := []int32{1, 37, 3, 5, 11, 3, 5, 1, 1, 1}
+			global, local := []int{2, 4, 2}, []int{1, 1, 1}
+			e.launch(t, k, v.Defines(), global, local, fill(555, -1, 1), fill(wn, -1, 1), fill(11, -1, 1), fill(165, -1, 1), make([]float32, 165), m, pm, pf)
+			if full {
+				e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(555, false), f16Pattern(wn, false), f16Pattern(11, false),
+					f16Pattern(165, false), make([]uint16, 165), m, pm, pf)
+			}
+		})
 	},
 	"fused_deconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,3,4,9], 2x2 kernel and stride -> [1,5,8,18], OC 5 in

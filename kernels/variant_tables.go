@@ -82,6 +82,14 @@ var families = append(append([]Family{
 				WorkGroup: groupWG,
 			},
 			{
+				Name: "grouped", Entries: []string{"fused_conv2d_blocked"},
+				Doc: "the register-blocked direct convolution with OCG blocks of MR output channels per item, run in turn over chunks of CK input channels with their partial sums in private memory: each chunk's input rows, loaded into the cache by the first block, serve the others from it; one item per group (a CPU's form)",
+				Params: []Param{vwParam, {Name: "MR", Values: []int{8, 16, 24}, Define: true, Doc: "output channels per block"},
+					{Name: "OCG", Values: []int{4, 8}, Define: true, Doc: "blocks of MR output channels per work item"},
+					{Name: "CK", Values: []int{32, 64}, Define: true, Doc: "input channels per chunk"}},
+				WorkGroup: func(Point) int { return 1 },
+			},
+			{
 				Name: "implicit_gemm", Entries: []string{"fused_gemm_tiled"}, GPUShaped: true,
 				Doc:    "the tiled GEMM of gemm_tiled.cl with im2col done while staging B tiles: W [OC, C*KH*KW] x patches [C*KH*KW, OH*OW] per image",
 				Params: tiledParams, Valid: tiledValid, WorkGroup: tiledGroup, LocalMem: tiledLocal,
