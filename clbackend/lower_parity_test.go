@@ -225,6 +225,12 @@ func parityCases() map[string][]lowerCase {
 		x := graph.NewNode("Cast", "u", []graph.Output{g.param("i", tensor.I32, 1, 2, g.dim(4, 6), g.dim(4, 6))}, graph.Attrs{"to": int64(tensor.U8)}, 1)
 		return g.model(graph.NewNode("MaxPool", "node", []graph.Output{x.Out(0)}, graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{2, 2}}, 1))
 	})
+	// IS-Net's downsampling: 2x2 stride 2 with ceil_mode on odd sizes
+	// (max_pool2d's partial windows at the ends).
+	add("MaxPool", "2x2_stride2_ceil_mode", func(g *caseGen) *graph.Model {
+		return g.one("MaxPool", graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{2, 2}, "ceil_mode": int64(1)},
+			g.x("x", g.dim(1, 2), g.dim(1, 3), 2*g.dim(2, 5)+1, 2*g.dim(3, 9)+1))
+	})
 	for _, op := range []string{"MaxPool", "AveragePool"} {
 		add(op, "3d", func(g *caseGen) *graph.Model {
 			return g.one(op, graph.Attrs{"kernel_shape": []int64{2, 3, 2}, "strides": []int64{1, 2, 2}, "pads": []int64{0, 1, 1, 1, 1, 0},

@@ -1,6 +1,8 @@
 package clbackend
 
 import (
+	"fmt"
+
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -69,8 +71,19 @@ func lowerPool(b *builder, n *graph.Node) error {
 		colMajor := int32(n.Attrs.Int("storage_order", 0))
 		return b.emit(n, "max_pool_indices", defines, cnt, slotArg(x), slotArg(y), slotArg(b.out(n, 1)), colMajor, uint64(cnt), b.meta(m))
 	}
+	if r == 2 && (t == tensor.F32 || t == tensor.F16) && dil[0] == 1 && dil[1] == 1 && ys.NumElements() < 1<<31 {
+		// By runs of output rows (pool_max2d.cl), no division per element.
+		rows := ys[0] * ys[1] * ys[2]
+		global := []int{int(ceilDiv(ys[3], maxPoolRun)), int(rows)}
+		tbl := []int64{xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], stride[0], stride[1], begin[0], begin[1], rows}
+		return b.emitND(n, "max_pool2d", defines+fmt.Sprintf(" -DRUN=%d", maxPoolRun), global, nil, slotArg(x), slotArg(y), b.meta(tbl))
+	}
 	return b.emit(n, "max_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 }
+
+// maxPoolRun is max_pool2d's outputs per work item: a row of 8 is one
+// index division for 8 windows.
+const maxPoolRun = 8
 
 // poolTable is pool.cl's table m of a pooling of x [N, C, spatial...] into
 // y: the sizes, window, strides, pads begin and end, dilations, then

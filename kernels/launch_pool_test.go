@@ -1,13 +1,33 @@
 package kernels_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/clinfer/clinfer/kernels"
 )
 
-// The launch specs of pool_unpool.cl (launchSpecs).
+// The launch specs of pool_unpool.cl and pool_max2d.cl (launchSpecs).
 func init() {
+	launchSpecs["max_pool2d"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// x [1,2,5,7]: 2x2 stride 2 with ceil_mode (end pad 1) -> [1,2,3,4];
+		// 3x2 window, strides (2,1), pads (1,0) -> [1,2,3,6]; runs of
+		// 8 and 3 (a partial last run), items past both axes.
+		for _, c := range []struct {
+			m   []int32
+			out int
+		}{
+			{[]int32{5, 7, 3, 4, 2, 2, 2, 2, 0, 0, 6}, 24},
+			{[]int32{5, 7, 3, 6, 3, 2, 2, 1, 1, 0, 6}, 36},
+		} {
+			for _, run := range []int{8, 3} {
+				global := []int{(int(c.m[3])+run-1)/run + 1, int(c.m[10]) + 1}
+				defs := fmt.Sprintf("-DRUN=%d", run)
+				e.launch(t, k, defs, global, nil, fill(70, -1, 1), make([]float32, c.out), c.m)
+				e.launch(t, k, defs+" -DHALF", global, nil, f16Pattern(70, false), make([]uint16, c.out), c.m)
+			}
+		}
+	}
 	launchSpecs["unpool_zero"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(50), nil, make([]uint32, 50), uint64(50))
 		e.launch(t, k, "-DT=ushort", global1D(50), nil, make([]uint16, 50), uint64(50))
