@@ -184,18 +184,17 @@ func TestFuseQuantizedSaysWhyFloat(t *testing.T) {
 func TestFuseQuantizedQuantizesOnLoad(t *testing.T) {
 	b := newBuilder(t)
 	x := b.param("x", 1, 3, 16, 16)
-	// A strided 3x3 convolution of 8 channels quantizes its data on
-	// load; a 3x3 of 40 channels at stride 1 would quantize each element
-	// 27 times and keeps its QuantizeLinear.
-	w, ws, wz := b.qweights(tensor.I8, 0, 8, 3, 3, 3)
-	strided := b.op("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}, "strides": []int64{2, 2}}, b.qdq(x),
-		b.op("DequantizeLinear", graph.Attrs{"axis": int64(0)}, w, ws, wz))
-	w2, ws2, wz2 := b.qweights(tensor.I8, 0, 40, 3, 3, 3)
-	wide := b.op("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}}, b.qdq(b.op("Relu", nil, x)),
+	// A 1x1 convolution of 8 channels quantizes its data on load; a 3x3
+	// one at stride 2 would quantize each element once per tap (and the
+	// discarded lanes of its loads) and keeps its QuantizeLinear.
+	w, ws, wz := b.qweights(tensor.I8, 0, 8, 3, 1, 1)
+	pointwise := b.op("Conv", nil, b.qdq(x), b.op("DequantizeLinear", graph.Attrs{"axis": int64(0)}, w, ws, wz))
+	w2, ws2, wz2 := b.qweights(tensor.I8, 0, 8, 3, 3, 3)
+	wide := b.op("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}, "strides": []int64{2, 2}}, b.qdq(b.op("Relu", nil, x)),
 		b.op("DequantizeLinear", graph.Attrs{"axis": int64(0)}, w2, ws2, wz2))
-	m := b.model(strided, wide)
+	m := b.model(pointwise, wide)
 	tm := quantized(t, m, 0.05)
-	assert.Equal(t, 1, opCount(t, tm, "QuantizeLinear"), "the wide convolution's")
+	assert.Equal(t, 1, opCount(t, tm, "QuantizeLinear"), "the 3x3 convolution's")
 	nodes, err := tm.Nodes()
 	require.NoError(t, err)
 	var onLoad *graph.Node
