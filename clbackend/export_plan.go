@@ -28,13 +28,17 @@ const planSection = "plan"
 
 // planRecordVersion is the version of the plan section's encoding; a
 // record of another version is not used.
-const planRecordVersion = 2
+const planRecordVersion = 3
 
 // Host tensor forms of a plan value in the record.
 const (
 	hostNone     = 0 // a device value
 	hostConstant = 1 // the tensor of the graph's Constant of that name
 	hostData     = 2 // the bytes follow
+	// hostDropped: a host value no launch reads (a weight the planner
+	// repacked, in its form before that) is left out; the imported plan
+	// never needs it.
+	hostDropped = 3
 )
 
 // Kernel argument tags of the record: a value index (slotArg), a
@@ -73,10 +77,11 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	used := pl.deviceReads()
 	var e wire.Encoder
 	size := 1 << 16
 	for _, v := range pl.values {
-		if n := byName[v.weight]; v.host != nil && (n == nil || n.OpType != graph.OpConstant) {
+		if n := byName[v.weight]; v.host != nil && used[v.root] && (n == nil || n.OpType != graph.OpConstant) {
 			size += v.bytes + 32
 		}
 	}
@@ -98,6 +103,8 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 		switch {
 		case v.host == nil:
 			e.Byte(hostNone)
+		case !used[v.root]:
+			e.Byte(hostDropped)
 		case v.weight != "" && isGraphConstant(byName[v.weight], v.host):
 			e.Byte(hostConstant)
 		default:
@@ -172,6 +179,33 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 		}
 	}
 	return e.Buf, nil
+}
+
+// deviceReads returns the root values a straight-line plan reads on the
+// device or returns: its launches' arguments, its inputs, outputs and
+// seed.
+func (pl *plan) deviceReads() map[int]bool {
+	used := map[int]bool{}
+	mark := func(v int) {
+		if v >= 0 && v < len(pl.values) {
+			used[pl.values[v].root] = true
+		}
+	}
+	for _, l := range pl.launches {
+		for _, a := range l.args {
+			if s, ok := a.(slotArg); ok {
+				mark(int(s))
+			}
+		}
+	}
+	for _, v := range pl.params {
+		mark(v)
+	}
+	for _, v := range pl.results {
+		mark(v)
+	}
+	mark(pl.seed - 1)
+	return used
 }
 
 // nodesByName maps the names of the compiled model's nodes to them.

@@ -108,6 +108,7 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 		}
 	}()
 	nv := d.Count("values", 8)
+	dropped := map[int]bool{}
 	pl.values = make([]value, 0, nv)
 	for range nv {
 		v := value{typ: tensor.ElementType(d.Byte("value type"))}
@@ -127,6 +128,8 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 		}
 		switch form := d.Byte("value host form"); form {
 		case hostNone:
+		case hostDropped:
+			dropped[len(pl.values)] = true
 		case hostConstant:
 			n := byName[v.weight]
 			if d.Err == nil && (n == nil || n.OpType != graph.OpConstant || n.Value == nil) {
@@ -211,7 +214,7 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 	if d.Err != nil {
 		return nil, fmt.Errorf("plan record: %w", d.Err)
 	}
-	if err := c.checkRecord(pl); err != nil {
+	if err := c.checkRecord(pl, dropped); err != nil {
 		return nil, fmt.Errorf("%w: plan record: %v", driver.ErrCorrupt, err)
 	}
 	if err := c.checkChoices(pl.choices); err != nil {
@@ -261,7 +264,7 @@ func hostTensor(t tensor.ElementType, s tensor.Shape, raw []byte) *tensor.Tensor
 	return x
 }
 
-func (c *CompiledModel) checkRecord(pl *plan) error {
+func (c *CompiledModel) checkRecord(pl *plan, dropped map[int]bool) error {
 	nv := len(pl.values)
 	inRange := func(i, n int) bool { return i >= 0 && i < n }
 	for i, v := range pl.values {
@@ -271,7 +274,7 @@ func (c *CompiledModel) checkRecord(pl *plan) error {
 		if v.held < 0 || v.held > len(c.core.Inputs()) {
 			return fmt.Errorf("value %d: bad state input %d", i, v.held)
 		}
-		if v.root == i && v.host == nil && v.held == 0 && !inRange(v.buf, len(pl.bufSizes)) {
+		if v.root == i && v.host == nil && v.held == 0 && !dropped[i] && !inRange(v.buf, len(pl.bufSizes)) {
 			return fmt.Errorf("value %d: bad buffer %d", i, v.buf)
 		}
 		if v.root != i && pl.values[v.root].bytes < v.bytes {
@@ -284,7 +287,7 @@ func (c *CompiledModel) checkRecord(pl *plan) error {
 		}
 	}
 	for i, v := range pl.values {
-		if v.root == i && v.host == nil && v.held == 0 && v.bytes > pl.bufSizes[v.buf] {
+		if v.root == i && v.host == nil && v.held == 0 && !dropped[i] && v.bytes > pl.bufSizes[v.buf] {
 			return fmt.Errorf("value %d: %d bytes in buffer %d of %d", i, v.bytes, v.buf, pl.bufSizes[v.buf])
 		}
 	}
@@ -310,6 +313,11 @@ func (c *CompiledModel) checkRecord(pl *plan) error {
 		}
 		if len(l.global) < 1 || len(l.global) > 3 || (l.local != nil && len(l.local) != len(l.global)) {
 			return fmt.Errorf("node %q: work sizes %v, %v", l.node.Name, l.global, l.local)
+		}
+	}
+	for v := range pl.deviceReads() {
+		if dropped[v] {
+			return fmt.Errorf("value %d is read on the device, and the record left its data out", v)
 		}
 	}
 	return nil
