@@ -43,6 +43,9 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 		}
 	}
 	launch := n.Attrs.String(graph.AttrLaunch, "")
+	if launch == graph.LaunchGEMMRows {
+		return lowerGEMMRows(b, n, half)
+	}
 	// The iteration space the inputs broadcast to: the output, or what a
 	// reduction's rows span.
 	var args []any
@@ -177,6 +180,58 @@ func quantTail(n *graph.Node) tensor.ElementType {
 		return last.Outputs[0].Type
 	}
 	return tensor.Undefined
+}
+
+// gemmRowsGroup is the most items of a graph.LaunchGEMMRows work group
+// (the kernels' local arrays hold that many).
+const gemmRowsGroup = 256
+
+// lowerGEMMRows launches KernelFusion node n of graph.LaunchGEMMRows: one
+// work group per row of output 0, input 0 rows of K, input 1 a [K, C]
+// matrix, the other inputs [C]; the kernel is built with -DVW, the
+// device's preferred vector width (4, 8 or 16: the columns an item takes
+// at a time), and the group is the smallest power of two whose items
+// cover C that way, within gemmRowsGroup and the device's work-group
+// limit (its items then loop over the chunks).
+func lowerGEMMRows(b *builder, n *graph.Node, half string) error {
+	y := b.out(n, 0)
+	ys := b.val(y).shape
+	if len(n.Inputs) < 2 || len(n.Outputs) != 1 || len(ys) == 0 {
+		return errUnsupported(n, "a %s fusion takes rows, a matrix and one output of rows", graph.LaunchGEMMRows)
+	}
+	xs, ws := b.val(b.in(n, 0)).shape, b.val(b.in(n, 1)).shape
+	if len(xs) == 0 || len(ws) != 2 || xs[len(xs)-1] != ws[0] || ys[len(ys)-1] != ws[1] {
+		return errUnsupported(n, "input %v times matrix %v into %v: want rows of K, [K, C] and rows of C", xs, ws, ys)
+	}
+	K, C := ws[0], ws[1]
+	rows := ys.NumElements() / max(C, 1)
+	if xs.NumElements() != rows*K {
+		return errUnsupported(n, "input %v does not hold the %d rows of output %v", xs, rows, ys)
+	}
+	args := []any{slotArg(b.in(n, 0)), slotArg(b.in(n, 1))}
+	for i := 2; i < len(n.Inputs); i++ {
+		v := b.in(n, i)
+		if v < 0 || b.val(v).shape.NumElements() != C {
+			return errUnsupported(n, "input %d: want a vector of the row's %d columns", i, C)
+		}
+		args = append(args, slotArg(v))
+	}
+	if rows == 0 || C == 0 {
+		return nil
+	}
+	// An item takes vw columns at a time, one vector of the device's
+	// preferred width (4, 8 or 16).
+	vw := 4
+	for vw < 16 && vw*2 <= b.profile().vectorWidth {
+		vw *= 2
+	}
+	group, limit := 1, min(gemmRowsGroup, b.profile().maxWorkGroup)
+	for int64(group*vw) < C && group*2 <= limit {
+		group *= 2
+	}
+	args = append(args, slotArg(y), uint64(rows), b.meta([]int64{C, K}), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
+	defines := fmt.Sprintf("%s -DVW=%d", half, vw)
+	return b.emitND(n, n.Attrs.String(graph.AttrKernel, ""), defines, []int{int(rows) * group}, []int{group}, args...)
 }
 
 // broadcastsTo reports whether s broadcasts to out (numpy rules) without

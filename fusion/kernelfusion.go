@@ -38,8 +38,8 @@ type KernelFusion struct {
 	Kernel string
 	// File is the OpenCL C file in kernels/ ("kernelfusion_se_residual.cl").
 	File string
-	// Launch is the launch convention: graph.LaunchElementwise or
-	// graph.LaunchRows.
+	// Launch is the launch convention: graph.LaunchElementwise,
+	// graph.LaunchRows or graph.LaunchGEMMRows.
 	Launch string
 	// Pattern is the subgraph to fuse; the output of its root becomes the
 	// fused node's output.
@@ -117,7 +117,7 @@ func (k KernelFusion) Validate() error {
 	if !strings.HasSuffix(k.File, ".cl") || strings.Contains(k.File, "/") {
 		return bad("File %q must be a .cl file in kernels/", k.File)
 	}
-	if k.Launch != graph.LaunchElementwise && k.Launch != graph.LaunchRows {
+	if k.Launch != graph.LaunchElementwise && k.Launch != graph.LaunchRows && k.Launch != graph.LaunchGEMMRows {
 		return bad("Launch %q is not one of %s", k.Launch, strings.Join(graph.LaunchKinds(), ", "))
 	}
 	if k.Pattern == nil || k.Pattern.kind != patOp {

@@ -159,7 +159,7 @@ func TestKernelFusionValidate(t *testing.T) {
 		{"no_doc", "Doc", func(k *fusion.KernelFusion) { k.Doc = "" }},
 		{"kernel_name", "C identifier", func(k *fusion.KernelFusion) { k.Kernel = "x-kernel" }},
 		{"file", "must be a .cl file", func(k *fusion.KernelFusion) { k.File = "x.c" }},
-		{"launch", "elementwise, reduce_rows, rows", func(k *fusion.KernelFusion) { k.Launch = "tiles" }},
+		{"launch", "elementwise, gemm_rows, reduce_rows, rows", func(k *fusion.KernelFusion) { k.Launch = "tiles" }},
 		{"pattern", "Op pattern", func(k *fusion.KernelFusion) { k.Pattern = fusion.Any() }},
 		{"no_inputs", "no Inputs", func(k *fusion.KernelFusion) { k.Inputs = nil }},
 		{"unknown_capture", `"b" is not a capture`, func(k *fusion.KernelFusion) { k.Inputs[1].Name = "b" }},

@@ -6,8 +6,9 @@ import (
 
 // Pass names of the kernel fusions.
 const (
-	PassFuseSEResidual    = "FuseSEResidual"
-	PassFuseLayerNormRelu = "FuseLayerNormRelu"
+	PassFuseSEResidual      = "FuseSEResidual"
+	PassFuseFCLayerNormRelu = "FuseFCLayerNormRelu"
+	PassFuseLayerNormRelu   = "FuseLayerNormRelu"
 )
 
 // KernelFusions returns every fusion onto a catalogue kernel, in pipeline
@@ -31,6 +32,22 @@ func KernelFusions() []KernelFusion {
 		Pattern: Op("Add", Any().As("x"), Op("Mul", Same("x"), Any().As("gate")).Commutative()).Commutative(),
 		Inputs:  []Input{{Name: "x", Shape: "N,C,H,W"}, {Name: "gate", Shape: "N,C,1,1"}},
 	}, {
+		// openWakeWord's dense layers whole: the FullyConnected that feeds
+		// each Relu(LayerNormalization(x)) in the same launch, one work
+		// group per row (two launches of the five in the wake-word heads).
+		// Before FuseLayerNormRelu, which would take the rest apart.
+		Name:   PassFuseFCLayerNormRelu,
+		Doc:    "fuse FullyConnected + LayerNormalization over the last axis + Relu into one fc_layer_norm_relu launch per row",
+		Kernel: "fc_layer_norm_relu",
+		File:   "kernelfusion_fc_layer_norm_relu.cl",
+		Launch: graph.LaunchGEMMRows,
+		Pattern: Op("Relu", Op("LayerNormalization",
+			Op(graph.OpFullyConnected, Any().As("x"), Const().As("w"), Const().As("b")).Where(plainFC),
+			Const().As("scale"), Const().As("beta")).Attr("axis", int64(-1), int64(-1)).As("ln")),
+		// 21 columns: a whole vector chunk of the kernel and a partial one.
+		Inputs: []Input{{Name: "x", Shape: "N,K"}, {Name: "w", Shape: "K,21"}, {Name: "b", Shape: "21"}, {Name: "scale", Shape: "21"}, {Name: "beta", Shape: "21"}},
+		Params: func(m *Match) []float32 { return []float32{m.Node("ln").Attrs.Float("epsilon", 1e-5)} },
+	}, {
 		// openWakeWord's dense blocks: Relu(LayerNormalization(x)) over the
 		// last axis (FuseLayerNorm makes the LayerNormalization).
 		Name:   PassFuseLayerNormRelu,
@@ -43,4 +60,19 @@ func KernelFusions() []KernelFusion {
 		Inputs: []Input{{Name: "x", Shape: "N,T,C"}, {Name: "scale", Shape: "C"}, {Name: "bias", Shape: "C"}},
 		Params: func(m *Match) []float32 { return []float32{m.Node("ln").Attrs.Float("epsilon", 1e-5)} },
 	}}
+}
+
+// plainFC reports whether FullyConnected node n is a product plus bias
+// alone: 2-D weights, a bias of one element per column, no post-ops (a
+// post-op would have to run before the normalisation).
+func plainFC(n *graph.Node) bool {
+	if len(n.Inputs) != 3 || n.Attrs.Strings(graph.AttrPostOps, nil) != nil {
+		return false
+	}
+	w, ok := n.ConstInput(1)
+	if !ok || w.Rank() != 2 {
+		return false
+	}
+	b, ok := n.ConstInput(2)
+	return ok && b.NumElements() == w.Shape()[1]
 }

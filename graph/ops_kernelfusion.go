@@ -65,10 +65,19 @@ const (
 	// shape table is m[0] = D, followed by the LaunchElementwise table of
 	// S: element c of row i is element i*D + c of S.
 	LaunchReduceRows = "reduce_rows"
+	// LaunchGEMMRows runs one work group per row of output 0 for a body
+	// that starts with a product of rows: input 0 holds rows of K
+	// (contiguous), input 1 is a [K, C] matrix, every other input a [C]
+	// vector along the row, and output 0 has rows of C. The group's size
+	// L is a power of two (at most 256) and its items share the row's C
+	// columns, so the kernel can reduce over the row in local memory (a
+	// FullyConnected followed by a LayerNormalization). The shape table is
+	// m[0] = C, m[1] = K; n is the number of rows.
+	LaunchGEMMRows = "gemm_rows"
 )
 
 // launchKinds are the accepted AttrLaunch values.
-var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true}
+var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true, LaunchGEMMRows: true}
 
 // LaunchKinds returns the accepted launch conventions, sorted.
 func LaunchKinds() []string { return sortedKeys(launchKinds) }

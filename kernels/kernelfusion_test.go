@@ -24,7 +24,8 @@ import (
 // declared convention (inputs, output, n, shape table, params) with
 // exactly-sized buffers and an unmerged shape table (the GPU lowering
 // merges axes, so both forms run), and compares the output with the CPU
-// reference, which runs the node's body; then once more built with -DHALF
+// reference, which runs the node's body (graph.LaunchGEMMRows: the table
+// {C, K} and groups of 4); then once more built with -DHALF
 // (f16 activations) on the inputs and output as f16 bits, within f16
 // tolerance: every fusion kernel is written with half.clh.
 func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -69,6 +70,12 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 			cnt /= row
 			table = append([]int32{int32(row)}, table...)
 		}
+		if f.Launch == graph.LaunchGEMMRows {
+			// Rows of C from rows of K: the table is {C, K}.
+			c, k := ys[r-1], ins[0].Shape()[ins[0].Rank()-1]
+			cnt /= c
+			table = []int32{int32(c), int32(k)}
+		}
 		params := kf.Attrs.Floats(graph.AttrParams, nil)
 		if len(params) == 0 {
 			params = []float32{0}
@@ -101,6 +108,12 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 				g := tensor.F16ToFloat32(binary.LittleEndian.Uint16(hb[2*i:]))
 				assert.InDelta(t, w[i], g, 1e-2+1e-2*float64(abs(w[i])), "%s -DHALF element %d", k.Name, i)
 			}
+		}
+		if f.Launch == graph.LaunchGEMMRows {
+			// Groups of 4 items (fewer than C's columns in some instances,
+			// so items loop) and one group past n, for the bounds check.
+			run(t, "", []int{4 * (int(cnt) + 1)}, []int{4}, true)
+			return
 		}
 		fam, ok := kernels.FamilyOfEntry(k.Entry)
 		if !ok || f.Launch != graph.LaunchElementwise {

@@ -1,0 +1,141 @@
+// kernelfusion_fc_layer_norm_relu.cl: y = max(0, LayerNorm(x.w + b) * scale
+// + beta) over the last axis: a FullyConnected (x rows of K, w [K, C]),
+// LayerNormalization over its C outputs and Relu (openWakeWord's dense
+// layers) in one launch. Declared by the FuseFCLayerNormRelu entry of
+// fusion.KernelFusions; the GPU launches it through the generic
+// KernelFusion lowering.
+//
+// Work-size contract (graph.LaunchGEMMRows): 1-D NDRange of n work groups
+// of L items, L a power of two of at most 256; group r computes row r of y
+// (groups with r >= n do nothing). The row's columns go in chunks of VW
+// (build option -DVW=4, 8 or 16, default 4): item i takes chunks i, i + L,
+// ... (a whole chunk as one vector,
+// the last, partial one column by column), each an f32 fma sum over k
+// (four interleaved sums for a whole chunk);
+// then the row's mean and variance are reduced over the group in local
+// memory. Arguments: the inputs x (n rows of K), w ([K, C], row-major), b,
+// scale and beta ([C]), the output y (n rows of C), n = the number of
+// rows, the int array m (m[0] = C, m[1] = K) and the float params p (p[0] =
+// the epsilon). Built with -DHALF (f16 activations) the tensors hold f16
+// (half.clh); p stays f32 and the math float. y holds the row's products
+// between the passes, as the unfused FullyConnected's output would.
+
+#include "half.clh"
+
+#define FCLN_MAX_GROUP 256
+#ifndef VW
+#define VW 4
+#endif
+#if VW == 16
+typedef float16 fvec;
+#define VLD(p) LD16((p), 0)
+#define VST(p, v) ST16((p), 0, (v))
+#elif VW == 8
+typedef float8 fvec;
+#define VLD(p) LD8((p), 0)
+#define VST(p, v) ST8((p), 0, (v))
+#else
+typedef float4 fvec;
+#define VLD(p) LD4((p), 0)
+#define VST(p, v) ST4((p), 0, (v))
+#endif
+
+// fcln_row_sum returns the sum of v over the work group (L items, a power
+// of two), through red.
+float fcln_row_sum(float v, __local float* red, const int lid, const int L)
+{
+    red[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = L / 2; off > 0; off >>= 1) {
+        if (lid < off) {
+            red[lid] += red[lid + off];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float s = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return s;
+}
+
+// fcln_vsum is the sum of v's components.
+float fcln_vsum(const fvec v)
+{
+#if VW == 16
+    const float8 a = v.lo + v.hi;
+    const float4 b = a.lo + a.hi;
+#elif VW == 8
+    const float4 b = v.lo + v.hi;
+#else
+    const float4 b = v;
+#endif
+    const float2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
+__kernel void fc_layer_norm_relu(__global const FT* x, __global const FT* w, __global const FT* b,
+                                 __global const FT* scale, __global const FT* beta, __global FT* y,
+                                 const ulong n, __global const int* m, __global const float* p)
+{
+    __local float red[FCLN_MAX_GROUP];
+    const size_t row = get_group_id(0);
+    const int lid = (int)get_local_id(0);
+    const int L = (int)get_local_size(0);
+    if (row >= n || L > FCLN_MAX_GROUP) return; // the whole group alike
+    const long C = m[0];
+    const long K = m[1];
+    const ulong xo = (ulong)row * K;
+    __global FT* yr = y + (ulong)row * C;
+    float sum = 0.0f;
+    for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) {
+        if (c0 + VW <= C) {
+            // Four independent sums: one would wait on each fma's latency.
+            fvec a0 = VLD(b + c0), a1 = (fvec)(0.0f), a2 = (fvec)(0.0f), a3 = (fvec)(0.0f);
+            long k = 0;
+            for (; k + 4 <= K; k += 4) {
+                a0 = fma((fvec)LD(x, xo + k), VLD(w + k * C + c0), a0);
+                a1 = fma((fvec)LD(x, xo + k + 1), VLD(w + (k + 1) * C + c0), a1);
+                a2 = fma((fvec)LD(x, xo + k + 2), VLD(w + (k + 2) * C + c0), a2);
+                a3 = fma((fvec)LD(x, xo + k + 3), VLD(w + (k + 3) * C + c0), a3);
+            }
+            for (; k < K; ++k) {
+                a0 = fma((fvec)LD(x, xo + k), VLD(w + k * C + c0), a0);
+            }
+            VST(yr + c0, (a0 + a1) + (a2 + a3));
+            sum += fcln_vsum(VLD(yr + c0));
+            continue;
+        }
+        for (long c = c0; c < C; ++c) {
+            float acc = LD(b, c);
+            for (long k = 0; k < K; ++k) {
+                acc = fma(LD(x, xo + k), LD(w, k * C + c), acc);
+            }
+            ST(yr, c, acc);
+            sum += LD(yr, c);
+        }
+    }
+    const float mean = fcln_row_sum(sum, red, lid, L) / (float)C;
+    float sq = 0.0f;
+    for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) {
+        if (c0 + VW <= C) {
+            const fvec d = VLD(yr + c0) - mean;
+            sq += fcln_vsum(d * d);
+            continue;
+        }
+        for (long c = c0; c < C; ++c) {
+            const float d = LD(yr, c) - mean;
+            sq += d * d;
+        }
+    }
+    const float inv = rsqrt(fcln_row_sum(sq, red, lid, L) / (float)C + p[0]);
+    for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) {
+        if (c0 + VW <= C) {
+            const fvec v = (VLD(yr + c0) - mean) * inv * VLD(scale + c0) + VLD(beta + c0);
+            VST(yr + c0, fmax(v, 0.0f));
+            continue;
+        }
+        for (long c = c0; c < C; ++c) {
+            const float v = (LD(yr, c) - mean) * inv * LD(scale, c) + LD(beta, c);
+            ST(yr, c, fmax(v, 0.0f));
+        }
+    }
+}
