@@ -1,0 +1,230 @@
+package driver
+
+// The model cache (CACHE_DIR): where Core.CompileModel looks for a compiled
+// model before compiling, the key that names it, and the import of a blob.
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+
+	"github.com/clinfer/clinfer/graph"
+)
+
+// ImportModel imports a compiled model that device's plugin exported (see
+// Importer). A plugin without Importer is an error wrapping
+// ErrNotImplemented.
+func (c *Core) ImportModel(ctx context.Context, r io.Reader, device string, props map[string]string) (CompiledModel, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, ref, props, err := c.target(device, props)
+	if err != nil {
+		return nil, err
+	}
+	imp, ok := p.(Importer)
+	if !ok {
+		return nil, errorf(ErrNotImplemented, "plugin: device %q does not implement ImportModel", ref.name)
+	}
+	return imp.ImportModel(ctx, r, props)
+}
+
+// cacheDir is the CACHE_DIR that applies to a compilation: the one in props,
+// else the plugin's.
+func cacheDir(p Plugin, props map[string]string) string {
+	for k, v := range props {
+		if CanonicalKey(k) == KeyCacheDir {
+			return v
+		}
+	}
+	v, err := p.Property(KeyCacheDir)
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+// cacheKey hashes what decides a compiled model: the model's encoding
+// (streamed into the hash, never gathered in memory), the device, its
+// architecture and the effective read-write configuration (the plugin's
+// values overridden by props), without CACHE_DIR.
+func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) (string, error) {
+	cfg := ConfigFingerprint(p)
+	for k, v := range props {
+		cfg[CanonicalKey(k)] = v
+	}
+	delete(cfg, KeyCacheDir)
+	arch, _ := p.Property(KeyDeviceArchitecture)
+	h := sha256.New()
+	fmt.Fprintf(h, "clinfer model cache\x00blob %d\x00graph %d\x00clinfer %s\x00device %s\x00arch %s\x00", ExportFormatVersion, graph.EncodingVersion, moduleVersion(), ref.name, arch)
+	for _, k := range sortedNames(cfg) {
+		fmt.Fprintf(h, "%s=%s\x00", k, cfg[k])
+	}
+	if ck, ok := p.(CacheKeyer); ok {
+		extra, err := ck.CacheKey(props)
+		if err != nil {
+			return "", fmt.Errorf("plugin: model cache: %w", err)
+		}
+		fmt.Fprintf(h, "plugin %s\x00", extra)
+	}
+	if err := graph.WriteModel(h, m); err != nil {
+		return "", errorf(ErrInvalidArgument, "plugin: model cache: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// moduleVersion is the clinfer build the model cache keys blobs by: the
+// module's version (and checksum) when clinfer is a dependency, its VCS
+// revision when the program is built from a clinfer checkout, "(devel)"
+// when neither is known (tests). The blobs' own versions and the devices'
+// checks of what they hold cover the rest.
+var moduleVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	const path = "github.com/clinfer/clinfer"
+	if bi.Main.Path != path {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version + " " + d.Sum
+			}
+		}
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+			v += " " + s.Value
+		}
+	}
+	return v
+})
+
+// CacheKeyer is implemented by plugins whose compiled models depend on
+// more than their own properties (HETERO: the configuration of the devices
+// it splits across). The Core's model cache mixes CacheKey's answer into
+// the key, so changing that state compiles anew instead of reusing a stale
+// blob.
+type CacheKeyer interface {
+	CacheKey(props map[string]string) (string, error)
+}
+
+// ConfigFingerprint returns a plugin's read-write properties with their
+// current values, as the model cache keys them (CACHE_DIR included; callers
+// drop what must not count).
+func ConfigFingerprint(p Plugin) map[string]string {
+	cfg := map[string]string{}
+	sp, err := p.Property(KeySupportedProperties)
+	if err != nil {
+		return cfg
+	}
+	keys, rw, err := ParseSupportedProperties(sp)
+	if err != nil {
+		return cfg
+	}
+	for _, k := range keys {
+		if rw[k] {
+			if v, err := p.Property(k); err == nil {
+				cfg[k] = v
+			}
+		}
+	}
+	return cfg
+}
+
+// CacheBlobPath returns the file Core.CompileModel caches the compiled
+// model in for this model, device and properties under CACHE_DIR dir
+// (dir/<hash>.blob). Tools use it to inspect or clear one entry.
+func (c *Core) CacheBlobPath(dir string, m *graph.Model, device string, props map[string]string) (string, error) {
+	p, ref, props, err := c.target(device, props)
+	if err != nil {
+		return "", err
+	}
+	key, err := cacheKey(p, ref, m, props)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, key+".blob"), nil
+}
+
+// compileCached is CompileModel with a model cache in dir: it imports
+// dir/<hash>.blob when that blob is valid, and otherwise compiles and
+// replaces the blob atomically (temporary file, then rename). A blob that
+// fails to import for any reason but ctx is recompiled, not trusted.
+// Devices that do not implement Importer, and compiled models that do not
+// implement Exporter, are compiled without the cache.
+func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *graph.Model, props map[string]string, dir string) (CompiledModel, error) {
+	imp, ok := p.(Importer)
+	if !ok {
+		return p.CompileModel(ctx, m, props)
+	}
+	key, err := cacheKey(p, ref, m, props)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, key+".blob")
+	if f, err := os.Open(path); err == nil {
+		cm, err := imp.ImportModel(ctx, f, props)
+		f.Close()
+		if err == nil {
+			return cm, nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		// Stale or corrupt: fall through, recompile and replace it.
+	}
+	cm, err := p.CompileModel(ctx, m, props)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := cm.(Exporter)
+	if !ok {
+		return cm, nil
+	}
+	if err := writeCacheBlob(dir, key, path, ex); err != nil {
+		return nil, errors.Join(err, cm.Close())
+	}
+	return cm, nil
+}
+
+// writeCacheBlob exports to a temporary file in dir and renames it over
+// path, so readers see the old blob or the new one, never a partial one.
+func writeCacheBlob(dir, key, path string, ex Exporter) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, key+".*.tmp")
+	if err != nil {
+		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
+	}
+	name := tmp.Name()
+	// No fsync before the rename: a blob that a crash leaves torn fails
+	// its checksums on import and is compiled again, and syncing hundreds
+	// of MB made the cold compile wait for the disk (IS-Net medium: seconds).
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	werr := ex.Export(bw)
+	if werr == nil {
+		werr = bw.Flush()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(name, path)
+	}
+	if werr != nil {
+		os.Remove(name)
+		return errorf(ErrDevice, "plugin: model cache %s: %w", path, werr)
+	}
+	return nil
+}
