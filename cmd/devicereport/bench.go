@@ -130,8 +130,9 @@ type tuneJSON struct {
 }
 
 // quickTune is the model --quick tunes and compiles (bench/compiletime):
-// the hello_deepa wake-word head (static shapes, input 1x25x96, one
-// kernel choice to tune). A tuning pass builds every
+// the hello_deepa wake-word head (static shapes, input 1x25x96; since
+// FuseFCLayerNormRelu its plan has no kernel choice left, so the step
+// checks the tuning path end to end and ships nothing). A tuning pass builds every
 // candidate variant, so its time is the driver's cold compiles: PP-OCR
 // det 320 ran past the 2-minute step limit and cls took 412 s on a busy
 // 2-core POCL (pthread-skylake-avx512, load 12, cold kernel cache), the

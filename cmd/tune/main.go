@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -213,10 +214,16 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if o.ship != "" {
 		src := fmt.Sprintf("cmd/tune -mode %s -m %s %s (and the earlier records of %s)", strings.ToLower(o.mode.String()), modelName, strings.Join(o.shapes, " "), filepath.Base(rep.File))
 		path, err := clbackend.WriteShippedTuning(o.ship, o.device, o.cacheDir, o.file, src)
-		if err != nil {
+		switch {
+		case err != nil && errors.Is(err, fs.ErrNotExist) && rep.Tuned+rep.Recorded == 0:
+			// A model whose plan has no kernel choice (the wake-word heads
+			// since FuseFCLayerNormRelu) leaves no tuning file to ship.
+			fmt.Fprintf(out, "shipped    nothing: the model has no kernel choice and %s holds no records\n", o.cacheDir)
+		case err != nil:
 			return fmt.Errorf("-ship: %w", err)
+		default:
+			fmt.Fprintf(out, "shipped    %s\n", path)
 		}
-		fmt.Fprintf(out, "shipped    %s\n", path)
 	}
 	if o.jsonPath != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
