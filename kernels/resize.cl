@@ -233,15 +233,17 @@ __kernel void resize_linear2d(__global const FT* in, __global FT* out, __global 
         const int i0 = tx[2 * x], i1 = tx[2 * x + 1];
         const float c = wx[2 * x], d = wx[2 * x + 1];
         // resize's sum exactly: the four taps x fastest, each weight the
-        // product of its column's and its row's, a zero weight skipped.
-        float acc = 0.0f, f = c * a;
-        if (f != 0.0f) acc += f * LD(r0, i0);
-        f = d * a;
-        if (f != 0.0f) acc += f * LD(r0, i1);
-        f = c * b;
-        if (f != 0.0f) acc += f * LD(r1, i0);
-        f = d * b;
-        if (f != 0.0f) acc += f * LD(r1, i1);
+        // product of its column's and its row's, a zero weight skipped
+        // (it adds +0, which leaves the sum as it is, since the sum from
+        // +0 is never -0, and never multiplies an inf or NaN tap): all
+        // four loaded and selected, with no branch per tap.
+        const float f00 = c * a, f01 = d * a, f10 = c * b, f11 = d * b;
+        const float v00 = LD(r0, i0), v01 = LD(r0, i1), v10 = LD(r1, i0), v11 = LD(r1, i1);
+        float acc = 0.0f;
+        acc += f00 != 0.0f ? f00 * v00 : 0.0f;
+        acc += f01 != 0.0f ? f01 * v01 : 0.0f;
+        acc += f10 != 0.0f ? f10 * v10 : 0.0f;
+        acc += f11 != 0.0f ? f11 * v11 : 0.0f;
         ST(op, x, acc);
     }
 }
