@@ -1,7 +1,10 @@
 // The server's fault test runs on the GPU device (POCL in CI), so it needs
-// a build with OpenCL.
+// a build with OpenCL. The device bundle (scripts/devicebundle/build.sh,
+// tag devicebundle) leaves it out: the server is not a device concern, and
+// its gRPC and Prometheus dependencies would take megabytes of the bundle's
+// 60 MiB.
 //
-//go:build cgo && !noopencl
+//go:build cgo && !noopencl && !devicebundle
 
 package tests
 

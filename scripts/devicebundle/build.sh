@@ -57,7 +57,7 @@ done
 log "building test binaries"
 for pkg in clbackend clbackend/cl kernels tests bench; do
 	mkdir -p "$P/$pkg"
-	"$GO" test -c -trimpath -ldflags "$LDFLAGS" -o "$P/$pkg/$(basename "$pkg").test" "./$pkg"
+	"$GO" test -c -trimpath -tags devicebundle -ldflags "$LDFLAGS" -o "$P/$pkg/$(basename "$pkg").test" "./$pkg"
 done
 cp go.mod "$P/go.mod"
 mkdir -p "$P/tests"
