@@ -129,36 +129,44 @@ type tuneJSON struct {
 	Recorded    int     `json:"recorded"`
 }
 
-// quickTune is the model --quick tunes and compiles (bench/compiletime):
-// the hello_deepa wake-word head (static shapes, input 1x25x96; since
-// FuseFCLayerNormRelu its plan has no kernel choice left, so the step
-// checks the tuning path end to end and ships nothing). A tuning pass builds every
-// candidate variant, so its time is the driver's cold compiles: PP-OCR
-// det 320 ran past the 2-minute step limit and cls took 412 s on a busy
-// 2-core POCL (pthread-skylake-avx512, load 12, cold kernel cache), the
-// wake-word head 11 s; the full run tunes det 640.
+// quickTune is the model --quick compiles (bench/compiletime): the
+// hello_deepa wake-word head (static shapes, input 1x25x96). PP-OCR det 320
+// ran past the 2-minute step limit and cls took 86 s cold on a busy 2-core
+// POCL (pthread-skylake-avx512, load 13), the wake-word head 11 s.
 var quickTune = struct{ name, file, shape string }{"hello_deepa", "hello_deepa.onnx", ""}
+
+// quickTuneModel is the model --quick tunes: ONNX's pytorch-converted
+// Conv2d case from the bundle's onnx-testdata (one convolution with a
+// variant choice, tuned in about 3 s on POCL). A tuning pass builds every
+// candidate variant, so its time is the driver's cold compiles: cls took
+// 412 s on a busy POCL, and the wake-word heads have had no kernel choice
+// to tune since FuseFCLayerNormRelu, so tuning them checked nothing.
+var quickTuneModel = tuneModel{"Conv2d", filepath.Join("onnx-testdata", "pytorch-converted", "test_Conv2d", "model.onnx"), ""}
+
+// tuneModel is a model a tuning step tunes: its name in the report, its
+// file relative to the bundle, and its input shape (cmd/tune -shape).
+type tuneModel struct{ name, path, input string }
 
 // tuneModels are the models the exhaustive tuning steps tune, the first
 // (det 640) being the one whose before and after the report shows.
-var tuneModels = []struct{ name, file, input string }{
-	{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", "x=[1,3,640,640]"},
-	{"det_1x3x320x320", "ch_PP-OCRv4_det_infer.onnx", "x=[1,3,320,320]"},
-	{"cls_1x3x48x192", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "x=[1,3,48,192]"},
-	{"rec_1x3x48x320", "ch_PP-OCRv4_rec_infer.onnx", "x=[1,3,48,320]"},
+var tuneModels = []tuneModel{
+	{"det_1x3x640x640", filepath.Join(".cache", "models", "ch_PP-OCRv4_det_infer.onnx"), "x=[1,3,640,640]"},
+	{"det_1x3x320x320", filepath.Join(".cache", "models", "ch_PP-OCRv4_det_infer.onnx"), "x=[1,3,320,320]"},
+	{"cls_1x3x48x192", filepath.Join(".cache", "models", "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "x=[1,3,48,192]"},
+	{"rec_1x3x48x320", filepath.Join(".cache", "models", "ch_PP-OCRv4_rec_infer.onnx"), "x=[1,3,48,320]"},
 }
 
 // tuneSteps are the tuning passes (cmd/tune) of a device into a tuning
 // cache of the run's own, each also writing the device's shipped tuning
 // database into OUTDIR/tuning (`make tuning-db REPORT=OUTDIR` copies it
 // into kernels/tuning): with -tune fast one FAST pass of PP-OCR det 640
-// (quickTune with -quick), with -tune exhaustive EXHAUSTIVE passes of every
+// (quickTuneModel with -quick), with -tune exhaustive EXHAUSTIVE passes of every
 // model of tuneModels. The first pass's latency before (heuristics) and
 // after (tuned kernels) goes into the report.
 func (r *runner) tuneSteps(t time.Duration) []step {
 	models, runs := tuneModels[:1], "10"
 	if r.opts.quick {
-		models, runs = []struct{ name, file, input string }{{quickTune.name, quickTune.file, ""}}, "3"
+		models, runs = []tuneModel{quickTuneModel}, "3"
 	}
 	if r.opts.tune == "exhaustive" {
 		models = tuneModels
@@ -166,7 +174,7 @@ func (r *runner) tuneSteps(t time.Duration) []step {
 	var steps []step
 	for i, m := range models {
 		jsonPath := filepath.Join(r.opts.out, "logs", "tune-"+m.name+".json")
-		argv := []string{"bin/tune", "-m", filepath.Join(".cache", "models", m.file), "-d", "GPU"}
+		argv := []string{"bin/tune", "-m", m.path, "-d", "GPU"}
 		if m.input != "" {
 			argv = append(argv, "-shape", m.input)
 		}

@@ -122,8 +122,8 @@ func TestRunWritesReport(t *testing.T) {
 	assert.Contains(t, string(md), "**FAILED**: GPU.1 lowering")
 	assert.Contains(t, string(md), "`TestLoweringsMatchCPU/Relu`")
 	assert.Contains(t, string(md), "| compile hello_deepa | cold (ms) |")
-	assert.Equal(t, &TuneBench{Model: "hello_deepa", Mode: "FAST", Seconds: 12.5, Choices: 93, BeforeMS: 40, AfterMS: 32}, d.Bench.Tune)
-	assert.Contains(t, string(md), "| tuning | FAST on hello_deepa: 93 kernel choices in 12.5 s; latency 40.00 ms with the heuristics, 32.00 ms tuned (1.25x) |")
+	assert.Equal(t, &TuneBench{Model: "Conv2d", Mode: "FAST", Seconds: 12.5, Choices: 93, BeforeMS: 40, AfterMS: 32}, d.Bench.Tune)
+	assert.Contains(t, string(md), "| tuning | FAST on Conv2d: 93 kernel choices in 12.5 s; latency 40.00 ms with the heuristics, 32.00 ms tuned (1.25x) |")
 	assert.FileExists(t, filepath.Join(out, "logs", "GPU.1-lowering.log"))
 
 	// -devices keeps one device; it passes.
