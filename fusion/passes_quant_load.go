@@ -42,6 +42,7 @@ func quantizeOnLoad(m *graph.Model) (int, error) {
 			continue
 		}
 		n.Inputs[graph.QuantInX] = q.Input(0)
+		n.RT.FusedNames = mergeNames(q.OriginalNames(), n.OriginalNames())
 		count++
 	}
 	return count, nil
@@ -55,6 +56,10 @@ func quantizeOnLoad(m *graph.Model) (int, error) {
 // once per tap (and a stride of 2 loads twice the lanes it keeps): the
 // graph input's QuantizeLinear before PP-OCR det's 3x3 stride-2
 // convolution costs 1.2 ms as a launch, 2 ms more quantized on load.
+// Only convolutions the quantized convolution kernels that load f32 take:
+// group 1, or depthwise with a window of at most 49 and no dilation (the
+// GPU's grouped fallback quantizes no data on load and would refuse the
+// node).
 func fewLoads(n *graph.Node) bool {
 	xs := n.Input(graph.QuantInX).Shape()
 	w, ok := n.ConstInput(graph.QuantInW)
@@ -65,6 +70,16 @@ func fewLoads(n *graph.Node) bool {
 	for i := 2; i < len(xs.Dims); i++ {
 		onePixel = onePixel && xs.Dims[i].Size == 1
 		window *= w.Shape()[i]
+	}
+	if g := n.Attrs.Int("group", 1); g != 1 {
+		c := xs.Dims[1].Size
+		depthwise := g == c && w.Shape()[0] == c && w.Shape()[1] == 1 && window <= 49
+		for _, d := range n.Attrs.Ints("dilations", nil) {
+			depthwise = depthwise && d == 1
+		}
+		if !depthwise {
+			return false
+		}
 	}
 	if onePixel {
 		return true

@@ -192,9 +192,16 @@ func TestFuseQuantizedQuantizesOnLoad(t *testing.T) {
 	w2, ws2, wz2 := b.qweights(tensor.I8, 0, 8, 3, 3, 3)
 	wide := b.op("Conv", graph.Attrs{"pads": []int64{1, 1, 1, 1}, "strides": []int64{2, 2}}, b.qdq(b.op("Relu", nil, x)),
 		b.op("DequantizeLinear", graph.Attrs{"axis": int64(0)}, w2, ws2, wz2))
-	m := b.model(pointwise, wide)
+	// A grouped 1x1 convolution (3 groups of one channel to two) is not
+	// one the kernels that quantize on load take: it keeps its
+	// QuantizeLinear.
+	w3, ws3, wz3 := b.qweights(tensor.I8, 0, 6, 1, 1, 1)
+	grouped := b.op("Conv", graph.Attrs{"group": int64(3)}, b.qdq(b.op("Sigmoid", nil, x)),
+		b.op("DequantizeLinear", graph.Attrs{"axis": int64(0)}, w3, ws3, wz3))
+	m := b.model(pointwise, wide, grouped)
 	tm := quantized(t, m, 0.05)
-	assert.Equal(t, 1, opCount(t, tm, "QuantizeLinear"), "the 3x3 convolution's")
+	assert.Equal(t, 3, opCount(t, tm, graph.OpQuantizedConv))
+	assert.Equal(t, 2, opCount(t, tm, "QuantizeLinear"), "the 3x3 and the grouped convolutions'")
 	nodes, err := tm.Nodes()
 	require.NoError(t, err)
 	var onLoad *graph.Node
