@@ -305,12 +305,6 @@ func printChain(body *graph.Model, root *graph.Node) (*printed, error) {
 				return nil, err
 			}
 			expr = fmt.Sprintf("%s(%s, %s)", m, a, b)
-			if n.OpType == "Pow" && constScalar(n, 1) == 2 {
-				// A square, as a product: pow() is a libm call per element
-				// (77 µs for Silero's 387-element spectrum magnitude on
-				// POCL), and x*x is what a correctly rounded pow(x, 2) is.
-				expr = fmt.Sprintf("MUL(%s, %s)", a, a)
-			}
 		case n.OpType == "Clip":
 			// The bounds are the chain's scalar constants (Supports), or
 			// none: -Inf, +Inf.
@@ -357,16 +351,6 @@ func printChain(body *graph.Model, root *graph.Node) (*printed, error) {
 	code = append(code, fmt.Sprintf("    return %s;", out))
 	k.nin, k.ops, k.code = nin, ops, code
 	return k, nil
-}
-
-// constScalar is input i of n when it is a one-element float constant,
-// else NaN.
-func constScalar(n *graph.Node, i int) float64 {
-	t, ok := n.ConstInput(i)
-	if !ok || t.NumElements() != 1 || !t.Type().IsFloat() {
-		return math.NaN()
-	}
-	return t.Float64s()[0]
 }
 
 // source is the kernel of nin inputs whose body lines are code
