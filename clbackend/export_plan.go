@@ -35,9 +35,9 @@ const (
 	hostNone     = 0 // a device value
 	hostConstant = 1 // the tensor of the graph's Constant of that name
 	hostData     = 2 // the bytes follow
-	// hostDropped: a host value no launch reads (a weight the planner
-	// repacked, in its form before that) is left out; the imported plan
-	// never needs it.
+	// hostDropped: a value no launch reads (a weight the planner
+	// repacked, in its form before that; a value an import left out) is
+	// left out; the imported plan never needs it.
 	hostDropped = 3
 )
 
@@ -101,10 +101,13 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 			e.Varint(int64(x))
 		}
 		switch {
+		case !used[v.root]:
+			// Nothing reads it: neither its data nor its buffer (which an
+			// imported plan's left-out values, and the planner's unused
+			// roots, do not have) is needed.
+			e.Byte(hostDropped)
 		case v.host == nil:
 			e.Byte(hostNone)
-		case !used[v.root]:
-			e.Byte(hostDropped)
 		case v.weight != "" && isGraphConstant(byName[v.weight], v.host):
 			e.Byte(hostConstant)
 		default:

@@ -70,6 +70,17 @@ func TestGPUImportPlanRecord(t *testing.T) {
 				assert.Equal(t, cm.(*CompiledModel).KernelChoices(), im.(*CompiledModel).KernelChoices())
 				assert.Equal(t, gpuProp(t, cm, KeyActivationBytesPlanned), gpuProp(t, im, KeyActivationBytesPlanned))
 				assert.Equal(t, gpuRun(t, cm), gpuRun(t, im), "outputs must be identical")
+
+				// The imported model exported again (HETERO re-exports
+				// its parts, which CACHE_DIR imported) restores as well.
+				again := newGPU(t)
+				im2, err := again.ImportModel(ctx, bytes.NewReader(gpuExport(t, im)), nil)
+				require.NoError(t, err)
+				defer im2.Close()
+				s = again.ProgramCacheStats()
+				assert.Equal(t, int64(1), s.PlansRestored, "the second import planned the model: %+v", s)
+				assert.Zero(t, s.PlanRecordsRefused, "%+v", s)
+				assert.Equal(t, gpuRun(t, cm), gpuRun(t, im2), "outputs must be identical")
 			})
 		}
 	}

@@ -144,7 +144,9 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 			d.Bytes(int(d.Byte("value padding")), "value padding")
 			raw := d.Bytes(n, "value data")
 			if d.Err == nil {
-				v.host = hostTensor(v.typ, v.shape, raw)
+				if v.host = hostTensor(v.typ, v.shape, raw); v.host == nil {
+					d.Fail("value %d: %d bytes of data for %v%v", len(pl.values), n, v.typ, v.shape)
+				}
 			}
 		default:
 			d.Fail("value %d: unknown host form %d", len(pl.values), form)
