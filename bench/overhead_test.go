@@ -216,11 +216,22 @@ func sigmoidChain(n int) *graph.Model {
 // benchInferOverhead times Infer on sigmoidChain(1) and sigmoidChain(16)
 // in alternating blocks (see BenchmarkOverhead).
 func benchInferOverhead(b *testing.B) {
-	for _, cmdbuf := range []string{"YES", "NO"} {
-		for _, cancellable := range []bool{false, true} {
+	cases := []struct {
+		cmdbuf, spin string
+		cancellable  bool
+	}{
+		{"YES", "", false}, {"YES", "", true}, {"NO", "", false}, {"NO", "", true},
+		{"YES", "0", false}, {"NO", "0", false},
+	}
+	for _, c := range cases {
+		cmdbuf, cancellable := c.cmdbuf, c.cancellable
+		{
 			name := "cmdbuf=" + cmdbuf + "/ctx=plain"
 			if cancellable {
 				name = "cmdbuf=" + cmdbuf + "/ctx=cancellable"
+			}
+			if c.spin != "" {
+				name += "/spin=" + c.spin
 			}
 			b.Run(name, func(b *testing.B) {
 				ctx := context.Background()
@@ -235,6 +246,9 @@ func benchInferOverhead(b *testing.B) {
 					driver.KeyPerformanceHint:         driver.HintLatency.String(),
 					fusion.KeyDisabledTransformations: fusion.PassFuseElementwiseChains,
 					clbackend.KeyCommandBuffers:       cmdbuf,
+				}
+				if c.spin != "" {
+					props[clbackend.KeyWaitSpin] = c.spin
 				}
 				const long = 16
 				var reqs []driver.InferRequest
@@ -363,7 +377,7 @@ const (
 
 // gpuVariants are the GPU configurations benchSmallModels times side by
 // side: the defaults, and the launches enqueued one by one.
-var gpuVariants = []struct{ name, cmdbuf string }{{"gpu", "YES"}, {"gpu-nocmdbuf", "NO"}}
+var gpuVariants = []struct{ name, cmdbuf, spin string }{{"gpu", "YES", ""}, {"gpu-nocmdbuf", "NO", ""}, {"gpu-nospin", "YES", "0"}}
 
 // benchSmallModels times each of smallModels on the GPU device (a
 // cancellable ctx, as a server's or cmd/benchmark's; command buffers on
@@ -387,6 +401,9 @@ func benchSmallModels(b *testing.B) {
 			reqs := make([]driver.InferRequest, len(gpuVariants))
 			for i, v := range gpuVariants {
 				props := map[string]string{driver.KeyPerformanceHint: driver.HintLatency.String(), clbackend.KeyCommandBuffers: v.cmdbuf}
+				if v.spin != "" {
+					props[clbackend.KeyWaitSpin] = v.spin
+				}
 				if m.stateful != "" {
 					props[driver.KeyMakeStateful] = m.stateful
 				}

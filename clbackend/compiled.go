@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/clbackend/tune"
@@ -33,8 +34,11 @@ type CompiledModel struct {
 	// commandBuffers: requests record their plans as command buffers
 	// (GPU_COMMAND_BUFFERS on a device with cl_khr_command_buffer).
 	commandBuffers bool
-	hints          cl.QueueHints // of the queues its requests make
-	cacheDir       string
+	// waitSpin is GPU_WAIT_SPIN_US: how long an inference's wait polls
+	// before it blocks.
+	waitSpin time.Duration
+	hints    cl.QueueHints // of the queues its requests make
+	cacheDir string
 	// binaries is CACHE_MODE=OPTIMIZE_SPEED: Export and CACHE_DIR keep
 	// the programs' device binaries.
 	binaries bool
@@ -128,6 +132,11 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	if v, err := cfg.Get(KeyCommandBuffers); err == nil {
 		b, err := driver.ParseBool(v)
 		cm.commandBuffers = err == nil && b && d.cmdbufs
+	}
+	if v, err := cfg.Get(KeyWaitSpin); err == nil {
+		if us, err := strconv.Atoi(v); err == nil {
+			cm.waitSpin = time.Duration(us) * time.Microsecond
+		}
 	}
 	cm.compilerLog = conf.LogLevel >= driver.LogWarning
 	if cm.cacheDir, err = cfg.Get(driver.KeyCacheDir); err != nil {

@@ -2,7 +2,9 @@ package clbackend
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,9 +55,13 @@ func TestLaunchPaths(t *testing.T) {
 	cbOut, cbState := run(map[string]string{KeyCommandBuffers: "YES"})
 	oneOut, oneState := run(map[string]string{KeyCommandBuffers: "NO"})
 	profOut, profState := run(map[string]string{KeyCommandBuffers: "YES", driver.KeyEnableProfiling: "YES"})
+	blockOut, _ := run(map[string]string{KeyWaitSpin: "0"})
+	pollOut, _ := run(map[string]string{KeyWaitSpin: "1000000"})
 	for i := range cbOut {
 		assert.Equal(t, oneOut[i].Bytes(), cbOut[i].Bytes(), "output %d: command buffer vs single launches", i)
 		assert.Equal(t, oneOut[i].Bytes(), profOut[i].Bytes(), "output %d: profiled", i)
+		assert.Equal(t, oneOut[i].Bytes(), blockOut[i].Bytes(), "output %d: blocking waits", i)
+		assert.Equal(t, oneOut[i].Bytes(), pollOut[i].Bytes(), "output %d: polling waits", i)
 	}
 	if gpu.devices[gpu.def].cmdbufs {
 		assert.NotNil(t, cbState.cmdbuf, "the plan ran as a command buffer")
@@ -76,4 +82,39 @@ func TestLaunchPaths(t *testing.T) {
 		// models; the model's own handles are gone.
 		assert.Equal(t, base[k], after[k], "%s handles left after the models closed", k)
 	}
+}
+
+// TestWaitSpinPolicy: GPU_WAIT_SPIN_US defaults to defaultWaitSpin, takes
+// 0 and refuses a negative bound; a wait polls for the bound while the
+// request's last wait ended within it (spinFor).
+func TestWaitSpinPolicy(t *testing.T) {
+	for _, c := range []struct{ last, bound, want time.Duration }{
+		{0, 100 * time.Microsecond, 100 * time.Microsecond},
+		{100 * time.Microsecond, 100 * time.Microsecond, 100 * time.Microsecond},
+		{101 * time.Microsecond, 100 * time.Microsecond, 0},
+		{0, 0, 0},
+		{time.Second, 0, 0},
+	} {
+		assert.Equal(t, c.want, spinFor(c.last, c.bound), "last %v bound %v", c.last, c.bound)
+	}
+	gpu := newGPU(t)
+	m, _ := tuningModel(t)
+	for _, c := range []struct {
+		value string
+		want  time.Duration
+	}{{"", defaultWaitSpin * time.Microsecond}, {"0", 0}, {"250", 250 * time.Microsecond}} {
+		props := map[string]string{}
+		if c.value != "" {
+			props[KeyWaitSpin] = c.value
+		}
+		cm, err := gpu.CompileModel(context.Background(), m, props)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, cm.(*CompiledModel).waitSpin, "GPU_WAIT_SPIN_US=%q", c.value)
+		v, err := cm.Property(KeyWaitSpin)
+		require.NoError(t, err)
+		assert.Equal(t, strconv.Itoa(int(c.want/time.Microsecond)), v)
+		require.NoError(t, cm.Close())
+	}
+	_, err := gpu.CompileModel(context.Background(), m, map[string]string{KeyWaitSpin: "-1"})
+	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 }

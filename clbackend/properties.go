@@ -77,6 +77,21 @@ func defaultCacheMode(d *device) string {
 // inference; NO, or a device without it, enqueues them one by one.
 const KeyCommandBuffers = "GPU_COMMAND_BUFFERS"
 
+// KeyWaitSpin is GPU_WAIT_SPIN_US: how many microseconds an inference's
+// wait for the device polls the last command's status, yielding the
+// processor between polls, before it blocks in clWaitForEvents (0: block
+// at once). A blocking wait puts the thread to sleep and the driver wakes
+// it when the command completes: tens of microseconds on an idle machine
+// (POCL signals a condition variable), more than a small model's kernels
+// take. Polling spends up to this much of one core per inference for
+// that; ONNX Runtime's intra-op threads spin likewise by default
+// (allow_spinning). Larger models wait longer than the bound and block
+// as before.
+const KeyWaitSpin = "GPU_WAIT_SPIN_US"
+
+// defaultWaitSpin is GPU_WAIT_SPIN_US's default.
+const defaultWaitSpin = 100
+
 // Limits the device reports for planning; the engine itself has none.
 const (
 	maxAsyncRequests = 16
@@ -109,6 +124,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 		hostTaskPrioritySpec(),
 		memorySpec(d),
 		driver.BoolSpec(KeyCommandBuffers, true),
+		driver.IntSpec(KeyWaitSpin, defaultWaitSpin, 0),
 		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
 		// device (OpenVINO's automatic batching, on by default for GPUs).
 		driver.BoolSpec(driver.KeyAllowAutoBatching, true),

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -53,6 +54,10 @@ type InferRequest struct {
 	released bool
 	// sync are the stages Infer runs (request_inline.go).
 	sync []driver.Stage
+	// lastWait is how long the request's last wait for the device took
+	// (a time.Duration; waitFor): a wait polls only while it stays within
+	// GPU_WAIT_SPIN_US.
+	lastWait atomic.Int64
 }
 
 // planState is what a request holds for one plan: its activation buffers

@@ -378,8 +378,11 @@ func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 	return nil
 }
 
-// waitFor blocks in clWaitForEvents until ev's command is done, then
-// returns ctx's error if ctx is done by then. It does not return early
+// waitFor blocks until ev's command is done, then returns ctx's error if
+// ctx is done by then. It polls the command's status for up to
+// GPU_WAIT_SPIN_US first when the request's last wait ended within that
+// (a small model's inference), and otherwise blocks in clWaitForEvents
+// at once. It does not return early
 // when ctx is done: an inference's commands cannot be taken back off the
 // queue, so a cancelled one is drained anyway (abortOnError) and ends no
 // sooner. What it spares is WaitContext's event callback, which on POCL
@@ -388,13 +391,29 @@ func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 // inference's feeder keeps WaitContext, so that a cancel stops it between
 // windows.
 func (r *InferRequest) waitFor(ctx context.Context, ev *cl.Event, what string) error {
-	if err := ev.Wait(); err != nil {
+	t0 := time.Now()
+	err := ev.WaitSpin(spinFor(time.Duration(r.lastWait.Load()), r.c.waitSpin))
+	r.lastWait.Store(int64(time.Since(t0)))
+	if err != nil {
 		return r.fail(what, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("gpu: infer %q: %w", r.c.model.Name, err)
 	}
 	return nil
+}
+
+// spinFor is how long a wait polls under GPU_WAIT_SPIN_US bound when the
+// request's last wait took last: the bound while the last wait ended
+// within it, else nothing. A wait that outlasted the poll predicts the
+// next (a larger model's), and a poll beside kernels that want every core
+// slows them; a blocking wait that ends within the bound turns polling
+// back on.
+func spinFor(last, bound time.Duration) time.Duration {
+	if last > bound {
+		return 0
+	}
+	return bound
 }
 
 // maxCommandBuffer is the most launches a plan records as a command

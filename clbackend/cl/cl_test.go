@@ -683,6 +683,49 @@ func TestWaitContext(t *testing.T) {
 	assert.ErrorIs(t, m.WaitContext(ctx2), context.Canceled)
 }
 
+// TestWaitSpin: a wait that polls first returns once the command is done
+// whether it completes during the poll or after it (the blocking wait),
+// reports a command terminated by its wait list as Wait does, and refuses
+// a closed event.
+func TestWaitSpin(t *testing.T) {
+	e := newEnv(t, 0)
+	marker := func(t *testing.T) (*cl.Event, *cl.Event) {
+		gate, err := e.ctx.CreateUserEvent()
+		require.NoError(t, err)
+		closeLater(t, gate)
+		m := ev(t)(e.q.EnqueueMarkerWithWaitList([]*cl.Event{gate}))
+		require.NoError(t, e.q.Flush())
+		return gate, m
+	}
+	for _, c := range []struct {
+		name string
+		spin time.Duration
+	}{{"block", 0}, {"poll_then_block", time.Microsecond}, {"poll", 10 * time.Second}} {
+		t.Run(c.name, func(t *testing.T) {
+			gate, m := marker(t)
+			// Completed from another goroutine while the wait runs.
+			done := time.AfterFunc(5*time.Millisecond, func() {
+				assert.NoError(t, gate.SetUserEventStatus(cl.CommandExecStatusComplete))
+			})
+			defer done.Stop()
+			require.NoError(t, m.WaitSpin(c.spin))
+			s, err := m.Status()
+			require.NoError(t, err)
+			assert.Equal(t, cl.CommandExecStatusComplete, s)
+			// Already complete: the first poll sees it.
+			assert.NoError(t, m.WaitSpin(c.spin))
+
+			bad, m2 := marker(t)
+			require.NoError(t, bad.SetUserEventStatus(cl.CommandExecStatus(cl.ErrOutOfResources)))
+			assert.ErrorIs(t, m2.WaitSpin(c.spin), cl.ErrExecStatusErrorForEventsInWaitList)
+		})
+	}
+	gate, m := marker(t)
+	require.NoError(t, gate.SetUserEventStatus(cl.CommandExecStatusComplete))
+	require.NoError(t, m.Close())
+	assert.ErrorIs(t, m.WaitSpin(time.Millisecond), cl.ErrInvalidEvent)
+}
+
 func TestOutOfOrderQueue(t *testing.T) {
 	dev := testDevice(t)
 	props, err := dev.QueueProperties()

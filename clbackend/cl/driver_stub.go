@@ -8,6 +8,7 @@ package cl
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 )
 
@@ -147,7 +148,7 @@ func releaseKernel(handle) error { return notBuilt("clReleaseKernel") }
 
 func waitForEvents([]handle) error { return notBuilt("clWaitForEvents") }
 
-func waitEvent(handle) (int32, error) { return 0, notBuilt("clWaitForEvents") }
+func waitEvent(handle, time.Duration) (int32, error) { return 0, notBuilt("clWaitForEvents") }
 
 func getEventInfo(handle, uint32, string) ([]byte, error) { return nil, notBuilt("clGetEventInfo") }
 

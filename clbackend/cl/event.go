@@ -44,12 +44,21 @@ func (e *Event) Close() error {
 // Wait blocks until the event's command has completed. If the command, or
 // one it waited for, terminated abnormally the error matches
 // ErrExecStatusErrorForEventsInWaitList.
-func (e *Event) Wait() error {
+func (e *Event) Wait() error { return e.WaitSpin(0) }
+
+// WaitSpin is Wait that first polls the command's execution status for up
+// to spin, yielding the processor between polls, and blocks only when the
+// command is still running then. A small model's inference ends within
+// tens of microseconds, less than a blocking wait takes to put the thread
+// to sleep and wake it again; the poll burns at most spin of one core's
+// time per wait. The caller must have flushed the command's queue (a
+// poll, unlike clWaitForEvents, does not).
+func (e *Event) WaitSpin(spin time.Duration) error {
 	h := e.h()
 	if h == nil {
 		return closedError("clWaitForEvents", ErrInvalidEvent)
 	}
-	st, err := waitEvent(h)
+	st, err := waitEvent(h, spin)
 	runtime.KeepAlive(e)
 	if err == nil && st < 0 {
 		err = &Error{Op: "clWaitForEvents", Code: ErrExecStatusErrorForEventsInWaitList}
