@@ -131,6 +131,20 @@ func TestRegisterBlockedKernels(t *testing.T) {
 			return f.node("Conv", graph.Attrs{"dilations": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
 				nil, f.x("x", 1, 2, 8, 9), f.c(3, 2, 3, 3))
 		}},
+		// Few output pixels, many taps: through the patches
+		// (lower_conv_patches.go), read in place, copied, or the whole
+		// (padded) input as the one window.
+		{"patches_1ch_strided_in_place", "fused_gemm", func(f *fastBuilder) *graph.Model {
+			return f.node("Conv", graph.Attrs{"strides": []int64{48}}, nil, f.x("x", 1, 1, 160), f.c(40, 1, 64), f.c(40))
+		}},
+		{"patches_copied_batch2_relu", "strided_copy", func(f *fastBuilder) *graph.Model {
+			return f.node(graph.OpFusedConv, graph.Attrs{"strides": []int64{2, 2}}, []graph.PostOp{{Kind: graph.PostRelu}},
+				f.x("x", 2, 8, 5, 6), f.c(20, 8, 3, 3), f.c(20))
+		}},
+		{"patches_whole_input_pads_residual", "fused_gemm", func(f *fastBuilder) *graph.Model {
+			return f.node(graph.OpFusedConv, graph.Attrs{"strides": []int64{2}, "pads": []int64{1, 1}}, relu,
+				f.x("x", 2, 32, 2), f.c(24, 32, 3), f.c(24), f.x("r", 2, 24, 1))
+		}},
 		{"grouped_falls_back", "conv2d", func(f *fastBuilder) *graph.Model {
 			return f.node("Conv", graph.Attrs{"group": int64(2), "dilations": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
 				nil, f.x("x", 1, 4, 8, 9), f.c(6, 2, 3, 3))

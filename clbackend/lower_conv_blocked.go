@@ -81,6 +81,9 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 		return true, nil
 	}
 	op := convOp{x: x, w: w, bias: bias, y: y, g: cg, pm: pm, pf: pf, res: res}
+	if !depthwise && b.val(w).host != nil && patchConvFits(n, cg, b.profile().vw()) {
+		return true, b.patchConv(n, op) // lower_conv_patches.go
+	}
 	key := fmt.Sprintf("x=%dx%dx%dx%d oc=%d k=%dx%d s=%dx%d p=%dx%d%s%s", N, C, H, W, OC, KH, KW, SH, SW, PH, PW, dilationKey(DH, DW), b.halfDefine(y))
 	if depthwise {
 		applies := func(v kernels.Variant) string {
