@@ -703,12 +703,14 @@ func TestWaitSpin(t *testing.T) {
 	}{{"block", 0}, {"poll_then_block", time.Microsecond}, {"poll", 10 * time.Second}} {
 		t.Run(c.name, func(t *testing.T) {
 			gate, m := marker(t)
-			// Completed from another goroutine while the wait runs.
-			done := time.AfterFunc(5*time.Millisecond, func() {
-				assert.NoError(t, gate.SetUserEventStatus(cl.CommandExecStatusComplete))
-			})
-			defer done.Stop()
-			require.NoError(t, m.WaitSpin(c.spin))
+			// Completed from another goroutine while the wait runs (the
+			// wait may end before clSetUserEventStatus returns: the gate
+			// is released only after it has).
+			set := make(chan error, 1)
+			time.AfterFunc(5*time.Millisecond, func() { set <- gate.SetUserEventStatus(cl.CommandExecStatusComplete) })
+			err := m.WaitSpin(c.spin)
+			require.NoError(t, <-set)
+			require.NoError(t, err)
 			s, err := m.Status()
 			require.NoError(t, err)
 			assert.Equal(t, cl.CommandExecStatusComplete, s)
