@@ -68,6 +68,11 @@ type CompiledModel struct {
 	shapeMu   sync.Mutex
 	outShapes map[string][]tensor.Shape // OutputShapes' answers by plan key
 
+	// elided: the model came from a model cache blob that left out the
+	// Constants its plan record holds packed (ExportCached); only the
+	// recorded plan can run it.
+	elided bool
+
 	wmu     sync.Mutex
 	weights map[string]*cl.MemObject // Constant node name -> device copy
 	wkeys   map[string]string        // Constant node name -> its key in the context's weights
@@ -123,6 +128,7 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
 	cm.model = model
+	cm.elided = model.HasElided()
 	cm.core.Init("gpu", model, cfg)
 	conf, err := driver.ParseConfig(cfg)
 	if err != nil {

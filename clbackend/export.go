@@ -13,6 +13,7 @@ import (
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // Blob sections of an exported GPU model: the transformed graph, and one
@@ -24,8 +25,9 @@ const (
 
 // Interface checks.
 var (
-	_ driver.Exporter = (*CompiledModel)(nil)
-	_ driver.Importer = (*Plugin)(nil)
+	_ driver.Exporter      = (*CompiledModel)(nil)
+	_ driver.Importer      = (*Plugin)(nil)
+	_ driver.CacheExporter = (*CompiledModel)(nil)
 )
 
 // Export writes the compiled model: the shared blob header (device,
@@ -38,17 +40,48 @@ var (
 // out its binary, so that an export took longer than the compile) the
 // blob is the same bytes for the same model and options, and an import
 // builds the programs again through the driver's kernel cache.
-func (c *CompiledModel) Export(w io.Writer) error {
-	enc, err := c.core.ExportGraph(c.model)
+func (c *CompiledModel) Export(w io.Writer) error { return c.export(w, false) }
+
+// ExportCached writes the blob the model cache (CACHE_DIR) keeps
+// (driver.CacheExporter): Export's, less the bytes of every Constant of at
+// least elideMin bytes whose tensor the plan record does not read — the
+// weights the planner repacked for its kernels (Winograd, blocked), which
+// the record carries in their packed form (IS-Net medium fp32: 176 of the
+// 441 MB Export writes). Those Constants stay in the graph, elided (see
+// graph.ExtraElided), so the blob imports only with its plan record: a
+// record ImportModel cannot use (other configuration, changed tuning
+// records, a stale kernel) is an error wrapping driver.ErrIncompatible,
+// and the model cache compiles the model again and replaces the blob. A
+// model without a plan record is exported as Export does.
+func (c *CompiledModel) ExportCached(w io.Writer) error { return c.export(w, true) }
+
+// elideMin is the size from which ExportCached leaves a Constant's bytes
+// out: smaller ones (shapes, axes, scales) cost nothing to keep, and
+// shape inference on import may read them.
+const elideMin = 16 << 10
+
+func (c *CompiledModel) export(w io.Writer, lean bool) error {
+	rec, consts, err := c.planRecord()
+	switch {
+	case errors.Is(err, errNoRecord):
+		rec, lean = nil, false
+	case err != nil:
+		return fmt.Errorf("gpu: export model %q: %w", c.model.Name, err)
+	}
+	model := c.model
+	if lean {
+		model = model.ElideValues(func(n *graph.Node) bool {
+			size, ok := n.Value.Shape().Bytes(n.Value.Type())
+			return ok && size >= elideMin && n.Value.Type() != tensor.String && !consts[n.Name]
+		})
+	}
+	enc, err := c.core.ExportGraph(model)
 	if err != nil {
 		return err
 	}
 	sections := []driver.BlobSection{{Name: graphSection, Data: enc}}
-	switch rec, err := c.planRecord(); {
-	case err == nil:
+	if rec != nil {
 		sections = append(sections, driver.BlobSection{Name: planSection, Data: rec})
-	case !errors.Is(err, errNoRecord):
-		return fmt.Errorf("gpu: export model %q: %w", c.model.Name, err)
 	}
 	if c.binaries {
 		progs, err := c.programSections()
@@ -133,7 +166,9 @@ func exportSortedKeys[V any](m map[string]V) []string {
 // source instead. The launch plan comes from the blob's plan record when
 // props leave the exported configuration as it was and the record is
 // sound and current; otherwise the model is planned again (see
-// CacheStats.PlanRecordsRefused). The imported model reports
+// CacheStats.PlanRecordsRefused), except from a model cache blob
+// (ExportCached), which has not the weights to plan from: its import is
+// an error wrapping driver.ErrIncompatible. The imported model reports
 // LOADED_FROM_CACHE=YES.
 func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]string) (_ driver.CompiledModel, err error) {
 	if err := ctx.Err(); err != nil {
@@ -161,6 +196,18 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
+	if rec, ok := blob.Section(planSection); ok && !needsHostParts(m) {
+		// The plan is the compile's when the configuration is the
+		// export's (props may change what planning decides).
+		if maps.Equal(exportConfig(cfg), blob.Header.Config) {
+			ctx = withPlanRecord(ctx, rec)
+		} else {
+			p.cache.planRecordsRefused.Add(1)
+		}
+	}
+	if planRecordOf(ctx) == nil && m.HasElided() {
+		return nil, driver.Errorf(driver.ErrIncompatible, "gpu: import model %q: the model cache's blob leaves out the weights its plan record holds packed, and the record is not used under this configuration: compile the model again (with CACHE_DIR, Core.CompileModel does)", m.Name)
+	}
 	devCtx, err := d.context()
 	if err != nil {
 		return nil, err
@@ -179,19 +226,13 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 			err = driver.Errorf(driver.ErrCorrupt, "gpu: import model %q: bad graph: %v", m.Name, r)
 		}
 	}()
-	if rec, ok := blob.Section(planSection); ok && !needsHostParts(m) {
-		// The plan is the compile's when the configuration is the
-		// export's (props may change what planning decides).
-		if maps.Equal(exportConfig(cfg), blob.Header.Config) {
-			ctx = withPlanRecord(ctx, rec)
-		} else {
-			p.cache.planRecordsRefused.Add(1)
-		}
-	}
 	c, err := compileModel(withOwnedModel(ctx), p, devCtx, m, cfg) // takes devCtx's reference
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("gpu: import: %w", ctx.Err())
+		}
+		if errors.Is(err, driver.ErrIncompatible) {
+			return nil, fmt.Errorf("gpu: import: %w", err)
 		}
 		return nil, driver.Errorf(driver.ErrCorrupt, "gpu: import: %w", err)
 	}

@@ -67,16 +67,19 @@ var errNoRecord = errors.New("plan not recordable")
 
 // planRecord encodes the static plan for the blob, or returns an error
 // wrapping errNoRecord for a plan the record does not cover (control flow,
-// sizes read back, a launch of a node the graph does not have).
-func (c *CompiledModel) planRecord() ([]byte, error) {
+// sizes read back, a launch of a node the graph does not have). consts
+// names the graph's Constants whose tensors the record refers to instead
+// of holding their bytes: the only Constants an import of the record reads.
+func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err error) {
 	pl := c.static
 	if pl == nil || pl.control || pl.prog != nil || pl.cont != nil || pl.parent != nil || len(pl.loops) > 0 {
-		return nil, errNoRecord
+		return nil, nil, errNoRecord
 	}
 	byName, err := c.nodesByName()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	consts = map[string]bool{}
 	used := pl.deviceReads()
 	var e wire.Encoder
 	size := 1 << 16
@@ -110,10 +113,11 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 			e.Byte(hostNone)
 		case v.weight != "" && isGraphConstant(byName[v.weight], v.host):
 			e.Byte(hostConstant)
+			consts[v.weight] = true
 		default:
 			h := v.host.Contiguous()
 			if h.Kind() != tensor.KindTensor || h.Type() == tensor.String {
-				return nil, fmt.Errorf("%w: host value of type %v", errNoRecord, h.Type())
+				return nil, nil, fmt.Errorf("%w: host value of type %v", errNoRecord, h.Type())
 			}
 			e.Byte(hostData)
 			raw := h.Bytes()
@@ -130,12 +134,12 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 	e.Uvarint(uint64(len(pl.launches)))
 	for _, l := range pl.launches {
 		if byName[l.node.Name] == nil {
-			return nil, fmt.Errorf("%w: launch of node %q, which the graph does not have", errNoRecord, l.node.Name)
+			return nil, nil, fmt.Errorf("%w: launch of node %q, which the graph does not have", errNoRecord, l.node.Name)
 		}
 		e.Str(l.node.Name)
 		src, err := l.kernel.Source()
 		if err != nil {
-			return nil, fmt.Errorf("%w: node %q: %v", errNoRecord, l.node.Name, err)
+			return nil, nil, fmt.Errorf("%w: node %q: %v", errNoRecord, l.node.Name, err)
 		}
 		// The program's key names its source: a build of clinfer whose
 		// kernel changed does not run the record's arguments on it.
@@ -145,7 +149,7 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 		e.Uvarint(uint64(len(l.args)))
 		for _, a := range l.args {
 			if err := encodeArg(&e, a); err != nil {
-				return nil, fmt.Errorf("%w: node %q: %v", errNoRecord, l.node.Name, err)
+				return nil, nil, fmt.Errorf("%w: node %q: %v", errNoRecord, l.node.Name, err)
 			}
 		}
 		e.Varint(l.n)
@@ -181,7 +185,7 @@ func (c *CompiledModel) planRecord() ([]byte, error) {
 			e.Str(s)
 		}
 	}
-	return e.Buf, nil
+	return e.Buf, consts, nil
 }
 
 // deviceReads returns the root values a straight-line plan reads on the

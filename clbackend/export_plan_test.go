@@ -102,7 +102,7 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 	blob := gpuExport(t, cm)
 	arch := src.devices[src.def].architecture
 	c := cm.(*CompiledModel)
-	good, err := c.planRecord()
+	good, _, err := c.planRecord()
 	require.NoError(t, err)
 
 	// A record whose launch reads a value the plan does not have.
@@ -120,7 +120,7 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 		saved := c.static
 		c.static = &pl
 		defer func() { c.static = saved }()
-		rec, err := c.planRecord()
+		rec, _, err := c.planRecord()
 		require.NoError(t, err)
 		return rec
 	}

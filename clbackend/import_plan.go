@@ -374,6 +374,9 @@ func (c *CompiledModel) restoreOrBuild(ctx context.Context, p *Plugin, key strin
 			return nil, ctx.Err()
 		}
 		p.cache.planRecordsRefused.Add(1)
+		if c.elided {
+			return nil, driver.Errorf(driver.ErrIncompatible, "gpu: import of %q: the model cache's blob leaves out the weights its plan record holds packed, and the record is not used (%v): compile the model again (with CACHE_DIR, Core.CompileModel does)", c.model.Name, err)
+		}
 		if !errors.Is(err, errStaleRecord) {
 			warnf("gpu: import of %q: planning again: %v", c.model.Name, err)
 		}

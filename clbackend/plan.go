@@ -245,6 +245,11 @@ func shapeList(shapes []tensor.Shape) string {
 // buildPlan plans the compiled model for inputs of the given shapes; for
 // host parameters ins holds their values (others may hold only a shape).
 func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, shapes []tensor.Shape, hostVals []*tensor.Tensor) (_ *plan, err error) {
+	if c.elided {
+		// Imported from a model cache blob without the weights the plan
+		// record packed: there is nothing to plan these shapes from.
+		return nil, driver.Errorf(driver.ErrIncompatible, "gpu: model %q imported from the model cache has only the plan of its input shapes, not %s: compile the model again for other shapes", c.model.Name, shapeList(shapes))
+	}
 	// Inputs the model cannot take are reported as every device words it
 	// (graph.InputShapeError), before the plan's own inference.
 	if _, err := c.model.FitInputs(shapes, hostVals); err != nil {

@@ -115,7 +115,7 @@ func unsupportedNodes(model *graph.Model, nodes []*graph.Node, hostParam []bool)
 		case graph.OpParameter, graph.OpResult:
 			continue
 		case graph.OpConstant:
-			if n.Value == nil {
+			if n.Value == nil && !n.Elided() { // elided: the plan record holds what reads it
 				bad[n] = "constant has no value"
 			}
 			known[n] = true

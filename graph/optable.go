@@ -61,6 +61,9 @@ func inferConstant(n *Node) error {
 	if err := checkOutputs(n, 1, 1); err != nil {
 		return err
 	}
+	if n.Elided() {
+		return checkElided(n) // the port is what the value was
+	}
 	if n.Value == nil {
 		return n.Errorf("constant has no value")
 	}

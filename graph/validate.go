@@ -142,11 +142,14 @@ func checkNode(n *Node, params, results map[*Node]bool, inBody bool) error {
 		if len(n.Inputs) != 0 {
 			return n.Errorf("constant has %d inputs, want none", len(n.Inputs))
 		}
-		if n.Value == nil {
-			return n.Errorf("constant has no value")
-		}
 		if len(n.Outputs) != 1 {
 			return n.Errorf("constant has %d outputs, want 1", len(n.Outputs))
+		}
+		if n.Elided() {
+			return checkElided(n)
+		}
+		if n.Value == nil {
+			return n.Errorf("constant has no value")
 		}
 		p := n.Outputs[0]
 		s, ok := p.Shape.ToShape()

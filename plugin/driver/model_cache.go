@@ -109,6 +109,17 @@ var moduleVersion = sync.OnceValue(func() string {
 	return v
 })
 
+// CacheExporter is implemented by compiled models whose blob for the model
+// cache can leave out what only a fresh compilation could need (the GPU:
+// the weights its plan record holds packed). Core.CompileModel writes
+// ExportCached's blob to CACHE_DIR instead of Export's; when ImportModel
+// cannot use such a blob (another configuration, a stale record), the
+// error wraps ErrIncompatible and the Core compiles the model again and
+// replaces the blob.
+type CacheExporter interface {
+	ExportCached(w io.Writer) error
+}
+
 // CacheKeyer is implemented by plugins whose compiled models depend on
 // more than their own properties (HETERO: the configuration of the devices
 // it splits across). The Core's model cache mixes CacheKey's answer into
@@ -191,7 +202,11 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 	if !ok {
 		return cm, nil
 	}
-	if err := writeCacheBlob(dir, key, path, ex); err != nil {
+	export := ex.Export
+	if ce, ok := cm.(CacheExporter); ok {
+		export = ce.ExportCached
+	}
+	if err := writeCacheBlob(dir, key, path, export); err != nil {
 		return nil, errors.Join(err, cm.Close())
 	}
 	return cm, nil
@@ -199,7 +214,7 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 
 // writeCacheBlob exports to a temporary file in dir and renames it over
 // path, so readers see the old blob or the new one, never a partial one.
-func writeCacheBlob(dir, key, path string, ex Exporter) error {
+func writeCacheBlob(dir, key, path string, export func(io.Writer) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
 	}
@@ -212,7 +227,7 @@ func writeCacheBlob(dir, key, path string, ex Exporter) error {
 	// its checksums on import and is compiled again, and syncing hundreds
 	// of MB made the cold compile wait for the disk (IS-Net medium: seconds).
 	bw := bufio.NewWriterSize(tmp, 1<<20)
-	werr := ex.Export(bw)
+	werr := export(bw)
 	if werr == nil {
 		werr = bw.Flush()
 	}

@@ -1,0 +1,141 @@
+package clbackend
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// packedModel is two 3x3 convolutions of 32 channels on 24x24 (weights
+// of 36 KiB, over elideMin), which the planner repacks for its
+// convolution kernels, and a small pointwise one.
+func packedModel(t *testing.T) *graph.Model {
+	f := &fastBuilder{t: t, values: map[string]*tensor.Tensor{}}
+	x := f.x("x", 1, 32, 24, 24)
+	pads := graph.Attrs{"pads": []int64{1, 1, 1, 1}}
+	c1 := graph.NewNode("Conv", "conv1", []graph.Output{x, f.c(32, 32, 3, 3), f.c(32)}, pads, 1)
+	c2 := graph.NewNode("Conv", "conv2", []graph.Output{c1.Out(0), f.c(32, 32, 3, 3), f.c(32)}, pads, 1)
+	pw := graph.NewNode("Conv", "pointwise", []graph.Output{c2.Out(0), f.c(8, 32, 1, 1)}, nil, 1)
+	return graph.NewModel("packed", f.params, []*graph.Node{graph.NewResult("y", pw.Out(0))})
+}
+
+// elidedNodes decodes a blob's graph and returns how many of its
+// Constants are elided.
+func elidedNodes(t *testing.T, blob []byte, arch string) int {
+	t.Helper()
+	b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, arch)
+	require.NoError(t, err)
+	data, ok := b.Section(graphSection)
+	require.True(t, ok)
+	var m graph.Model
+	require.NoError(t, m.UnmarshalBinary(data))
+	nodes, err := m.Nodes()
+	require.NoError(t, err)
+	n := 0
+	for _, nd := range nodes {
+		if nd.Elided() {
+			n++
+		}
+	}
+	return n
+}
+
+// TestGPUModelCacheElided: the model cache's blob leaves out the weights
+// the plan record holds packed, imports with its record (identical
+// outputs, the same runtime model, exported and imported again), and a
+// record that cannot be used on such a blob is an ErrIncompatible import
+// and a compile again through the model cache, which replaces the blob.
+func TestGPUModelCacheElided(t *testing.T) {
+	ctx := context.Background()
+	m := packedModel(t)
+	src := newGPU(t)
+	arch := src.devices[src.def].architecture
+	cm, err := src.CompileModel(ctx, m, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	want := gpuRun(t, cm)
+	full := gpuExport(t, cm)
+	var lean bytes.Buffer
+	require.NoError(t, cm.(driver.CacheExporter).ExportCached(&lean))
+	assert.Zero(t, elidedNodes(t, full, arch), "Export keeps every weight")
+	require.Positive(t, elidedNodes(t, lean.Bytes(), arch), "the cache blob leaves the packed weights out")
+	assert.Less(t, lean.Len()+2*32*32*9*4-1024, len(full), "the cache blob is smaller by the weights left out")
+
+	im, err := newGPU(t).ImportModel(ctx, bytes.NewReader(lean.Bytes()), nil)
+	require.NoError(t, err)
+	defer im.Close()
+	assert.Equal(t, want, gpuRun(t, im), "outputs must be identical")
+	assert.Equal(t, runtimeRows(t, cm), runtimeRows(t, im))
+	again := gpuExport(t, im) // HETERO re-exports imported parts
+	assert.Positive(t, elidedNodes(t, again, arch))
+	im2, err := newGPU(t).ImportModel(ctx, bytes.NewReader(again), nil)
+	require.NoError(t, err)
+	defer im2.Close()
+	assert.Equal(t, want, gpuRun(t, im2), "outputs must be identical")
+
+	// Without its record the blob cannot be planned: another
+	// configuration, or a record of another version.
+	_, err = newGPU(t).ImportModel(ctx, bytes.NewReader(lean.Bytes()), map[string]string{driver.KeyEnableProfiling: "YES"})
+	require.ErrorIs(t, err, driver.ErrIncompatible)
+	assert.Contains(t, err.Error(), "compile the model again")
+	stale := func(blob []byte) []byte {
+		b, err := driver.ReadBlob(bytes.NewReader(blob), DeviceName, arch)
+		require.NoError(t, err)
+		for i := range b.Sections {
+			if b.Sections[i].Name == planSection {
+				rec := bytes.Clone(b.Sections[i].Data)
+				binary.LittleEndian.PutUint32(rec, planRecordVersion+1)
+				b.Sections[i].Data = rec
+			}
+		}
+		var out bytes.Buffer
+		require.NoError(t, driver.WriteBlob(&out, b))
+		return out.Bytes()
+	}
+	dst := newGPU(t)
+	_, err = dst.ImportModel(ctx, bytes.NewReader(stale(lean.Bytes())), nil)
+	require.ErrorIs(t, err, driver.ErrIncompatible)
+	assert.Equal(t, int64(1), dst.ProgramCacheStats().PlanRecordsRefused)
+	// Export's blob plans again instead.
+	im3, err := dst.ImportModel(ctx, bytes.NewReader(stale(full)), nil)
+	require.NoError(t, err)
+	defer im3.Close()
+	assert.Equal(t, want, gpuRun(t, im3), "outputs must be identical")
+
+	// Through the model cache: the blob is the lean one; a stale one is
+	// compiled again and replaced.
+	dir := t.TempDir()
+	core := driver.NewCore()
+	defer core.Close()
+	props := plugin.Props(plugin.WithCacheDir(dir))
+	compile := func(loaded string) {
+		t.Helper()
+		c, err := core.CompileModel(ctx, m, DeviceName, props)
+		require.NoError(t, err)
+		defer c.Close()
+		assert.Equal(t, loaded, gpuProp(t, c, driver.KeyLoadedFromCache))
+		assert.Equal(t, want, gpuRun(t, c), "outputs must be identical")
+	}
+	compile("NO")
+	blobs, err := filepath.Glob(filepath.Join(dir, "*.blob"))
+	require.NoError(t, err)
+	require.Len(t, blobs, 1)
+	cached, err := os.ReadFile(blobs[0])
+	require.NoError(t, err)
+	require.Positive(t, elidedNodes(t, cached, arch), "CACHE_DIR holds the lean blob")
+	compile("YES")
+	require.NoError(t, os.WriteFile(blobs[0], stale(cached), 0o600))
+	compile("NO")
+	compile("YES")
+}
