@@ -139,11 +139,7 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 		b, err := driver.ParseBool(v)
 		cm.commandBuffers = err == nil && b && d.cmdbufs
 	}
-	if v, err := cfg.Get(KeyWaitSpin); err == nil {
-		if us, err := strconv.Atoi(v); err == nil {
-			cm.waitSpin = time.Duration(us) * time.Microsecond
-		}
-	}
+	cm.waitSpin = waitSpinOf(cfg, conf.PerformanceHint)
 	cm.compilerLog = conf.LogLevel >= driver.LogWarning
 	if cm.cacheDir, err = cfg.Get(driver.KeyCacheDir); err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)

@@ -2,7 +2,6 @@ package clbackend
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -84,9 +83,11 @@ func TestLaunchPaths(t *testing.T) {
 	}
 }
 
-// TestWaitSpinPolicy: GPU_WAIT_SPIN_US defaults to defaultWaitSpin, takes
-// 0 and refuses a negative bound; a wait polls for the bound while the
-// request's last wait ended within it (spinFor).
+// TestWaitSpinPolicy: GPU_WAIT_SPIN_US is AUTO by default (a bound of
+// latencySpinUS under the latency hint, none under the throughput hints),
+// takes a number of microseconds (0 included) and refuses anything else;
+// a wait polls for the bound while the request's last wait ended within
+// it (spinFor).
 func TestWaitSpinPolicy(t *testing.T) {
 	for _, c := range []struct{ last, bound, want time.Duration }{
 		{0, 100 * time.Microsecond, 100 * time.Microsecond},
@@ -100,21 +101,33 @@ func TestWaitSpinPolicy(t *testing.T) {
 	gpu := newGPU(t)
 	m, _ := tuningModel(t)
 	for _, c := range []struct {
-		value string
-		want  time.Duration
-	}{{"", defaultWaitSpin * time.Microsecond}, {"0", 0}, {"250", 250 * time.Microsecond}} {
+		value, hint, stored string
+		want                time.Duration
+	}{
+		{"", "", "AUTO", latencySpinUS * time.Microsecond},
+		{"auto", "LATENCY", "AUTO", latencySpinUS * time.Microsecond},
+		{"", "THROUGHPUT", "AUTO", 0},
+		{"0", "", "0", 0},
+		{" 250", "THROUGHPUT", "250", 250 * time.Microsecond},
+	} {
 		props := map[string]string{}
 		if c.value != "" {
 			props[KeyWaitSpin] = c.value
 		}
+		if c.hint != "" {
+			props[driver.KeyPerformanceHint] = c.hint
+			props[driver.KeyAllowAutoBatching] = "NO"
+		}
 		cm, err := gpu.CompileModel(context.Background(), m, props)
 		require.NoError(t, err)
-		assert.Equal(t, c.want, cm.(*CompiledModel).waitSpin, "GPU_WAIT_SPIN_US=%q", c.value)
+		assert.Equal(t, c.want, cm.(*CompiledModel).waitSpin, "GPU_WAIT_SPIN_US=%q hint %q", c.value, c.hint)
 		v, err := cm.Property(KeyWaitSpin)
 		require.NoError(t, err)
-		assert.Equal(t, strconv.Itoa(int(c.want/time.Microsecond)), v)
+		assert.Equal(t, c.stored, v)
 		require.NoError(t, cm.Close())
 	}
-	_, err := gpu.CompileModel(context.Background(), m, map[string]string{KeyWaitSpin: "-1"})
-	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
+	for _, bad := range []string{"-1", "fast", "1.5"} {
+		_, err := gpu.CompileModel(context.Background(), m, map[string]string{KeyWaitSpin: bad})
+		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "GPU_WAIT_SPIN_US=%q", bad)
+	}
 }

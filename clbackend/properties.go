@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -80,17 +81,62 @@ const KeyCommandBuffers = "GPU_COMMAND_BUFFERS"
 // KeyWaitSpin is GPU_WAIT_SPIN_US: how many microseconds an inference's
 // wait for the device polls the last command's status, yielding the
 // processor between polls, before it blocks in clWaitForEvents (0: block
-// at once). A blocking wait puts the thread to sleep and the driver wakes
-// it when the command completes: tens of microseconds on an idle machine
-// (POCL signals a condition variable), more than a small model's kernels
-// take. Polling spends up to this much of one core per inference for
-// that; ONNX Runtime's intra-op threads spin likewise by default
-// (allow_spinning). Larger models wait longer than the bound and block
-// as before.
+// at once), or AUTO (the default): latencySpinUS under PERFORMANCE_HINT
+// LATENCY, 0 under the throughput hints, whose requests in flight want
+// every core for the device. A blocking wait puts the thread to sleep and
+// the driver wakes it when the command completes: tens of microseconds on
+// an idle machine (POCL signals a condition variable), more than a small
+// model's kernels take. Polling spends up to the bound of one core per
+// inference for that, as ONNX Runtime's intra-op threads spin by default
+// (allow_spinning); a request whose last wait outlasted the bound blocks
+// at once (spinFor), so a larger model's waits do not poll.
 const KeyWaitSpin = "GPU_WAIT_SPIN_US"
 
-// defaultWaitSpin is GPU_WAIT_SPIN_US's default.
-const defaultWaitSpin = 100
+// latencySpinUS is GPU_WAIT_SPIN_US=AUTO's bound under the latency hint.
+const latencySpinUS = 100
+
+// valueAuto is the AUTO of GPU_WAIT_SPIN_US.
+const valueAuto = "AUTO"
+
+// waitSpinSpec is GPU_WAIT_SPIN_US: AUTO or a whole number of
+// microseconds.
+func waitSpinSpec() driver.PropertySpec {
+	return driver.PropertySpec{
+		Key: KeyWaitSpin, Mutable: true, Default: valueAuto,
+		Accepted: "AUTO, or an integer >= 0 (microseconds)",
+		Parse: func(s string) (string, error) {
+			s = strings.TrimSpace(s)
+			if strings.EqualFold(s, valueAuto) {
+				return valueAuto, nil
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return "", errors.New("neither AUTO nor an integer >= 0")
+			}
+			return strconv.Itoa(n), nil
+		},
+	}
+}
+
+// waitSpinOf is the bound GPU_WAIT_SPIN_US gives under cfg (AUTO: by
+// PERFORMANCE_HINT).
+func waitSpinOf(cfg *driver.Properties, hint driver.PerformanceHint) time.Duration {
+	v, err := cfg.Get(KeyWaitSpin)
+	if err != nil {
+		return 0
+	}
+	if v == valueAuto {
+		if hint != driver.HintLatency {
+			return 0
+		}
+		return latencySpinUS * time.Microsecond
+	}
+	us, err := strconv.Atoi(v)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(us) * time.Microsecond
+}
 
 // Limits the device reports for planning; the engine itself has none.
 const (
@@ -124,7 +170,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 		hostTaskPrioritySpec(),
 		memorySpec(d),
 		driver.BoolSpec(KeyCommandBuffers, true),
-		driver.IntSpec(KeyWaitSpin, defaultWaitSpin, 0),
+		waitSpinSpec(),
 		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
 		// device (OpenVINO's automatic batching, on by default for GPUs).
 		driver.BoolSpec(driver.KeyAllowAutoBatching, true),
