@@ -342,6 +342,26 @@ func (p deviceProfile) reduce(count, cnt int64) kernels.Variant {
 	return mustVariant("reduce", "serial", 64)
 }
 
+// softmaxRows is softmax_rows' vector width and work group for rows of
+// n elements: the device's vector width (4, 8 or 16); on a CPU one item
+// per row (a work group runs on one core, its items in turn: more items
+// add only their barriers), on a GPU the smallest power of two whose
+// items cover the row in vectors, within 256 and the device's work-group
+// limit.
+func (p deviceProfile) softmaxRows(n int64) (vw, group int) {
+	vw = p.vw()
+	if !p.gpu {
+		return vw, 1
+	}
+	vw = 4
+	limit := min(256, p.maxWorkGroup)
+	group = 1
+	for int64(group*vw) < n && group*2 <= limit {
+		group *= 2
+	}
+	return vw, group
+}
+
 // cpuGroup is the work-group size a launch whose kernel lets the driver
 // pick the group gets on a CPU device (nil for an empty range). POCL picks
 // a group from the grid and compiles the kernel again for each group size

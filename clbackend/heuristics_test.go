@@ -245,3 +245,38 @@ func TestCPUGroup(t *testing.T) {
 	one.maxWorkGroup = 16
 	assert.Equal(t, []int{16}, cpuGroup([]int{1 << 20}, one), "within CL_DEVICE_MAX_WORK_GROUP_SIZE")
 }
+
+// TestSoftmaxRowsOnEveryProfile runs last-axis Softmax and LogSoftmax as
+// planned for POCL on AVX-512 and AVX2 (one item per row, 16 and 8 wide)
+// and for an H100 (groups covering the row in float4s) on this machine's
+// device, against the CPU reference.
+func TestSoftmaxRowsOnEveryProfile(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	assert.Equal(t, [2]int{8, 1}, pair(poclHaswell.softmaxRows(6625)), "haswell: its vector width, one item per row")
+	assert.Equal(t, [2]int{4, 256}, pair(nvidiaH100.softmaxRows(6625)), "a GPU: a group of 256 float4 columns")
+	assert.Equal(t, [2]int{4, 16}, pair(nvidiaH100.softmaxRows(40)), "a GPU: the smallest group covering a short row")
+	t.Cleanup(func() { testProfile = nil })
+	all := lowerCases()
+	for _, p := range []deviceProfile{poclSkylake, poclHaswell, nvidiaH100} {
+		testProfile = &p
+		for _, op := range []string{"Softmax", "LogSoftmax"} {
+			for ci, c := range all[op] {
+				if c.name != "last_axis_rows" {
+					continue
+				}
+				t.Run(p.name+"/"+op, func(t *testing.T) {
+					m, ins := c.instance(t, op, ci)
+					got, _ := inferAll(t, gpu, m, ins)
+					want, _ := inferAll(t, cpu, m, ins)
+					assertOutputsClose(t, want, got, 1e-5, 1e-4)
+				})
+			}
+		}
+	}
+}
+
+// pair makes an array of two results, for comparing them at once.
+func pair(a, b int) [2]int { return [2]int{a, b} }

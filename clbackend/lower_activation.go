@@ -1,6 +1,8 @@
 package clbackend
 
 import (
+	"fmt"
+
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -33,8 +35,18 @@ func lowerSoftmax(b *builder, n *graph.Node) error {
 	if s.NumElements() == 0 {
 		return nil
 	}
+	if inner == 1 && axisLen >= softmaxRowsMin && axisLen < 1<<31 && defines != "-DIS_DOUBLE" {
+		// Along the last axis: a work group per row (softmax_rows).
+		vw, group := b.profile().softmaxRows(axisLen)
+		return b.emitND(n, name+"_rows", fmt.Sprintf("%s -DVW=%d", defines, vw), []int{int(outer) * group}, []int{group},
+			slotArg(x), slotArg(y), uint64(outer), int32(axisLen))
+	}
 	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))
 }
+
+// softmaxRowsMin is the shortest last axis Softmax and LogSoftmax run
+// by rows (softmax_rows): a shorter row is less than a vector of work.
+const softmaxRowsMin = 16
 
 // clipTypeOK reports whether a GPU lowering of Clip exists for t: f32 on
 // the unary kernel, other numeric types (f16, f64, integers) as Max and

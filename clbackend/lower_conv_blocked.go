@@ -64,7 +64,7 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 	if (group != 1 && !depthwise) || (!depthwise && b.val(w).host == nil) || (depthwise && (DH != 1 || DW != 1)) {
 		return false, nil
 	}
-	if KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && OH == H && OW == W && !depthwise {
+	if KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && OH == H && OW == W && !depthwise && H*W > 1 {
 		g := gemmGeom{M: OC, N: H * W, K: C, aRow: C, aK: 1, bK: H * W, bCol: 1,
 			batch: []int64{N}, aBatch: []int64{0}, bBatch: []int64{C * H * W}}
 		mode := int64(0)

@@ -35,12 +35,19 @@ const (
 )
 
 // patchConvFits reports whether conv g (one group, host weights) of node
-// n runs through its patches on a device whose vectors hold vw floats:
-// no pads (the windows within the input), output rows narrower than a
-// vector, the bounds above, and no residual post-op where the product is
-// transposed (its broadcast table is y's).
+// n runs through its patches on a device whose vectors hold vw floats: a
+// 1x1 convolution of one pixel per image always; else no pads (the
+// windows within the input), output rows narrower than a vector, the
+// bounds above, and no residual post-op where the product is transposed
+// (its broadcast table is y's).
 func patchConvFits(n *graph.Node, g conv2D, vw int) bool {
 	taps, pix := g.C*g.KH*g.KW, g.OH*g.OW
+	if g.group == 1 && g.KH == 1 && g.KW == 1 && g.wholeInput() {
+		// A 1x1 convolution of one pixel (a squeeze-excitation gate's FC
+		// on pooled channels): the GEMM of the 1x1 form would have one
+		// column, this one has the output channels.
+		return true
+	}
 	if !g.wholeInput() && (g.PH != 0 || g.PW != 0 || (g.OH-1)*g.SH+(g.KH-1)*g.DH+1 > g.H || (g.OW-1)*g.SW+(g.KW-1)*g.DW+1 > g.W) {
 		return false
 	}

@@ -65,6 +65,13 @@ func lowerPool(b *builder, n *graph.Node) error {
 	switch {
 	case n.OpType == "LpPool":
 		return b.emit(n, "lp_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
+	case !isMax && r == 2 && (t == tensor.F32 || t == tensor.F16) && dil[0] == 1 && dil[1] == 1 && ys.NumElements() < 1<<31:
+		// By runs of output rows (pool_avg2d.cl), no division per element.
+		rows := ys[0] * ys[1] * ys[2]
+		global := []int{int(ceilDiv(ys[3], maxPoolRun)), int(rows)}
+		tbl := []int64{xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], stride[0], stride[1], begin[0], begin[1], rows,
+			n.Attrs.Int("count_include_pad", 0), xs[2] + end[0], xs[3] + end[1]}
+		return b.emitND(n, "avg_pool2d", defines+fmt.Sprintf(" -DRUN=%d", maxPoolRun), global, nil, slotArg(x), slotArg(y), b.meta(tbl))
 	case !isMax:
 		return b.emit(n, "avg_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 	case len(n.Outputs) > 1:
@@ -81,8 +88,8 @@ func lowerPool(b *builder, n *graph.Node) error {
 	return b.emit(n, "max_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 }
 
-// maxPoolRun is max_pool2d's outputs per work item: a row of 8 is one
-// index division for 8 windows.
+// maxPoolRun is max_pool2d's and avg_pool2d's outputs per work item: a
+// row of 8 is one index division for 8 windows.
 const maxPoolRun = 8
 
 // poolTable is pool.cl's table m of a pooling of x [N, C, spatial...] into

@@ -300,6 +300,11 @@ func lowerCases() map[string][]lowerCase {
 		cases[op] = single(func(g *caseGen) *graph.Model {
 			return g.one(op, graph.Attrs{"axis": int64(1)}, g.x("x", g.dim(2, 3), g.dim(3, 9), g.dim(2, 4)))
 		})
+		// Rows of at least softmaxRowsMin along the last axis (softmax_rows):
+		// whole vectors and a partial last chunk.
+		cases[op] = append(cases[op], lowerCase{"last_axis_rows", func(g *caseGen) *graph.Model {
+			return g.one(op, graph.Attrs{"axis": int64(-1)}, g.x("x", g.dim(1, 3), g.dim(2, 5), g.dim(softmaxRowsMin, 70)))
+		}})
 	}
 	cases["MatMul"] = single(func(g *caseGen) *graph.Model {
 		k := g.dim(3, 17)
@@ -374,6 +379,15 @@ func lowerCases() map[string][]lowerCase {
 				g.x("x", g.dim(1, 2), g.dim(1, 4), g.dim(4, 9), g.dim(4, 9)))
 		})
 	}
+	// avg_pool2d divides by the taps inside the padded input (a ceil_mode
+	// window's taps past the end pads not counted); 1-D pools run pool.cl.
+	cases["AveragePool"] = append(cases["AveragePool"], lowerCase{"count_include_pad_ceil", func(g *caseGen) *graph.Model {
+		return g.one("AveragePool", graph.Attrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": []int64{1, 1, 1, 1},
+			"count_include_pad": int64(1), "ceil_mode": int64(1)}, g.x("x", g.dim(1, 2), g.dim(1, 4), g.dim(4, 10), g.dim(4, 10)))
+	}}, lowerCase{"1d", func(g *caseGen) *graph.Model {
+		return g.one("AveragePool", graph.Attrs{"kernel_shape": []int64{3}, "strides": []int64{2}, "pads": []int64{1, 1}},
+			g.x("x", g.dim(1, 2), g.dim(1, 4), g.dim(4, 12)))
+	}})
 	cases["BatchNormalization"] = single(func(g *caseGen) *graph.Model {
 		c := g.dim(1, 6)
 		return g.one("BatchNormalization", nil, g.x("x", g.dim(1, 2), c, g.dim(2, 5), g.dim(2, 5)),
@@ -426,6 +440,19 @@ func lowerCases() map[string][]lowerCase {
 	}
 	cases[graph.OpFusedConv] = append(cases[graph.OpFusedConv], lowerCase{"sum_relu_hardswish", func(g *caseGen) *graph.Model {
 		return conv(graph.OpFusedConv, g, []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostRelu}, {Kind: graph.PostHardSwish}})
+	}})
+	// A 1x1 convolution of one pixel per image (a squeeze-excitation
+	// gate): the images are the GEMM's rows (fastConv).
+	cases[graph.OpFusedConv] = append(cases[graph.OpFusedConv], lowerCase{"one_pixel_sum_hardsigmoid", func(g *caseGen) *graph.Model {
+		n, c, oc := g.dim(1, 3), g.dim(3, 40), g.dim(2, 50)
+		node := graph.NewNode(graph.OpFusedConv, "node", []graph.Output{g.x("x", n, c, 1, 1), g.c(-0.5, 0.5, oc, c, 1, 1),
+			g.c(-1, 1, oc), g.x("res", n, oc, 1, 1)}, nil, 1)
+		graph.SetPostOps(node, []graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostHardSigmoid, Alpha: 0.2, Beta: 0.5}})
+		return g.model(node)
+	}})
+	cases["Conv"] = append(cases["Conv"], lowerCase{"one_pixel_no_bias", func(g *caseGen) *graph.Model {
+		c, oc := g.dim(3, 40), g.dim(2, 50)
+		return g.one("Conv", nil, g.x("x", g.dim(1, 3), c, 1, 1), g.c(-0.5, 0.5, oc, c, 1, 1))
 	}})
 	cases[graph.OpFullyConnected] = append(cases[graph.OpFullyConnected], lowerCase{"no_bias_vector_input", func(g *caseGen) *graph.Model {
 		k := g.dim(3, 20)

@@ -21,66 +21,17 @@
 // between the passes, as the unfused FullyConnected's output would.
 
 #include "half.clh"
-
-#define FCLN_MAX_GROUP 256
-#ifndef VW
-#define VW 4
-#endif
-#if VW == 16
-typedef float16 fvec;
-#define VLD(p) LD16((p), 0)
-#define VST(p, v) ST16((p), 0, (v))
-#elif VW == 8
-typedef float8 fvec;
-#define VLD(p) LD8((p), 0)
-#define VST(p, v) ST8((p), 0, (v))
-#else
-typedef float4 fvec;
-#define VLD(p) LD4((p), 0)
-#define VST(p, v) ST4((p), 0, (v))
-#endif
-
-// fcln_row_sum returns the sum of v over the work group (L items, a power
-// of two), through red.
-float fcln_row_sum(float v, __local float* red, const int lid, const int L)
-{
-    red[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = L / 2; off > 0; off >>= 1) {
-        if (lid < off) {
-            red[lid] += red[lid + off];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const float s = red[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return s;
-}
-
-// fcln_vsum is the sum of v's components.
-float fcln_vsum(const fvec v)
-{
-#if VW == 16
-    const float8 a = v.lo + v.hi;
-    const float4 b = a.lo + a.hi;
-#elif VW == 8
-    const float4 b = v.lo + v.hi;
-#else
-    const float4 b = v;
-#endif
-    const float2 c = b.lo + b.hi;
-    return c.x + c.y;
-}
+#include "rows.clh"
 
 __kernel void fc_layer_norm_relu(__global const FT* x, __global const FT* w, __global const FT* b,
                                  __global const FT* scale, __global const FT* beta, __global FT* y,
                                  const ulong n, __global const int* m, __global const float* p)
 {
-    __local float red[FCLN_MAX_GROUP];
+    __local float red[ROWS_MAX_GROUP];
     const size_t row = get_group_id(0);
     const int lid = (int)get_local_id(0);
     const int L = (int)get_local_size(0);
-    if (row >= n || L > FCLN_MAX_GROUP) return; // the whole group alike
+    if (row >= n || L > ROWS_MAX_GROUP) return; // the whole group alike
     const long C = m[0];
     const long K = m[1];
     const ulong xo = (ulong)row * K;
@@ -101,7 +52,7 @@ __kernel void fc_layer_norm_relu(__global const FT* x, __global const FT* w, __g
                 a0 = fma((fvec)LD(x, xo + k), VLD(w + k * C + c0), a0);
             }
             VST(yr + c0, (a0 + a1) + (a2 + a3));
-            sum += fcln_vsum(VLD(yr + c0));
+            sum += rows_vsum(VLD(yr + c0));
             continue;
         }
         for (long c = c0; c < C; ++c) {
@@ -113,12 +64,12 @@ __kernel void fc_layer_norm_relu(__global const FT* x, __global const FT* w, __g
             sum += LD(yr, c);
         }
     }
-    const float mean = fcln_row_sum(sum, red, lid, L) / (float)C;
+    const float mean = rows_fold(sum, 0, red, lid, L) / (float)C;
     float sq = 0.0f;
     for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) {
         if (c0 + VW <= C) {
             const fvec d = VLD(yr + c0) - mean;
-            sq += fcln_vsum(d * d);
+            sq += rows_vsum(d * d);
             continue;
         }
         for (long c = c0; c < C; ++c) {
@@ -126,7 +77,7 @@ __kernel void fc_layer_norm_relu(__global const FT* x, __global const FT* w, __g
             sq += d * d;
         }
     }
-    const float inv = rsqrt(fcln_row_sum(sq, red, lid, L) / (float)C + p[0]);
+    const float inv = rsqrt(rows_fold(sq, 0, red, lid, L) / (float)C + p[0]);
     for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) {
         if (c0 + VW <= C) {
             const fvec v = (VLD(yr + c0) - mean) * inv * VLD(scale + c0) + VLD(beta + c0);

@@ -67,6 +67,8 @@ var variants = []Kernel{
 	{Name: "layer_norm_stats", File: "norm.cl", Entry: "layer_norm", Options: "-DLN_STATS"},
 	{Name: "softmax", File: "activation_softmax.cl", Entry: "softmax"},
 	{Name: "log_softmax", File: "activation_softmax.cl", Entry: "softmax", Options: "-DLOG_SOFTMAX"},
+	{Name: "softmax_rows", File: "activation_softmax_rows.cl", Entry: "softmax_rows"},
+	{Name: "log_softmax_rows", File: "activation_softmax_rows.cl", Entry: "softmax_rows", Options: "-DLOG_SOFTMAX"},
 	{Name: "topk", File: "reduce_topk.cl", Entry: "topk"},
 	{Name: "topk_smallest", File: "reduce_topk.cl", Entry: "topk", Options: "-DSMALLEST"},
 	{Name: "where", File: "compare_where.cl", Entry: "where_select"},
