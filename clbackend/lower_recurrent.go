@@ -162,6 +162,11 @@ func lowerRecurrent(b *builder, n *graph.Node) error {
 		peep = b.recHost(n, 7, tensor.Shape{D, 3 * H})
 	}
 
+	if vw := stepWidth(H, b.profile().vw()); n.OpType == "LSTM" && S == 1 && !l.BatchFirst && b.in(n, 4) < 0 && vw > 0 &&
+		b.val(b.in(n, 1)).host != nil && b.val(b.in(n, 2)).host != nil {
+		m := b.meta(append([]int64{D, N, H, I, 0, flags, 0, 0, 0, 0, 0, 0, 0}, codes...))
+		return b.lstmStep(n, D, N, H, I, vw, bias, peep, m, pf)
+	}
 	// Every step's input times W, per direction: xw [D, S*N, G*H] in X's
 	// row order.
 	w, wg := b.recWeights(b.in(n, 1), D, GH, I)
@@ -227,6 +232,41 @@ func lowerRecurrent(b *builder, n *graph.Node) error {
 		b.recOutState(n, 2, cst, D, N, H, l.BatchFirst)
 	}
 	return nil
+}
+
+// stepWidth is lstm_step's VW for hidden size h on a device whose vectors
+// hold vw floats: the widest of 16, 8 and 4, at most vw, that divides h;
+// 0 when none does.
+func stepWidth(h int64, vw int) int {
+	for _, w := range []int{16, 8, 4} {
+		if w <= vw && h%int64(w) == 0 {
+			return w
+		}
+	}
+	return 0
+}
+
+// lstmStep emits a one-step LSTM (layout 0, no sequence_lens, host W and
+// R) as one lstm_step launch of vector width vw: W^T and R^T laid out at
+// plan time, the initial states read where they are, Y, Y_h and Y_c
+// written directly (a temporary for each one the node does not have).
+func (b *builder) lstmStep(n *graph.Node, d, nb, h, in int64, vw, bias, peep int, m, pf slotArg) error {
+	gh := 4 * h
+	w, _ := b.recWeights(b.in(n, 1), d, gh, in)
+	r, _ := b.recWeights(b.in(n, 2), d, gh, h)
+	h0 := b.recHost(n, 5, tensor.Shape{d, nb, h})
+	c0 := b.recHost(n, 6, tensor.Shape{d, nb, h})
+	outs := make([]int, 3)
+	for o := range outs {
+		if o < len(n.Outputs) {
+			outs[o] = b.out(n, o)
+		} else {
+			outs[o] = b.temp(tensor.F32, tensor.Shape{d, nb, h})
+		}
+	}
+	items := d * nb * h / int64(vw)
+	return b.emit(n, "lstm_step", fmt.Sprintf("-DVW=%d", vw), items, slotArg(b.in(n, 0)), slotArg(w), slotArg(r), slotArg(bias), slotArg(peep),
+		slotArg(h0), slotArg(c0), slotArg(outs[0]), slotArg(outs[1]), slotArg(outs[2]), uint64(items), m, pf)
 }
 
 // recGRUh returns the B operand of the product of (r . h) with GRU's h

@@ -409,6 +409,26 @@ var launchSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				[]int32{2, 1}, fill(12, -1, 1), fill(12, -1, 1), make([]float32, 24), uint64(12), recMeta(flags, 1, 4), recParams())
 		}
 	},
+	"lstm_step": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// D 2, N 2, H 8, I 3: peepholes, clip, input_forget, then none;
+		// 4 and 8 units per item.
+		m := func(flags int32) []int32 {
+			t := []int32{2, 2, 8, 3, 0, flags, 0, 0, 0, 0, 0, 0, 0}
+			for i := int32(0); i < 6; i++ {
+				t = append(t, (i+2)%11)
+			}
+			return t
+		}
+		for _, c := range []struct {
+			opts  string
+			items int
+			flags int32
+		}{{"-DVW=4", 8, 2 | 4}, {"-DVW=8", 4, 0}} {
+			e.launch(t, k, c.opts, global1D(c.items), nil, fill(6, -1, 1), fill(2*3*32, -1, 1), fill(2*8*32, -1, 1), fill(2*64, -1, 1),
+				fill(2*24, -1, 1), fill(32, -1, 1), fill(32, -1, 1), make([]float32, 32), make([]float32, 32), make([]float32, 32),
+				uint64(c.items), m(c.flags), recParams())
+		}
+	},
 	"gru_reset": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		e.launch(t, k, "", global1D(12), nil, fill(2*4*9, -1, 1), fill(2*2*9, -1, 1), fill(2*18, -1, 1), []int32{2, 1},
 			fill(12, -1, 1), make([]float32, 12), uint64(12), recMeta(1, 0, 3), recParams())

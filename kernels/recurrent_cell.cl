@@ -198,3 +198,89 @@ __kernel void rnn_cell(__global const float* xw, __global const float* rh, __glo
     h[gid] = hn;
     y[recY(m, it)] = hn;
 }
+
+// lstm_step: a whole LSTM of one step (S = 1, layout 0, no sequence_lens)
+// in one launch: the products with W and R and the gates together, so a
+// streaming model's cell (Silero VAD's) is one command instead of two
+// GEMMs, the cell and the state copies around them. wt is W^T per
+// direction, [D, I, 4H], rt R^T, [D, H, 4H] (laid out at plan time); x
+// is [N, I]; h0 and c0 [D, N, H]; y, yh and yc [D, N, H] (Y's one step,
+// Y_h, Y_c). m and p are the cells' tables with m[3] = I (the input
+// size) and m[4], m[6]..m[12] unused.
+//
+// Work-size contract: 1-D NDRange with global size >= n = D*N*H/VW (build
+// option VW: 4, 8 or 16, dividing H); any local size. Items with i >= n do
+// nothing. Item i computes units VW*(i % (H/VW)).. of batch entry
+// (i / (H/VW)) % N in direction i / (N*H/VW): VW-wide fma sums along W's
+// and R's transposed rows, then each unit's gates as lstm_cell's.
+
+#ifndef VW
+#define VW 4
+#endif
+#if VW == 4
+#define stepv float4
+#define STEP_LOAD vload4
+#define STEP_STORE vstore4
+#elif VW == 8
+#define stepv float8
+#define STEP_LOAD vload8
+#define STEP_STORE vstore8
+#elif VW == 16
+#define stepv float16
+#define STEP_LOAD vload16
+#define STEP_STORE vstore16
+#else
+#error "lstm_step: VW must be 4, 8 or 16"
+#endif
+
+// lstmStepSum adds v[k] times row k of a transposed weight w (rows 4H
+// apart, the item's VW units of each gate) to the gates g, for k < K.
+inline void lstmStepSum(__global const float* v, __global const float* w, int K, int H, stepv* g)
+{
+    for (int k = 0; k < K; ++k, w += 4 * H) {
+        const stepv s = (stepv)v[k];
+        for (int q = 0; q < 4; ++q) g[q] = fma(s, STEP_LOAD(0, w + q * H), g[q]);
+    }
+}
+
+__kernel void lstm_step(__global const float* x, __global const float* wt, __global const float* rt,
+                        __global const float* bias, __global const float* peep, __global const float* h0,
+                        __global const float* c0, __global float* y, __global float* yh, __global float* yc,
+                        const ulong n, __global const int* m, __global const float* p)
+{
+    const size_t gid = get_global_id(0);
+    if (gid >= n) return;
+    const int N = m[1], H = m[2], I = m[3], G4 = 4 * H, HV = H / VW;
+    const int j = (int)(gid % (size_t)HV) * VW;
+    const int b = (int)((gid / (size_t)HV) % (size_t)N);
+    const int d = (int)(gid / ((size_t)HV * (size_t)N));
+    // Gates i, o, f, c (ONNX's order): W's biases plus R's, then the
+    // products.
+    __global const float* bw = bias + (size_t)d * (size_t)(2 * G4) + j;
+    stepv g[4];
+    for (int q = 0; q < 4; ++q) g[q] = STEP_LOAD(0, bw + q * H) + STEP_LOAD(0, bw + G4 + q * H);
+    const size_t row = ((size_t)d * (size_t)N + (size_t)b) * (size_t)H;
+    lstmStepSum(x + (size_t)b * (size_t)I, wt + (size_t)d * (size_t)I * (size_t)G4 + j, I, H, g);
+    lstmStepSum(h0 + row, rt + (size_t)d * (size_t)H * (size_t)G4 + j, H, H, g);
+    float ai[VW], ao[VW], af[VW], ac[VW];
+    STEP_STORE(g[0], 0, ai);
+    STEP_STORE(g[1], 0, ao);
+    STEP_STORE(g[2], 0, af);
+    STEP_STORE(g[3], 0, ac);
+    const bool hasP = (m[5] & 2) != 0;
+    __global const float* pp = peep + (size_t)d * (size_t)(3 * H) + j;
+    for (int l = 0; l < VW; ++l) {
+        const size_t o = row + (size_t)(j + l);
+        const float cp = c0[o];
+        const float i_ = recAct(m, p, d, 0, ai[l] + (hasP ? pp[l] * cp : 0.0f));
+        float f_ = recAct(m, p, d, 0, af[l] + (hasP ? pp[2 * H + l] * cp : 0.0f));
+        if (m[5] & 4) f_ = 1.0f - i_;
+        const float c_ = recAct(m, p, d, 1, ac[l]);
+        const float cn = f_ * cp + i_ * c_;
+        const float o_ = recAct(m, p, d, 0, ao[l] + (hasP ? pp[H + l] * cn : 0.0f));
+        const float hn = o_ * recOut(m, p, d, cn);
+        y[o] = hn;
+        yh[o] = hn;
+        yc[o] = cn;
+    }
+}
