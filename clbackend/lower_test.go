@@ -118,6 +118,12 @@ func lowerCases() map[string][]lowerCase {
 	for op, cs := range controlCases() {
 		cases[op] = append(cases[op], cs...)
 	}
+	// One step with a hidden size of a multiple of 4: lstm_step (the
+	// examples' three steps run the GEMMs and lstm_cell).
+	cases["LSTM"] = append(cases["LSTM"], lowerCase{"one_step", func(g *caseGen) *graph.Model {
+		n, in, h := g.dim(1, 3), g.dim(2, 6), int64(8)
+		return g.one("LSTM", graph.Attrs{"hidden_size": h}, g.x("x", 1, n, in), g.c(-0.5, 0.5, 1, 4*h, in), g.c(-0.5, 0.5, 1, 4*h, h), g.c(-0.5, 0.5, 1, 8*h))
+	}})
 	positive := map[string]bool{"Sqrt": true, "Log": true, "Reciprocal": true, "Acosh": true}
 	unit := map[string]bool{"Asin": true, "Acos": true, "Atanh": true}
 	cases["Gelu"] = append(cases["Gelu"], lowerCase{"tanh", func(g *caseGen) *graph.Model {
