@@ -1,13 +1,17 @@
 package clbackend
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
+	"hash/crc32"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -37,11 +41,15 @@ type clContext struct {
 	devIndex int
 	user     bool
 
-	mu      sync.Mutex
-	refs    int
-	weights map[string]*weightBuf
-	// transfer is the queue remote tensors copy on without a user queue,
-	// made on first use.
+	mu   sync.Mutex
+	refs int
+	// weights are the weights on the device by weightKey: almost always
+	// one per key.
+	weights   map[string][]*weightBuf
+	weightIDs int64
+	// transfer is the queue remote tensors copy on without a user queue
+	// (and weight compares on), made on first use under tmu.
+	tmu      sync.Mutex
 	transfer *cl.CommandQueue
 
 	weightBytes, activationBytes, stagingBytes, remoteBytes atomic.Int64
@@ -50,6 +58,7 @@ type clContext struct {
 // weightBuf is one weight on the device, shared by the models whose
 // constants have its content.
 type weightBuf struct {
+	name  string // its key and a number: unique in the context
 	buf   *cl.MemObject
 	refs  int
 	bytes int64
@@ -66,7 +75,7 @@ func newContext(d *device, cache *programCache, c *cl.Context, queue *cl.Command
 	if user {
 		key += "/user" + strconv.FormatInt(userContexts.Add(1), 10)
 	}
-	return &clContext{key: key, dev: d, cache: cache, cl: c, queue: queue, devIndex: devIndex, user: user, refs: 1, weights: map[string]*weightBuf{}}
+	return &clContext{key: key, dev: d, cache: cache, cl: c, queue: queue, devIndex: devIndex, user: user, refs: 1, weights: map[string][]*weightBuf{}}
 }
 
 // acquire adds a reference; acquiring a released context is a programmer
@@ -94,9 +103,11 @@ func (cc *clContext) release() error {
 		cc.mu.Unlock()
 		return nil
 	}
+	cc.mu.Unlock()
+	cc.tmu.Lock()
 	transfer := cc.transfer
 	cc.transfer = nil
-	cc.mu.Unlock()
+	cc.tmu.Unlock()
 	cc.dev.untrack(cc)
 	var errs []error
 	if cc.user {
@@ -116,8 +127,8 @@ func (cc *clContext) transferQueue() (*cl.CommandQueue, error) {
 	if cc.queue != nil {
 		return cc.queue, nil
 	}
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
+	cc.tmu.Lock() // not mu: weight asks for the queue under mu
+	defer cc.tmu.Unlock()
 	if cc.transfer == nil {
 		q, err := cc.cl.CreateCommandQueue(cc.dev.cl, 0)
 		if err != nil {
@@ -128,66 +139,99 @@ func (cc *clContext) transferQueue() (*cl.CommandQueue, error) {
 	return cc.transfer, nil
 }
 
-// weightSeeds seed the two hashes weightKey keys a weight's content by.
-var weightSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-
-// weightKey names contiguous t's content (type, shape, bytes) in the
-// weights of a context: the contexts live in this process only, so two
-// 64-bit hashes with seeds drawn when it started serve as well as a
-// cryptographic digest at a tenth of the time (SHA-256 of IS-Net medium's
-// 450 MB of weights, packed ones included: 0.3-0.5 s of each compile and
-// import).
+// weightKey names contiguous t's content in the weights of a context by
+// its type, shape and the CRC-32C of its bytes, which the CPU computes in
+// hardware (IS-Net medium's 261 MB of packed weights: 30-50 ms, where two
+// seeded 64-bit hashes took 90-120 ms of every import). A key only says
+// that two weights may be the same: weight compares their bytes before it
+// shares one.
 func weightKey(t *tensor.Tensor) string {
-	head := []byte(t.Type().String())
+	key := []byte(t.Type().String())
 	for _, d := range t.Shape() {
-		head = binary.LittleEndian.AppendUint64(head, uint64(d))
+		key = binary.LittleEndian.AppendUint64(key, uint64(d))
 	}
-	key := head
-	for _, s := range weightSeeds {
-		var h maphash.Hash
-		h.SetSeed(s)
-		h.Write(head)
-		h.Write(t.Bytes())
-		key = binary.LittleEndian.AppendUint64(key, h.Sum64())
-	}
-	return string(key)
+	return string(binary.LittleEndian.AppendUint32(key, crc32.Checksum(t.Bytes(), weightCRC)))
 }
 
+var weightCRC = crc32.MakeTable(crc32.Castagnoli)
+
 // weight returns the device copy of a constant with t's content and its
-// key, adding a reference the caller gives back with releaseWeight:
-// models compiled in the context upload each weight once between them.
+// entry's name, adding a reference the caller gives back with
+// releaseWeight: models compiled in the context upload each weight once
+// between them.
 func (cc *clContext) weight(t *tensor.Tensor, model string) (string, *cl.MemObject, error) {
 	t = t.Contiguous()
 	key := weightKey(t)
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if w, ok := cc.weights[key]; ok {
-		w.refs++
-		return key, w.buf, nil
+	for _, w := range cc.weights[key] {
+		same, err := cc.holds(w.buf, t.Bytes())
+		if err != nil {
+			return "", nil, driver.Errorf(driver.ErrDevice, "gpu: model %q: comparing %s with a weight on %s: %w", model, t, cc.dev.name(), err)
+		}
+		if same {
+			w.refs++
+			return w.name, w.buf, nil
+		}
 	}
 	buf, err := cc.upload(t, model)
 	if err != nil {
 		return "", nil, err
 	}
-	w := &weightBuf{buf: buf, refs: 1, bytes: int64(buf.Size())}
-	cc.weights[key] = w
+	cc.weightIDs++
+	w := &weightBuf{name: key + "#" + strconv.FormatInt(cc.weightIDs, 10), buf: buf, refs: 1, bytes: int64(buf.Size())}
+	cc.weights[key] = append(cc.weights[key], w)
 	cc.weightBytes.Add(w.bytes)
-	return key, buf, nil
+	return w.name, buf, nil
 }
 
-// releaseWeight gives back a reference weight returned.
-func (cc *clContext) releaseWeight(key string) error {
+// holds reports whether buf's bytes are data (a weight of the same key:
+// almost always the same weight).
+func (cc *clContext) holds(buf *cl.MemObject, data []byte) (bool, error) {
+	if len(data) == 0 {
+		return true, nil // an empty weight of the same type and shape
+	}
+	if buf.Size() != len(data) {
+		return false, nil
+	}
+	q, err := cc.transferQueue()
+	if err != nil {
+		return false, err
+	}
+	got := make([]byte, len(data))
+	ev, err := q.EnqueueReadBuffer(buf, true, 0, len(got), unsafe.Pointer(&got[0]), nil)
+	if err != nil {
+		return false, err
+	}
+	if err := ev.Close(); err != nil {
+		return false, err
+	}
+	return bytes.Equal(got, data), nil
+}
+
+// releaseWeight gives back a reference weight returned under name.
+func (cc *clContext) releaseWeight(name string) error {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	w, ok := cc.weights[key]
-	if !ok {
+	key := name
+	if i := strings.LastIndexByte(name, '#'); i >= 0 {
+		key = name[:i]
+	}
+	ws := cc.weights[key]
+	i := slices.IndexFunc(ws, func(w *weightBuf) bool { return w.name == name })
+	if i < 0 {
 		return nil
 	}
+	w := ws[i]
 	w.refs--
 	if w.refs > 0 {
 		return nil
 	}
-	delete(cc.weights, key)
+	if ws = slices.Delete(ws, i, i+1); len(ws) == 0 {
+		delete(cc.weights, key)
+	} else {
+		cc.weights[key] = ws
+	}
 	cc.weightBytes.Add(-w.bytes)
 	return w.buf.Close()
 }

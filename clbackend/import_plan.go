@@ -78,6 +78,24 @@ func withOwnedModel(ctx context.Context) context.Context {
 
 func ownsModel(ctx context.Context) bool { v, _ := ctx.Value(ownedModelKey{}).(bool); return v }
 
+type preloadKey struct{}
+
+// withPreload tells restorePlan and restoreOrBuild that the blob's
+// program binaries are being loaded into the program cache until done
+// closes.
+func withPreload(ctx context.Context, done <-chan struct{}) context.Context {
+	return context.WithValue(ctx, preloadKey{}, done)
+}
+
+// waitPreload waits until the blob's program binaries are in the program
+// cache (see withPreload), so that no lookup builds one of them from
+// source meanwhile.
+func waitPreload(ctx context.Context) {
+	if done, ok := ctx.Value(preloadKey{}).(<-chan struct{}); ok {
+		<-done
+	}
+}
+
 type planRecordKey struct{}
 
 func withPlanRecord(ctx context.Context, rec []byte) context.Context {
@@ -89,7 +107,7 @@ func planRecordOf(ctx context.Context) []byte {
 	return rec
 }
 
-func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan, err error) {
+func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, rec []byte) (_ *plan, err error) {
 	d := wire.Decoder{Data: rec, Sentinel: driver.ErrCorrupt}
 	if v := d.U32("plan record version"); d.Err == nil && v != planRecordVersion {
 		return nil, fmt.Errorf("%w: plan record version %d, this build reads %d", errStaleRecord, v, planRecordVersion)
@@ -234,6 +252,14 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 		srcs[i] = src
 	}
 	b := &builder{p: p, c: c, pl: pl}
+	if err := b.checkTotal(); err != nil {
+		return nil, err
+	}
+	// The uploads first: the blob's binaries load meanwhile (ImportModel).
+	if err := b.uploadConsts(); err != nil {
+		return nil, err
+	}
+	waitPreload(ctx)
 	for i := range pl.launches {
 		l := &pl.launches[i]
 		src := srcs[i]
@@ -243,12 +269,6 @@ func (c *CompiledModel) restorePlan(p *Plugin, key string, rec []byte) (_ *plan,
 		}
 		pl.progs = append(pl.progs, prog)
 		l.prog = prog.val
-	}
-	if err := b.checkTotal(); err != nil {
-		return nil, err
-	}
-	if err := b.uploadConsts(); err != nil {
-		return nil, err
 	}
 	return pl, nil
 }
@@ -365,7 +385,7 @@ func (c *CompiledModel) checkChoices(choices []TunedOp) error {
 
 func (c *CompiledModel) restoreOrBuild(ctx context.Context, p *Plugin, key string, shapes []tensor.Shape) (*plan, error) {
 	if rec := planRecordOf(ctx); rec != nil {
-		pl, err := c.restorePlan(p, key, rec)
+		pl, err := c.restorePlan(ctx, p, key, rec)
 		if err == nil {
 			p.cache.plansRestored.Add(1)
 			return pl, nil
@@ -381,5 +401,6 @@ func (c *CompiledModel) restoreOrBuild(ctx context.Context, p *Plugin, key strin
 			warnf("gpu: import of %q: planning again: %v", c.model.Name, err)
 		}
 	}
+	waitPreload(ctx)
 	return c.buildPlan(ctx, p, key, shapes, nil)
 }
