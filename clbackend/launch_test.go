@@ -86,8 +86,8 @@ func TestLaunchPaths(t *testing.T) {
 // TestWaitSpinPolicy: GPU_WAIT_SPIN_US is AUTO by default (a bound of
 // latencySpinUS under the latency hint, none under the throughput hints),
 // takes a number of microseconds (0 included) and refuses anything else;
-// a wait polls for the bound while the request's last wait ended within
-// it (spinFor).
+// a wait polls for the bound while the request's last inference ended
+// within it, enqueue to wait (spinFor).
 func TestWaitSpinPolicy(t *testing.T) {
 	for _, c := range []struct{ last, bound, want time.Duration }{
 		{0, 100 * time.Microsecond, 100 * time.Microsecond},

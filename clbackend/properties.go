@@ -88,8 +88,9 @@ const KeyCommandBuffers = "GPU_COMMAND_BUFFERS"
 // an idle machine (POCL signals a condition variable), more than a small
 // model's kernels take. Polling spends up to the bound of one core per
 // inference for that, as ONNX Runtime's intra-op threads spin by default
-// (allow_spinning); a request whose last wait outlasted the bound blocks
-// at once (spinFor), so a larger model's waits do not poll.
+// (allow_spinning); a request whose last inference outlasted the bound
+// from its enqueue to the end of its wait blocks at once (spinFor), so a
+// larger model's waits do not poll beside kernels that want every core.
 const KeyWaitSpin = "GPU_WAIT_SPIN_US"
 
 // latencySpinUS is GPU_WAIT_SPIN_US=AUTO's bound under the latency hint.

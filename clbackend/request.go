@@ -54,10 +54,11 @@ type InferRequest struct {
 	released bool
 	// sync are the stages Infer runs (request_inline.go).
 	sync []driver.Stage
-	// lastWait is how long the request's last wait for the device took
-	// (a time.Duration; waitFor): a wait polls only while it stays within
+	// lastSpan is how long the request's last inference took from its
+	// enqueue to the end of its last wait for the device (a
+	// time.Duration; waitFor): a wait polls only while that stays within
 	// GPU_WAIT_SPIN_US.
-	lastWait atomic.Int64
+	lastSpan atomic.Int64
 }
 
 // planState is what a request holds for one plan: its activation buffers
@@ -289,6 +290,9 @@ type runState struct {
 	execute  time.Duration
 	download time.Duration
 	wait     time.Duration
+	// began is when enqueue started: a wait measures the inference's span
+	// on the device from it (waitFor).
+	began time.Time
 }
 
 // Stages implements driver.Stager. On the task executor: preprocess

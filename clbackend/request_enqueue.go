@@ -40,6 +40,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	r.core.Mu.Unlock()
 
 	t0 := time.Now()
+	s.began = t0
 	// Upload: the input bytes stay referenced (pinned by cl) until the wait.
 	s.hostIn = resized(s.hostIn, len(s.inputs))
 	for i, t := range s.inputs {
@@ -369,7 +370,7 @@ func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 		return err
 	}
 	if s.evs.last != nil {
-		if err := r.waitFor(ctx, s.evs.last, "waiting for the device"); err != nil {
+		if err := r.waitFor(ctx, s, s.evs.last, "waiting for the device"); err != nil {
 			return err
 		}
 	}
@@ -380,20 +381,22 @@ func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 
 // waitFor blocks until ev's command is done, then returns ctx's error if
 // ctx is done by then. It polls the command's status for up to
-// GPU_WAIT_SPIN_US first when the request's last wait ended within that
-// (a small model's inference), and otherwise blocks in clWaitForEvents
-// at once. It does not return early
-// when ctx is done: an inference's commands cannot be taken back off the
-// queue, so a cancelled one is drained anyway (abortOnError) and ends no
-// sooner. What it spares is WaitContext's event callback, which on POCL
-// costs each inference a hop through a driver thread into Go (about 50 µs
-// of a 90 µs wake-word inference, BenchmarkOverhead); a windowed
-// inference's feeder keeps WaitContext, so that a cancel stops it between
-// windows.
-func (r *InferRequest) waitFor(ctx context.Context, ev *cl.Event, what string) error {
-	t0 := time.Now()
-	err := ev.WaitSpin(spinFor(time.Duration(r.lastWait.Load()), r.c.waitSpin))
-	r.lastWait.Store(int64(time.Since(t0)))
+// GPU_WAIT_SPIN_US first when the request's last inference took no longer
+// than that from its enqueue to the end of its wait (a small model, whose
+// kernels leave the other cores idle), and otherwise blocks in
+// clWaitForEvents at once: a larger model's kernels want every core, and
+// a poll beside them slows them more than it saves (Silero VAD, whose
+// wait alone is short: 150-170 us blocking, 210-270 polling, POCL
+// skylake-avx512, load 5). It does not return early when ctx is done: an
+// inference's commands cannot be taken back off the queue, so a cancelled
+// one is drained anyway (abortOnError) and ends no sooner. What it spares
+// is WaitContext's event callback, which on POCL costs each inference a
+// hop through a driver thread into Go (about 50 µs of a 90 µs wake-word
+// inference, BenchmarkOverhead); a windowed inference's feeder keeps
+// WaitContext, so that a cancel stops it between windows.
+func (r *InferRequest) waitFor(ctx context.Context, s *runState, ev *cl.Event, what string) error {
+	err := ev.WaitSpin(spinFor(time.Duration(r.lastSpan.Load()), r.c.waitSpin))
+	r.lastSpan.Store(int64(time.Since(s.began)))
 	if err != nil {
 		return r.fail(what, err)
 	}
@@ -404,11 +407,9 @@ func (r *InferRequest) waitFor(ctx context.Context, ev *cl.Event, what string) e
 }
 
 // spinFor is how long a wait polls under GPU_WAIT_SPIN_US bound when the
-// request's last wait took last: the bound while the last wait ended
-// within it, else nothing. A wait that outlasted the poll predicts the
-// next (a larger model's), and a poll beside kernels that want every core
-// slows them; a blocking wait that ends within the bound turns polling
-// back on.
+// request's last inference spanned last (enqueue to the end of its wait):
+// the bound while that was within it, else nothing. A blocking wait whose
+// inference ends within the bound turns polling back on.
 func spinFor(last, bound time.Duration) time.Duration {
 	if last > bound {
 		return 0

@@ -69,7 +69,7 @@ func (r *InferRequest) resume(ctx context.Context, s *runState) error {
 		if err := r.queue.Flush(); err != nil {
 			return r.fail("flushing the queue", err)
 		}
-		if err := r.waitFor(ctx, last, "waiting for the output sizes"); err != nil {
+		if err := r.waitFor(ctx, s, last, "waiting for the output sizes"); err != nil {
 			return err
 		}
 	}
