@@ -146,6 +146,8 @@ func (b *builder) emitConv(n *graph.Node, v kernels.Variant, op convOp) error {
 			slotArg(op.w), slotArg(op.x), barg, op.res, slotArg(op.y), b.meta(m), float32(1), float32(0), op.pm, op.pf)
 	case "winograd_2x2_3x3":
 		return b.emitWinograd(n, v, op)
+	case "broadcast":
+		return b.emitConvBcast(n, v, op)
 	}
 	vw, mr, nv, ocg, wg := int64(v.Get("VW")), int64(v.Get("MR")), int64(v.Get("NV")), int64(1), v.Get("WG")
 	if v.Algorithm == "grouped" {
@@ -157,6 +159,21 @@ func (b *builder) emitConv(n *graph.Node, v kernels.Variant, op convOp) error {
 	K := g.C * g.KH * g.KW
 	return b.emitND(n, "fused_conv2d_blocked", v.Defines()+b.windowDefines(op), global, local,
 		slotArg(op.x), b.packRows(op.w, g.OC, K, K, 1, mr), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)
+}
+
+// emitConvBcast emits a regular convolution as the conv family's
+// broadcast variant v: weights packed [ceil(OC/(OB*VW))][C][KH][KW][OB*VW]
+// once, OB*VW output channels x TL tiles of NP pixels of a row per item.
+func (b *builder) emitConvBcast(n *graph.Node, v kernels.Variant, op convOp) error {
+	g := op.g
+	barg, hasBias := optArg(op.bias, op.w)
+	ocv, np := int64(v.Get("OB")*v.Get("VW")), int64(v.Get("NP"))
+	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, g.PH, g.PW, hasBias}
+	local := groupOf(1, 3) // one item per group: its private partial sums
+	global := roundGlobal([]int64{ceilDiv(g.OC, ocv), g.OH * ceilDiv(g.OW, np*int64(v.Get("TL"))), g.N}, local)
+	K := g.C * g.KH * g.KW
+	return b.emitND(n, "fused_conv2d_bcast", v.Defines()+b.windowDefines(op), global, local,
+		slotArg(op.x), b.packRows(op.w, g.OC, K, K, 1, ocv), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)
 }
 
 // emitWinograd emits a 3x3 stride-1 convolution as Winograd F(2x2,3x3):

@@ -67,6 +67,11 @@ func variantCases() map[string][]lowerCase {
 			// blocks (70 = 9 blocks of 8, the last partial), with a sum.
 			{"3x3_many_channels_sum_relu", conv(graph.OpFusedConv, graph.Attrs{"pads": []int64{1, 1, 1, 1}},
 				[]graph.PostOp{{Kind: graph.PostSum}, {Kind: graph.PostRelu}}, []int64{1, 67, 5, 7}, []int64{70, 67, 3, 3}, true)},
+			// Rows wider than a broadcast item's 8 tiles (three items per
+			// row: inside the row and across both ends), dilated, 33
+			// output channels (a partial block of two vectors).
+			{"3x3_wide_rows_dilation2_relu", conv(graph.OpFusedConv, graph.Attrs{"pads": []int64{2, 2, 2, 2}, "dilations": []int64{2, 2}},
+				[]graph.PostOp{{Kind: graph.PostRelu}}, []int64{1, 5, 3, 150}, []int64{33, 5, 3, 3}, false)},
 		},
 		"dwconv": {
 			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"group": int64(5), "pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 5, 13, 17}, []int64{5, 1, 3, 3}, false)},

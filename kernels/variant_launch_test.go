@@ -228,36 +228,12 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			[]int32{1, 3, 3, 5, 2, 4, 1}, pm, pf)
 	},
 	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// x [1,2,5,11], 3x3, pad 1 -> [1,5,5,11]; x [1,2,9,19], 3x3,
-		// stride 2, pad 1 -> [1,5,5,10]; x [1,2,9,13], 3x3, dilations
-		// 2 x 3, pad 1 -> [1,5,7,9]; OC 5 in one block of MR
-		// (weights packed [1][18][MR]). Bias, dense residual sum and
-		// clip; f32 and f16.
-		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+		// direct: launchConvWindows with 2 input channels, OC 5 in one
+		// block of MR (weights packed [1][18][MR]).
 		e.forVariants(t, "conv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
-			vw, mr, nv := v.Get("VW"), v.Get("MR"), v.Get("NV")
-			for _, c := range []struct {
-				extra   string
-				h, w    int32
-				oh, ow  int
-				strided bool
-			}{{"", 5, 11, 5, 11, false}, {"-DSTR_H=2 -DSTR_W=2", 9, 19, 5, 10, true}, {"-DDIL_H=2 -DDIL_W=3", 9, 13, 7, 9, true}} {
-				if c.strided && !full {
-					break
-				}
-				m := []int32{1, 2, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
-				out := 5 * c.oh * c.ow
-				local := wgOnes(v.Get("WG"), 3)
-				global := []int{2, c.oh*ceil(c.ow, nv*vw) + 1, 2}
-				defs := v.Defines() + " " + c.extra
-				e.launch(t, k, defs, global, local, fill(int(2*c.h*c.w), -1, 1), fill(18*mr, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
-				if !full {
-					continue
-				}
-				e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(int(2*c.h*c.w), false), f16Pattern(18*mr, false), f16Pattern(5, false),
-					f16Pattern(out, false), make([]uint16, out), m, pm, pf)
-			}
+			launchConvWindows(t, e, k, v, full, 2, v.Get("MR"), v.Get("NV")*v.Get("VW"), wgOnes(v.Get("WG"), 3))
 		})
+		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 		// grouped: x [1,37,3,5], 3x3, pad 1 -> [1,11,3,5]: two chunks of
 		// input channels under CK 32 (the last partial), one under 64;
 		// 11 output channels in fewer blocks of MR than OCG (weights
@@ -272,6 +248,14 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(555, false), f16Pattern(wn, false), f16Pattern(11, false),
 					f16Pattern(165, false), make([]uint16, 165), m, pm, pf)
 			}
+		})
+	},
+	"fused_conv2d_bcast": func(t *testing.T, e *clEnv, k kernels.Kernel) {
+		// launchConvWindows with 19 input channels, OC 5 in one block of
+		// OB*VW (weights packed [1][171][OB*VW]): two chunks (the last
+		// partial) where TL > 1, tiles past the row's end.
+		e.forVariants(t, "conv", "broadcast", func(t *testing.T, v kernels.Variant, full bool) {
+			launchConvWindows(t, e, k, v, full, 19, v.Get("OB")*v.Get("VW"), v.Get("NP")*v.Get("TL"), []int{1, 1, 1})
 		})
 	},
 	"fused_deconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -529,4 +513,37 @@ func dwCases(t *testing.T, e *clEnv, k kernels.Kernel, alg string, geometry func
 				f16Pattern(int(c.c), false), f16Pattern(out, false), make([]uint16, out), m, pm, pf)
 		}
 	})
+}
+
+// launchConvWindows launches k, a direct convolution entry of the conv
+// family (x, packed weights, bias, res, out, m, pm, pf), as variant v on
+// three 3x3 windows of ch input channels and 5 output channels: x
+// [1,ch,5,11], pad 1 -> [1,5,5,11]; x [1,ch,9,19], stride 2, pad 1 ->
+// [1,5,5,10]; x [1,ch,9,13], dilations 2 x 3, pad 1 -> [1,5,7,9]. The
+// weights are packed [1][ch*9][rows], an item takes tile pixels of a row
+// (one more item past each axis); bias, dense residual sum and clip; the
+// strided and dilated windows and f16 only when full.
+func launchConvWindows(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, full bool, ch int32, rows, tile int, local []int) {
+	pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
+	wn := int(ch) * 9 * rows
+	for _, c := range []struct {
+		extra   string
+		h, w    int32
+		oh, ow  int
+		strided bool
+	}{{"", 5, 11, 5, 11, false}, {"-DSTR_H=2 -DSTR_W=2", 9, 19, 5, 10, true}, {"-DDIL_H=2 -DDIL_W=3", 9, 13, 7, 9, true}} {
+		if c.strided && !full {
+			break
+		}
+		m := []int32{1, ch, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
+		in, out := int(ch*c.h*c.w), 5*c.oh*c.ow
+		global := []int{2, c.oh*ceil(c.ow, tile) + 1, 2}
+		defs := v.Defines() + " " + c.extra
+		e.launch(t, k, defs, global, local, fill(in, -1, 1), fill(wn, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
+		if !full {
+			continue
+		}
+		e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(in, false), f16Pattern(wn, false), f16Pattern(5, false),
+			f16Pattern(out, false), make([]uint16, out), m, pm, pf)
+	}
 }
