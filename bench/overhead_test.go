@@ -32,13 +32,15 @@ import (
 //   - infer: synchronous Infer of a chain of n Sigmoid nodes on 1x16 (the
 //     chain fusion off, so n launches), n = 1 and 16, in alternating
 //     blocks of overheadBlock inferences (inferBlocks), with a
-//     plain ctx and a cancellable one, command buffers on and off: the
+//     plain ctx and a cancellable one, command buffers on and off, the
+//     wait polling (GPU_WAIT_SPIN_US AUTO) and blocking at once (0): the
 //     fixed cost per inference (n = 1), the cost per kernel (the slope) and
 //     the Go allocations per Infer (bound-allocs: with the output bound by
 //     SetTensor, so that the request makes no output tensor).
 //   - models: the wake-word heads and Silero VAD v5 (stateful) from
 //     `make models`, interleaved with ONNX Runtime (scripts/ortref/bench.js
-//     as a peer process, 2 threads) in rounds: medians and the ratio.
+//     as a peer process, 2 threads) in rounds, on the defaults, without
+//     command buffers and without polling waits: medians and the ratios.
 //
 // All times are medians (other processes' load skews a mean):
 //
@@ -376,7 +378,8 @@ const (
 )
 
 // gpuVariants are the GPU configurations benchSmallModels times side by
-// side: the defaults, and the launches enqueued one by one.
+// side: the defaults, the launches enqueued one by one, and waits that
+// block at once (GPU_WAIT_SPIN_US=0).
 var gpuVariants = []struct{ name, cmdbuf, spin string }{{"gpu", "YES", ""}, {"gpu-nocmdbuf", "NO", ""}, {"gpu-nospin", "YES", "0"}}
 
 // benchSmallModels times each of smallModels on the GPU device (a
