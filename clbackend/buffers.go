@@ -123,7 +123,7 @@ func (b *builder) uploadConsts() error {
 			continue
 		}
 		if v.weight != "" {
-			if _, err := b.c.weight(v.weight, v.host); err != nil {
+			if _, err := b.c.weight(v.weight, v.host, b.mem); err != nil {
 				return err
 			}
 			continue
@@ -162,13 +162,16 @@ func (c *CompiledModel) upload(t *tensor.Tensor) (*cl.MemObject, error) {
 // weight returns the device copy of a Constant's tensor, uploading it on
 // first use: weights are on the device once per context, shared by every
 // model compiled in it whose constant has the same content.
-func (c *CompiledModel) weight(name string, t *tensor.Tensor) (*cl.MemObject, error) {
+//
+// With mem (an import's plan record, on a device that shares host memory)
+// the buffer uses t's bytes in place when they lie in mem.
+func (c *CompiledModel) weight(name string, t *tensor.Tensor, mem *hostMem) (*cl.MemObject, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if b, ok := c.weights[name]; ok {
 		return b, nil
 	}
-	key, b, err := c.ctx.weight(t, c.model.Name)
+	key, b, err := c.ctx.weight(t, c.model.Name, mem)
 	if err != nil {
 		return nil, err
 	}

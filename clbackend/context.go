@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,7 +59,8 @@ type clContext struct {
 // weightBuf is one weight on the device, shared by the models whose
 // constants have its content.
 type weightBuf struct {
-	name  string // its key and a number: unique in the context
+	name  string   // its key and a number: unique in the context
+	mem   *hostMem // the memory buf uses in place, if any
 	buf   *cl.MemObject
 	refs  int
 	bytes int64
@@ -159,7 +161,7 @@ var weightCRC = crc32.MakeTable(crc32.Castagnoli)
 // entry's name, adding a reference the caller gives back with
 // releaseWeight: models compiled in the context upload each weight once
 // between them.
-func (cc *clContext) weight(t *tensor.Tensor, model string) (string, *cl.MemObject, error) {
+func (cc *clContext) weight(t *tensor.Tensor, model string, mem *hostMem) (string, *cl.MemObject, error) {
 	t = t.Contiguous()
 	key := weightKey(t)
 	cc.mu.Lock()
@@ -174,12 +176,12 @@ func (cc *clContext) weight(t *tensor.Tensor, model string) (string, *cl.MemObje
 			return w.name, w.buf, nil
 		}
 	}
-	buf, err := cc.upload(t, model)
+	buf, used, err := cc.uploadFrom(t, model, mem)
 	if err != nil {
 		return "", nil, err
 	}
 	cc.weightIDs++
-	w := &weightBuf{name: key + "#" + strconv.FormatInt(cc.weightIDs, 10), buf: buf, refs: 1, bytes: int64(buf.Size())}
+	w := &weightBuf{name: key + "#" + strconv.FormatInt(cc.weightIDs, 10), buf: buf, refs: 1, bytes: int64(buf.Size()), mem: used}
 	cc.weights[key] = append(cc.weights[key], w)
 	cc.weightBytes.Add(w.bytes)
 	return w.name, buf, nil
@@ -233,7 +235,77 @@ func (cc *clContext) releaseWeight(name string) error {
 		cc.weights[key] = ws
 	}
 	cc.weightBytes.Add(-w.bytes)
-	return w.buf.Close()
+	err := w.buf.Close()
+	if w.mem != nil {
+		w.mem.release()
+	}
+	return err
+}
+
+// uploadFrom is upload, except that on a device that shares host memory
+// a tensor whose bytes lie in mem, at an address the device can use, is
+// used in place: the buffer reads mem (pinned, and kept by the buffer's
+// weightBuf until it is released) instead of a copy (IS-Net medium from
+// the model cache: 261 MB of packed weights not allocated and copied
+// again). It returns mem when the buffer uses it.
+func (cc *clContext) uploadFrom(t *tensor.Tensor, model string, mem *hostMem) (*cl.MemObject, *hostMem, error) {
+	data := t.Contiguous().Bytes()
+	if mem == nil || cc.dev.inPlace <= 0 || len(data) == 0 || !mem.holds(data) || uintptr(unsafe.Pointer(&data[0]))%uintptr(cc.dev.inPlace) != 0 {
+		buf, err := cc.upload(t, model)
+		return buf, nil, err
+	}
+	mem.acquire()
+	buf, err := cc.cl.CreateBufferUnsafe(cl.MemReadOnly|cl.MemUseHostPtr, len(data), unsafe.Pointer(&data[0]))
+	if err != nil {
+		mem.release()
+		return nil, nil, driver.Errorf(driver.ErrDevice, "gpu: model %q: uploading %s (%d bytes, in place) to %s: %w", model, t, len(data), cc.dev.name(), err)
+	}
+	return buf, mem, nil
+}
+
+// hostMem is host memory that read-only device buffers use in place
+// (CL_MEM_USE_HOST_PTR) on a device that shares host memory: the plan
+// record of a blob ImportModel read, whose packed weights the restored
+// plan's tensors already point into. It is pinned while a buffer uses
+// it; the buffers' weightBufs keep it alive, so it outlives the compiled
+// model whose import read it as long as another model shares one of its
+// weights. The blob's file plays no part: ImportModel read it into
+// memory, so removing or rewriting the file changes nothing.
+type hostMem struct {
+	data []byte
+	mu   sync.Mutex
+	pin  runtime.Pinner
+	refs int
+}
+
+// holds reports whether b lies in the memory.
+func (h *hostMem) holds(b []byte) bool {
+	if len(b) == 0 || len(h.data) == 0 {
+		return false
+	}
+	lo, hi := uintptr(unsafe.Pointer(&h.data[0])), uintptr(unsafe.Pointer(&h.data[0]))+uintptr(len(h.data))
+	p := uintptr(unsafe.Pointer(&b[0]))
+	return p >= lo && p+uintptr(len(b)) <= hi
+}
+
+// acquire adds a buffer that uses the memory, pinning it for the first.
+func (h *hostMem) acquire() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refs == 0 {
+		h.pin.Pin(&h.data[0])
+	}
+	h.refs++
+}
+
+// release drops a buffer acquire added (after the buffer is released),
+// unpinning the memory after the last.
+func (h *hostMem) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refs--; h.refs == 0 {
+		h.pin.Unpin()
+	}
 }
 
 // upload copies a host tensor into a new read-only device buffer.

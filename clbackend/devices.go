@@ -36,7 +36,12 @@ type device struct {
 	architecture string
 	typ          cl.DeviceType
 	integrated   bool
-	fp16         bool
+	// inPlace is the alignment in bytes at which a read-only buffer may
+	// use host memory in place (CL_MEM_USE_HOST_PTR: the device shares
+	// host memory, CL_DEVICE_HOST_UNIFIED_MEMORY, and this is its
+	// CL_DEVICE_MEM_BASE_ADDR_ALIGN); 0 where buffers copy it.
+	inPlace int
+	fp16    bool
 	// fp64 is whether kernels may compute in double (cl_khr_fp64); f64
 	// lowerings are refused without it.
 	fp64 bool
@@ -151,6 +156,9 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 	dev.cmdbufs = d.CommandBuffersSupported()
 	unified, _ := d.HostUnifiedMemory() // deprecated in OpenCL 2.0; absent means no
 	dev.integrated = unified || dev.typ&cl.DeviceTypeGPU == 0
+	if bits, err := d.MemBaseAddrAlign(); unified && err == nil && bits >= 8 {
+		dev.inPlace = bits / 8
+	}
 	if u, err := d.UUID(); err == nil {
 		dev.uuid = u.String()
 	}

@@ -6,11 +6,13 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -138,4 +140,66 @@ func TestGPUModelCacheElided(t *testing.T) {
 	require.NoError(t, os.WriteFile(blobs[0], stale(cached), 0o600))
 	compile("NO")
 	compile("YES")
+}
+
+// TestGPUImportWeightsInPlace: on a device that shares host memory the
+// imported plan's packed weights are used where the import read them
+// (CL_MEM_USE_HOST_PTR), elsewhere copied; either way removing or
+// rewriting the blob's file changes nothing, and a weight another model
+// shares outlives the model whose import read it.
+func TestGPUImportWeightsInPlace(t *testing.T) {
+	ctx := context.Background()
+	m := packedModel(t)
+	dir := t.TempDir()
+	core := driver.NewCore()
+	defer core.Close()
+	props := plugin.Props(plugin.WithCacheDir(dir))
+	first, err := core.CompileModel(ctx, m, DeviceName, props)
+	require.NoError(t, err)
+	want := gpuRun(t, first)
+	require.NoError(t, first.Close())
+	blobs, err := filepath.Glob(filepath.Join(dir, "*.blob"))
+	require.NoError(t, err)
+	require.Len(t, blobs, 1)
+	blob, err := os.ReadFile(blobs[0])
+	require.NoError(t, err)
+
+	a, err := core.CompileModel(ctx, m, DeviceName, props)
+	require.NoError(t, err)
+	assert.Equal(t, "YES", gpuProp(t, a, driver.KeyLoadedFromCache))
+	pl, err := core.Plugin(DeviceName)
+	require.NoError(t, err)
+	gpu := pl.(*Plugin)
+	cc := a.(*CompiledModel).ctx
+	inPlace := 0
+	cc.mu.Lock()
+	for _, ws := range cc.weights {
+		for _, w := range ws {
+			if w.mem != nil {
+				inPlace++
+				assert.NotZero(t, w.buf.Flags()&cl.MemUseHostPtr)
+			}
+		}
+	}
+	cc.mu.Unlock()
+	if gpu.devices[gpu.def].inPlace > 0 {
+		assert.Positive(t, inPlace, "%s shares host memory: the packed weights are used in place", gpu.devices[gpu.def].name())
+	} else {
+		assert.Zero(t, inPlace, "%s copies its weights", gpu.devices[gpu.def].name())
+	}
+
+	require.NoError(t, os.WriteFile(blobs[0], bytes.Repeat([]byte{0xff}, len(blob)), 0o600))
+	require.NoError(t, os.Remove(blobs[0]))
+	runtime.GC()
+	assert.Equal(t, want, gpuRun(t, a), "the file is not read after the import")
+
+	b, err := gpu.ImportModel(ctx, bytes.NewReader(blob), nil)
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	runtime.GC()
+	runtime.GC()
+	assert.Equal(t, want, gpuRun(t, b), "the weights b shares outlive a")
+	require.NoError(t, b.Close())
+	assert.Empty(t, cc.weights, "every weight released")
+	assert.Zero(t, cc.weightBytes.Load())
 }

@@ -58,6 +58,10 @@ var argTypes = func() map[reflect.Kind]reflect.Type {
 	return m
 }()
 
+// recordAlign is the alignment of the data of host values in the record,
+// from the start of the section's data.
+const recordAlign = 128
+
 // recordBase is where the record starts in its section's data: after the
 // section name.
 const recordBase = 1 + len(planSection)
@@ -85,7 +89,7 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 	size := 1 << 16
 	for _, v := range pl.values {
 		if n := byName[v.weight]; v.host != nil && used[v.root] && (n == nil || n.OpType != graph.OpConstant) {
-			size += v.bytes + 32
+			size += v.bytes + recordAlign + 32
 		}
 	}
 	e.Buf = make([]byte, 0, size) // one allocation for the packed weights
@@ -123,9 +127,12 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 			raw := h.Bytes()
 			e.Uvarint(uint64(len(raw)))
 			// Zeros up to an address the tensor's elements can be
-			// read at in place on import (ReadBlob reads a section
-			// into one allocation; the record follows its name).
-			pad := (16 - (recordBase+len(e.Buf)+1)%16) % 16
+			// read at in place on import, and a device that shares
+			// host memory can use in place (CL_DEVICE_MEM_BASE_ADDR_ALIGN:
+			// 128 bytes on POCL): ReadBlob reads a section into one
+			// allocation, page-aligned when large; the record follows
+			// its name.
+			pad := (recordAlign - (recordBase+len(e.Buf)+1)%recordAlign) % recordAlign
 			e.Byte(byte(pad))
 			e.Buf = append(e.Buf, make([]byte, pad)...)
 			e.Buf = append(e.Buf, raw...)

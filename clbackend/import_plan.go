@@ -252,6 +252,9 @@ func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, 
 		srcs[i] = src
 	}
 	b := &builder{p: p, c: c, pl: pl}
+	if c.dev.inPlace > 0 {
+		b.mem = &hostMem{data: rec}
+	}
 	if err := b.checkTotal(); err != nil {
 		return nil, err
 	}

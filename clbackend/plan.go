@@ -140,6 +140,9 @@ type builder struct {
 	pl    *plan
 	model *graph.Model
 	of    map[graph.Output]int
+	// mem is the plan record a restored plan's weights may be used from
+	// in place (see hostMem); nil when planning.
+	mem *hostMem
 
 	// Kernel variant choice (variants.go, heuristics.go, tuner.go): the
 	// device's limits and profile (read once), whether this is a probe plan (never tuned), whether
