@@ -6,7 +6,6 @@ package driver
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -53,7 +52,8 @@ func cacheDir(p Plugin, props map[string]string) string {
 }
 
 // cacheKey hashes what decides a compiled model: the model's encoding
-// (streamed into the hash, never gathered in memory), the device, its
+// (streamed into the hash, never gathered in memory, its weights hashed on
+// every core: treeHash), the device, its
 // architecture and the effective read-write configuration (the plugin's
 // values overridden by props), without CACHE_DIR.
 func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) (string, error) {
@@ -63,7 +63,7 @@ func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) 
 	}
 	delete(cfg, KeyCacheDir)
 	arch, _ := p.Property(KeyDeviceArchitecture)
-	h := sha256.New()
+	h := &treeHash{}
 	fmt.Fprintf(h, "clinfer model cache\x00blob %d\x00graph %d\x00clinfer %s\x00device %s\x00arch %s\x00", ExportFormatVersion, graph.EncodingVersion, moduleVersion(), ref.name, arch)
 	for _, k := range sortedNames(cfg) {
 		fmt.Fprintf(h, "%s=%s\x00", k, cfg[k])
@@ -78,7 +78,8 @@ func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) 
 	if err := graph.WriteModel(h, m); err != nil {
 		return "", errorf(ErrInvalidArgument, "plugin: model cache: %w", err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum := h.Sum()
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // moduleVersion is the clinfer build the model cache keys blobs by: the
