@@ -39,7 +39,9 @@ var (
 // default on POCL, which compiles every kernel of a program again to hand
 // out its binary, so that an export took longer than the compile) the
 // blob is the same bytes for the same model and options, and an import
-// builds the programs again through the driver's kernel cache.
+// builds the programs again through the driver's kernel cache. A model
+// imported from a model cache blob (ExportCached) has not the weights that
+// blob left out, and exports such a blob again.
 func (c *CompiledModel) Export(w io.Writer) error { return c.export(w, false) }
 
 // ExportCached writes the blob the model cache (CACHE_DIR) keeps

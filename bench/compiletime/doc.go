@@ -15,6 +15,10 @@
 //   - with -export, export: a compilation without CACHE_DIR, then
 //     CompiledModel.Export (its time, and the blob's size).
 //
+// It also reports the size of the blob the cold compilation left in
+// CACHE_DIR, which a device may make smaller than Export's (the GPU leaves
+// out the weights its plan record holds packed).
+//
 // -cache_mode picks CACHE_MODE (OPTIMIZE_SPEED by default: binaries in
 // CACHE_DIR and in the blob; OPTIMIZE_SIZE has no program-cache state),
 // and -driver_caches keeps POCL's kernel cache on (a fresh POCL_CACHE_DIR

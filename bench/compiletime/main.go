@@ -153,7 +153,7 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "model %s on %s, CACHE_MODE %s, %d runs per state, each compilation in a fresh process %s\n", filepath.Base(*model), *device, *mode, *runs, caches)
 	for _, sh := range shapes {
 		times := map[string][]float64{}
-		var sizes []int64
+		var sizes, cached []int64
 		for i := range *runs {
 			dir, err := os.MkdirTemp("", "clinfer-compiletime-*")
 			if err != nil {
@@ -203,6 +203,15 @@ func run(args []string, out io.Writer) error {
 				fmt.Fprintf(out, "%s\t%-13s\trun %d\t%9.1f ms\tLOADED_FROM_CACHE=%s source_builds=%d binary_loads=%d plan_restored=%v\n",
 					formatShape(sh), state, i+1, r.Millis, r.Loaded, r.SourceBuilds, r.BinaryLoads, r.PlanRestored)
 				times[state] = append(times[state], r.Millis)
+				if state == "cold" {
+					// The blob the model cache keeps (a device may leave
+					// out of it what only a compile needs).
+					if blobs, _ := filepath.Glob(filepath.Join(cacheDir, "*.blob")); len(blobs) == 1 {
+						if st, err := os.Stat(blobs[0]); err == nil {
+							cached = append(cached, st.Size())
+						}
+					}
+				}
 			}
 			os.RemoveAll(dir)
 		}
@@ -211,6 +220,9 @@ func run(args []string, out io.Writer) error {
 		}
 		if *export {
 			fmt.Fprintf(out, "%s\t%-13s\tblob sizes %v bytes\n", formatShape(sh), "export", sizes)
+		}
+		if len(cached) > 0 {
+			fmt.Fprintf(out, "%s\t%-13s\tCACHE_DIR blob sizes %v bytes\n", formatShape(sh), "cold", cached)
 		}
 	}
 	return nil
