@@ -148,6 +148,7 @@ func TestGPUModelCacheElided(t *testing.T) {
 // rewriting the blob's file changes nothing, and a weight another model
 // shares outlives the model whose import read it.
 func TestGPUImportWeightsInPlace(t *testing.T) {
+	needOpenCL(t)
 	ctx := context.Background()
 	m := packedModel(t)
 	dir := t.TempDir()
