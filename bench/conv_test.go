@@ -46,6 +46,12 @@ var convCases = []convCase{
 	{"depthwise3x3s2_32_320x320", "Conv", 1, 32, 320, 320, 32, 3, 2, 1, 32, nil},          // p2o.Conv.3
 	{"depthwise5x5_192_40x40", "Conv", 1, 192, 40, 40, 192, 5, 1, 2, 192, nil},            // p2o.Conv.13..19
 	{"deconv2x2s2_24to24_160x160", "ConvTranspose", 1, 24, 160, 160, 24, 2, 2, 0, 1, nil}, // p2o.ConvTranspose.0
+	// PP-OCRv4 rec's backbone at 1x3x48x320 (PPLCNetV3: hardswish and a
+	// learned affine after every pointwise and depthwise convolution).
+	{"pointwise_hswish_affine_240to240_12x80", "Conv", 1, 240, 12, 80, 240, 1, 1, 0, 1, hardSwishLinear},   // p2o.Add.126..158
+	{"pointwise_hswish_affine_64to64_24x160", "Conv", 1, 64, 24, 160, 64, 1, 1, 0, 1, hardSwishLinear},     // p2o.Add.46
+	{"depthwise5x5_hswish_affine_240_12x80", "Conv", 1, 240, 12, 80, 240, 5, 1, 2, 240, hardSwishLinear},   // p2o.Div.12..18
+	{"depthwise3x3_hswish_affine_128_12x160", "Conv", 1, 128, 12, 160, 128, 3, 1, 1, 128, hardSwishLinear}, // p2o.Div.8
 	// The same kernels with det's usual epilogue, as FusedConv.
 	{"regular3x3_hswish_affine_96to24_160x160", "Conv", 1, 96, 160, 160, 24, 3, 1, 1, 1, hardSwishLinear},
 	{"pointwise_hswish_affine_16to32_320x320", "Conv", 1, 16, 320, 320, 32, 1, 1, 0, 1, hardSwishLinear},
