@@ -88,10 +88,11 @@ __attribute__((always_inline)) inline void bcast_taps(floatv acc[OB][NP], __glob
 // bcast_store stores the ntl tiles held in blk (the item's accumulators
 // [ntl][OB][NP][VW] as floats: output channels oc0.. below OC, pixels
 // ow0.. below OW of row oh of image b), each with its bias and the
-// post-ops: one call per item. It first transposes blk into rows of
-// pixels per output channel (private memory), then stores each row by
-// vectors of VW pixels through store_v (noinline: the post-ops are
-// compiled once), so the output is written row by row.
+// post-ops: one call per item (noinline, as store_v: the post-ops are
+// compiled into it once). It first transposes blk into rows of pixels per
+// output channel (private memory), then stores each row by vectors of VW
+// pixels (the last ones of the row through store_v), so the output is
+// written row by row.
 __attribute__((noinline)) void bcast_store(const float* blk, const int ntl, const int oc0, const long b, const int oh,
                                            const int ow0, __global const int* m, __global const FT* bias,
                                            __global const FT* res, __global FT* out, __global const int* pm,
@@ -107,7 +108,14 @@ __attribute__((noinline)) void bcast_store(const float* blk, const int ntl, cons
     }
     for (int c = 0; c < nc; ++c) {
         const ulong row = (ulong)(((b * OC + oc0 + c) * OH + oh) * OW + ow0);
-        for (int q0 = 0; q0 < npx; q0 += VW) store_v(LOADV(0, tb + c * (TL * NP) + q0), out, row + q0, min(VW, npx - q0), pm, pf, res);
+        for (int q0 = 0; q0 < npx; q0 += VW) {
+            const floatv v = LOADV(0, tb + c * (TL * NP) + q0);
+            if (q0 + VW <= npx) {
+                STV(out + row + q0, 0, post_ops_v(v, row + q0, pm, pf, res));
+            } else {
+                store_v(v, out, row + q0, npx - q0, pm, pf, res); // the row's last pixels
+            }
+        }
     }
 }
 
