@@ -40,7 +40,8 @@ import (
 //   - models: the wake-word heads and Silero VAD v5 (stateful) from
 //     `make models`, interleaved with ONNX Runtime (scripts/ortref/bench.js
 //     as a peer process, 2 threads) in rounds, on the defaults, without
-//     command buffers and without polling waits: medians and the ratios.
+//     command buffers, without polling waits and without FuseDenseChain
+//     (gpu-perlayer): medians and the ratios.
 //
 // All times are medians (other processes' load skews a mean):
 //
@@ -378,9 +379,14 @@ const (
 )
 
 // gpuVariants are the GPU configurations benchSmallModels times side by
-// side: the defaults, the launches enqueued one by one, and waits that
-// block at once (GPU_WAIT_SPIN_US=0).
-var gpuVariants = []struct{ name, cmdbuf, spin string }{{"gpu", "YES", ""}, {"gpu-nocmdbuf", "NO", ""}, {"gpu-nospin", "YES", "0"}}
+// side: the defaults, the launches enqueued one by one, waits that block
+// at once (GPU_WAIT_SPIN_US=0), and the wake-word heads' dense layers
+// launched one by one (DISABLED_TRANSFORMATIONS=FuseDenseChain: the build
+// before the chain fusion).
+var gpuVariants = []struct{ name, cmdbuf, spin, disable string }{
+	{"gpu", "YES", "", ""}, {"gpu-nocmdbuf", "NO", "", ""}, {"gpu-nospin", "YES", "0", ""},
+	{"gpu-perlayer", "YES", "", fusion.PassFuseDenseChain},
+}
 
 // benchSmallModels times each of smallModels on the GPU device (a
 // cancellable ctx, as a server's or cmd/benchmark's; command buffers on
@@ -406,6 +412,9 @@ func benchSmallModels(b *testing.B) {
 				props := map[string]string{driver.KeyPerformanceHint: driver.HintLatency.String(), clbackend.KeyCommandBuffers: v.cmdbuf}
 				if v.spin != "" {
 					props[clbackend.KeyWaitSpin] = v.spin
+				}
+				if v.disable != "" {
+					props[fusion.KeyDisabledTransformations] = v.disable
 				}
 				if m.stateful != "" {
 					props[driver.KeyMakeStateful] = m.stateful

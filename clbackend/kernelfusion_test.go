@@ -280,3 +280,50 @@ func generatedChainCases() []lowerCase {
 		}},
 	}
 }
+
+// denseChainCases are lowerCases' cases of the dense_chain kernel
+// (fusion.FuseDenseChain): random widths (whole and partial vector chunks,
+// a first layer wider than the rest), one or two rows, fused before the
+// GPU sees them, so the CPU runs the chain's body. The first is
+// openWakeWord's head (LayerNormalization + Relu twice, then Sigmoid); the
+// second has all four slots: a Relu post-op, a bare product, a Sigmoid
+// post-op and a LayerNormalization without Relu.
+func denseChainCases() []lowerCase {
+	k := 0
+	op := func(typ string, attrs graph.Attrs, in ...graph.Output) graph.Output {
+		k++
+		return graph.NewNode(typ, fmt.Sprintf("%s_%d", typ, k), in, attrs, 1).Out(0)
+	}
+	dense := func(g *caseGen, h graph.Output, K, C int64, norm bool, act string) graph.Output {
+		h = op("Add", nil, op("MatMul", nil, h, g.c(-0.5, 0.5, K, C)), g.c(-0.2, 0.2, C))
+		if norm {
+			h = op("LayerNormalization", graph.Attrs{"axis": int64(-1), "epsilon": float32(1e-5)}, h, g.c(0.5, 1.5, C), g.c(-0.3, 0.3, C))
+		}
+		if act != "" {
+			h = op(act, nil, h)
+		}
+		return h
+	}
+	chain := func(g *caseGen, y graph.Output) *graph.Model {
+		m := g.model(y.Node)
+		require.NoError(g.t, m.InferShapes())
+		rep, err := fusion.NewManager(fusion.FuseFullyConnected(), fusion.FuseDenseChain(), fusion.DeadCodeRemoval()).Run(context.Background(), m,
+			fusion.Options{DenseChain: &fusion.DenseChainOptions{LocalBytes: 1 << 20, MaxRows: 2}})
+		require.NoError(g.t, err)
+		require.Equal(g.t, 1, rep.Passes[1].Rewrites, "the case's dense chain was not fused")
+		return m
+	}
+	return []lowerCase{
+		{"dense_chain_wake_word", func(g *caseGen) *graph.Model {
+			K, C1, C2 := g.dim(3, 70), g.dim(5, 37), g.dim(2, 20)
+			h := dense(g, dense(g, g.x("x", g.dim(1, 2), K), K, C1, true, "Relu"), C1, C2, true, "Relu")
+			return chain(g, dense(g, h, C2, 1, false, "Sigmoid"))
+		}},
+		{"dense_chain_four_layers", func(g *caseGen) *graph.Model {
+			K, C1, C2, C3, C4 := g.dim(2, 9), g.dim(9, 40), g.dim(1, 8), g.dim(4, 17), g.dim(3, 33)
+			h := dense(g, g.x("x", 1, g.dim(1, 2), K), K, C1, false, "Relu")
+			h = dense(g, dense(g, h, C1, C2, false, ""), C2, C3, false, "Sigmoid")
+			return chain(g, dense(g, h, C3, C4, true, ""))
+		}},
+	}
+}

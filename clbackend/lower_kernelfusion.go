@@ -3,6 +3,7 @@ package clbackend
 import (
 	"fmt"
 
+	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/kernels/gen"
@@ -43,8 +44,11 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 		}
 	}
 	launch := n.Attrs.String(graph.AttrLaunch, "")
-	if launch == graph.LaunchGEMMRows {
+	switch launch {
+	case graph.LaunchGEMMRows:
 		return lowerGEMMRows(b, n, half)
+	case graph.LaunchDenseChain:
+		return lowerDenseChain(b, n, half)
 	}
 	// The iteration space the inputs broadcast to: the output, or what a
 	// reduction's rows span.
@@ -221,7 +225,18 @@ func lowerGEMMRows(b *builder, n *graph.Node, half string) error {
 	}
 	// An item takes vw columns at a time, one vector of the device's
 	// preferred width (4, 8 or 16).
-	vw := 4
+	vw, group := b.rowsGroup(C)
+	args = append(args, slotArg(y), uint64(rows), b.meta([]int64{C, K}), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
+	defines := fmt.Sprintf("%s -DVW=%d", half, vw)
+	return b.emitND(n, n.Attrs.String(graph.AttrKernel, ""), defines, []int{int(rows) * group}, []int{group}, args...)
+}
+
+// rowsGroup is the vector width (the device's preferred one: 4, 8 or 16)
+// and the work group (the smallest power of two whose items cover C
+// columns vw at a time, within gemmRowsGroup and the device's limit) of a
+// kernel that runs one work group per row of C columns.
+func (b *builder) rowsGroup(C int64) (vw, group int) {
+	vw = 4
 	for vw < 16 && vw*2 <= b.profile().vectorWidth {
 		vw *= 2
 	}
@@ -229,8 +244,89 @@ func lowerGEMMRows(b *builder, n *graph.Node, half string) error {
 	for int64(group*vw) < C && group*2 <= limit {
 		group *= 2
 	}
-	args = append(args, slotArg(y), uint64(rows), b.meta([]int64{C, K}), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
-	defines := fmt.Sprintf("%s -DVW=%d", half, vw)
+	return vw, group
+}
+
+// lowerDenseChain launches KernelFusion node n of graph.LaunchDenseChain
+// (fusion.FuseDenseChain): one work group per row of input 0, the layers'
+// weights in the kernel's fusion.DenseChainMaxLayers slots of four
+// buffers, the row kept in local memory of DW floats per half (every
+// width of the chain, rounded up to 64) between layers.
+func lowerDenseChain(b *builder, n *graph.Node, half string) error {
+	body, err := graph.KernelFusionBody(n)
+	if err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	layers, err := fusion.DenseChainLayers(body)
+	if err != nil {
+		return errUnsupported(n, "%v", err)
+	}
+	eps := n.Attrs.Floats(graph.AttrParams, nil)
+	if len(eps) != len(layers) || len(n.Outputs) != 1 {
+		return errUnsupported(n, "%d params and %d outputs for %d layers (want one epsilon per layer, one output)", len(eps), len(n.Outputs), len(layers))
+	}
+	xs := b.val(b.in(n, 0)).shape
+	if len(xs) == 0 {
+		return errUnsupported(n, "input 0 is a scalar, want rows")
+	}
+	K0 := xs[len(xs)-1]
+	rows := xs.NumElements() / max(K0, 1)
+	x := slotArg(b.in(n, 0))
+	args := []any{x}
+	table := []int64{int64(len(layers))}
+	width, widest, K := K0, int64(0), K0
+	next := 1
+	for _, l := range layers {
+		take := 2
+		if l.Norm {
+			take = 4
+		}
+		if next+take > len(n.Inputs) {
+			return errUnsupported(n, "%d inputs for layers %v", len(n.Inputs), layers)
+		}
+		ws := b.val(b.in(n, next)).shape
+		if len(ws) != 2 || ws[0] != K {
+			return errUnsupported(n, "layer matrix %v after a row of %d", ws, K)
+		}
+		C := ws[1]
+		for i := next + 1; i < next+take; i++ {
+			if b.val(b.in(n, i)).shape.NumElements() != C {
+				return errUnsupported(n, "input %d: want a vector of the layer's %d columns", i, C)
+			}
+		}
+		for i := range 4 {
+			if i < take {
+				args = append(args, slotArg(b.in(n, next+i)))
+			} else {
+				args = append(args, x) // never read
+			}
+		}
+		norm := int64(0)
+		if l.Norm {
+			norm = 1
+		}
+		table = append(table, K, C, norm, l.Act)
+		width, widest, K, next = max(width, C), max(widest, C), C, next+take
+	}
+	if next != len(n.Inputs) {
+		return errUnsupported(n, "%d inputs for layers %v", len(n.Inputs), layers)
+	}
+	if ys := b.val(b.out(n, 0)).shape; ys.NumElements() != rows*K {
+		return errUnsupported(n, "output %v does not hold %d rows of %d", ys, rows, K)
+	}
+	for range fusion.DenseChainMaxLayers - len(layers) {
+		args = append(args, x, x, x, x)
+	}
+	if rows == 0 {
+		return nil
+	}
+	dw := (width + 63) / 64 * 64
+	if lm := b.profile().localMem; lm > 0 && (2*dw+gemmRowsGroup)*4 > lm {
+		return errUnsupported(n, "rows of %d floats do not fit the device's %d bytes of local memory", width, lm)
+	}
+	vw, group := b.rowsGroup(widest)
+	args = append(args, slotArg(b.out(n, 0)), uint64(rows), b.meta(table), b.floats(eps))
+	defines := fmt.Sprintf("%s -DVW=%d -DDW=%d", half, vw, dw)
 	return b.emitND(n, n.Attrs.String(graph.AttrKernel, ""), defines, []int{int(rows) * group}, []int{group}, args...)
 }
 

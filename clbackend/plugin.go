@@ -282,7 +282,7 @@ func transform(ctx context.Context, m *graph.Model, d *device, cfg *driver.Prope
 	if err := checkDisabled(m, d, cfg); err != nil {
 		return nil, err
 	}
-	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate, chains(cfg))
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate, chains(cfg, d))
 	if err != nil {
 		return nil, fmt.Errorf("gpu: compile: %w", err)
 	}
@@ -292,9 +292,18 @@ func transform(ctx context.Context, m *graph.Model, d *device, cfg *driver.Prope
 // chains makes the fusion passes group chains of element-wise ops into
 // KernelFusion nodes whose kernels package kernels/gen generates
 // (fusion.FuseElementwiseChains), leaving out the op types
-// GPU_DISABLED_OPS lists in cfg.
-func chains(cfg *driver.Properties) func(*fusion.Options) {
-	return func(o *fusion.Options) { o.Chains = &fusion.ChainOptions{Exclude: disabledIn(cfg)} }
+// GPU_DISABLED_OPS lists in cfg, and run the chains of dense layers that
+// fit device d's local memory and compute units in one work group per row
+// (fusion.FuseDenseChain).
+func chains(cfg *driver.Properties, d *device) func(*fusion.Options) {
+	p := profileOf(d)
+	if testProfile != nil {
+		p = *testProfile
+	}
+	return func(o *fusion.Options) {
+		o.Chains = &fusion.ChainOptions{Exclude: disabledIn(cfg)}
+		o.DenseChain = &fusion.DenseChainOptions{LocalBytes: p.localMem, MaxRows: int64(p.computeUnits)}
+	}
 }
 
 // lowerPrecision applies INFERENCE_PRECISION_HINT to the transformed model

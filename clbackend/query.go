@@ -47,7 +47,7 @@ func (p *Plugin) QueryModel(ctx context.Context, m *graph.Model, props map[strin
 	if err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: query model %q: %w", m.Name, err)
 	}
-	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate, chains(cfg))
+	tm, _, err := fusion.ForDevice(ctx, m, cfg, ref.Evaluate, chains(cfg, d))
 	if err != nil {
 		return nil, fmt.Errorf("gpu: query: %w", err)
 	}

@@ -82,6 +82,10 @@ type Options struct {
 	// its own kernel (the CPU) leaves it nil: a chain's body would only
 	// add work there.
 	Chains *ChainOptions
+	// DenseChain is set by a device that runs small chains of dense
+	// layers in one work group (the GPU, from its local memory and
+	// compute units): FuseDenseChain runs only then.
+	DenseChain *DenseChainOptions
 }
 
 // ChainOptions says how a device takes chains of element-wise ops

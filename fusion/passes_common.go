@@ -49,6 +49,7 @@ func DefaultPasses() []Pass {
 		FuseConv(),
 		FuseFullyConnected(),
 		FuseQuantizeChains(),
+		FuseDenseChain(),
 	}, KernelFusionPasses()...),
 		FuseElementwiseChains(),
 		DeadCodeRemoval(),

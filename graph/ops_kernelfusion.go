@@ -74,10 +74,22 @@ const (
 	// FullyConnected followed by a LayerNormalization). The shape table is
 	// m[0] = C, m[1] = K; n is the number of rows.
 	LaunchGEMMRows = "gemm_rows"
+	// LaunchDenseChain runs one work group per row of output 0 for a
+	// body that is a chain of dense layers (fusion.FuseDenseChain): each a
+	// product of the previous layer's row (input 0's rows of K for the
+	// first) with a [K, C] matrix plus a [C] bias, then optionally a
+	// LayerNormalization over the row and an activation. The inputs are
+	// input 0, then per layer the matrix, the bias and, for a normalised
+	// layer, its scale and shift. The group keeps the row between layers
+	// in local memory, so the chain is one launch. The shape table is m[0]
+	// = the number of layers, then four ints per layer (K, C, 1 when it
+	// normalises, its activation: 0 none, 1 Relu, 2 Sigmoid); the params
+	// hold each layer's epsilon; n is the number of rows.
+	LaunchDenseChain = "dense_chain"
 )
 
 // launchKinds are the accepted AttrLaunch values.
-var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true, LaunchGEMMRows: true}
+var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true, LaunchGEMMRows: true, LaunchDenseChain: true}
 
 // LaunchKinds returns the accepted launch conventions, sorted.
 func LaunchKinds() []string { return sortedKeys(launchKinds) }

@@ -39,19 +39,11 @@ __kernel void fc_layer_norm_relu(__global const FT* x, __global const FT* w, __g
     float sum = 0.0f;
     for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) {
         if (c0 + VW <= C) {
-            // Four independent sums: one would wait on each fma's latency.
-            fvec a0 = VLD(b + c0), a1 = (fvec)(0.0f), a2 = (fvec)(0.0f), a3 = (fvec)(0.0f);
-            long k = 0;
-            for (; k + 4 <= K; k += 4) {
-                a0 = fma((fvec)LD(x, xo + k), VLD(w + k * C + c0), a0);
-                a1 = fma((fvec)LD(x, xo + k + 1), VLD(w + (k + 1) * C + c0), a1);
-                a2 = fma((fvec)LD(x, xo + k + 2), VLD(w + (k + 2) * C + c0), a2);
-                a3 = fma((fvec)LD(x, xo + k + 3), VLD(w + (k + 3) * C + c0), a3);
-            }
-            for (; k < K; ++k) {
-                a0 = fma((fvec)LD(x, xo + k), VLD(w + k * C + c0), a0);
-            }
-            VST(yr + c0, (a0 + a1) + (a2 + a3));
+            fvec a = VLD(b + c0);
+#define FC_X(k) LD(x, xo + (k))
+            ROWS_FMA_COLUMNS(a, FC_X, w, K, C, c0);
+#undef FC_X
+            VST(yr + c0, a);
             sum += rows_vsum(VLD(yr + c0));
             continue;
         }

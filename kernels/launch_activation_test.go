@@ -42,17 +42,10 @@ func init() {
 				}
 			}
 		}
-		for _, vw := range []int{16, 8, 4} {
-			if e.lim.VectorFits(vw) != "" {
-				continue // the device plans narrower vectors
-			}
-			for _, group := range []int{1, 4} {
-				defs := fmt.Sprintf("-DVW=%d", vw)
-				global, local := []int{(rows + 1) * group}, []int{group}
-				got := f32s(e.launch(t, k, defs, global, local, x, make([]float32, len(x)), uint64(rows), int32(n))[1])
-				assert.InDeltaSlice(t, want, got, 1e-5, "VW=%d, groups of %d", vw, group)
-				e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(rows*n, false), make([]uint16, rows*n), uint64(rows), int32(n))
-			}
+		for _, g := range rowsGeometries(e, rows) {
+			got := f32s(e.launch(t, k, g.defs, g.global, g.local, x, make([]float32, len(x)), uint64(rows), int32(n))[1])
+			assert.InDeltaSlice(t, want, got, 1e-5, g.defs+", groups of %d", g.local[0])
+			e.launch(t, k, g.defs+" -DHALF", g.global, g.local, f16Pattern(rows*n, false), make([]uint16, rows*n), uint64(rows), int32(n))
 		}
 	}
 	launchSpecs["avg_pool2d"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -92,4 +85,26 @@ func init() {
 			}
 		}
 	}
+}
+
+// rowsGeometry is one launch of a kernel of one work group per row (rows.clh).
+type rowsGeometry struct {
+	defs          string
+	global, local []int
+}
+
+// rowsGeometries are the launches a spec of a rows.clh kernel makes over
+// rows rows: every vector width VW the device plans, groups of 1 and 4
+// items, one group past the rows.
+func rowsGeometries(e *clEnv, rows int) []rowsGeometry {
+	var out []rowsGeometry
+	for _, vw := range []int{16, 8, 4} {
+		if e.lim.VectorFits(vw) != "" {
+			continue // the device plans narrower vectors
+		}
+		for _, group := range []int{1, 4} {
+			out = append(out, rowsGeometry{fmt.Sprintf("-DVW=%d", vw), []int{(rows + 1) * group}, []int{group}})
+		}
+	}
+	return out
 }
