@@ -251,7 +251,7 @@ func (b *builder) rowsGroup(C int64) (vw, group int) {
 // (fusion.FuseDenseChain): one work group per row of input 0, the layers'
 // weights in the kernel's fusion.DenseChainMaxLayers slots of four
 // buffers, the row kept in local memory of DW floats per half (every
-// width of the chain, rounded up to 64) between layers.
+// layer's width C, rounded up to 64) between layers.
 func lowerDenseChain(b *builder, n *graph.Node, half string) error {
 	body, err := graph.KernelFusionBody(n)
 	if err != nil {
@@ -274,7 +274,7 @@ func lowerDenseChain(b *builder, n *graph.Node, half string) error {
 	x := slotArg(b.in(n, 0))
 	args := []any{x}
 	table := []int64{int64(len(layers))}
-	width, widest, K := K0, int64(0), K0
+	widest, K := int64(0), K0
 	next := 1
 	for _, l := range layers {
 		take := 2
@@ -306,7 +306,7 @@ func lowerDenseChain(b *builder, n *graph.Node, half string) error {
 			norm = 1
 		}
 		table = append(table, K, C, norm, l.Act)
-		width, widest, K, next = max(width, C), max(widest, C), C, next+take
+		widest, K, next = max(widest, C), C, next+take
 	}
 	if next != len(n.Inputs) {
 		return errUnsupported(n, "%d inputs for layers %v", len(n.Inputs), layers)
@@ -320,9 +320,9 @@ func lowerDenseChain(b *builder, n *graph.Node, half string) error {
 	if rows == 0 {
 		return nil
 	}
-	dw := (width + 63) / 64 * 64
+	dw := (widest + 63) / 64 * 64
 	if lm := b.profile().localMem; lm > 0 && (2*dw+gemmRowsGroup)*4 > lm {
-		return errUnsupported(n, "rows of %d floats do not fit the device's %d bytes of local memory", width, lm)
+		return errUnsupported(n, "rows of %d floats do not fit the device's %d bytes of local memory", widest, lm)
 	}
 	vw, group := b.rowsGroup(widest)
 	args = append(args, slotArg(b.out(n, 0)), uint64(rows), b.meta(table), b.floats(eps))

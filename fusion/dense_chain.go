@@ -24,8 +24,8 @@ const DenseChainMaxLayers = 4
 // them from its own properties.
 type DenseChainOptions struct {
 	// LocalBytes is the local memory one work group may use
-	// (CL_DEVICE_LOCAL_MEM_SIZE): the chain's weights and its widest row
-	// (twice: the layer's input and output) must fit in it, so that the
+	// (CL_DEVICE_LOCAL_MEM_SIZE): the chain's weights and its widest
+	// layer's row (twice: the layer's input and output) must fit in it, so that the
 	// group streams the weights from that memory's level (a core's cache
 	// on a CPU device) and the MACs one group does stay bounded by it.
 	LocalBytes int64
@@ -159,8 +159,9 @@ func denseLinkAt(n *graph.Node, cons map[graph.Output][]graph.Input, exclude map
 
 // denseChainFits reports whether chain is small enough for one work group
 // under o: static rows, at most MaxRows of them, and the weights plus two
-// rows of the widest width (the kernel's local halves) and the group's
-// reduction array within LocalBytes.
+// rows of the widest layer (the kernel's local halves; the first layer
+// reads x where it lies) and the group's reduction array within
+// LocalBytes.
 func denseChainFits(chain []denseLink, o *DenseChainOptions) bool {
 	xs := chain[0].fc.Input(0).Shape()
 	if !xs.RankKnown || len(xs.Dims) < 1 {
@@ -173,8 +174,7 @@ func denseChainFits(chain []denseLink, o *DenseChainOptions) bool {
 		}
 		rows *= d.Size
 	}
-	w0, _ := chain[0].fc.ConstInput(1)
-	width, floats := w0.Shape()[0], int64(0)
+	width, floats := int64(0), int64(0)
 	for _, l := range chain {
 		w, _ := l.fc.ConstInput(1)
 		K, C := w.Shape()[0], w.Shape()[1]

@@ -7,10 +7,11 @@
 //
 // Work-size contract (graph.LaunchDenseChain): 1-D NDRange of n work
 // groups of L items, L a power of two of at most 256; group r computes row
-// r of y (groups with r >= n do nothing). The group copies its row of x
-// into local memory, then runs the layers from local memory to local
-// memory (two halves of DW floats each: build option -DDW, at least every
-// width of the chain, default 64), and stores the last layer's row in y.
+// r of y (groups with r >= n do nothing). The first layer reads the row
+// of x where it lies; every layer writes its row into local memory (two
+// halves of DW floats each: build option -DDW, at least every layer's
+// width C, default 64), the next reads it from there, and the last row is
+// stored in y.
 // A layer's columns go in chunks of VW (build option -DVW=4, 8 or 16,
 // default 4): item i takes chunks i, i + L, ... (a whole chunk as one
 // vector, the last, partial one column by column); a normalising layer
@@ -26,7 +27,8 @@
 // barriers): a group whose row is past n, or a table the group's local
 // arrays cannot hold (a width over DW, more than DENSE_MAX_LAYERS layers),
 // skips the whole body alike and leaves y alone; every access is within
-// the row's K0 or the layer's K and C, each at most DW. Built with -DHALF (f16 activations) the tensors hold f16
+// the row of x (K0) or a layer's K and C, each at most DW. Built with
+// -DHALF (f16 activations) the tensors hold f16
 // (half.clh); p stays f32 and the math float.
 
 #include "half.clh"
@@ -47,28 +49,43 @@
 #define LVST(p, v) vstore4((v), 0, (p))
 #endif
 
-// dense_product writes v[c] = b[c] + sum_k x[k] w[k*C + c] for the
-// group's columns.
-void dense_product(__local const float* x, __global const FT* w, __global const FT* b, __local float* v,
-                   const long K, const long C, const int lid, const int L)
-{
-    for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) {
-        if (c0 + VW <= C) {
-            fvec a = VLD(b + c0);
-#define DENSE_X(k) x[k]
-            ROWS_FMA_COLUMNS(a, DENSE_X, w, K, C, c0);
-#undef DENSE_X
-            LVST(v + c0, a);
-            continue;
-        }
-        for (long c = c0; c < C; ++c) {
-            float acc = LD(b, c);
-            for (long k = 0; k < K; ++k) {
-                acc = fma(x[k], LD(w, k * C + c), acc);
-            }
-            v[c] = acc;
-        }
+// DENSE_PRODUCT writes v[c] = b[c] + sum_k X(k) w[k*C + c] for the
+// group's columns (X a macro of one argument: the row, in global or local
+// memory).
+#define DENSE_PRODUCT(X) \
+    for (long c0 = (long)lid * VW; c0 < C; c0 += (long)L * VW) { \
+        if (c0 + VW <= C) { \
+            fvec a = VLD(b + c0); \
+            ROWS_FMA_COLUMNS(a, X, w, K, C, c0); \
+            LVST(v + c0, a); \
+            continue; \
+        } \
+        for (long c = c0; c < C; ++c) { \
+            float acc = LD(b, c); \
+            for (long k = 0; k < K; ++k) { \
+                acc = fma(X(k), LD(w, k * C + c), acc); \
+            } \
+            v[c] = acc; \
+        } \
     }
+
+// dense_product_global is DENSE_PRODUCT of the row of K at x + xo (the
+// first layer reads its row where it lies); dense_product_local of the
+// row x in local memory (the later layers).
+void dense_product_global(__global const FT* x, const ulong xo, __global const FT* w, __global const FT* b,
+                          __local float* v, const long K, const long C, const int lid, const int L)
+{
+#define DENSE_XG(k) LD(x, xo + (k))
+    DENSE_PRODUCT(DENSE_XG)
+#undef DENSE_XG
+}
+
+void dense_product_local(__local const float* x, __global const FT* w, __global const FT* b, __local float* v,
+                         const long K, const long C, const int lid, const int L)
+{
+#define DENSE_XL(k) x[k]
+    DENSE_PRODUCT(DENSE_XL)
+#undef DENSE_XL
 }
 
 __kernel void dense_chain(__global const FT* x, __global const FT* w0, __global const FT* b0,
@@ -88,15 +105,10 @@ __kernel void dense_chain(__global const FT* x, __global const FT* w0, __global 
     // A row past n or a table the local arrays cannot hold runs nothing:
     // the whole group skips the body (and its barriers) alike.
     int ok = row < n && L <= ROWS_MAX_GROUP && layers >= 1 && layers <= DENSE_MAX_LAYERS;
-    for (int l = 0; ok && l < layers; ++l) {
-        ok = m[1 + 4 * l] >= 1 && m[1 + 4 * l] <= DW && m[2 + 4 * l] >= 1 && m[2 + 4 * l] <= DW;
+    for (int l = 0; ok && l < layers; ++l) { // the first layer's K is x's row, in global memory
+        ok = m[1 + 4 * l] >= 1 && (l == 0 || m[1 + 4 * l] <= DW) && m[2 + 4 * l] >= 1 && m[2 + 4 * l] <= DW;
     }
     if (ok) {
-        const long K0 = m[1];
-        for (long k = lid; k < K0; k += L) {
-            buf[k] = LD(x, (ulong)row * K0 + k);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
         for (int l = 0; l < layers; ++l) {
             const long K = m[1 + 4 * l];
             const long C = m[2 + 4 * l];
@@ -108,7 +120,11 @@ __kernel void dense_chain(__global const FT* x, __global const FT* w0, __global 
             __global const FT* t = l == 0 ? t0 : l == 1 ? t1 : l == 2 ? t2 : t3;
             __local const float* in = buf + (l % 2) * DW;
             __local float* v = buf + ((l + 1) % 2) * DW;
-            dense_product(in, w, b, v, K, C, lid, L);
+            if (l == 0) {
+                dense_product_global(x, (ulong)row * K, w, b, v, K, C, lid, L);
+            } else {
+                dense_product_local(in, w, b, v, K, C, lid, L);
+            }
             barrier(CLK_LOCAL_MEM_FENCE);
             float mean = 0.0f, inv = 1.0f;
             if (norm) {
