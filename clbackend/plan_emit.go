@@ -94,7 +94,11 @@ func (b *builder) emitKernel(node *graph.Node, k kernels.Kernel, defines string,
 	if b.c.compilerLog {
 		quiet = ""
 	}
-	opts := strings.Join(strings.Fields(buildOptions+" "+k.Options+" "+defines+quiet), " ")
+	flush := ""
+	if flushesDenormals(k.File, k.Options+" "+defines) {
+		flush = " " + flushOption
+	}
+	opts := strings.Join(strings.Fields(buildOptions+flush+" "+k.Options+" "+defines+quiet), " ")
 	if optionRecorder != nil {
 		optionRecorder(k, opts)
 	}
