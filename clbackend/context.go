@@ -288,12 +288,18 @@ func (h *hostMem) holds(b []byte) bool {
 	return p >= lo && p+uintptr(len(b)) <= hi
 }
 
+// pinnedHost holds every hostMem while it is pinned, so that a compiled
+// model dropped without Close leaks its record's memory instead of the
+// runtime finding a collected Pinner still pinned (a fatal panic).
+var pinnedHost sync.Map // *hostMem -> struct{}
+
 // acquire adds a buffer that uses the memory, pinning it for the first.
 func (h *hostMem) acquire() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.refs == 0 {
 		h.pin.Pin(&h.data[0])
+		pinnedHost.Store(h, struct{}{})
 	}
 	h.refs++
 }
@@ -305,6 +311,7 @@ func (h *hostMem) release() {
 	defer h.mu.Unlock()
 	if h.refs--; h.refs == 0 {
 		h.pin.Unpin()
+		pinnedHost.Delete(h)
 	}
 }
 

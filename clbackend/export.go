@@ -232,9 +232,15 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 		// its weights uploaded (IS-Net medium: 0.1-0.3 s of binaries
 		// beside 0.3-0.6 s of uploads); restorePlan waits for them before
 		// it looks its programs up, and so does every way out of here.
+		// The goroutine holds its own reference to the context:
+		// compileModel releases the import's on an error, possibly the
+		// last one (a Close of the plugin meanwhile), while the driver
+		// may still be building a binary in it.
 		done := make(chan struct{})
+		devCtx.acquire()
 		go func() {
 			defer close(done)
+			defer func() { _ = devCtx.release() }()
 			preload()
 		}()
 		defer func() { <-done }()

@@ -204,3 +204,39 @@ func TestGPUImportWeightsInPlace(t *testing.T) {
 	assert.Empty(t, cc.weights, "every weight released")
 	assert.Zero(t, cc.weightBytes.Load())
 }
+
+// TestGPUImportInPlaceLeakedModel: a model whose weights are used in
+// place and that is dropped without Close leaks its record's memory; the
+// garbage collector finding its Pinner still pinned was a fatal panic.
+func TestGPUImportInPlaceLeakedModel(t *testing.T) {
+	needOpenCL(t)
+	ctx := context.Background()
+	m := packedModel(t)
+	dir := t.TempDir()
+	pinned := func() int {
+		n := 0
+		pinnedHost.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	before := pinned()
+	func() {
+		core := driver.NewCore()
+		props := plugin.Props(plugin.WithCacheDir(dir))
+		first, err := core.CompileModel(ctx, m, DeviceName, props)
+		require.NoError(t, err)
+		require.NoError(t, first.Close())
+		a, err := core.CompileModel(ctx, m, DeviceName, props)
+		require.NoError(t, err)
+		require.Equal(t, "YES", gpuProp(t, a, driver.KeyLoadedFromCache))
+		pl, err := core.Plugin(DeviceName)
+		require.NoError(t, err)
+		if d := pl.(*Plugin).devices[pl.(*Plugin).def]; d.inPlace <= 0 {
+			t.Skipf("%s does not share host memory (CL_DEVICE_HOST_UNIFIED_MEMORY): no weights are used in place; POCL (make deps) does", d.name())
+		}
+		_ = core.Close() // a is never closed
+	}()
+	for range 3 {
+		runtime.GC()
+	}
+	assert.Greater(t, pinned(), before, "the leaked model's record stays pinned, reachable")
+}

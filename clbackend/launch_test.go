@@ -126,7 +126,7 @@ func TestWaitSpinPolicy(t *testing.T) {
 		assert.Equal(t, c.stored, v)
 		require.NoError(t, cm.Close())
 	}
-	for _, bad := range []string{"-1", "fast", "1.5"} {
+	for _, bad := range []string{"-1", "fast", "1.5", "1000001", "9300000000000000000"} {
 		_, err := gpu.CompileModel(context.Background(), m, map[string]string{KeyWaitSpin: bad})
 		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "GPU_WAIT_SPIN_US=%q", bad)
 	}

@@ -99,20 +99,25 @@ const latencySpinUS = 100
 // valueAuto is the AUTO of GPU_WAIT_SPIN_US.
 const valueAuto = "AUTO"
 
+// maxSpinUS is the longest GPU_WAIT_SPIN_US bound, 1 s: a longer poll
+// is a busy core, never a latency gain (and the bound stays far from
+// overflowing a time.Duration or the C clock arithmetic).
+const maxSpinUS = 1000000
+
 // waitSpinSpec is GPU_WAIT_SPIN_US: AUTO or a whole number of
-// microseconds.
+// microseconds, at most maxSpinUS.
 func waitSpinSpec() driver.PropertySpec {
 	return driver.PropertySpec{
 		Key: KeyWaitSpin, Mutable: true, Default: valueAuto,
-		Accepted: "AUTO, or an integer >= 0 (microseconds)",
+		Accepted: "AUTO, or an integer from 0 to 1000000 (microseconds)",
 		Parse: func(s string) (string, error) {
 			s = strings.TrimSpace(s)
 			if strings.EqualFold(s, valueAuto) {
 				return valueAuto, nil
 			}
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return "", errors.New("neither AUTO nor an integer >= 0")
+			if err != nil || n < 0 || n > maxSpinUS {
+				return "", fmt.Errorf("neither AUTO nor an integer from 0 to %d", maxSpinUS)
 			}
 			return strconv.Itoa(n), nil
 		},
