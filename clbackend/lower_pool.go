@@ -65,25 +65,22 @@ func lowerPool(b *builder, n *graph.Node) error {
 	switch {
 	case n.OpType == "LpPool":
 		return b.emit(n, "lp_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
-	case !isMax && r == 2 && (t == tensor.F32 || t == tensor.F16) && dil[0] == 1 && dil[1] == 1 && ys.NumElements() < 1<<31:
-		// By runs of output rows (pool_avg2d.cl), no division per element.
+	case r == 2 && (t == tensor.F32 || t == tensor.F16) && dil[0] == 1 && dil[1] == 1 && ys.NumElements() < 1<<31 && (!isMax || len(n.Outputs) == 1):
+		// By runs of output rows (pool_rows.cl), no division per element.
 		rows := ys[0] * ys[1] * ys[2]
 		global := []int{int(ceilDiv(ys[3], maxPoolRun)), int(rows)}
 		tbl := []int64{xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], stride[0], stride[1], begin[0], begin[1], rows,
 			n.Attrs.Int("count_include_pad", 0), xs[2] + end[0], xs[3] + end[1]}
-		return b.emitND(n, "avg_pool2d", defines+fmt.Sprintf(" -DRUN=%d", maxPoolRun), global, nil, slotArg(x), slotArg(y), b.meta(tbl))
+		name := "avg_pool2d"
+		if isMax {
+			name = "max_pool2d"
+		}
+		return b.emitND(n, name, defines+fmt.Sprintf(" -DRUN=%d", maxPoolRun), global, nil, slotArg(x), slotArg(y), b.meta(tbl))
 	case !isMax:
 		return b.emit(n, "avg_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 	case len(n.Outputs) > 1:
 		colMajor := int32(n.Attrs.Int("storage_order", 0))
 		return b.emit(n, "max_pool_indices", defines, cnt, slotArg(x), slotArg(y), slotArg(b.out(n, 1)), colMajor, uint64(cnt), b.meta(m))
-	}
-	if r == 2 && (t == tensor.F32 || t == tensor.F16) && dil[0] == 1 && dil[1] == 1 && ys.NumElements() < 1<<31 {
-		// By runs of output rows (pool_max2d.cl), no division per element.
-		rows := ys[0] * ys[1] * ys[2]
-		global := []int{int(ceilDiv(ys[3], maxPoolRun)), int(rows)}
-		tbl := []int64{xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], stride[0], stride[1], begin[0], begin[1], rows}
-		return b.emitND(n, "max_pool2d", defines+fmt.Sprintf(" -DRUN=%d", maxPoolRun), global, nil, slotArg(x), slotArg(y), b.meta(tbl))
 	}
 	return b.emit(n, "max_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 }

@@ -61,6 +61,8 @@ var variants = []Kernel{
 	{Name: "max_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX"},
 	{Name: "max_pool_indices", File: "pool.cl", Entry: "pool", Options: "-DPOOL_MAX -DPOOL_INDICES"},
 	{Name: "lp_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_LP"},
+	{Name: "avg_pool2d", File: "pool_rows.cl", Entry: "pool_rows"},
+	{Name: "max_pool2d", File: "pool_rows.cl", Entry: "pool_rows", Options: "-DPOOL_MAX"},
 	{Name: "arg_max", File: "reduce_arg.cl", Entry: "arg_reduce"},
 	{Name: "arg_min", File: "reduce_arg.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
 	{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},

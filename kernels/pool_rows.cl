@@ -1,0 +1,69 @@
+// pool_rows.cl: max_pool2d (-DPOOL_MAX) and avg_pool2d, MaxPool and
+// AveragePool over the two spatial axes of NCHW data (f32, or f16 storage
+// with -DHALF, computed in float) with any window, strides and pads and
+// dilation 1, by runs of an output row: the downsampling of U-Net-like
+// models (IS-Net's 2x2 stride-2 ceil_mode pools over 1024 to 32 pixel
+// planes) and PP-OCRv4 rec's 3x2 average pool without pool.cl's index
+// divisions and window-count loops per element.
+//
+// Work-size contract: 2-D NDRange with global size >= (ceil(OW / RUN),
+// rows = N*C*OH); any local size. Item (i, r) computes the outputs
+// RUN*i .. RUN*i + RUN - 1 below OW of output row r (plane r / OH, row
+// r % OH); items outside do nothing. Max: the maximum over the window's
+// taps inside the input (pads are never taken), NaN when one of them is
+// NaN, -inf for a window with none. Average: the sum over the window's
+// taps inside the input divided by their count, or (count_include_pad)
+// by the count of its taps inside the padded input (a ceil_mode window's
+// taps past the end pads are never counted). Build option RUN (default
+// 8). The int array m holds H, W, OH, OW, KH, KW, stride h/w, pad
+// top/left, rows, then (average only) count_include_pad and the ends of
+// the padded input: H + pad bottom, W + pad right.
+
+#include "half.clh"
+
+#ifndef RUN
+#define RUN 8
+#endif
+
+__kernel void pool_rows(__global const FT* x, __global FT* out, __global const int* m)
+{
+    const int H = m[0], W = m[1], OH = m[2], OW = m[3], KH = m[4], KW = m[5];
+    const int SH = m[6], SW = m[7], PH = m[8], PW = m[9];
+    const int r = (int)get_global_id(1), o0 = (int)get_global_id(0) * RUN;
+    if (r >= m[10] || o0 >= OW) return;
+    const int oh = r % OH;
+    __global const FT* xp = x + (long)(r / OH) * H * W;
+    __global FT* op = out + (long)r * OW;
+    const int hs = oh * SH - PH;
+    const int h0 = max(hs, 0), h1 = min(hs + KH, H);
+    const int o1 = min(OW, o0 + RUN);
+#ifndef POOL_MAX
+    const int inc = m[11], HE = m[12], WE = m[13];
+    const int hn = inc ? min(hs + KH, HE) - hs : h1 - h0;
+#endif
+    for (int o = o0; o < o1; ++o) {
+        const int ws = o * SW - PW;
+        const int w0 = max(ws, 0), w1 = min(ws + KW, W);
+#ifdef POOL_MAX
+        float acc = -INFINITY;
+        int nan = 0;
+        for (int ih = h0; ih < h1; ++ih) {
+            __global const FT* row = xp + (long)ih * W;
+            for (int iw = w0; iw < w1; ++iw) {
+                const float v = LD(row, iw);
+                nan |= isnan(v);
+                acc = fmax(acc, v);
+            }
+        }
+        ST(op, o, nan ? NAN : acc);
+#else
+        const int wn = inc ? min(ws + KW, WE) - ws : w1 - w0;
+        float acc = 0.0f;
+        for (int ih = h0; ih < h1; ++ih) {
+            __global const FT* row = xp + (long)ih * W;
+            for (int iw = w0; iw < w1; ++iw) acc += LD(row, iw);
+        }
+        ST(op, o, acc / (float)(hn * wn));
+#endif
+    }
+}
