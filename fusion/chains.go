@@ -212,20 +212,7 @@ func replaceChain(root *graph.Node, reduces bool, group []*graph.Node, cons map[
 	if err != nil {
 		return root.Errorf("generating its chain's kernel: %w", err)
 	}
-	node := graph.NewNode(graph.OpKernelFusion, root.Name, inputs, graph.Attrs{
-		graph.AttrKernel: graph.GeneratedKernel,
-		graph.AttrLaunch: launch,
-		graph.AttrBody:   body,
-		graph.AttrParams: k.Params,
-	}, 1)
-	node.RT = root.RT.Clone()
-	node.RT.FusedNames = names
-	if err := graph.InferNode(node); err != nil {
-		return err
-	}
-	node.Outputs[0].Name = root.Outputs[0].Name
-	replaceUses(cons, root.Out(0), node.Out(0))
-	return nil
+	return replaceByKernelFusion(cons, root, inputs, body, graph.GeneratedKernel, launch, k.Params, names)
 }
 
 // paramName names input i of a generated chain's body.

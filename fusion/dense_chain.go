@@ -233,20 +233,7 @@ func replaceDenseChain(chain []denseLink, cons map[graph.Output][]graph.Input) e
 	}
 	last := chain[len(chain)-1].last
 	body := graph.NewModel(DenseChainKernel, params, []*graph.Node{graph.NewResult("y", prev)})
-	node := graph.NewNode(graph.OpKernelFusion, last.Name, inputs, graph.Attrs{
-		graph.AttrKernel: DenseChainKernel,
-		graph.AttrLaunch: graph.LaunchDenseChain,
-		graph.AttrBody:   body,
-		graph.AttrParams: eps,
-	}, 1)
-	node.RT = last.RT.Clone()
-	node.RT.FusedNames = names
-	if err := graph.InferNode(node); err != nil {
-		return err
-	}
-	node.Outputs[0].Name = last.Outputs[0].Name
-	replaceUses(cons, last.Out(0), node.Out(0))
-	return nil
+	return replaceByKernelFusion(cons, last, inputs, body, DenseChainKernel, graph.LaunchDenseChain, eps, names)
 }
 
 // DenseLayer is one layer of a dense_chain body, as its kernel's shape

@@ -263,6 +263,27 @@ func replaceUses(cons map[graph.Output][]graph.Input, old, repl graph.Output) {
 	}
 }
 
+// replaceByKernelFusion puts a graph.OpKernelFusion node of body (the
+// subgraph it runs, over inputs) with kernel, launch and params in place
+// of last, the subgraph's last node: it takes last's name, runtime info
+// and output name, fused names names, and last's consumers.
+func replaceByKernelFusion(cons map[graph.Output][]graph.Input, last *graph.Node, inputs []graph.Output, body *graph.Model, kernel, launch string, params any, names []string) error {
+	node := graph.NewNode(graph.OpKernelFusion, last.Name, inputs, graph.Attrs{
+		graph.AttrKernel: kernel,
+		graph.AttrLaunch: launch,
+		graph.AttrBody:   body,
+		graph.AttrParams: params,
+	}, 1)
+	node.RT = last.RT.Clone()
+	node.RT.FusedNames = names
+	if err := graph.InferNode(node); err != nil {
+		return err
+	}
+	node.Outputs[0].Name = last.Outputs[0].Name
+	replaceUses(cons, last.Out(0), node.Out(0))
+	return nil
+}
+
 // PatternPass returns a pass that applies rules with ApplyRules.
 func PatternPass(name, doc string, rules ...Rule) Pass {
 	var ops []string
