@@ -1,6 +1,7 @@
 package clbackend
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -143,7 +144,8 @@ func variantCases() map[string][]lowerCase {
 // TestVariantsMatchCPU runs every declared kernel variant (kernels.Families)
 // that fits this device on its family's variantCases, forced with
 // GPU_KERNEL_VARIANTS, and compares the outputs with the CPU reference;
-// the first variant of each algorithm runs again on f16 activations. It
+// the first variant of each algorithm and vector width runs again on f16
+// activations (the width picks half.clh's vector loads and stores). It
 // fails for a declared variant that no case ran (the runtime model's
 // KERNEL_VARIANT), so a new variant is tested the moment it is declared.
 // Variants the device cannot launch (wider vectors, larger groups, more
@@ -173,14 +175,15 @@ func TestVariantsMatchCPU(t *testing.T) {
 			want, _ := inferAll(t, cpu, m, ins)
 			insts = append(insts, instance{m, ins, want})
 		}
-		firstOfAlg := map[string]bool{}
+		firstOfAlg := map[string]bool{} // algorithm and VW
 		for _, v := range f.Variants(kernels.Limits{}) {
 			if why := v.Fits(lim); why != "" {
 				unfit = append(unfit, v.String()+": "+why)
 				continue
 			}
-			full := !firstOfAlg[v.Algorithm]
-			firstOfAlg[v.Algorithm] = true
+			alg := fmt.Sprintf("%s VW=%d", v.Algorithm, v.Get("VW"))
+			full := !firstOfAlg[alg]
+			firstOfAlg[alg] = true
 			declared++
 			t.Run(v.String(), func(t *testing.T) {
 				ran++
