@@ -320,7 +320,7 @@ func lowerDenseChain(b *builder, n *graph.Node, half string) error {
 	if rows == 0 {
 		return nil
 	}
-	dw := (widest + 63) / 64 * 64
+	dw := fusion.DenseChainRowFloats(widest)
 	if lm := b.profile().localMem; lm > 0 && (2*dw+gemmRowsGroup)*4 > lm {
 		return errUnsupported(n, "rows of %d floats do not fit the device's %d bytes of local memory", widest, lm)
 	}

@@ -19,6 +19,12 @@ const DenseChainKernel = "dense_chain"
 // argument slots, DENSE_MAX_LAYERS).
 const DenseChainMaxLayers = 4
 
+// DenseChainRowFloats is the floats the dense_chain kernel keeps in local
+// memory for each of its two row halves (DW) when the chain's widest
+// layer has width columns: width rounded up to 64. The fusion's fit and
+// the lowering's check both size the kernel's local arrays by it.
+func DenseChainRowFloats(width int64) int64 { return (width + 63) / 64 * 64 }
+
 // DenseChainOptions says how small a chain of dense layers must be for a
 // device to run it in one work group (FuseDenseChain): the device sets
 // them from its own properties.
@@ -158,10 +164,10 @@ func denseLinkAt(n *graph.Node, cons map[graph.Output][]graph.Input, exclude map
 }
 
 // denseChainFits reports whether chain is small enough for one work group
-// under o: static rows, at most MaxRows of them, and the weights plus two
-// rows of the widest layer (the kernel's local halves; the first layer
-// reads x where it lies) and the group's reduction array within
-// LocalBytes.
+// under o: static rows, at most MaxRows of them, and the weights plus the
+// kernel's two row halves (DenseChainRowFloats of the widest layer; the
+// first layer reads x where it lies) and the group's reduction array
+// within LocalBytes, so a chain it accepts is one the lowering launches.
 func denseChainFits(chain []denseLink, o *DenseChainOptions) bool {
 	xs := chain[0].fc.Input(0).Shape()
 	if !xs.RankKnown || len(xs.Dims) < 1 {
@@ -185,7 +191,7 @@ func denseChainFits(chain []denseLink, o *DenseChainOptions) bool {
 		}
 	}
 	const groupItems = 256 // the kernel's reduction array (ROWS_MAX_GROUP)
-	floats += 2*width + groupItems
+	floats += 2*DenseChainRowFloats(width) + groupItems
 	return rows >= 1 && rows <= o.MaxRows && floats*4 <= o.LocalBytes
 }
 

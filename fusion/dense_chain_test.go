@@ -41,8 +41,9 @@ func wakeWordHead(t *testing.T, rows int64, extra bool) *graph.Model {
 // FuseFullyConnected) into one dense_chain KernelFusion node whose inputs
 // are x and the layers' weights, biases, scales and shifts, and the CPU
 // computes the same with and without it. It leaves the chain alone
-// without Options.DenseChain (the CPU device), when the weights do not fit
-// the device's local memory, with more rows than MaxRows, with dynamic
+// without Options.DenseChain (the CPU device), when the weights or the
+// kernel's row halves (DenseChainRowFloats) do not fit the device's local
+// memory, with more rows than MaxRows, with dynamic
 // rows, and where a layer's op type is excluded (GPU_DISABLED_OPS); a run
 // of six layers becomes a chain of DenseChainMaxLayers and one of two.
 func TestFuseDenseChain(t *testing.T) {
@@ -88,6 +89,15 @@ func TestFuseDenseChain(t *testing.T) {
 			assert.Empty(t, kernelFusions(t, tm))
 		})
 	}
+
+	// The three layers' 673 floats of weights, the reduction array's 256
+	// and two row halves: halves of 16 floats would fit, the kernel's 64
+	// do not, so only the last two layers (241 floats) form a chain.
+	tight := fusion.Options{DenseChain: &fusion.DenseChainOptions{LocalBytes: 4 * (673 + 2*16 + 256), MaxRows: 2}}
+	tm, _ = transformWith(t, m, ins, tight, passes()...)
+	chains = kernelFusions(t, tm)
+	require.Len(t, chains, 1)
+	assert.Len(t, chains[0].Inputs, 1+4+2, "the second and third layers")
 
 	long := wakeWordHead(t, 1, true)
 	tm, rep = transformWith(t, long, randomInputs(t, long, 6, nil), fusion.Options{DenseChain: fits}, passes()...)
