@@ -83,6 +83,101 @@ func TestLaunchPaths(t *testing.T) {
 	}
 }
 
+// TestWaitSpinConcurrent: under the latency hint with a long poll bound,
+// several requests inferring at once (each on its own goroutine, as a
+// server's handlers do) get the single request's outputs, and every
+// inference leaves the process's count of GPU inferences in flight
+// (inFlight, by which a wait polls only while it is the one in flight)
+// as it found it, a cancelled one included; cl's TestWaitSpinAlone holds
+// the wait's side (blocking at once, or as soon as another joins).
+func TestWaitSpinConcurrent(t *testing.T) {
+	gpu := newGPU(t)
+	m, ins := tuningModel(t)
+	props := map[string]string{driver.KeyPerformanceHint: driver.HintLatency.String(), KeyWaitSpin: "1000000"}
+	cm, err := gpu.CompileModel(context.Background(), m, props)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, cm.Close()) }()
+	base := inFlight.Load()
+	infer := func(r driver.InferRequest, ctx context.Context) ([][]byte, error) {
+		for name, x := range ins {
+			if err := r.SetTensor(name, x); err != nil {
+				return nil, err
+			}
+		}
+		if err := r.Infer(ctx); err != nil {
+			return nil, err
+		}
+		var out [][]byte
+		for _, o := range cm.Outputs() {
+			y, err := r.Tensor(o.Name)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, append([]byte(nil), y.Bytes()...))
+		}
+		return out, nil
+	}
+	ref, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer ref.Close()
+	want, err := infer(ref, context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, base, inFlight.Load(), "a lone inference landed")
+
+	const workers, runs = 4, 5
+	got := make([][][]byte, workers)
+	errs := make([]error, workers)
+	done := make(chan int, workers)
+	for w := range workers {
+		go func() {
+			defer func() { done <- w }()
+			r, err := cm.CreateInferRequest()
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer r.Close()
+			for range runs {
+				if got[w], errs[w] = infer(r, context.Background()); errs[w] != nil {
+					return
+				}
+			}
+		}()
+	}
+	for range workers {
+		w := <-done
+		require.NoError(t, errs[w], "worker %d", w)
+		assert.Equal(t, want, got[w], "worker %d's outputs", w)
+	}
+	assert.Equal(t, base, inFlight.Load(), "concurrent inferences landed")
+
+	// A cancelled inference is not counted, and one abandoned between
+	// stages is drained (and uncounted) by the next.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = infer(ref, ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, base, inFlight.Load(), "a cancelled inference landed")
+	req := ref.(*InferRequest)
+	s := &runState{}
+	stages := req.stagesOf(s)
+	req.core.Mu.Lock()
+	req.core.Busy = true
+	req.core.Mu.Unlock()
+	for _, st := range stages[:2] { // preprocess, enqueue; no wait
+		require.NoError(t, st.Run(context.Background()))
+	}
+	assert.Equal(t, base+1, inFlight.Load(), "an enqueued inference is in flight")
+	require.NoError(t, req.Abort())
+	assert.Equal(t, base, inFlight.Load(), "a drained inference landed")
+	req.core.Mu.Lock()
+	req.core.Busy = false
+	req.core.Mu.Unlock()
+	_, err = infer(ref, context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, base, inFlight.Load())
+}
+
 // TestWaitSpinPolicy: GPU_WAIT_SPIN_US is AUTO by default (a bound of
 // latencySpinUS under the latency hint, none under the throughput hints),
 // takes a number of microseconds (0 included) and refuses anything else;

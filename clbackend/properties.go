@@ -90,7 +90,10 @@ const KeyCommandBuffers = "GPU_COMMAND_BUFFERS"
 // inference for that, as ONNX Runtime's intra-op threads spin by default
 // (allow_spinning); a request whose last inference outlasted the bound
 // from its enqueue to the end of its wait blocks at once (spinFor), so a
-// larger model's waits do not poll beside kernels that want every core.
+// larger model's waits do not poll beside kernels that want every core,
+// and so does a wait while another GPU inference of the process is in
+// flight (inFlight): concurrent requests' polls would take the cores
+// their kernels run on.
 const KeyWaitSpin = "GPU_WAIT_SPIN_US"
 
 // latencySpinUS is GPU_WAIT_SPIN_US=AUTO's bound under the latency hint.

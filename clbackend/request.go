@@ -293,6 +293,8 @@ type runState struct {
 	// began is when enqueue started: a wait measures the inference's span
 	// on the device from it (waitFor).
 	began time.Time
+	// flying: the inference is counted in inFlight (takeOff, land).
+	flying bool
 }
 
 // Stages implements driver.Stager. On the task executor: preprocess
@@ -463,6 +465,7 @@ func (r *InferRequest) drain(s *runState) error {
 		errs = append(errs, r.queue.Finish())
 		s.enqueued = false
 	}
+	s.land()
 	errs = append(errs, s.evs.close())
 	s.evs = events{}
 	s.unlockRemotes()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -41,6 +42,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 
 	t0 := time.Now()
 	s.began = t0
+	s.takeOff()
 	// Upload: the input bytes stay referenced (pinned by cl) until the wait.
 	s.hostIn = resized(s.hostIn, len(s.inputs))
 	for i, t := range s.inputs {
@@ -375,8 +377,32 @@ func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 		}
 	}
 	s.enqueued = false // everything has completed
+	s.land()
 	s.wait = time.Since(t0)
 	return nil
+}
+
+// inFlight counts the GPU inferences of this process from the start of
+// their enqueue to the end of their wait (or their drain), on every
+// device: a wait polls only while it is 1 (waitFor), because concurrent
+// inferences' polls would each take a core from the driver's threads,
+// which run every device's kernels (POCL) or feed them (a GPU's driver).
+var inFlight atomic.Int32
+
+// takeOff counts s's inference in inFlight, once.
+func (s *runState) takeOff() {
+	if !s.flying {
+		s.flying = true
+		inFlight.Add(1)
+	}
+}
+
+// land takes s's inference out of inFlight, if it is counted.
+func (s *runState) land() {
+	if s.flying {
+		s.flying = false
+		inFlight.Add(-1)
+	}
 }
 
 // waitFor blocks until ev's command is done, then returns ctx's error if
@@ -393,9 +419,13 @@ func (r *InferRequest) wait(ctx context.Context, s *runState) error {
 // is WaitContext's event callback, which on POCL costs each inference a
 // hop through a driver thread into Go (about 50 µs of a 90 µs wake-word
 // inference, BenchmarkOverhead); a windowed inference's feeder keeps
-// WaitContext, so that a cancel stops it between windows.
+// WaitContext, so that a cancel stops it between windows. It polls only
+// while this is the one GPU inference of the process in flight (inFlight):
+// with several, each polling wait took a core from the driver's threads
+// running the others' kernels (cl.Event.WaitSpinAlone: it blocks at once,
+// or as soon as another inference starts).
 func (r *InferRequest) waitFor(ctx context.Context, s *runState, ev *cl.Event, what string) error {
-	err := ev.WaitSpin(spinFor(time.Duration(r.lastSpan.Load()), r.c.waitSpin))
+	_, err := ev.WaitSpinAlone(spinFor(time.Duration(r.lastSpan.Load()), r.c.waitSpin), &inFlight)
 	r.lastSpan.Store(int64(time.Since(s.began)))
 	if err != nil {
 		return r.fail(what, err)

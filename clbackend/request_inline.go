@@ -15,6 +15,7 @@ package clbackend
 // earlier inference's events were closed (postprocess, drain): reset
 // only forgets them.
 func (s *runState) reset() {
+	s.land() // a run left in flight was drained before (preprocess)
 	*s = runState{
 		inputs: s.inputs, outputs: s.outputs, userOut: s.userOut, snapIn: s.snapIn, snapOut: s.snapOut,
 		remoteIn: cleared(s.remoteIn), remoteOut: cleared(s.remoteOut), remotes: cleared(s.remotes),

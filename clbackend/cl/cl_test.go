@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -683,20 +684,24 @@ func TestWaitContext(t *testing.T) {
 	assert.ErrorIs(t, m.WaitContext(ctx2), context.Canceled)
 }
 
+// gatedMarker returns a user event and a marker flushed on e's queue
+// that completes once the user event does.
+func (e *env) gatedMarker(t *testing.T) (gate, marker *cl.Event) {
+	gate, err := e.ctx.CreateUserEvent()
+	require.NoError(t, err)
+	closeLater(t, gate)
+	marker = ev(t)(e.q.EnqueueMarkerWithWaitList([]*cl.Event{gate}))
+	require.NoError(t, e.q.Flush())
+	return gate, marker
+}
+
 // TestWaitSpin: a wait that polls first returns once the command is done
 // whether it completes during the poll or after it (the blocking wait),
 // reports a command terminated by its wait list as Wait does, and refuses
 // a closed event.
 func TestWaitSpin(t *testing.T) {
 	e := newEnv(t, 0)
-	marker := func(t *testing.T) (*cl.Event, *cl.Event) {
-		gate, err := e.ctx.CreateUserEvent()
-		require.NoError(t, err)
-		closeLater(t, gate)
-		m := ev(t)(e.q.EnqueueMarkerWithWaitList([]*cl.Event{gate}))
-		require.NoError(t, e.q.Flush())
-		return gate, m
-	}
+	marker := func(t *testing.T) (*cl.Event, *cl.Event) { return e.gatedMarker(t) }
 	for _, c := range []struct {
 		name string
 		spin time.Duration
@@ -990,5 +995,45 @@ func TestIntegerDot4x8Packed(t *testing.T) {
 			}
 			t.Logf("%s: cl_khr_integer_dot_product %v, packed 4x8-bit %v, accelerated %v", mustName(t, d), ext, has, acc)
 		}
+	}
+}
+
+// TestWaitSpinAlone: a polling wait whose counter of waits in flight is
+// above 1 blocks at once; at 1 it polls to the end (the command completes
+// during the poll); and when another wait joins during the poll it stops
+// polling and blocks, so concurrent waits do not each hold a core.
+func TestWaitSpinAlone(t *testing.T) {
+	e := newEnv(t, 0)
+	marker := func(t *testing.T) (*cl.Event, *cl.Event) { return e.gatedMarker(t) }
+	for _, c := range []struct {
+		name     string
+		busy     int32         // the counter when the wait starts
+		join     time.Duration // when another wait joins (0: none)
+		complete time.Duration // when the command completes
+		blocked  bool
+		spin     time.Duration
+	}{
+		{name: "alone_polls", busy: 1, complete: 5 * time.Millisecond, spin: 10 * time.Second},
+		{name: "others_block_at_once", busy: 2, complete: 5 * time.Millisecond, spin: 10 * time.Second, blocked: true},
+		{name: "joined_during_the_poll", busy: 1, join: 5 * time.Millisecond, complete: 300 * time.Millisecond, spin: 10 * time.Second, blocked: true},
+		{name: "no_poll", busy: 1, complete: 5 * time.Millisecond, blocked: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gate, m := marker(t)
+			var busy atomic.Int32
+			busy.Store(c.busy)
+			if c.join > 0 {
+				time.AfterFunc(c.join, func() { busy.Add(1) })
+			}
+			set := make(chan error, 1)
+			time.AfterFunc(c.complete, func() { set <- gate.SetUserEventStatus(cl.CommandExecStatusComplete) })
+			blocked, err := m.WaitSpinAlone(c.spin, &busy)
+			require.NoError(t, <-set)
+			require.NoError(t, err)
+			assert.Equal(t, c.blocked, blocked)
+			s, err := m.Status()
+			require.NoError(t, err)
+			assert.Equal(t, cl.CommandExecStatusComplete, s)
+		})
 	}
 }

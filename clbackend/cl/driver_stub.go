@@ -8,6 +8,7 @@ package cl
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -148,7 +149,9 @@ func releaseKernel(handle) error { return notBuilt("clReleaseKernel") }
 
 func waitForEvents([]handle) error { return notBuilt("clWaitForEvents") }
 
-func waitEvent(handle, time.Duration) (int32, error) { return 0, notBuilt("clWaitForEvents") }
+func waitEvent(handle, time.Duration, *atomic.Int32) (int32, bool, error) {
+	return 0, false, notBuilt("clWaitForEvents")
+}
 
 func getEventInfo(handle, uint32, string) ([]byte, error) { return nil, notBuilt("clGetEventInfo") }
 

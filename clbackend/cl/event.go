@@ -54,16 +54,27 @@ func (e *Event) Wait() error { return e.WaitSpin(0) }
 // time per wait. The caller must have flushed the command's queue (a
 // poll, unlike clWaitForEvents, does not).
 func (e *Event) WaitSpin(spin time.Duration) error {
+	_, err := e.WaitSpinAlone(spin, nil)
+	return err
+}
+
+// WaitSpinAlone is WaitSpin that polls only while busy (when not nil) is
+// at most 1: busy counts the waits in flight that the caller keeps, this
+// one included, and the poll stops and the wait blocks as soon as another
+// joins (or at once if one has), so that concurrent waits do not each
+// take a core from the work they wait for. It reports whether the wait
+// ended blocking in clWaitForEvents.
+func (e *Event) WaitSpinAlone(spin time.Duration, busy *atomic.Int32) (blocked bool, err error) {
 	h := e.h()
 	if h == nil {
-		return closedError("clWaitForEvents", ErrInvalidEvent)
+		return false, closedError("clWaitForEvents", ErrInvalidEvent)
 	}
-	st, err := waitEvent(h, spin)
+	st, blocked, err := waitEvent(h, spin, busy)
 	runtime.KeepAlive(e)
 	if err == nil && st < 0 {
 		err = &Error{Op: "clWaitForEvents", Code: ErrExecStatusErrorForEventsInWaitList}
 	}
-	return err
+	return blocked, err
 }
 
 // terminated returns CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when one
