@@ -200,8 +200,9 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	}
 	if rec, ok := blob.Section(planSection); ok && !needsHostParts(m) {
 		// The plan is the compile's when the configuration is the
-		// export's (props may change what planning decides).
-		if maps.Equal(exportConfig(cfg), blob.Header.Config) {
+		// export's (props may change what planning decides); the
+		// runtime-only keys (GPU_WAIT_SPIN_US...) do not count.
+		if maps.Equal(driver.CachingConfig(cfg, exportConfig(cfg)), driver.CachingConfig(cfg, blob.Header.Config)) {
 			ctx = withPlanRecord(ctx, rec)
 		} else {
 			p.cache.planRecordsRefused.Add(1)

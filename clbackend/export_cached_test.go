@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,7 +90,7 @@ func TestGPUModelCacheElided(t *testing.T) {
 
 	// Without its record the blob cannot be planned: another
 	// configuration, or a record of another version.
-	_, err = newGPU(t).ImportModel(ctx, bytes.NewReader(lean.Bytes()), map[string]string{driver.KeyEnableProfiling: "YES"})
+	_, err = newGPU(t).ImportModel(ctx, bytes.NewReader(lean.Bytes()), map[string]string{driver.KeyDisableTransformations: "YES"})
 	require.ErrorIs(t, err, driver.ErrIncompatible)
 	assert.Contains(t, err.Error(), "compile the model again")
 	stale := func(blob []byte) []byte {
@@ -239,4 +241,68 @@ func TestGPUImportInPlaceLeakedModel(t *testing.T) {
 		runtime.GC()
 	}
 	assert.Greater(t, pinned(), before, "the leaked model's record stays pinned, reachable")
+}
+
+// TestGPUModelCacheRuntimeOnlyKeys: a key that changes how requests run
+// but not what compiling makes (GPU_WAIT_SPIN_US, GPU_COMMAND_BUFFERS)
+// stays out of the model cache's key and of the recorded plan's check: a
+// model compiled under one value imports from the cache, with its plan
+// record, under another, and runs with the value in force now (given to
+// CompileModel or set on the device); a key that changes compilation
+// still compiles anew. CACHING_PROPERTIES lists the keys that count.
+func TestGPUModelCacheRuntimeOnlyKeys(t *testing.T) {
+	needOpenCL(t)
+	ctx := context.Background()
+	m := packedModel(t)
+	dir := t.TempDir()
+	core := driver.NewCore()
+	defer core.Close()
+	pl, err := core.Plugin(DeviceName)
+	require.NoError(t, err)
+	gpu := pl.(*Plugin)
+
+	caching, err := core.Property(DeviceName, driver.KeyCachingProperties)
+	require.NoError(t, err)
+	keys := strings.Fields(caching)
+	assert.Contains(t, keys, driver.KeyInferencePrecisionHint)
+	assert.Contains(t, keys, driver.KeyDisableTransformations)
+	for _, k := range []string{KeyWaitSpin, KeyCommandBuffers, driver.KeyPerformanceHint, driver.KeyCacheDir} {
+		assert.NotContains(t, keys, k)
+	}
+
+	var want map[string][]byte
+	compile := func(props map[string]string, loaded, spin string) {
+		t.Helper()
+		before := gpu.ProgramCacheStats()
+		all := plugin.Props(plugin.WithCacheDir(dir))
+		maps.Copy(all, props)
+		c, err := core.CompileModel(ctx, m, DeviceName, all)
+		require.NoError(t, err)
+		defer c.Close()
+		assert.Equal(t, loaded, gpuProp(t, c, driver.KeyLoadedFromCache), "%v", props)
+		assert.Equal(t, spin, gpuProp(t, c, KeyWaitSpin), "the value in force now, not the blob's")
+		got := gpuRun(t, c)
+		if want == nil {
+			want = got
+		}
+		assert.Equal(t, want, got, "outputs must be identical")
+		if loaded == "YES" {
+			after := gpu.ProgramCacheStats()
+			assert.Equal(t, before.PlansRestored+1, after.PlansRestored, "the recorded plan is used")
+			assert.Equal(t, before.PlanRecordsRefused, after.PlanRecordsRefused)
+		}
+	}
+	blobs := func() int {
+		t.Helper()
+		b, err := filepath.Glob(filepath.Join(dir, "*.blob"))
+		require.NoError(t, err)
+		return len(b)
+	}
+	compile(map[string]string{KeyWaitSpin: "0", KeyCommandBuffers: "YES"}, "NO", "0")
+	compile(map[string]string{KeyWaitSpin: "500", KeyCommandBuffers: "NO"}, "YES", "500")
+	require.NoError(t, core.SetProperties(DeviceName, map[string]string{KeyWaitSpin: "250"}))
+	compile(nil, "YES", "250")
+	assert.Equal(t, 1, blobs(), "one blob serves every runtime-only value")
+	compile(map[string]string{driver.KeyDisableTransformations: "YES"}, "NO", "250")
+	assert.Equal(t, 2, blobs(), "a key that changes compilation keys another blob")
 }

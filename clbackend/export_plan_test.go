@@ -146,7 +146,7 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 		{"value out of range", badSlot(), nil, true},
 		{"other version", version, nil, false},
 		{"other kernel source", kernel, nil, false},
-		{"other configuration", good, map[string]string{driver.KeyEnableProfiling: "YES"}, false},
+		{"other configuration", good, map[string]string{driver.KeyDisableTransformations: "YES"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

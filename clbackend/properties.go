@@ -210,7 +210,36 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 	if d.uuid != "" {
 		specs = append(specs, driver.ReadOnlySpec(driver.KeyDeviceUUID, d.uuid))
 	}
+	for i := range specs {
+		if runtimeOnlyKeys[specs[i].Key] {
+			specs[i].RuntimeOnly = true
+		}
+	}
 	return specs
+}
+
+// runtimeOnlyKeys are the read-write keys that change how a compiled
+// model's requests run but not its plan, programs or weights, so the
+// model cache leaves them out of its key and an import accepts a blob's
+// recorded plan whatever they were (driver.PropertySpec.RuntimeOnly): the
+// wait's polling (GPU_WAIT_SPIN_US), command buffers (recorded per
+// request from the plan's launches), the hints of the queues requests
+// make, the host threads' priority, profiling (events per request), and
+// PERFORMANCE_HINT with what it derives (streams, requests, the AUTO of
+// GPU_WAIT_SPIN_US): the GPU's planning and heuristics read none of them.
+// LOG_LEVEL is not one (it changes the build options: -w), nor is
+// ALLOW_AUTO_BATCHING (it decides which device compiles).
+var runtimeOnlyKeys = map[string]bool{
+	KeyWaitSpin:                      true,
+	KeyCommandBuffers:                true,
+	driver.KeyQueuePriority:          true,
+	driver.KeyQueueThrottle:          true,
+	driver.KeyHostTaskPriority:       true,
+	driver.KeyEnableProfiling:        true,
+	driver.KeyPerformanceHint:        true,
+	driver.KeyNumRequests:            true,
+	driver.KeyNumStreams:             true,
+	driver.KeyExclusiveAsyncRequests: true,
 }
 
 // precisionSpec is INFERENCE_PRECISION_HINT: f32 everywhere, f16 only on

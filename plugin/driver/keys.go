@@ -71,6 +71,12 @@ const (
 	KeyFullDeviceName = "FULL_DEVICE_NAME"
 	// KeySupportedProperties lists "KEY:RW" / "KEY:RO" for every key (RO).
 	KeySupportedProperties = "SUPPORTED_PROPERTIES"
+	// KeyCachingProperties lists, space-separated, the read-write keys
+	// whose values decide what compiling a model makes, as OpenVINO's
+	// caching_properties do: the model cache keys a blob by those alone.
+	// Devices with runtime-only keys (PropertySpec.RuntimeOnly) have it
+	// (RO); without it every read-write key counts.
+	KeyCachingProperties = "CACHING_PROPERTIES"
 	// KeyOptimalNumberOfInferRequests is how many requests keep the device
 	// busy (RO, compiled model).
 	KeyOptimalNumberOfInferRequests = "OPTIMAL_NUMBER_OF_INFER_REQUESTS"

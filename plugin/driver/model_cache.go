@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/clinfer/clinfer/graph"
@@ -58,8 +60,11 @@ func cacheDir(p Plugin, props map[string]string) string {
 // values overridden by props), without CACHE_DIR.
 func cacheKey(p Plugin, ref deviceRef, m *graph.Model, props map[string]string) (string, error) {
 	cfg := ConfigFingerprint(p)
+	caching := cachingKeys(p)
 	for k, v := range props {
-		cfg[CanonicalKey(k)] = v
+		if k = CanonicalKey(k); caching == nil || caching[k] {
+			cfg[k] = v
+		}
 	}
 	delete(cfg, KeyCacheDir)
 	arch, _ := p.Property(KeyDeviceArchitecture)
@@ -131,26 +136,94 @@ type CacheKeyer interface {
 }
 
 // ConfigFingerprint returns a plugin's read-write properties with their
-// current values, as the model cache keys them (CACHE_DIR included; callers
-// drop what must not count).
+// current values, as the model cache keys them: those CACHING_PROPERTIES
+// lists where the plugin has it (runtime-only keys left out), else all of
+// them (CACHE_DIR included; callers drop what must not count).
 func ConfigFingerprint(p Plugin) map[string]string {
 	cfg := map[string]string{}
-	sp, err := p.Property(KeySupportedProperties)
-	if err != nil {
-		return cfg
-	}
-	keys, rw, err := ParseSupportedProperties(sp)
-	if err != nil {
-		return cfg
-	}
+	keys, rw := readWriteKeys(p)
+	caching := cachingKeys(p)
 	for _, k := range keys {
-		if rw[k] {
+		if rw[k] && (caching == nil || caching[k] || k == KeyCacheDir) {
 			if v, err := p.Property(k); err == nil {
 				cfg[k] = v
 			}
 		}
 	}
 	return cfg
+}
+
+// readWriteKeys returns the plugin's keys (SUPPORTED_PROPERTIES) and
+// which are read-write; none when it cannot say.
+func readWriteKeys(p Plugin) ([]string, map[string]bool) {
+	sp, err := p.Property(KeySupportedProperties)
+	if err != nil {
+		return nil, nil
+	}
+	keys, rw, err := ParseSupportedProperties(sp)
+	if err != nil {
+		return nil, nil
+	}
+	return keys, rw
+}
+
+// cachingKeys returns the set CACHING_PROPERTIES lists, or nil when the
+// plugin has no such key (every read-write key counts).
+func cachingKeys(p Plugin) map[string]bool {
+	v, err := p.Property(KeyCachingProperties)
+	if err != nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, k := range strings.Fields(v) {
+		set[k] = true
+	}
+	return set
+}
+
+// runtimeProps returns props with the plugin's current value added for
+// every runtime-only key (read-write, not in CACHING_PROPERTIES) props
+// does not set: a blob the model cache imports was compiled under
+// whatever values those keys had then, which the key leaves out, and the
+// model must run under the values in force now.
+func runtimeProps(p Plugin, props map[string]string) map[string]string {
+	caching := cachingKeys(p)
+	if caching == nil {
+		return props
+	}
+	set := map[string]bool{}
+	for k := range props {
+		set[CanonicalKey(k)] = true
+	}
+	out := maps.Clone(props)
+	keys, rw := readWriteKeys(p)
+	for _, k := range keys {
+		if !rw[k] || caching[k] || set[k] || k == KeyCacheDir {
+			continue
+		}
+		if v, err := p.Property(k); err == nil {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// CachingConfig returns cfg without the keys props marks runtime-only
+// (PropertySpec.RuntimeOnly): the part of a configuration that decides
+// what compiling makes, which a device compares to accept a blob's
+// recorded plan.
+func CachingConfig(props *Properties, cfg map[string]string) map[string]string {
+	out := make(map[string]string, len(cfg))
+	for k, v := range cfg {
+		if s, ok := props.Spec(k); ok && s.RuntimeOnly {
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // CacheBlobPath returns the file Core.CompileModel caches the compiled
@@ -185,7 +258,7 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 	}
 	path := filepath.Join(dir, key+".blob")
 	if f, err := os.Open(path); err == nil {
-		cm, err := imp.ImportModel(ctx, f, props)
+		cm, err := imp.ImportModel(ctx, f, runtimeProps(p, props))
 		f.Close()
 		if err == nil {
 			return cm, nil

@@ -32,6 +32,14 @@ type PropertySpec struct {
 	// Get computes a read-only value on each read (e.g. a device's free
 	// memory); nil means the stored value is returned.
 	Get func() (string, error)
+	// RuntimeOnly marks a read-write key that changes how a compiled
+	// model runs but not what compiling it makes (GPU_WAIT_SPIN_US: how
+	// long a wait polls): it stays out of the model cache's key and out
+	// of the configuration an imported blob's recorded plan is checked
+	// against, so that a model compiled under one value imports from the
+	// cache under another (and runs with the other). CACHING_PROPERTIES
+	// lists the read-write keys that are not runtime-only.
+	RuntimeOnly bool
 }
 
 // Properties is a device's or compiled model's configuration: the values
@@ -63,6 +71,55 @@ func NewProperties(specs ...PropertySpec) *Properties {
 	return p
 }
 
+// addCaching installs CACHING_PROPERTIES once a spec is runtime-only; the
+// caller holds mu or owns p exclusively.
+func (p *Properties) addCaching() {
+	if _, ok := p.specs[KeyCachingProperties]; ok {
+		return
+	}
+	for _, s := range p.specs {
+		if s.RuntimeOnly && s.Mutable {
+			p.order = append(p.order, KeyCachingProperties)
+			p.specs[KeyCachingProperties] = PropertySpec{Key: KeyCachingProperties, Get: p.caching}
+			return
+		}
+	}
+}
+
+// rebind points the computed keys that describe p itself
+// (SUPPORTED_PROPERTIES, CACHING_PROPERTIES) at p: a copy must describe the
+// copy. The caller owns p exclusively.
+func (p *Properties) rebind() {
+	if s, ok := p.specs[KeySupportedProperties]; ok && s.Get != nil && !s.Mutable {
+		s.Get = p.supported
+		p.specs[KeySupportedProperties] = s
+	}
+	if s, ok := p.specs[KeyCachingProperties]; ok && s.Get != nil && !s.Mutable {
+		s.Get = p.caching
+		p.specs[KeyCachingProperties] = s
+	}
+}
+
+// CachingKeys returns the read-write keys that decide what compiling
+// makes, in spec order: all of them but the runtime-only ones (see
+// PropertySpec.RuntimeOnly) and CACHE_DIR.
+func (p *Properties) CachingKeys() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var keys []string
+	for _, k := range p.order {
+		if s := p.specs[k]; s.Mutable && !s.RuntimeOnly && k != KeyCacheDir {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// caching is CACHING_PROPERTIES' value: CachingKeys, space-separated.
+func (p *Properties) caching() (string, error) {
+	return strings.Join(p.CachingKeys(), " "), nil
+}
+
 // add installs specs; the caller holds mu or owns p exclusively.
 func (p *Properties) add(specs ...PropertySpec) {
 	for _, s := range specs {
@@ -90,6 +147,7 @@ func (p *Properties) add(specs ...PropertySpec) {
 			delete(p.values, s.Key)
 		}
 	}
+	p.addCaching()
 }
 
 // Extend returns a copy of p with more specs (or replaced ones) at their
@@ -99,11 +157,7 @@ func (p *Properties) add(specs ...PropertySpec) {
 func (p *Properties) Extend(specs ...PropertySpec) *Properties {
 	c := p.Clone()
 	c.add(specs...)
-	// SUPPORTED_PROPERTIES must describe the copy, not p.
-	if s, ok := c.specs[KeySupportedProperties]; ok && s.Get != nil && !s.Mutable {
-		s.Get = c.supported
-		c.specs[KeySupportedProperties] = s
-	}
+	c.rebind() // SUPPORTED_PROPERTIES must describe the copy, not p
 	return c
 }
 
@@ -121,10 +175,7 @@ func (p *Properties) Clone() *Properties {
 		c.specs = map[string]PropertySpec{}
 		c.values = map[string]string{}
 	}
-	if s, ok := c.specs[KeySupportedProperties]; ok && s.Get != nil && !s.Mutable {
-		s.Get = c.supported
-		c.specs[KeySupportedProperties] = s
-	}
+	c.rebind()
 	return c
 }
 

@@ -262,3 +262,41 @@ func TestParseBytes(t *testing.T) {
 	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	assert.ErrorContains(t, err, driver.KeyMaxHostMemory)
 }
+
+// TestRuntimeOnlyKeys: a device with runtime-only keys has
+// CACHING_PROPERTIES, the read-write keys that are not runtime-only nor
+// CACHE_DIR, and copies of its properties describe themselves; one
+// without has no such key; CachingConfig drops the runtime-only keys.
+func TestRuntimeOnlyKeys(t *testing.T) {
+	assert.False(t, newCommon().Has(driver.KeyCachingProperties), "no runtime-only key: every read-write key counts")
+
+	spin := driver.IntSpec("SPIN", 0, 0)
+	spin.RuntimeOnly = true
+	p := newCommon(spin, driver.ReadOnlySpec("FACT", "x"))
+	v, err := p.Get(driver.KeyCachingProperties)
+	require.NoError(t, err)
+	keys := strings.Fields(v)
+	assert.Equal(t, p.CachingKeys(), keys)
+	assert.Contains(t, keys, driver.KeyPerformanceHint)
+	assert.Contains(t, keys, driver.KeyInferencePrecisionHint)
+	for _, k := range []string{"SPIN", "FACT", driver.KeyCacheDir, driver.KeyCachingProperties, driver.KeySupportedProperties} {
+		assert.NotContains(t, keys, k)
+	}
+	sp, err := p.Get(driver.KeySupportedProperties)
+	require.NoError(t, err)
+	assert.Contains(t, sp, driver.KeyCachingProperties+":RO")
+
+	late := driver.BoolSpec("LATE", false)
+	late.RuntimeOnly = true
+	e := p.Extend(driver.BoolSpec("EXTRA", false), late)
+	v, err = e.Get(driver.KeyCachingProperties)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Fields(v), "EXTRA", "a copy describes itself")
+	assert.NotContains(t, strings.Fields(v), "LATE")
+	v, err = p.Clone().Get(driver.KeyCachingProperties)
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Fields(v), "EXTRA")
+
+	cfg := map[string]string{"SPIN": "5", driver.KeyPerformanceHint: "LATENCY", "UNKNOWN": "1"}
+	assert.Equal(t, map[string]string{driver.KeyPerformanceHint: "LATENCY", "UNKNOWN": "1"}, driver.CachingConfig(p, cfg))
+}
