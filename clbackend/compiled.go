@@ -115,6 +115,8 @@ type CompiledModel struct {
 	requests map[*InferRequest]struct{}
 
 	async driver.AsyncSupport // executors and running async requests; see async.go
+
+	bg background // work after CompileModel returned: binaries, the cache blob
 }
 
 var _ driver.CompiledModel = (*CompiledModel)(nil)
@@ -250,8 +252,16 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	if err := cm.warmUp(ctx); err != nil {
 		return nil, err
 	}
-	for _, pl := range cm.plans {
-		p.cache.saveBinaries(pl.progs)
+	if cm.cacheDir != "" && cm.binaries {
+		// Off the compile's critical path: the model is usable now.
+		var progs []*shared[*cl.Program]
+		for _, pl := range cm.plans {
+			progs = append(progs, pl.progs...)
+		}
+		cm.bg.run("writing program binaries to CACHE_DIR", func() error {
+			p.cache.saveBinaries(progs)
+			return nil
+		})
 	}
 	ok = true
 	return cm, nil
@@ -526,8 +536,10 @@ func (c *CompiledModel) reportedPlan() *plan {
 // Close waits for running inferences, closes the model's requests and
 // releases its weights, programs and context reference. It is idempotent.
 func (c *CompiledModel) Close() error {
-	// Running asynchronous requests finish first (their stages hold no
-	// lock Close needs), then synchronous ones (running).
+	// The background work (binaries, the cache blob) ends first, then
+	// running asynchronous requests (their stages hold no lock Close
+	// needs), then synchronous ones (running).
+	bgErr := c.bg.wait()
 	asyncErr := c.async.Close()
 	c.running.Lock()
 	defer c.running.Unlock()
@@ -539,7 +551,7 @@ func (c *CompiledModel) Close() error {
 	reqs := c.requests
 	c.requests = nil
 	c.mu.Unlock()
-	errs := []error{asyncErr}
+	errs := []error{bgErr, asyncErr}
 	for r := range reqs {
 		errs = append(errs, r.release())
 	}

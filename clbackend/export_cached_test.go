@@ -251,15 +251,10 @@ func TestGPUImportInPlaceLeakedModel(t *testing.T) {
 // CompileModel or set on the device); a key that changes compilation
 // still compiles anew. CACHING_PROPERTIES lists the keys that count.
 func TestGPUModelCacheRuntimeOnlyKeys(t *testing.T) {
-	needOpenCL(t)
 	ctx := context.Background()
 	m := packedModel(t)
 	dir := t.TempDir()
-	core := driver.NewCore()
-	defer core.Close()
-	pl, err := core.Plugin(DeviceName)
-	require.NoError(t, err)
-	gpu := pl.(*Plugin)
+	core, gpu := coreGPU(t)
 
 	caching, err := core.Property(DeviceName, driver.KeyCachingProperties)
 	require.NoError(t, err)
@@ -305,4 +300,54 @@ func TestGPUModelCacheRuntimeOnlyKeys(t *testing.T) {
 	assert.Equal(t, 1, blobs(), "one blob serves every runtime-only value")
 	compile(map[string]string{driver.KeyDisableTransformations: "YES"}, "NO", "250")
 	assert.Equal(t, 2, blobs(), "a key that changes compilation keys another blob")
+}
+
+// TestGPUModelCacheBackground: with an empty CACHE_DIR and
+// CACHE_MODE=OPTIMIZE_SPEED the program binaries and the model cache's
+// blob are written after CompileModel returns, while the model already
+// runs inferences; Close waits for them, and the next compile imports the
+// blob and loads every program.
+func TestGPUModelCacheBackground(t *testing.T) {
+	ctx := context.Background()
+	m := packedModel(t)
+	dir := t.TempDir()
+	core, gpu := coreGPU(t)
+	props := plugin.Props(plugin.WithCacheDir(dir))
+	props[driver.KeyCacheMode] = driver.CacheModeOptimizeSpeed
+
+	cm, err := core.CompileModel(ctx, m, DeviceName, props)
+	require.NoError(t, err)
+	want := gpuRun(t, cm) // beside the background work
+	for range 3 {
+		assert.Equal(t, want, gpuRun(t, cm))
+	}
+	require.NoError(t, cm.Close())
+	s := gpu.ProgramCacheStats()
+	assert.Positive(t, s.SourceBuilds)
+	assert.Equal(t, s.SourceBuilds, s.BinaryWrites, "every program's binary written by Close: %+v", s)
+	blobs, err := filepath.Glob(filepath.Join(dir, "*.blob"))
+	require.NoError(t, err)
+	assert.Len(t, blobs, 1, "the blob is in place when Close returns")
+	tmp, err := filepath.Glob(filepath.Join(dir, "*.tmp"))
+	require.NoError(t, err)
+	assert.Empty(t, tmp)
+
+	fresh := driver.NewCore()
+	defer fresh.Close()
+	im, err := fresh.CompileModel(ctx, m, DeviceName, props)
+	require.NoError(t, err)
+	defer im.Close()
+	assert.Equal(t, "YES", gpuProp(t, im, driver.KeyLoadedFromCache))
+	assert.Equal(t, want, gpuRun(t, im), "outputs must be identical")
+}
+
+// coreGPU returns a Core, closed when the test ends, and its GPU plugin.
+func coreGPU(t *testing.T) (*driver.Core, *Plugin) {
+	t.Helper()
+	needOpenCL(t)
+	core := driver.NewCore()
+	t.Cleanup(func() { core.Close() })
+	pl, err := core.Plugin(DeviceName)
+	require.NoError(t, err)
+	return core, pl.(*Plugin)
 }

@@ -177,9 +177,9 @@ func TestNoLeaks(t *testing.T) {
 			cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{
 				driver.KeyCacheDir: "/dev/null/x", driver.KeyCacheMode: driver.CacheModeOptimizeSpeed})
 			require.NoError(t, err, "an unwritable CACHE_DIR does not fail the compile")
+			require.NoError(t, cm.Close()) // waits for the binaries, written in the background
 			assert.Positive(t, p.ProgramCacheStats().WriteErrors)
 			require.NoError(t, p.Close())
-			require.NoError(t, cm.Close())
 		}},
 	}
 	for _, tc := range cases {

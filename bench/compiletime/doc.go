@@ -15,6 +15,11 @@
 //   - with -export, export: a compilation without CACHE_DIR, then
 //     CompiledModel.Export (its time, and the blob's size).
 //
+// Each state's line also gives close: how long the compiled model's Close
+// took, the wait for what the device writes to CACHE_DIR after
+// CompileModel returned (the GPU's program binaries and the model cache's
+// blob).
+//
 // It also reports the size of the blob the cold compilation left in
 // CACHE_DIR, which a device may make smaller than Export's (the GPU leaves
 // out the weights its plan record holds packed).

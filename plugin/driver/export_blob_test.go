@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -349,4 +350,97 @@ func TestBlobReaders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// backgrounded is exportable whose compiled models run background work
+// (driver.BackgroundRunner): each task waits for gate, and fail makes the
+// export fail.
+type backgrounded struct {
+	*exportable
+	gate chan struct{}
+	fail error
+}
+
+type bgModel struct {
+	*exportableModel
+	p    *backgrounded
+	wg   sync.WaitGroup
+	errs []error
+}
+
+func (c *bgModel) Background(_ string, f func() error) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		<-c.p.gate
+		if err := f(); err != nil {
+			c.errs = append(c.errs, err)
+		}
+	}()
+}
+
+func (c *bgModel) Export(w io.Writer) error {
+	if c.p.fail != nil {
+		return c.p.fail
+	}
+	return c.exportableModel.Export(w)
+}
+
+func (c *bgModel) Close() error {
+	c.wg.Wait()
+	return errors.Join(append(c.errs, c.exportableModel.Close())...)
+}
+
+func (p *backgrounded) CompileModel(ctx context.Context, m *graph.Model, props map[string]string) (driver.CompiledModel, error) {
+	cm, err := p.exportable.CompileModel(ctx, m, props)
+	if err != nil {
+		return nil, err
+	}
+	return &bgModel{exportableModel: cm.(*exportableModel), p: p}, nil
+}
+
+// TestCoreCacheBackground: a compiled model that runs background work
+// gets the model cache's blob written there: CompileModel returns before
+// the blob exists (a temporary file only), Close waits for it, and the
+// next compile imports it; an export that fails leaves no blob and no
+// temporary file, and Close returns its error.
+func TestCoreCacheBackground(t *testing.T) {
+	dev := &backgrounded{exportable: &exportable{Plugin: drivertest.New("TESTEXP", drivertest.Faults{})}}
+	register(t, "TESTEXP", func() (driver.Plugin, error) { return dev, nil })
+	core := driver.NewCore()
+	defer core.Close()
+	ctx := context.Background()
+	files := func(dir, pattern string) int {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(dir, pattern))
+		require.NoError(t, err)
+		return len(m)
+	}
+
+	dir := t.TempDir()
+	props := plugin.Props(plugin.WithCacheDir(dir))
+	dev.gate = make(chan struct{})
+	cm, err := core.CompileModel(ctx, reluModel(), "TESTEXP", props)
+	require.NoError(t, err, "the compile returns while the blob is not written")
+	assert.Zero(t, files(dir, "*.blob"))
+	assert.Equal(t, 1, files(dir, "*.tmp"))
+	close(dev.gate)
+	require.NoError(t, cm.Close())
+	assert.Equal(t, 1, files(dir, "*.blob"), "Close waited for the blob")
+	assert.Zero(t, files(dir, "*.tmp"))
+	cm, err = core.CompileModel(ctx, reluModel(), "TESTEXP", props)
+	require.NoError(t, err)
+	v, err := cm.Property(driver.KeyLoadedFromCache)
+	require.NoError(t, err)
+	assert.Equal(t, "YES", v)
+	require.NoError(t, cm.Close())
+
+	failed := t.TempDir()
+	dev.fail = errors.New("disk full")
+	cm, err = core.CompileModel(ctx, reluModel(), "TESTEXP", plugin.Props(plugin.WithCacheDir(failed)))
+	require.NoError(t, err)
+	err = cm.Close()
+	require.ErrorIs(t, err, driver.ErrDevice)
+	assert.ErrorIs(t, err, dev.fail, "the background error is returned, not lost")
+	assert.Zero(t, files(failed, "*"), "no blob, no temporary file")
 }

@@ -280,22 +280,55 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 	if ce, ok := cm.(CacheExporter); ok {
 		export = ce.ExportCached
 	}
-	if err := writeCacheBlob(dir, key, path, export); err != nil {
+	tmp, err := cacheTemp(dir, key)
+	if err != nil {
+		return nil, errors.Join(err, cm.Close())
+	}
+	if bg, ok := cm.(BackgroundRunner); ok {
+		bg.Background("writing the model cache's blob", func() error {
+			return writeCacheBlob(tmp, path, export)
+		})
+		return cm, nil
+	}
+	if err := writeCacheBlob(tmp, path, export); err != nil {
 		return nil, errors.Join(err, cm.Close())
 	}
 	return cm, nil
 }
 
-// writeCacheBlob exports to a temporary file in dir and renames it over
-// path, so readers see the old blob or the new one, never a partial one.
-func writeCacheBlob(dir, key, path string, export func(io.Writer) error) error {
+// BackgroundRunner is implemented by compiled models that can do work
+// after CompileModel has returned them, beside their first inferences
+// (the GPU: POCL makes a program's binary only by compiling its kernels
+// once more). The Core writes the model cache's blob through it, so a
+// compilation with an empty CACHE_DIR returns as soon as the model is
+// usable: Background runs f on another goroutine after the model's
+// earlier background work; an error of f is reported when it happens and
+// returned by the model's Close, which waits for f before it releases
+// anything f reads. The blob appears in CACHE_DIR (renamed into place
+// whole) when f ends; a process that exits without closing the model may
+// leave none, and the next compilation writes it.
+type BackgroundRunner interface {
+	Background(name string, f func() error)
+}
+
+// cacheTemp creates the temporary file a blob for key is written to in
+// dir (creating dir), so that an unusable CACHE_DIR fails the compilation
+// at once, even when the blob is written in the background.
+func cacheTemp(dir, key string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
+		return nil, errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
 	}
 	tmp, err := os.CreateTemp(dir, key+".*.tmp")
 	if err != nil {
-		return errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
+		return nil, errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
 	}
+	return tmp, nil
+}
+
+// writeCacheBlob exports into tmp (from cacheTemp) and renames it over
+// path, so readers see the old blob or the new one, never a partial one;
+// on an error tmp is removed.
+func writeCacheBlob(tmp *os.File, path string, export func(io.Writer) error) error {
 	name := tmp.Name()
 	// No fsync before the rename: a blob that a crash leaves torn fails
 	// its checksums on import and is compiled again, and syncing hundreds
