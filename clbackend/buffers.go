@@ -54,6 +54,11 @@ func (b *builder) planBuffers() {
 		touch(v, end)
 	}
 	b.extendLoops()
+	pl.unread = make([]bool, len(pl.params))
+	for i, v := range pl.params {
+		r := &vals[vals[v].root]
+		pl.unread[i] = r.host == nil && r.held == 0 && vals[v].root >= pl.base && r.last == -1
+	}
 	// Allocate at first use, free after last use.
 	starts := make([][]int, end+2)
 	ends := make([][]int, end+2)

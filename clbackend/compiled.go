@@ -87,6 +87,9 @@ type CompiledModel struct {
 	// static is the plan of the declared input shapes, built at compile
 	// time when they are static (nil otherwise).
 	static *plan
+	// conds are static's plans per outcome of its host conditions
+	// (plan_conds.go; nil for none).
+	conds *condPlans
 
 	planMu sync.Mutex // serialises plan builds
 	plans  map[string]*plan
@@ -220,6 +223,9 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 		}
 		cm.static = pl
 		cm.plans[key] = pl
+		if err := cm.planConds(ctx, p); err != nil {
+			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
+		}
 		planned, naive = formatBytes(pl.planned), formatBytes(pl.naive)
 	} else if !slices.Contains(cm.hostParam, true) && cm.tuning.mode == tune.None {
 		// Dynamic input dims: plan one representative shape now so that
@@ -376,6 +382,9 @@ func (c *CompiledModel) probePlan(ctx context.Context, p *Plugin) error {
 // new input shape re-plans rather than failing).
 func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor, remote []driver.RemoteTensor) (*plan, error) {
 	if c.static != nil {
+		if pl := c.conds.pickFrom(ins, remote); pl != nil {
+			return pl, nil
+		}
 		return c.static, nil
 	}
 	shapes := make([]tensor.Shape, len(ins))
@@ -568,8 +577,9 @@ func (c *CompiledModel) release() error {
 	for _, pl := range c.plans {
 		errs = append(errs, pl.release(c.ctx))
 	}
+	errs = append(errs, c.conds.release(c.ctx))
 	c.plans = nil
-	c.static = nil
+	c.static, c.conds = nil, nil
 	for _, key := range c.wkeys {
 		errs = append(errs, c.ctx.releaseWeight(key))
 	}

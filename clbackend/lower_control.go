@@ -127,7 +127,11 @@ func lowerIf(b *builder, n *graph.Node) error {
 		for j, v := range res {
 			b.of[n.Out(j)] = v
 		}
-		b.pl.impl[n] = fmt.Sprintf("if:%s planned (condition known at plan time, %d launches)", attr, len(b.pl.launches)-first)
+		how := "condition known at plan time"
+		if _, ok := b.forced[n.Name]; ok {
+			how = "the condition computed on the host from the inputs: one plan per outcome"
+		}
+		b.pl.impl[n] = fmt.Sprintf("if:%s planned (%s, %d launches)", attr, how, len(b.pl.launches)-first)
 		return nil
 	}
 	// Both branches specialised first: their output shapes are the
@@ -168,6 +172,9 @@ func lowerIf(b *builder, n *graph.Node) error {
 		}
 	}
 	hc := b.hostCondOf(n.Input(0))
+	if hc != nil && b.pl.byName[n.Name] == n {
+		hc.ifName = n.Name // an If of the model's top level
+	}
 	branch := b.ctl(instr{op: opBranch, cond: b.in(n, 0), loop: -1, host: hc})
 	counts := [2]int{}
 	for i, br := range branches {

@@ -294,3 +294,96 @@ func TestIfShapesDifferGPU(t *testing.T) {
 		assertOutputsClose(t, want, []*tensor.Tensor{got}, 1e-6, 1e-6)
 	}
 }
+
+// TestIfPlansPerOutcome: a static model whose If is decided from a small
+// integer input alone (Silero VAD's `sr == 16000`) runs a straight-line
+// plan per outcome of the condition: the outputs match the CPU's for both
+// outcomes in one compiled model, the plan has no program, no launch
+// computes the condition and nothing is read back for it, the input only
+// the condition read is not written to the device, and the runtime model
+// says so. With the condition input bound as a remote tensor the static
+// plan (both branches, the condition read back) runs instead.
+func TestIfPlansPerOutcome(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	x := graph.NewParameter("x", tensor.F32, graph.StaticShape(tensor.Shape{2, 3}))
+	sr := graph.NewParameter("sr", tensor.I64, graph.StaticShape(tensor.Shape{}))
+	w, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{1, -2, 3, -4, 5, -6})
+	require.NoError(t, err)
+	then := bodyOf("then", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Relu", nil, nn("Mul", nil, p[0], p[1]))}
+	})
+	els := bodyOf("else", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Sigmoid", nil, p[0])}
+	})
+	cond := nn("Equal", nil, sr.Out(0), scalarConst(tensor.I64, 16000))
+	ifn := graph.NewNode(graph.OpIf, "if", []graph.Output{cond, x.Out(0), graph.NewConstant("w", w).Out(0)},
+		graph.Attrs{graph.AttrThenBranch: then, graph.AttrElseBranch: els, graph.AttrCaptures: int64(2)}, 1)
+	m := graph.NewModel("sample_rate", []*graph.Node{x, sr}, []*graph.Node{graph.NewResult("y", ifn.Out(0))})
+	require.NoError(t, m.InferShapes())
+
+	cm, err := gpu.CompileModel(context.Background(), m, map[string]string{driver.KeyEnableProfiling: "YES"})
+	require.NoError(t, err)
+	defer cm.Close()
+	cmp := cm.(*CompiledModel)
+	require.NotNil(t, cmp.conds, "the If is planned per outcome")
+	xs, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{0.5, 1, -1, 2, -0.25, 3})
+	require.NoError(t, err)
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	for _, c := range []struct {
+		rate   int64
+		branch string
+	}{{16000, "then_branch"}, {8000, "else_branch"}, {16000, "then_branch"}} {
+		rate, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{float64(c.rate)})
+		require.NoError(t, err)
+		ins := map[string]*tensor.Tensor{"x": xs, "sr": rate}
+		want, _ := inferAll(t, cpu, m, ins)
+		for name, v := range ins {
+			require.NoError(t, r.SetTensor(name, v))
+		}
+		require.NoError(t, r.Infer(context.Background()))
+		y, err := r.Tensor("y")
+		require.NoError(t, err)
+		assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
+		req := r.(*InferRequest)
+		pl := req.c.lastRun
+		assert.Nil(t, pl.prog, "sr=%d: a straight-line plan", c.rate)
+		assert.Contains(t, pl.key, "conditions=")
+		tr := req.Transfers()
+		assert.Equal(t, y.ByteSize(), tr.DeviceToHost, "sr=%d: only the output is read back", c.rate)
+		assert.Equal(t, xs.ByteSize(), tr.HostToDevice, "sr=%d: sr, read only by the condition, is not written", c.rate)
+		for _, p := range r.ProfilingInfo() {
+			assert.NotEqual(t, "Equal", p.NodeType, "sr=%d: no launch computes the condition", c.rate)
+		}
+		rm, err := cm.RuntimeModel()
+		require.NoError(t, err)
+		nodes, err := rm.Nodes()
+		require.NoError(t, err)
+		for _, n := range nodes {
+			if n.OpType == graph.OpIf {
+				assert.Contains(t, n.RT.Extra["IMPL_TYPE"], "if:"+c.branch+" planned (the condition computed on the host from the inputs: one plan per outcome")
+			}
+		}
+	}
+	// A remote sample rate: the static plan, reading the condition back.
+	rate, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{8000})
+	require.NoError(t, err)
+	rc, err := gpu.DefaultContext("")
+	require.NoError(t, err)
+	defer rc.Close()
+	rt, err := rc.CreateTensor("sr", tensor.I64, tensor.Shape{}, nil)
+	require.NoError(t, err)
+	defer rt.Close()
+	require.NoError(t, rt.CopyFrom(context.Background(), rate))
+	require.NoError(t, r.(driver.RemoteBinder).SetRemoteTensor("sr", rt))
+	require.NoError(t, r.Infer(context.Background()))
+	y, err := r.Tensor("y")
+	require.NoError(t, err)
+	want, _ := inferAll(t, cpu, m, map[string]*tensor.Tensor{"x": xs, "sr": rate})
+	assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
+	assert.Same(t, cmp.static, r.(*InferRequest).c.lastRun, "a remote condition input runs the static plan")
+}

@@ -79,6 +79,10 @@ type plan struct {
 	launches []launch
 	params   []int // value of each model input
 	hostIn   []bool
+	// unread marks the model inputs that no launch, copy or output of the
+	// plan reads (a sample rate only a condition planned away read): they
+	// are not written to the device (nil: every input is written).
+	unread   []bool
 	results  []int // value of each model output
 	bufSizes []int // activation buffers, by liveness
 	// seed is 1 + the value (a u64) the random kernels read the request's
@@ -156,6 +160,9 @@ type builder struct {
 	ts        *tuneSession
 	// ds is the state of data-dependent sizes (plan_sizes.go).
 	ds dataSizes
+	// forced names the Ifs of the model's top level planned as the branch
+	// of one outcome of their host conditions (plan_conds.go).
+	forced map[string]bool
 }
 
 // errUnsupported is an error wrapping driver.ErrUnsupported about node n.
@@ -264,13 +271,19 @@ func (c *CompiledModel) buildPlan(ctx context.Context, p *Plugin, key string, sh
 	if err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q for input shapes %s: %w", c.model.Name, shapeList(shapes), err)
 	}
+	forced := forcedOf(ctx)
+	if forced != nil {
+		if err := force(model, forced); err != nil {
+			return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q: %w", c.model.Name, err)
+		}
+	}
 	nodes, err := model.Nodes()
 	if err != nil {
 		return nil, driver.Errorf(driver.ErrInvalidArgument, "gpu: plan model %q: %w", c.model.Name, err)
 	}
 	b := &builder{ctx: ctx, p: p, c: c, model: model, of: map[graph.Output]int{}, probe: isProbe(ctx),
 		pl: &plan{key: key, impl: map[*graph.Node]string{}, order: map[*graph.Node]int{}, consts: map[int]*cl.MemObject{},
-			variants: map[*graph.Node]string{}}}
+			variants: map[*graph.Node]string{}}, forced: forced}
 	defer func() {
 		if cerr := b.closeTuning(); err == nil && cerr != nil {
 			err = driver.Errorf(driver.ErrDevice, "gpu: tuning queue: %w", cerr)

@@ -175,6 +175,9 @@ type hostCond struct {
 	nodes  []*graph.Node       // producers first, out's node last
 	params map[*graph.Node]int // model input of each Parameter among them
 	out    graph.Output
+	// ifName is the If at the model's top level whose condition it is
+	// ("" for an If of a body): plan_conds.go plans per its outcome.
+	ifName string
 }
 
 // maxHostCond bounds the nodes of a host condition.

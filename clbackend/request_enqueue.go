@@ -46,8 +46,8 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 	// Upload: the input bytes stay referenced (pinned by cl) until the wait.
 	s.hostIn = resized(s.hostIn, len(s.inputs))
 	for i, t := range s.inputs {
-		if pl.hostIn[i] || r.holds(i) {
-			continue // part of the plan, or a state the request holds
+		if pl.hostIn[i] || r.holds(i) || i < len(pl.unread) && pl.unread[i] {
+			continue // part of the plan, a state the request holds, or read by nothing
 		}
 		dst := r.buffer(pl, s.st, pl.params[i])
 		if src := s.remoteIn[i]; src != nil {
