@@ -81,10 +81,23 @@ func ConvertF16Weights() Pass {
 // RemoveIdentity removes Identity, inference-mode Dropout (mask unused),
 // Cast to the type the value already has and Slice of every element in
 // order (exporters write x[:, 0:n] for a whole axis: Silero VAD's STFT has
-// three, each a launch on the GPU).
+// three, each a launch on the GPU), and makes a ReduceMean, ReduceSum,
+// ReduceMax, ReduceMin or ReduceProd over axes of size 1 (each output
+// element is its one input element: Silero VAD's mean over one frame) a
+// Reshape, a view on the GPU instead of a launch.
 func RemoveIdentity() Pass {
 	pass := func(m *Match) (graph.Output, error) { return m.Value("x"), nil }
-	return PatternPass(PassRemoveIdentity, "remove Identity, Dropout, no-op Cast and whole-tensor Slice", Rule{
+	return PatternPass(PassRemoveIdentity, "remove Identity, Dropout, no-op Cast and whole-tensor Slice; a reduction over axes of size 1 becomes a Reshape", Rule{
+		Name: "UnitReduce", Pattern: Op("ReduceMean|ReduceSum|ReduceMax|ReduceMin|ReduceProd", Any().As("x")).Where(unitReduce),
+		Rewrite: func(m *Match) (graph.Output, error) {
+			s, _ := m.Root.Outputs[0].Shape.ToShape()
+			shape, err := tensor.FromI64(tensor.Shape{int64(len(s))}, slices.Clone([]int64(s)))
+			if err != nil {
+				return graph.Output{}, err
+			}
+			return m.NewNode("Reshape", []graph.Output{m.Value("x"), m.NewConst("shape", shape)}, nil, 1).Out(0), nil
+		},
+	}, Rule{
 		Name: "WholeSlice", Pattern: Op("Slice", Any().As("x")).Where(wholeSlice), Rewrite: pass,
 	}, Rule{
 		Name: "Identity", Pattern: Op("Identity", Any().As("x")), Rewrite: pass,
@@ -109,6 +122,18 @@ func RemoveIdentity() Pass {
 		}),
 		Rewrite: pass,
 	})
+}
+
+// unitReduce reports whether reduction node n of the default domain
+// keeps every element: its input's and output's shapes are static and
+// hold as many elements (so every reduced axis has size 1).
+func unitReduce(n *graph.Node) bool {
+	if n.Domain != "" || len(n.Outputs) != 1 || !n.Input(0).Valid() {
+		return false
+	}
+	a, ok1 := n.Input(0).Shape().ToShape()
+	b, ok2 := n.Outputs[0].Shape.ToShape()
+	return ok1 && ok2 && a.NumElements() == b.NumElements() && n.Outputs[0].Type == n.Input(0).Type()
 }
 
 // wholeSlice reports whether Slice node n (the opset-10 form: starts,
