@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -225,4 +226,55 @@ func TestWaitSpinPolicy(t *testing.T) {
 		_, err := gpu.CompileModel(context.Background(), m, map[string]string{KeyWaitSpin: bad})
 		assert.ErrorIs(t, err, driver.ErrInvalidArgument, "GPU_WAIT_SPIN_US=%q", bad)
 	}
+}
+
+// TestStatefulCommandBuffer: a stateful model (MAKE_STATEFUL) run as a
+// command buffer records the copy of its next state into the request's
+// state buffer as the buffer's last command (where the device records
+// copies), so an inference enqueues no copy of its own; inference after
+// inference its outputs and states equal, to the bit, those of the same
+// model launched kernel by kernel with the copies enqueued singly.
+func TestStatefulCommandBuffer(t *testing.T) {
+	gpu := newGPU(t)
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3))
+	s := graph.NewParameter("s", tensor.F32, graph.ShapeOf(2, 3))
+	next := graph.NewNode("Add", "next", []graph.Output{s.Out(0), x.Out(0)}, nil, 1)
+	y := graph.NewNode("Sigmoid", "y", []graph.Output{next.Out(0)}, nil, 1)
+	m := graph.NewModel("acc", []*graph.Node{x, s}, []*graph.Node{graph.NewResult("y", y.Out(0)), graph.NewResult("s_next", next.Out(0))})
+	xs, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{0.5, -1, 0.25, 2, -0.125, 1})
+	require.NoError(t, err)
+	run := func(cmdbufs string) ([][]byte, *InferRequest) {
+		cm, err := gpu.CompileModel(context.Background(), m, map[string]string{driver.KeyMakeStateful: "s:s_next", KeyCommandBuffers: cmdbufs})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cm.Close() })
+		r, err := cm.CreateInferRequest()
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = r.Close() })
+		require.NoError(t, r.SetTensor("x", xs))
+		var out [][]byte
+		for range 4 {
+			require.NoError(t, r.Infer(context.Background()))
+			yt, err := r.Tensor("y")
+			require.NoError(t, err)
+			out = append(out, append([]byte(nil), yt.Bytes()...))
+		}
+		st, err := r.(*InferRequest).HoldState("s", "s_next")
+		require.NoError(t, err)
+		v, err := st.State()
+		require.NoError(t, err)
+		return append(out, v.Bytes()), r.(*InferRequest)
+	}
+	withCB, req := run("YES")
+	single, _ := run("NO")
+	assert.Equal(t, single, withCB, "outputs of four inferences and the state after them")
+	if !gpu.devices[gpu.def].cmdbufs {
+		t.Skipf("%s has no usable cl_khr_command_buffer: nothing recorded", gpu.devices[gpu.def].fullName)
+	}
+	st := req.states[req.c.static]
+	require.NotNil(t, st.cmdbuf, "the plan ran as a command buffer")
+	if !st.cmdbufStates {
+		t.Skipf("%s records no copies in command buffers: the state copy is enqueued singly", gpu.devices[gpu.def].fullName)
+	}
+	assert.True(t, req.syncState.cmdbufRan)
+	assert.Empty(t, req.syncState.evs.copies, "no copy enqueued besides the command buffer")
 }

@@ -52,8 +52,9 @@ type InferRequest struct {
 	warmed map[string]bool
 	// released is set once release has freed the device resources.
 	released bool
-	// sync are the stages Infer runs (request_inline.go).
-	sync []driver.Stage
+	// sync are the stages Infer runs (request_inline.go), over syncState.
+	sync      []driver.Stage
+	syncState *runState
 	// lastSpan is how long the request's last inference took from its
 	// enqueue to the end of its last wait for the device (a
 	// time.Duration; waitFor): a wait polls only while that stays within
@@ -76,6 +77,10 @@ type planState struct {
 	// recording refused one (the launches are then enqueued one by one).
 	cmdbuf   *cl.CommandBuffer
 	noCmdbuf bool
+	// cmdbufStates: cmdbuf ends with the copies of the next states into
+	// the request's state buffers (MAKE_STATEFUL), so download enqueues
+	// none after it.
+	cmdbufStates bool
 }
 
 // close releases the state's kernels and buffers, and takes their bytes
@@ -109,7 +114,8 @@ var _ driver.InferRequest = (*InferRequest)(nil)
 // static input shapes, the buffers and kernels of its plan; c.mu is held.
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	r := &InferRequest{c: c, states: map[*plan]*planState{}}
-	r.sync = r.stagesOf(&runState{})
+	r.syncState = &runState{}
+	r.sync = r.stagesOf(r.syncState)
 	r.core.Init("gpu", c.Inputs(), c.Outputs())
 	for i, in := range c.Inputs() {
 		// Static inputs start as zero tensors; a dynamic one has none
@@ -295,6 +301,8 @@ type runState struct {
 	began time.Time
 	// flying: the inference is counted in inFlight (takeOff, land).
 	flying bool
+	// cmdbufRan: the plan ran as its command buffer.
+	cmdbufRan bool
 }
 
 // Stages implements driver.Stager. On the task executor: preprocess

@@ -118,6 +118,7 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 			switch {
 			case err == nil:
 				s.untracked()
+				s.cmdbufRan = true
 				s.next = end
 				s.execute += time.Since(t1)
 			case errors.Is(err, cl.ErrInvalidOperation):
@@ -295,7 +296,10 @@ func (r *InferRequest) download(s *runState) error {
 		sl := pl.values[v]
 		if pi, ok := r.c.stateIn[i]; ok {
 			// The next state: into the request's state buffer, on the
-			// device.
+			// device (the command buffer's last commands, when it ran).
+			if s.cmdbufRan && s.st.cmdbufStates {
+				continue
+			}
 			if err := r.keepState(s, pi, v); err != nil {
 				return err
 			}
@@ -474,9 +478,32 @@ func (r *InferRequest) commandBuffer(s *runState) *cl.CommandBuffer {
 		return nil
 	}
 	st.noCmdbuf = true // until the recording succeeds
+	// With the next states' copies (as download would enqueue them:
+	// keepState) where the device records copies, one enqueue fewer;
+	// else the launches alone, download copying the states.
+	// A plan continued after sizes read back (pl.cont) has its results
+	// in the continuation: its states are copied there.
+	withStates := len(c.stateIn) > 0 && s.pl.cont == nil
+	cb, states := r.recordPlan(s, withStates)
+	if cb == nil && withStates {
+		cb, states = r.recordPlan(s, false)
+	}
+	if cb == nil {
+		return nil
+	}
+	st.cmdbuf, st.noCmdbuf, st.cmdbufStates = cb, false, states
+	return cb
+}
+
+// recordPlan records s's plan as a finalized command buffer: its launches
+// and, with states, then the copies of the next states into the
+// request's state buffers. It returns nil when the device refuses a
+// command, and whether copies were recorded.
+func (r *InferRequest) recordPlan(s *runState, states bool) (*cl.CommandBuffer, bool) {
+	st := s.st
 	cb, err := r.queue.CreateCommandBuffer()
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	for i, l := range s.pl.launches {
 		if l.n == 0 {
@@ -484,13 +511,26 @@ func (r *InferRequest) commandBuffer(s *runState) *cl.CommandBuffer {
 		}
 		if err := cb.NDRangeKernel(st.kernels[i], nil, l.global, l.local); err != nil {
 			_ = cb.Close()
-			return nil
+			return nil, false
+		}
+	}
+	for i, v := range s.pl.results {
+		pi, ok := r.c.stateIn[i]
+		if !states || !ok {
+			continue
+		}
+		n := s.pl.values[v].bytes
+		if n == 0 || s.pl.values[s.pl.values[v].root].held == pi+1 {
+			continue
+		}
+		if err := cb.CopyBuffer(r.buffer(s.pl, st, v), r.held[pi], 0, 0, n); err != nil {
+			_ = cb.Close()
+			return nil, false
 		}
 	}
 	if err := cb.Finalize(); err != nil {
 		_ = cb.Close()
-		return nil
+		return nil, false
 	}
-	st.cmdbuf, st.noCmdbuf = cb, false
-	return cb
+	return cb, states
 }

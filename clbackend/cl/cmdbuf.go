@@ -23,9 +23,19 @@ const deviceExtensionsWithVersion = 0x1060
 // CL_DEVICE_EXTENSIONS_WITH_VERSION (OpenCL 3.0; an older device fails the
 // query) and whether the device lists it.
 func (d *Device) ExtensionVersion(name string) (Version, bool, error) {
+	v, ok, err := d.extensionVersion(name)
+	if err != nil || !ok {
+		return Version{}, ok, err
+	}
+	return Version{Major: int(v >> 22), Minor: int(v >> 12 & 0x3ff)}, true, nil
+}
+
+// extensionVersion is ExtensionVersion as the device encodes it
+// (cl_version: major, minor and patch).
+func (d *Device) extensionVersion(name string) (uint32, bool, error) {
 	b, err := d.info(deviceExtensionsWithVersion, "CL_DEVICE_EXTENSIONS_WITH_VERSION")
 	if err != nil {
-		return Version{}, false, err
+		return 0, false, err
 	}
 	const entry = 4 + 64 // cl_name_version: cl_version, char[CL_NAME_VERSION_MAX_NAME_SIZE]
 	for len(b) >= entry {
@@ -35,11 +45,29 @@ func (d *Device) ExtensionVersion(name string) (Version, bool, error) {
 			n = n[:i]
 		}
 		if n == name {
-			return Version{Major: int(v >> 22), Minor: int(v >> 12 & 0x3ff)}, true, nil
+			return v, true, nil
 		}
 		b = b[entry:]
 	}
-	return Version{}, false, nil
+	return 0, false, nil
+}
+
+// copySignature is how d's revision of cl_khr_command_buffer declares
+// clCommandCopyBufferKHR: 0 without a properties argument (0.9.0 to
+// 0.9.4), 1 with one (1.x), -1 for the revisions between, which the
+// binding does not call.
+func (d *Device) copySignature() int {
+	v, ok, err := d.extensionVersion("cl_khr_command_buffer")
+	major, minor, patch := v>>22, v>>12&0x3ff, v&0xfff
+	switch {
+	case err != nil || !ok:
+		return -1
+	case major == 0 && minor == 9 && patch < 5:
+		return 0
+	case major == 1:
+		return 1
+	}
+	return -1
 }
 
 // CommandBuffersSupported reports whether d has cl_khr_command_buffer in a
@@ -103,6 +131,8 @@ type CommandBuffer struct {
 	r   ref
 	fns handle
 	q   *CommandQueue
+	// copySig is q's device's copySignature.
+	copySig int
 }
 
 // CreateCommandBuffer creates an empty command buffer for q's device
@@ -124,7 +154,7 @@ func (q *CommandQueue) CreateCommandBuffer() (*CommandBuffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &CommandBuffer{fns: fns, q: q}
+	b := &CommandBuffer{fns: fns, q: q, copySig: q.device.copySignature()}
 	trackLeaked(b, &b.r, leaked{kind: kindCommandBuffer, h: cb, aux: fns})
 	return b, nil
 }
@@ -146,6 +176,30 @@ func (b *CommandBuffer) NDRangeKernel(kernel *Kernel, offset, global, local []in
 	}
 	err := commandNDRangeKernel(b.fns, h, kh, offset, global, local)
 	runtime.KeepAlive(kernel)
+	return err
+}
+
+// CopyBuffer records a copy of size bytes from src at srcOffset to dst at
+// dstOffset. It fails with ErrInvalidOperation where the platform lacks
+// clCommandCopyBufferKHR or the device's revision of the extension is one
+// whose signature the binding does not call (0.9.5 to 0.9.x): the caller
+// then enqueues the copy itself.
+func (b *CommandBuffer) CopyBuffer(src, dst *MemObject, srcOffset, dstOffset, size int) error {
+	const op = "clCommandCopyBufferKHR"
+	h := b.r.handle()
+	if h == nil {
+		return closedError(op, ErrInvalidValue)
+	}
+	sh, dh := src.h(), dst.h()
+	if sh == nil || dh == nil {
+		return closedError(op, ErrInvalidMemObject)
+	}
+	if b.copySig < 0 {
+		return &Error{Op: op, Code: ErrInvalidOperation}
+	}
+	err := commandCopyBuffer(b.fns, h, b.copySig == 1, sh, dh, srcOffset, dstOffset, size)
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(dst)
 	return err
 }
 

@@ -24,11 +24,19 @@ typedef cl_int (CL_API_CALL *clinfer_enqueue_fn)(cl_uint, cl_command_queue*, cli
 typedef cl_int (CL_API_CALL *clinfer_ndrange_fn)(clinfer_cmdbuf, cl_command_queue, const cl_ulong*, cl_kernel, cl_uint,
 	const size_t*, const size_t*, const size_t*, cl_uint, const clinfer_sync_point*, clinfer_sync_point*, void*);
 
+// clCommandCopyBufferKHR before revision 0.9.5 (copy0) and from it on,
+// with a properties argument (copy1).
+typedef cl_int (CL_API_CALL *clinfer_copy0_fn)(clinfer_cmdbuf, cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t,
+	cl_uint, const clinfer_sync_point*, clinfer_sync_point*, void*);
+typedef cl_int (CL_API_CALL *clinfer_copy1_fn)(clinfer_cmdbuf, cl_command_queue, const cl_ulong*, cl_mem, cl_mem, size_t, size_t, size_t,
+	cl_uint, const clinfer_sync_point*, clinfer_sync_point*, void*);
+
 typedef struct {
 	clinfer_create_fn create;
 	clinfer_cmdbuf_fn finalize, release;
 	clinfer_enqueue_fn enqueue;
 	clinfer_ndrange_fn ndrange;
+	void *copy; // optional: NULL when the platform lacks it
 } clinfer_cmdbuf_fns;
 
 static void *clinfer_cmdbuf_load(cl_platform_id p) {
@@ -39,6 +47,7 @@ static void *clinfer_cmdbuf_load(cl_platform_id p) {
 	f->release = (clinfer_cmdbuf_fn)clGetExtensionFunctionAddressForPlatform(p, "clReleaseCommandBufferKHR");
 	f->enqueue = (clinfer_enqueue_fn)clGetExtensionFunctionAddressForPlatform(p, "clEnqueueCommandBufferKHR");
 	f->ndrange = (clinfer_ndrange_fn)clGetExtensionFunctionAddressForPlatform(p, "clCommandNDRangeKernelKHR");
+	f->copy = clGetExtensionFunctionAddressForPlatform(p, "clCommandCopyBufferKHR");
 	if (!f->create || !f->finalize || !f->release || !f->enqueue || !f->ndrange) {
 		free(f);
 		return NULL;
@@ -54,6 +63,13 @@ static void *clinfer_cmdbuf_create(void *fns, cl_command_queue q, int simultaneo
 
 static cl_int clinfer_cmdbuf_ndrange(void *fns, void *cb, cl_kernel k, cl_uint dims, const size_t *off, const size_t *g, const size_t *l) {
 	return ((clinfer_cmdbuf_fns *)fns)->ndrange(cb, NULL, NULL, k, dims, off, g, l, 0, NULL, NULL, NULL);
+}
+
+static cl_int clinfer_cmdbuf_copy(void *fns, void *cb, int props, cl_mem src, cl_mem dst, size_t so, size_t dof, size_t n) {
+	void *copy = ((clinfer_cmdbuf_fns *)fns)->copy;
+	if (copy == NULL) return CL_INVALID_OPERATION;
+	if (props) return ((clinfer_copy1_fn)copy)(cb, NULL, NULL, src, dst, so, dof, n, 0, NULL, NULL, NULL);
+	return ((clinfer_copy0_fn)copy)(cb, NULL, src, dst, so, dof, n, 0, NULL, NULL, NULL);
 }
 
 static cl_int clinfer_cmdbuf_finalize(void *fns, void *cb) { return ((clinfer_cmdbuf_fns *)fns)->finalize(cb); }
@@ -89,6 +105,17 @@ func commandNDRangeKernel(fns, cb, k handle, offset, global, local []int) error 
 	}
 	o, g, l := ndArrays(offset, global, local)
 	return status("clCommandNDRangeKernelKHR", C.clinfer_cmdbuf_ndrange(fns, cb, C.cl_kernel(k), C.cl_uint(len(global)), o.ptr(offset), &g[0], l.ptr(local)))
+}
+
+func commandCopyBuffer(fns, cb handle, props bool, src, dst handle, srcOffset, dstOffset, size int) error {
+	if err := injected("clCommandCopyBufferKHR"); err != nil {
+		return err
+	}
+	p := C.int(0)
+	if props {
+		p = 1
+	}
+	return status("clCommandCopyBufferKHR", C.clinfer_cmdbuf_copy(fns, cb, p, C.cl_mem(src), C.cl_mem(dst), C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size)))
 }
 
 func finalizeCommandBuffer(fns, cb handle) error {

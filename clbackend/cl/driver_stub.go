@@ -197,6 +197,10 @@ func commandNDRangeKernel(_, _, _ handle, _, _, _ []int) error {
 	return notBuilt("clCommandNDRangeKernelKHR")
 }
 
+func commandCopyBuffer(_, _ handle, _ bool, _, _ handle, _, _, _ int) error {
+	return notBuilt("clCommandCopyBufferKHR")
+}
+
 func finalizeCommandBuffer(_, _ handle) error { return notBuilt("clFinalizeCommandBufferKHR") }
 
 func releaseCommandBuffer(_, _ handle) error { return notBuilt("clReleaseCommandBufferKHR") }
