@@ -186,3 +186,38 @@ func (c *CompiledModel) weight(name string, t *tensor.Tensor, mem *hostMem) (*cl
 
 // formatBytes is n as a decimal string, for properties.
 func formatBytes(n int64) string { return strconv.FormatInt(n, 10) }
+
+// buffer is the device buffer holding value v of plan pl: a weight of the
+// model, a constant of the plan, or one of the request's activation
+// buffers.
+func (r *InferRequest) buffer(pl *plan, st *planState, v int) *cl.MemObject {
+	val := pl.values[v]
+	root := val.root
+	rv := pl.values[root]
+	if rv.held > 0 {
+		return r.held[rv.held-1]
+	}
+	if rv.host != nil {
+		if rv.weight != "" {
+			r.c.wmu.Lock()
+			defer r.c.wmu.Unlock()
+			return r.c.weights[rv.weight]
+		}
+		for p := pl; p != nil; p = p.parent {
+			if b, ok := p.consts[root]; ok {
+				return b
+			}
+		}
+		return nil
+	}
+	// A continuation reads what its ancestors computed in their buffers
+	// (plan_sizes.go).
+	for root < pl.base {
+		pl = pl.parent
+		st = r.states[pl]
+	}
+	if val.off != 0 {
+		return st.views[view{rv.buf, val.off, max(val.bytes, 1)}]
+	}
+	return st.bufs[rv.buf]
+}

@@ -41,7 +41,11 @@ type device struct {
 	// host memory, CL_DEVICE_HOST_UNIFIED_MEMORY, and this is its
 	// CL_DEVICE_MEM_BASE_ADDR_ALIGN); 0 where buffers copy it.
 	inPlace int
-	fp16    bool
+	// subAlign is CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes, the alignment of
+	// a sub-buffer's origin (a Concat's inputs written in place, their
+	// producers bound to sub-buffers of its output); 0 when unknown.
+	subAlign int
+	fp16     bool
 	// fp64 is whether kernels may compute in double (cl_khr_fp64); f64
 	// lowerings are refused without it.
 	fp64 bool
@@ -156,8 +160,11 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 	dev.cmdbufs = d.CommandBuffersSupported()
 	unified, _ := d.HostUnifiedMemory() // deprecated in OpenCL 2.0; absent means no
 	dev.integrated = unified || dev.typ&cl.DeviceTypeGPU == 0
-	if bits, err := d.MemBaseAddrAlign(); unified && err == nil && bits >= 8 {
-		dev.inPlace = bits / 8
+	if bits, err := d.MemBaseAddrAlign(); err == nil && bits >= 8 {
+		dev.subAlign = bits / 8
+		if unified {
+			dev.inPlace = bits / 8
+		}
 	}
 	if u, err := d.UUID(); err == nil {
 		dev.uuid = u.String()

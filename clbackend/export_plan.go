@@ -28,7 +28,7 @@ const planSection = "plan"
 
 // planRecordVersion is the version of the plan section's encoding; a
 // record of another version is not used.
-const planRecordVersion = 3
+const planRecordVersion = 4
 
 // Host tensor forms of a plan value in the record.
 const (
@@ -104,7 +104,7 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 		}
 		e.Varint(int64(v.bytes))
 		e.Str(v.weight)
-		for _, x := range []int{v.held, v.root, v.buf, v.first, v.last} {
+		for _, x := range []int{v.held, v.root, v.off, v.buf, v.first, v.last} {
 			e.Varint(int64(x))
 		}
 		switch {

@@ -136,7 +136,7 @@ func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, 
 		}
 		v.bytes = int(d.Varint("value bytes"))
 		v.weight = d.Str("value weight")
-		for _, x := range []*int{&v.held, &v.root, &v.buf, &v.first, &v.last} {
+		for _, x := range []*int{&v.held, &v.root, &v.off, &v.buf, &v.first, &v.last} {
 			*x = int(d.Varint("value index"))
 		}
 		if d.Err == nil {
@@ -302,8 +302,11 @@ func (c *CompiledModel) checkRecord(pl *plan, dropped map[int]bool) error {
 		if v.root == i && v.host == nil && v.held == 0 && !dropped[i] && !inRange(v.buf, len(pl.bufSizes)) {
 			return fmt.Errorf("value %d: bad buffer %d", i, v.buf)
 		}
-		if v.root != i && pl.values[v.root].bytes < v.bytes {
-			return fmt.Errorf("value %d: %d bytes over its root's %d", i, v.bytes, pl.values[v.root].bytes)
+		if v.root != i && (v.off < 0 || pl.values[v.root].bytes-v.off < v.bytes) {
+			return fmt.Errorf("value %d: %d bytes at %d over its root's %d", i, v.bytes, v.off, pl.values[v.root].bytes)
+		}
+		if v.off != 0 && (v.root == i || pl.values[v.root].host != nil || pl.values[v.root].held != 0) {
+			return fmt.Errorf("value %d: offset %d in a value that is not an activation buffer", i, v.off)
 		}
 	}
 	for i, s := range pl.bufSizes {

@@ -159,11 +159,12 @@ func lowerConcat(b *builder, n *graph.Node) error {
 		ax += int64(len(os))
 	}
 	ost := strides(os)
+	placed := b.concatInPlace(n, ax)
 	var at int64
 	for i := range n.Inputs {
 		x := b.in(n, i)
 		is := b.val(x).shape
-		if is.NumElements() > 0 {
+		if is.NumElements() > 0 && !placed[i] {
 			if err := b.copyView(n, x, y, is, strides(is), 0, ost, at*ost[ax]); err != nil {
 				return err
 			}

@@ -39,8 +39,11 @@ type value struct {
 	// by the request between inferences) this value is, 0 otherwise.
 	held int
 	// root is the value whose device memory this one uses (itself unless
-	// it is a zero-copy alias: Reshape, Squeeze, Identity...).
-	root int
+	// it is a zero-copy alias: Reshape, Squeeze, Identity..., or a Concat's
+	// input written in place into its output), and off where in that
+	// memory it starts, in bytes (0 but for the Concat's inputs and their
+	// aliases: a request binds such a value as a sub-buffer).
+	root, off int
 	// buf is the activation buffer of a root device value (-1 otherwise).
 	buf         int
 	first, last int // liveness of a root, in launch indices
@@ -67,9 +70,6 @@ type launch struct {
 	global, local []int
 	// bytes is the size of the buffers the launch binds: what it moves.
 	bytes int64
-	// cpuGroup marks a local chosen by cpuGroup on a CPU device (the
-	// kernel lets the driver pick), which shareCPUGroups may change.
-	cpuGroup bool
 }
 
 // plan is the launch plan of one set of input shapes (and host-known input
@@ -166,6 +166,9 @@ type builder struct {
 	// forced names the Ifs of the model's top level planned as the branch
 	// of one outcome of their host conditions (plan_conds.go).
 	forced map[string]bool
+	// bodies is 2 when the model has control flow, 1 when not, 0 before
+	// hasBodies looked (plan_inplace.go).
+	bodies int
 }
 
 // errUnsupported is an error wrapping driver.ErrUnsupported about node n.

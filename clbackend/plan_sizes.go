@@ -140,6 +140,9 @@ func (b *builder) sizeLater(n *graph.Node, folded bool) error {
 // its implementation (after those of its count, for a data-sized node).
 func (b *builder) setImpl(n *graph.Node, first int) {
 	impl := b.impls(first)
+	if named := b.pl.impl[n]; named == implInPlace && impl == "alias" {
+		return // a Concat whose inputs its producers wrote in place
+	}
 	if counted := b.pl.impl[n]; counted != "" && counted != "alias" && graph.IsDataSized(n) { // its count ran in the parent
 		impl = counted + "," + impl
 	}
@@ -195,7 +198,6 @@ func (b *builder) finish() error {
 	if !b.pl.control {
 		b.pl.prog = nil // launches in order: no program to walk
 	}
-	shareCPUGroups(b.pl.launches, b.profile())
 	b.planBuffers()
 	if err := b.checkTotal(); err != nil {
 		return err

@@ -92,7 +92,7 @@ func (b *builder) ctl(in instr) int {
 // copyAll copies value src into value dst (of the same size).
 func (b *builder) copyAll(src, dst int) {
 	n := b.val(dst).bytes
-	if n == 0 || b.val(src).root == b.val(dst).root {
+	if s, d := b.val(src), b.val(dst); n == 0 || s.root == d.root && s.off == d.off {
 		return
 	}
 	b.ctl(instr{op: opCopy, loop: -1, cond: -1, copy: copySpec{src: src, dst: dst, bytes: n, rows: 1, loop: -1}})

@@ -65,9 +65,10 @@ type InferRequest struct {
 // planState is what a request holds for one plan: its activation buffers
 // and its kernel objects with their arguments set once.
 type planState struct {
-	bufs    []*cl.MemObject // per activation buffer of the plan
-	kernels []*cl.Kernel    // per launch
-	bytes   int64           // of bufs, counted in the context's activations
+	bufs    []*cl.MemObject        // per activation buffer of the plan
+	views   map[view]*cl.MemObject // sub-buffers of bufs (makeViews)
+	kernels []*cl.Kernel           // per launch
+	bytes   int64                  // of bufs, counted in the context's activations
 	// in and out are the pinned staging buffers of the plan's inputs and
 	// results (staging.go; nil for a port that is not staged).
 	in, out []*stage
@@ -100,6 +101,7 @@ func (st *planState) close(cc *clContext) error {
 	for i := len(st.kernels) - 1; i >= 0; i-- {
 		errs = append(errs, st.kernels[i].Close())
 	}
+	errs = append(errs, st.closeViews()) // before the buffers they are part of
 	for i := len(st.bufs) - 1; i >= 0; i-- {
 		errs = append(errs, st.bufs[i].Close())
 	}
@@ -174,6 +176,9 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 		st.bytes += int64(size)
 		c.ctx.activationBytes.Add(int64(size))
 	}
+	if err := st.makeViews(pl); err != nil {
+		return nil, fail("sub-buffer of an activation buffer", err)
+	}
 	for _, l := range pl.launches {
 		k, err := l.prog.CreateKernel(l.kernel.Entry)
 		if err != nil {
@@ -205,37 +210,6 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 	}
 	r.states[pl] = st
 	return st, nil
-}
-
-// buffer is the device buffer holding value v of plan pl: a weight of the
-// model, a constant of the plan, or one of the request's activation
-// buffers.
-func (r *InferRequest) buffer(pl *plan, st *planState, v int) *cl.MemObject {
-	root := pl.values[v].root
-	rv := pl.values[root]
-	if rv.held > 0 {
-		return r.held[rv.held-1]
-	}
-	if rv.host != nil {
-		if rv.weight != "" {
-			r.c.wmu.Lock()
-			defer r.c.wmu.Unlock()
-			return r.c.weights[rv.weight]
-		}
-		for p := pl; p != nil; p = p.parent {
-			if b, ok := p.consts[root]; ok {
-				return b
-			}
-		}
-		return nil
-	}
-	// A continuation reads what its ancestors computed in their buffers
-	// (plan_sizes.go).
-	for root < pl.base {
-		pl = pl.parent
-		st = r.states[pl]
-	}
-	return st.bufs[rv.buf]
 }
 
 // SetTensor binds t to the input or output called name. An input tensor is
@@ -410,7 +384,6 @@ func (r *InferRequest) postprocess(s *runState) error {
 	}
 	s.unlockRemotes()
 	r.core.IO.Publish(results)
-	s.forget()
 	r.core.Prof = prof
 	c.planMu.Lock()
 	c.lastRun = s.pl // its chain's last plan: the runtime model's
@@ -434,9 +407,7 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 	if r.pending == s {
 		r.pending = nil
 	}
-	derr := r.drain(s)
-	s.forget()
-	if derr != nil {
+	if derr := r.drain(s); derr != nil {
 		return errors.Join(err, r.fail("draining after an error", derr))
 	}
 	return err
@@ -448,9 +419,6 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 func (r *InferRequest) Abort() error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
-	if s := r.pending; s != nil {
-		defer s.forget()
-	}
 	if err := r.drainPendingLocked(); err != nil {
 		return r.fail("draining a stopped inference", err)
 	}

@@ -430,7 +430,7 @@ func (b *builder) inputBuffers(n *graph.Node, ins []*tensor.Tensor) (map[int]*cl
 		if v < 0 || ins[i] == nil || b.val(v).host != nil {
 			continue
 		}
-		root := b.val(v).root
+		root := b.memKey(v)
 		if _, ok := out[root]; ok {
 			continue
 		}
@@ -465,9 +465,9 @@ func (b *builder) materialize(launches []launch, inBufs map[int]*cl.MemObject) (
 	for _, l := range launches {
 		for _, a := range l.args {
 			if s, ok := a.(slotArg); ok {
-				if root := b.val(int(s)).root; !seen[root] && inBufs[root] == nil {
+				if root := b.memKey(int(s)); !seen[root] && inBufs[root] == nil {
 					seen[root] = true
-					need += int64(max(b.val(root).bytes, 4))
+					need += int64(max(b.memVal(int(s)).bytes, 4))
 				}
 			}
 		}
@@ -481,14 +481,14 @@ func (b *builder) materialize(launches []launch, inBufs map[int]*cl.MemObject) (
 	b.ts.live += need
 	ctx := b.c.ctx.cl
 	buffer := func(v int) (*cl.MemObject, error) {
-		root := b.val(v).root
+		root := b.memKey(v)
 		if m, ok := inBufs[root]; ok {
 			return m, nil
 		}
 		if m, ok := r.bufs[root]; ok {
 			return m, nil
 		}
-		rv := b.val(root)
+		rv := b.memVal(v)
 		var m *cl.MemObject
 		var err error
 		if rv.host != nil && rv.host.NumElements() > 0 {
@@ -561,7 +561,7 @@ func (r *tuneRun) once(q *cl.CommandQueue) (float64, error) {
 // read returns the device buffer of plan value v as a host tensor.
 func (r *tuneRun) read(q *cl.CommandQueue, b *builder, v int) (*tensor.Tensor, error) {
 	val := b.val(v)
-	m, ok := r.bufs[val.root]
+	m, ok := r.bufs[b.memKey(v)]
 	if !ok {
 		return nil, errors.New("no launch writes the output")
 	}

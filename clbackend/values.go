@@ -85,5 +85,25 @@ func (b *builder) alias(out, in int) {
 			return
 		}
 	}
-	ov.root = iv.root
+	ov.root, ov.off = iv.root, iv.off
+}
+
+// memKey names the device memory value v is bound to when the tuner runs
+// a node alone (tuner.go): its root's index, or, for a value at an offset
+// in its root (a Concat's input written in place), a key of its own
+// (-2 - v), so that it gets a buffer of its own size holding its data.
+func (b *builder) memKey(v int) int {
+	if b.val(v).off != 0 {
+		return -2 - v
+	}
+	return b.val(v).root
+}
+
+// memVal is the value whose size and host data the memory of memKey(v)
+// takes: v's root, or v itself at an offset.
+func (b *builder) memVal(v int) *value {
+	if b.val(v).off != 0 {
+		return b.val(v)
+	}
+	return b.val(b.val(v).root)
 }

@@ -1,0 +1,160 @@
+package clbackend
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/clinfer/clinfer/clbackend/cl"
+	"github.com/clinfer/clinfer/graph"
+)
+
+// implInPlace is the runtime model's IMPL_TYPE of a Concat whose inputs
+// were all written in place into its output: it launches nothing.
+const implInPlace = "in_place"
+
+// concatInPlace plans the inputs of Concat n (along axis ax) that can be
+// written straight into their block of its output, as OpenVINO's and ONNX
+// Runtime's memory planners place a concatenation's inputs, and returns
+// which inputs it placed (the others are copied as before). An input is
+// a consecutive block of the output when every axis before ax has size 1
+// (N = 1 NCHW along channels: a U-Net's skip connections); its device
+// memory then becomes that block (value.off: the producer, and every
+// reader, bind it as a sub-buffer of the output's buffer), so the
+// producer writes it there and the Concat moves nothing. The output's
+// buffer lives from its first input's producer on (planBuffers follows
+// the roots), in place of the inputs' own buffers.
+//
+// An input stays a copy when its memory is not wholly its own (a view of
+// a larger value, or already placed: in another Concat, or twice in this
+// one), when it is a model input, a result, a constant, a request's
+// state or an earlier plan's value, or when its block's origin is not a
+// multiple of the device's sub-buffer alignment
+// (CL_DEVICE_MEM_BASE_ADDR_ALIGN). Nothing is placed in a model with
+// control flow, whose programs copy between values by root.
+func (b *builder) concatInPlace(n *graph.Node, ax int64) map[int]bool {
+	y := b.out(n, 0)
+	yv := b.val(y)
+	align := b.c.dev.subAlign
+	os := yv.shape
+	if align <= 0 || yv.root != y || yv.off != 0 || y < b.pl.base || yv.host != nil || yv.held > 0 || b.pl.control || b.hasBodies() {
+		return nil
+	}
+	for _, d := range os[:ax] {
+		if d != 1 {
+			return nil
+		}
+	}
+	esize, ok := elemBytes(yv)
+	if !ok {
+		return nil
+	}
+	fixed := map[int]bool{} // roots that must keep their own memory
+	for _, v := range b.pl.params {
+		fixed[b.val(v).root] = true
+	}
+	for _, r := range b.model.Results {
+		if len(r.Inputs) == 1 {
+			if v, ok := b.of[r.Inputs[0]]; ok {
+				fixed[b.val(v).root] = true
+			}
+		}
+	}
+	block := int64(esize)
+	for _, d := range os[ax+1:] {
+		block *= d
+	}
+	placed := map[int]bool{}
+	var at int64
+	for i := range n.Inputs {
+		x := b.in(n, i)
+		if x < 0 {
+			continue
+		}
+		xv := b.val(x)
+		off := at * block
+		at += xv.shape[ax]
+		r := xv.root
+		rv := b.val(r)
+		switch {
+		case xv.bytes == 0, xv.off != 0, rv.off != 0, r == y, fixed[r], rv.host != nil, rv.held > 0, r < b.pl.base,
+			rv.bytes != xv.bytes, xv.typ != yv.typ, off%int64(align) != 0:
+			continue
+		}
+		for w := b.pl.base; w < len(b.pl.values); w++ {
+			if wv := &b.pl.values[w]; wv.root == r {
+				wv.root, wv.off = y, wv.off+int(off)
+			}
+		}
+		placed[i] = true
+	}
+	if len(placed) == len(n.Inputs) {
+		b.pl.impl[n] = implInPlace
+	}
+	return placed
+}
+
+// elemBytes is the size of one element of v (false for a type of less
+// than a byte, or an empty value).
+func elemBytes(v *value) (int, bool) {
+	ne := v.shape.NumElements()
+	if ne <= 0 || int64(v.bytes)%ne != 0 || int64(v.bytes)/ne == 0 {
+		return 0, false
+	}
+	return int(int64(v.bytes) / ne), true
+}
+
+// hasBodies reports whether the planned model has control flow (a node
+// with bodies other than a KernelFusion's: If, Loop, Scan), read once per
+// plan.
+func (b *builder) hasBodies() bool {
+	if b.bodies == 0 {
+		b.bodies = 1
+		nodes, err := b.model.Nodes()
+		if err != nil {
+			b.bodies = 2
+		}
+		for _, n := range nodes {
+			if n.HasBodies() && n.OpType != graph.OpKernelFusion {
+				b.bodies = 2
+			}
+		}
+	}
+	return b.bodies == 2
+}
+
+// view is a sub-buffer of a plan's activation buffer: the buffer, the
+// origin and the size in bytes.
+type view struct{ buf, off, size int }
+
+// makeViews creates the sub-buffers of st's activation buffers that the
+// values of pl at an offset in their root are bound as (see value.off).
+func (st *planState) makeViews(pl *plan) error {
+	for _, v := range pl.values {
+		if v.off == 0 || v.root < pl.base {
+			continue
+		}
+		k := view{pl.values[v.root].buf, v.off, max(v.bytes, 1)}
+		if _, ok := st.views[k]; ok {
+			continue
+		}
+		m, err := st.bufs[k.buf].CreateSubBuffer(0, k.off, k.size)
+		if err != nil {
+			return fmt.Errorf("%d bytes at %d of buffer %d: %w", k.size, k.off, k.buf, err)
+		}
+		if st.views == nil {
+			st.views = map[view]*cl.MemObject{}
+		}
+		st.views[k] = m
+	}
+	return nil
+}
+
+// closeViews releases the sub-buffers makeViews made.
+func (st *planState) closeViews() error {
+	var errs []error
+	for _, m := range st.views {
+		errs = append(errs, m.Close())
+	}
+	st.views = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,142 @@
+package clbackend
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
+	"github.com/clinfer/clinfer/plugin/driver"
+	"github.com/clinfer/clinfer/tensor"
+)
+
+// inPlaceCase is a model around Concats and, per Concat (by name), how
+// many of its inputs the plan must still copy.
+type inPlaceCase struct {
+	name   string
+	n, hw  int64 // batch and spatial size of x [n,4,hw,hw]
+	build  func(x graph.Output, conv func(string, graph.Output, int64) graph.Output) (y graph.Output, extra []graph.Output)
+	copies map[string]int
+	// f16 replaces copies under INFERENCE_PRECISION_HINT=f16 where it
+	// differs: the model's f32 inputs and results are then Casts of
+	// their own, which the Concats may place.
+	f16 map[string]int
+}
+
+// TestConcatInPlace checks that a Concat's inputs are written in place
+// into its output where they are consecutive blocks of it (N = 1 along
+// channels, origins on the device's sub-buffer alignment), and copied
+// where not (a model input, a result, the same value twice, batch 2, an
+// unaligned origin; in f16 the model's inputs and results are Casts the
+// Concats may place), with results equal to the CPU's in f32 and f16,
+// nested Concats and views (Reshape) of placed values included; and that
+// the runtime model names the fully placed Concats in_place.
+func TestConcatInPlace(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	concat := func(name string, ins ...graph.Output) graph.Output {
+		return graph.NewNode("Concat", name, ins, graph.Attrs{"axis": int64(1)}, 1).Out(0)
+	}
+	cases := []inPlaceCase{
+		{"unet", 1, 16, func(x graph.Output, conv func(string, graph.Output, int64) graph.Output) (graph.Output, []graph.Output) {
+			a := conv("a", x, 4)
+			b := conv("b", a, 4)
+			c := concat("c", b, a) // both placed, the later producer first
+			r := graph.NewNode("Reshape", "r", []graph.Output{conv("d", c, 8), shapeConst("rs", 1, 4, 256)}, nil, 1).Out(0)
+			r2 := graph.NewNode("Reshape", "r2", []graph.Output{r, shapeConst("rs2", 1, 4, 16, 16)}, nil, 1).Out(0)
+			e := concat("e", c, r2) // nested: c's inputs move with it; r2 a view of d
+			return conv("f", e, 12), nil
+		}, map[string]int{"c": 0, "e": 0}, nil},
+		{"copies", 1, 16, func(x graph.Output, conv func(string, graph.Output, int64) graph.Output) (graph.Output, []graph.Output) {
+			a := conv("a", x, 4)
+			b := conv("b", a, 4)
+			c := concat("c", x, a, a, b) // x is a model input, a twice
+			res := conv("res", c, 16)
+			e := concat("e", res, conv("g", b, 4)) // res is a result
+			return conv("f", e, 8), []graph.Output{res}
+		}, map[string]int{"c": 2, "e": 1}, map[string]int{"c": 1, "e": 0}},
+		{"batch2", 2, 16, func(x graph.Output, conv func(string, graph.Output, int64) graph.Output) (graph.Output, []graph.Output) {
+			a := conv("a", x, 4)
+			return conv("f", concat("c", a, conv("b", a, 4)), 8), nil
+		}, map[string]int{"c": 2}, nil},
+		{"unaligned", 1, 3, func(x graph.Output, conv func(string, graph.Output, int64) graph.Output) (graph.Output, []graph.Output) {
+			a := conv("a", x, 4)
+			// 4 channels of 3x3: b's block starts at 144 bytes (72 in f16).
+			return conv("f", concat("c", a, conv("b", a, 4)), 8), nil
+		}, map[string]int{"c": -1}, nil},
+	}
+	for _, prec := range []string{"f32", "f16"} {
+		for _, c := range cases {
+			t.Run(prec+"/"+c.name, func(t *testing.T) {
+				if d, _, err := DefaultCLDevice(); prec == "f16" && err == nil {
+					if ok, _ := d.HasFP16(); !ok {
+						t.Setenv(EnvEmulateFP16, "1") // as TestHalfLoweringsMatchCPU
+					}
+				}
+				x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(c.n, 4, c.hw, c.hw))
+				convs := 0
+				conv := func(name string, in graph.Output, ch int64) graph.Output {
+					convs++
+					w, err := tensor.FromF32(tensor.Shape{4, ch, 3, 3}, seeded.Float32s(uint32(convs), int(4*ch*9), -0.3, 0.3))
+					require.NoError(t, err)
+					bias, err := tensor.FromF32(tensor.Shape{4}, seeded.Float32s(uint32(100+convs), 4, -0.2, 0.2))
+					require.NoError(t, err)
+					cv := graph.NewNode("Conv", name, []graph.Output{in, graph.NewConstant(name+".w", w).Out(0), graph.NewConstant(name+".b", bias).Out(0)},
+						graph.Attrs{"pads": []int64{1, 1, 1, 1}}, 1)
+					return graph.NewNode("Relu", name+".relu", []graph.Output{cv.Out(0)}, nil, 1).Out(0)
+				}
+				y, extra := c.build(x.Out(0), conv)
+				results := []*graph.Node{graph.NewResult("y", y)}
+				for i, e := range extra {
+					results = append(results, graph.NewResult(fmt.Sprintf("extra%d", i), e))
+				}
+				m := graph.NewModel("concat_in_place", []*graph.Node{x}, results)
+				require.NoError(t, m.Validate())
+				ins := map[string]*tensor.Tensor{"x": randInput(t, tensor.Shape{c.n, 4, c.hw, c.hw}, 3)}
+				got, cm := inferAllWith(t, gpu, m, ins, map[string]string{driver.KeyInferencePrecisionHint: prec})
+				want, _ := inferAll(t, cpu, m, ins)
+				tol := 1e-4
+				if prec == "f16" {
+					tol = 2e-2
+				}
+				assertOutputsClose(t, want, got, tol, tol)
+				pl := cm.(*CompiledModel).static
+				require.NotNil(t, pl)
+				expect := c.copies
+				if prec == "f16" && c.f16 != nil {
+					expect = c.f16
+				}
+				for name, wantCopies := range expect {
+					n := pl.nodeByName(name)
+					require.NotNil(t, n, name)
+					copies := 0
+					for _, l := range pl.launches {
+						if l.node == n {
+							copies++
+						}
+					}
+					if wantCopies < 0 { // the first input is placed, the unaligned one copied
+						assert.Equal(t, 1, copies, "Concat %s: copies", name)
+						continue
+					}
+					assert.Equal(t, wantCopies, copies, "Concat %s: copies", name)
+					if wantCopies == 0 {
+						assert.Equal(t, implInPlace, pl.impl[n], "Concat %s", name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// shapeConst is an i64 shape constant for Reshape.
+func shapeConst(name string, dims ...int64) graph.Output {
+	t, _ := tensor.FromI64(tensor.Shape{int64(len(dims))}, dims)
+	return graph.NewConstant(name, t).Out(0)
+}
