@@ -1,6 +1,7 @@
 package clbackend
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -408,7 +409,7 @@ func cpuGroup(global []int, p deviceProfile) []int {
 	if total == 0 {
 		return nil
 	}
-	budget := min(max(1, p.maxWorkGroup), cpuGroupItems, floorPow2(max(1, total/(cpuGroupsPerUnit*max(1, p.computeUnits)))))
+	budget := cpuGroupBudget(total, p)
 	local := make([]int, len(global))
 	for i, g := range global {
 		l := 1
@@ -419,6 +420,97 @@ func cpuGroup(global []int, p deviceProfile) []int {
 		budget /= l
 	}
 	return local
+}
+
+// cpuGroupBudget is the most items cpuGroup gives a group of a grid of
+// total items.
+func cpuGroupBudget(total int, p deviceProfile) int {
+	return min(max(1, p.maxWorkGroup), cpuGroupItems, floorPow2(max(1, total/(cpuGroupsPerUnit*max(1, p.computeUnits)))))
+}
+
+// shareCPUGroups gives the launches of one kernel (program and entry) on
+// a CPU device fewer work-group sizes: each launch whose group cpuGroup
+// chose takes the largest group of the kernel's launches that divides its
+// grid within its budget (its own at worst), the most used among equals. cpuGroup alone gives a kernel one group per shape of grid its
+// first dimensions take (IS-Net medium: pool_rows 7, resize_linear2d 6,
+// strided_copy 4, each Winograd transform 2 per program), and POCL
+// compiles a work-group function for each of them at the first launch.
+func shareCPUGroups(launches []launch, p deviceProfile) {
+	type kernelKey struct {
+		prog  any
+		entry string
+	}
+	type cand struct {
+		local []int
+		n     int
+	}
+	byKernel := map[kernelKey][]cand{}
+	for _, l := range launches {
+		if !l.cpuGroup {
+			continue
+		}
+		k := kernelKey{l.prog, l.kernel.Entry}
+		cs := byKernel[k]
+		i := slices.IndexFunc(cs, func(c cand) bool { return slices.Equal(c.local, l.local) })
+		if i < 0 {
+			cs = append(cs, cand{local: l.local})
+			i = len(cs) - 1
+		}
+		cs[i].n++
+		byKernel[k] = cs
+	}
+	for k, cs := range byKernel {
+		// The larger group first (a launch never gets fewer items than
+		// cpuGroup gave it: no more groups to run), then the most used,
+		// then the order of the dimensions, so that the choice is
+		// deterministic.
+		slices.SortStableFunc(cs, func(a, b cand) int {
+			if pa, pb := items(a.local), items(b.local); pa != pb {
+				return pb - pa
+			}
+			if a.n != b.n {
+				return b.n - a.n
+			}
+			return slices.Compare(a.local, b.local)
+		})
+		byKernel[k] = cs
+	}
+	for i := range launches {
+		l := &launches[i]
+		if !l.cpuGroup {
+			continue
+		}
+		total := items(l.global)
+		for _, c := range byKernel[kernelKey{l.prog, l.kernel.Entry}] {
+			if fits(c.local, l.global, cpuGroupBudget(total, p)) {
+				l.local = slices.Clone(c.local)
+				break
+			}
+		}
+	}
+}
+
+// fits reports whether group local divides every dimension of grid
+// global and has at most budget items.
+func fits(local, global []int, budget int) bool {
+	if len(local) != len(global) || items(local) > budget {
+		return false
+	}
+	for i, g := range global {
+		if g%local[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// items is the product of dims.
+func items(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return n
 }
 
 // cpuGroupItems caps cpuGroup's groups, and cpuGroupsPerUnit is the

@@ -276,6 +276,48 @@ func TestCPUGroup(t *testing.T) {
 	assert.Equal(t, []int{16}, cpuGroup([]int{1 << 20}, one), "within CL_DEVICE_MAX_WORK_GROUP_SIZE")
 }
 
+// TestShareCPUGroups: the launches of one kernel whose groups cpuGroup
+// chose take the largest group among them that divides their grid within
+// their budget, so POCL compiles fewer work-group functions; a launch
+// keeps its own group when none other fits, never gets fewer items, and
+// launches of other kernels or with groups the lowering set are left
+// alone.
+func TestShareCPUGroups(t *testing.T) {
+	k := kernels.Kernel{Entry: "k"}
+	other := kernels.Kernel{Entry: "other"}
+	mk := func(kern kernels.Kernel, global []int, auto bool, local ...int) launch {
+		if local == nil {
+			local = cpuGroup(global, poclSkylake)
+		}
+		return launch{kernel: kern, global: global, local: local, cpuGroup: auto}
+	}
+	ls := []launch{
+		mk(k, []int{4, 2048}, true),              // [4 64]
+		mk(k, []int{2, 4096}, true),              // [2 128]
+		mk(k, []int{8, 1024}, true),              // [8 32]
+		mk(k, []int{2, 96}, true),                // [2 16]: only its own fits
+		mk(other, []int{8, 1024}, true),          // another kernel
+		mk(k, []int{8, 1024}, false, 8, 4),       // set by the lowering
+		mk(k, []int{4, 2048, 1}, true, 4, 64, 1), // another rank
+	}
+	before := make([][]int, len(ls))
+	for i, l := range ls {
+		before[i] = l.local
+	}
+	require.Equal(t, []int{4, 64}, before[0])
+	require.Equal(t, []int{2, 128}, before[1])
+	require.Equal(t, []int{8, 32}, before[2])
+	shareCPUGroups(ls, poclSkylake)
+	want := [][]int{{2, 128}, {2, 128}, {2, 128}, before[3], {8, 32}, {8, 4}, {4, 64, 1}}
+	for i, l := range ls {
+		assert.Equal(t, want[i], l.local, "launch %d (global %v, was %v)", i, l.global, before[i])
+		assert.GreaterOrEqual(t, items(l.local), items(before[i]), "launch %d: fewer items per group", i)
+		for d := range l.global {
+			assert.Zero(t, l.global[d]%l.local[d], "launch %d: the group divides the grid", i)
+		}
+	}
+}
+
 // TestSoftmaxRowsOnEveryProfile runs last-axis Softmax and LogSoftmax as
 // planned for POCL on AVX-512 and AVX2 (one item per row, 16 and 8 wide)
 // and for an H100 (groups covering the row in float4s) on this machine's

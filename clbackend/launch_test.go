@@ -2,6 +2,7 @@ package clbackend
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -277,4 +278,54 @@ func TestStatefulCommandBuffer(t *testing.T) {
 	}
 	assert.True(t, req.syncState.cmdbufRan)
 	assert.Empty(t, req.syncState.evs.copies, "no copy enqueued besides the command buffer")
+}
+
+// TestRequestKeepsNoUserTensors: once Infer returns, a request holds the
+// caller's tensors only through its bindings: an input tensor replaced in
+// the binding after an inference (and a bound output replaced likewise) is
+// collected, on the straight-line path and after a failed inference.
+func TestRequestKeepsNoUserTensors(t *testing.T) {
+	gpu := newGPU(t)
+	m, ins := tuningModel(t)
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, cm.Close()) }()
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	collected := func(ctx context.Context, bind func(x *tensor.Tensor) error, src *tensor.Tensor) bool {
+		x := src.Clone()
+		done := make(chan struct{})
+		runtime.AddCleanup(x, func(ch chan struct{}) { close(ch) }, done)
+		require.NoError(t, bind(x))
+		_ = r.Infer(ctx) // a cancelled ctx fails it
+		require.NoError(t, bind(src.Clone()))
+		x = nil
+		for range 20 {
+			runtime.GC()
+			select {
+			case <-done:
+				return true
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		return false
+	}
+	var name string
+	var src *tensor.Tensor
+	for n, x := range ins {
+		name, src = n, x
+		require.NoError(t, r.SetTensor(n, x))
+	}
+	bindIn := func(x *tensor.Tensor) error { return r.SetTensor(name, x) }
+	assert.True(t, collected(context.Background(), bindIn, src), "an input replaced after the inference")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.True(t, collected(cancelled, bindIn, src), "an input replaced after a cancelled inference")
+	require.NoError(t, r.Infer(context.Background()))
+	out := cm.Outputs()[0].Name
+	y, err := r.Tensor(out)
+	require.NoError(t, err)
+	bindOut := func(x *tensor.Tensor) error { return r.SetTensor(out, x) }
+	assert.True(t, collected(context.Background(), bindOut, y), "a bound output replaced after the inference")
 }

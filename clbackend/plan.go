@@ -70,6 +70,9 @@ type launch struct {
 	global, local []int
 	// bytes is the size of the buffers the launch binds: what it moves.
 	bytes int64
+	// cpuGroup marks a local chosen by cpuGroup on a CPU device (the
+	// kernel lets the driver pick), which shareCPUGroups may change.
+	cpuGroup bool
 }
 
 // plan is the launch plan of one set of input shapes (and host-known input

@@ -107,18 +107,19 @@ func (b *builder) emitKernel(node *graph.Node, k kernels.Kernel, defines string,
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
 	}
 	b.pl.progs = append(b.pl.progs, prog)
+	auto := false
 	if local == nil && !b.profile().gpu {
 		// A CPU device compiles a kernel again for every work-group size
-		// it runs with; see cpuGroup. A group the kernel cannot take
-		// leaves the pick to the driver.
+		// it runs with; see cpuGroup (and shareCPUGroups). A group the
+		// kernel cannot take leaves the pick to the driver.
 		if g := cpuGroup(global, b.profile()); g != nil && b.checkLaunchable(prog.val, k.Entry, g) == nil {
-			local = g
+			local, auto = g, true
 		}
 	} else if err := b.checkLaunchable(prog.val, k.Entry, local); err != nil {
 		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
 	}
 	l := launch{node: node, kernel: k, options: opts, prog: prog.val, args: args, n: n,
-		global: slices.Clone(global), local: slices.Clone(local), bytes: b.argBytes(args)}
+		global: slices.Clone(global), local: slices.Clone(local), bytes: b.argBytes(args), cpuGroup: auto}
 	b.pl.launches = append(b.pl.launches, l)
 	b.ctl(instr{op: opLaunch, launch: len(b.pl.launches) - 1, loop: -1, cond: -1})
 	return nil

@@ -198,6 +198,7 @@ func (b *builder) finish() error {
 	if !b.pl.control {
 		b.pl.prog = nil // launches in order: no program to walk
 	}
+	shareCPUGroups(b.pl.launches, b.profile())
 	b.planBuffers()
 	if err := b.checkTotal(); err != nil {
 		return err

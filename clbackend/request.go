@@ -384,6 +384,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 	}
 	s.unlockRemotes()
 	r.core.IO.Publish(results)
+	s.forget()
 	r.core.Prof = prof
 	c.planMu.Lock()
 	c.lastRun = s.pl // its chain's last plan: the runtime model's
@@ -407,7 +408,9 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 	if r.pending == s {
 		r.pending = nil
 	}
-	if derr := r.drain(s); derr != nil {
+	derr := r.drain(s)
+	s.forget()
+	if derr != nil {
 		return errors.Join(err, r.fail("draining after an error", derr))
 	}
 	return err
@@ -419,6 +422,9 @@ func (r *InferRequest) abortOnError(s *runState, err error) error {
 func (r *InferRequest) Abort() error {
 	r.core.Mu.Lock()
 	defer r.core.Mu.Unlock()
+	if s := r.pending; s != nil {
+		defer s.forget()
+	}
 	if err := r.drainPendingLocked(); err != nil {
 		return r.fail("draining a stopped inference", err)
 	}

@@ -25,6 +25,17 @@ func (s *runState) reset() {
 	}
 }
 
+// forget drops s's references to the user's tensors once its inference
+// is over (published or drained): the inputs, the bound outputs, their
+// contiguous forms, the download targets and the remote tensors, so that
+// a request keeps no memory of the caller's alive between inferences
+// beyond its own bindings; the slices keep their memory.
+func (s *runState) forget() {
+	s.inputs, s.outputs, s.hostIn, s.staged = cleared(s.inputs), cleared(s.outputs), cleared(s.hostIn), cleared(s.staged)
+	s.snapIn, s.snapOut = cleared(s.snapIn), cleared(s.snapOut)
+	s.remoteIn, s.remoteOut, s.remotes = cleared(s.remoteIn), cleared(s.remoteOut), cleared(s.remotes)
+}
+
 // cleared is v emptied, its elements zeroed (no pointer of an earlier
 // inference kept alive), its memory kept.
 func cleared[T any](v []T) []T {
