@@ -81,23 +81,10 @@ func ConvertF16Weights() Pass {
 // RemoveIdentity removes Identity, inference-mode Dropout (mask unused),
 // Cast to the type the value already has and Slice of every element in
 // order (exporters write x[:, 0:n] for a whole axis: Silero VAD's STFT has
-// three, each a launch on the GPU), and makes a ReduceMean, ReduceSum,
-// ReduceMax, ReduceMin or ReduceProd over axes of size 1 (each output
-// element is its one input element: Silero VAD's mean over one frame) a
-// Reshape, a view on the GPU instead of a launch.
+// three, each a launch on the GPU).
 func RemoveIdentity() Pass {
 	pass := func(m *Match) (graph.Output, error) { return m.Value("x"), nil }
-	return PatternPass(PassRemoveIdentity, "remove Identity, Dropout, no-op Cast and whole-tensor Slice; a reduction over axes of size 1 becomes a Reshape", Rule{
-		Name: "UnitReduce", Pattern: Op("ReduceMean|ReduceSum|ReduceMax|ReduceMin|ReduceProd", Any().As("x")).Where(unitReduce),
-		Rewrite: func(m *Match) (graph.Output, error) {
-			s, _ := m.Root.Outputs[0].Shape.ToShape()
-			shape, err := tensor.FromI64(tensor.Shape{int64(len(s))}, slices.Clone([]int64(s)))
-			if err != nil {
-				return graph.Output{}, err
-			}
-			return m.NewNode("Reshape", []graph.Output{m.Value("x"), m.NewConst("shape", shape)}, nil, 1).Out(0), nil
-		},
-	}, Rule{
+	return PatternPass(PassRemoveIdentity, "remove Identity, Dropout, no-op Cast and whole-tensor Slice", Rule{
 		Name: "WholeSlice", Pattern: Op("Slice", Any().As("x")).Where(wholeSlice), Rewrite: pass,
 	}, Rule{
 		Name: "Identity", Pattern: Op("Identity", Any().As("x")), Rewrite: pass,
@@ -426,9 +413,23 @@ func removeDeadCode(_ context.Context, m *graph.Model, _ *Options) (int, error) 
 
 // CollapseReshapeTranspose collapses Reshape(Reshape(x)) into one Reshape,
 // Transpose(Transpose(x)) into one Transpose (or nothing when the
-// permutations cancel), and removes Reshapes to the shape x already has.
+// permutations cancel), removes Reshapes to the shape x already has, and
+// makes a ReduceMean, ReduceSum, ReduceMax, ReduceMin or ReduceProd over
+// axes of size 1 (each output element is its one input element: Silero
+// VAD's mean over one frame, static once FoldControlFlow has inlined its
+// If) a Reshape, a view on the GPU instead of a launch.
 func CollapseReshapeTranspose() Pass {
-	return PatternPass(PassCollapseReshapeTranspose, "collapse consecutive Reshape and Transpose", Rule{
+	return PatternPass(PassCollapseReshapeTranspose, "collapse consecutive Reshape and Transpose; a reduction over axes of size 1 becomes a Reshape", Rule{
+		Name: "UnitReduce", Pattern: Op("ReduceMean|ReduceSum|ReduceMax|ReduceMin|ReduceProd", Any().As("x")).Where(unitReduce),
+		Rewrite: func(m *Match) (graph.Output, error) {
+			s, _ := m.Root.Outputs[0].Shape.ToShape()
+			shape, err := tensor.FromI64(tensor.Shape{int64(len(s))}, slices.Clone([]int64(s)))
+			if err != nil {
+				return graph.Output{}, err
+			}
+			return m.NewNode("Reshape", []graph.Output{m.Value("x"), m.NewConst("shape", shape)}, nil, 1).Out(0), nil
+		},
+	}, Rule{
 		Name: "ReshapeReshape",
 		Pattern: Op("Reshape", Op("Reshape", Any().As("x")).As("inner"), Const().As("shape").ConstWhere(func(t *tensor.Tensor) bool {
 			v, ok := graph.IntValues(t)
