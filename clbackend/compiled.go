@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,39 +15,6 @@ import (
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
-
-// buildOptions are added to every catalogue entry's options: the kernels
-// are OpenCL C 1.2.
-const buildOptions = "-cl-std=CL1.2"
-
-// flushOption is added to the options of the f32/f16 multiply-accumulate
-// kernels (flushesDenormals): denormal floats may be flushed to zero
-// there (as GPUs' fast paths do), and POCL then runs the kernel with the
-// CPU's flush-to-zero and denormals-are-zero modes, without which each
-// product with a denormal takes a microcode assist of ~100 cycles.
-// PP-OCRv4 rec's squeeze-excitation weights are 22% denormal (12970 of
-// 480x120): its gate FCs took 157 and 660 us, 8.5 and 26 us flushed
-// (pthread-skylake-avx512). Every other kernel keeps denormals: a
-// comparison, Sign, Where, a division or an f64 kernel flushing them
-// would disagree with the CPU device (1e-40 > 0 is false flushed).
-const flushOption = "-cl-denorms-are-zero"
-
-// flushesDenormals reports whether kernel file f, built with defines, is
-// a multiply-accumulate kernel that takes flushOption: the convolutions,
-// the matrix products (not the determinant) and the kernel fusions
-// around them, in f32 or f16.
-func flushesDenormals(f, defines string) bool {
-	if strings.Contains(defines, "DOUBLE") || strings.Contains(defines, "=double") {
-		return false
-	}
-	switch {
-	case strings.HasPrefix(f, "conv"), strings.HasPrefix(f, "kernelfusion_"):
-		return true
-	case strings.HasPrefix(f, "gemm_"):
-		return f != "gemm_det.cl"
-	}
-	return false
-}
 
 // CompiledModel is a model compiled for one GPU device: the cloned,
 // shape-inferred graph, its launch plans (one per set of input shapes,
