@@ -373,15 +373,15 @@ func (p deviceProfile) reduce(count, cnt int64) kernels.Variant {
 // n elements: the device's vector width (4, 8 or 16); on a CPU one item
 // per row (a work group runs on one core, its items in turn: more items
 // add only their barriers), on a GPU the smallest power of two whose
-// items cover the row in vectors, within 256 and the device's work-group
-// limit.
-func (p deviceProfile) softmaxRows(n int64) (vw, group int) {
+// items cover the row in vectors, within 256 and kernelLimit (the
+// kernel's CL_KERNEL_WORK_GROUP_SIZE and the device's limit: groupLimit).
+func (p deviceProfile) softmaxRows(n int64, kernelLimit int) (vw, group int) {
 	vw = p.vw()
 	if !p.gpu {
 		return vw, 1
 	}
 	vw = 4
-	limit := min(256, p.maxWorkGroup)
+	limit := min(256, p.maxWorkGroup, kernelLimit)
 	group = 1
 	for int64(group*vw) < n && group*2 <= limit {
 		group *= 2

@@ -3,6 +3,7 @@ package clbackend
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -327,9 +328,10 @@ func TestSoftmaxRowsOnEveryProfile(t *testing.T) {
 	cpu, err := cpufallback.New()
 	require.NoError(t, err)
 	defer cpu.Close()
-	assert.Equal(t, [2]int{8, 1}, pair(poclHaswell.softmaxRows(6625)), "haswell: its vector width, one item per row")
-	assert.Equal(t, [2]int{4, 256}, pair(nvidiaH100.softmaxRows(6625)), "a GPU: a group of 256 float4 columns")
-	assert.Equal(t, [2]int{4, 16}, pair(nvidiaH100.softmaxRows(40)), "a GPU: the smallest group covering a short row")
+	assert.Equal(t, [2]int{8, 1}, pair(poclHaswell.softmaxRows(6625, 1024)), "haswell: its vector width, one item per row")
+	assert.Equal(t, [2]int{4, 256}, pair(nvidiaH100.softmaxRows(6625, 1024)), "a GPU: a group of 256 float4 columns")
+	assert.Equal(t, [2]int{4, 16}, pair(nvidiaH100.softmaxRows(40, 1024)), "a GPU: the smallest group covering a short row")
+	assert.Equal(t, [2]int{4, 128}, pair(nvidiaH100.softmaxRows(6625, 128)), "a GPU whose kernel takes 128 items (CL_KERNEL_WORK_GROUP_SIZE): within it")
 	t.Cleanup(func() { testProfile = nil })
 	all := lowerCases()
 	for _, p := range []deviceProfile{poclSkylake, poclHaswell, nvidiaH100} {
@@ -348,6 +350,39 @@ func TestSoftmaxRowsOnEveryProfile(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRowGroupsWithinKernelLimit plans the kernels that size a work group
+// to their rows (softmax_rows, dense_chain) for an H100 on this machine's
+// device while its kernels take groups of at most 4 items
+// (CL_KERNEL_WORK_GROUP_SIZE below the device's limit, as a barrier
+// kernel's may be on a GPU): the groups stay within the kernel's limit
+// (a larger one fails the compile) and the results match the CPU.
+func TestRowGroupsWithinKernelLimit(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	p := nvidiaH100
+	testProfile, kernelGroupLimit = &p, 4
+	t.Cleanup(func() { testProfile, kernelGroupLimit = nil, 0 })
+	all := lowerCases()
+	ran := 0
+	for _, op := range []string{"Softmax", "KernelFusion"} {
+		for ci, c := range all[op] {
+			if c.name != "last_axis_rows" && !strings.HasPrefix(c.name, "dense_chain") {
+				continue
+			}
+			ran++
+			t.Run(op+"/"+c.name, func(t *testing.T) {
+				m, ins := c.instance(t, op, ci)
+				got, _ := inferAll(t, gpu, m, ins)
+				want, _ := inferAll(t, cpu, m, ins)
+				assertOutputsClose(t, want, got, 1e-5, 1e-4)
+			})
+		}
+	}
+	assert.Equal(t, 3, ran, "the softmax_rows and dense_chain cases of lowerCases")
 }
 
 // pair makes an array of two results, for comparing them at once.

@@ -37,8 +37,14 @@ func lowerSoftmax(b *builder, n *graph.Node) error {
 	}
 	if inner == 1 && axisLen >= softmaxRowsMin && axisLen < 1<<31 && defines != "-DIS_DOUBLE" {
 		// Along the last axis: a work group per row (softmax_rows).
-		vw, group := b.profile().softmaxRows(axisLen)
-		return b.emitND(n, name+"_rows", fmt.Sprintf("%s -DVW=%d", defines, vw), []int{int(outer) * group}, []int{group},
+		vw, _ := b.profile().softmaxRows(axisLen, 1)
+		rowDefines := fmt.Sprintf("%s -DVW=%d", defines, vw)
+		limit, err := b.groupLimit(n, name+"_rows", rowDefines)
+		if err != nil {
+			return err
+		}
+		_, group := b.profile().softmaxRows(axisLen, limit)
+		return b.emitND(n, name+"_rows", rowDefines, []int{int(outer) * group}, []int{group},
 			slotArg(x), slotArg(y), uint64(outer), int32(axisLen))
 	}
 	return b.emit(n, name, defines, cnt, slotArg(x), slotArg(y), uint64(cnt), uint64(axisLen), uint64(inner))

@@ -225,26 +225,41 @@ func lowerGEMMRows(b *builder, n *graph.Node, half string) error {
 	}
 	// An item takes vw columns at a time, one vector of the device's
 	// preferred width (4, 8 or 16).
-	vw, group := b.rowsGroup(C)
-	args = append(args, slotArg(y), uint64(rows), b.meta([]int64{C, K}), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
+	vw := b.rowsVW()
 	defines := fmt.Sprintf("%s -DVW=%d", half, vw)
+	group, err := b.rowsGroup(n, defines, C, vw)
+	if err != nil {
+		return err
+	}
+	args = append(args, slotArg(y), uint64(rows), b.meta([]int64{C, K}), b.floats(n.Attrs.Floats(graph.AttrParams, nil)))
 	return b.emitND(n, n.Attrs.String(graph.AttrKernel, ""), defines, []int{int(rows) * group}, []int{group}, args...)
 }
 
-// rowsGroup is the vector width (the device's preferred one: 4, 8 or 16)
-// and the work group (the smallest power of two whose items cover C
-// columns vw at a time, within gemmRowsGroup and the device's limit) of a
-// kernel that runs one work group per row of C columns.
-func (b *builder) rowsGroup(C int64) (vw, group int) {
-	vw = 4
+// rowsVW is the vector width of a kernel that runs one work group per row
+// (the device's preferred one: 4, 8 or 16).
+func (b *builder) rowsVW() int {
+	vw := 4
 	for vw < 16 && vw*2 <= b.profile().vectorWidth {
 		vw *= 2
 	}
-	group, limit := 1, min(gemmRowsGroup, b.profile().maxWorkGroup)
+	return vw
+}
+
+// rowsGroup is the work group of node n's kernel (built with defines)
+// that runs one work group per row of C columns, vw at a time: the
+// smallest power of two whose items cover the row, within gemmRowsGroup
+// and the kernel's limit (groupLimit: the device's and the kernel's own
+// CL_KERNEL_WORK_GROUP_SIZE).
+func (b *builder) rowsGroup(n *graph.Node, defines string, C int64, vw int) (int, error) {
+	limit, err := b.groupLimit(n, n.Attrs.String(graph.AttrKernel, ""), defines)
+	if err != nil {
+		return 0, err
+	}
+	group, limit := 1, min(gemmRowsGroup, limit)
 	for int64(group*vw) < C && group*2 <= limit {
 		group *= 2
 	}
-	return vw, group
+	return group, nil
 }
 
 // lowerDenseChain launches KernelFusion node n of graph.LaunchDenseChain
@@ -324,9 +339,13 @@ func lowerDenseChain(b *builder, n *graph.Node, half string) error {
 	if lm := b.profile().localMem; lm > 0 && (2*dw+gemmRowsGroup)*4 > lm {
 		return errUnsupported(n, "rows of %d floats do not fit the device's %d bytes of local memory", widest, lm)
 	}
-	vw, group := b.rowsGroup(widest)
-	args = append(args, slotArg(b.out(n, 0)), uint64(rows), b.meta(table), b.floats(eps))
+	vw := b.rowsVW()
 	defines := fmt.Sprintf("%s -DVW=%d -DDW=%d", half, vw, dw)
+	group, err := b.rowsGroup(n, defines, widest, vw)
+	if err != nil {
+		return err
+	}
+	args = append(args, slotArg(b.out(n, 0)), uint64(rows), b.meta(table), b.floats(eps))
 	return b.emitND(n, n.Attrs.String(graph.AttrKernel, ""), defines, []int{int(rows) * group}, []int{group}, args...)
 }
 

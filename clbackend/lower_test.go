@@ -390,6 +390,11 @@ func lowerCases() map[string][]lowerCase {
 	cases["AveragePool"] = append(cases["AveragePool"], lowerCase{"count_include_pad_ceil", func(g *caseGen) *graph.Model {
 		return g.one("AveragePool", graph.Attrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "pads": []int64{1, 1, 1, 1},
 			"count_include_pad": int64(1), "ceil_mode": int64(1)}, g.x("x", g.dim(1, 2), g.dim(1, 4), g.dim(4, 10), g.dim(4, 10)))
+	}}, lowerCase{"ceil_end_pad", func(g *caseGen) *graph.Model {
+		// Strides past the window: a last window that would start past
+		// the input is dropped, the one before ends in the end pad.
+		return g.one("AveragePool", graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{4, 3}, "pads": []int64{0, 0, 1, 1},
+			"ceil_mode": int64(1)}, g.x("x", g.dim(1, 2), g.dim(1, 3), g.dim(5, 11), g.dim(5, 11)))
 	}}, lowerCase{"1d", func(g *caseGen) *graph.Model {
 		return g.one("AveragePool", graph.Attrs{"kernel_shape": []int64{3}, "strides": []int64{2}, "pads": []int64{1, 1}},
 			g.x("x", g.dim(1, 2), g.dim(1, 4), g.dim(4, 12)))

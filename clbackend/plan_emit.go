@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/plugin/driver"
@@ -86,25 +87,9 @@ func (b *builder) emitKernel(node *graph.Node, k kernels.Kernel, defines string,
 	if err := kernels.CheckArgs(k, defines, check); err != nil {
 		return driver.Errorf(driver.ErrInvalidArgument, "gpu: node %q: %w", node.Name, err)
 	}
-	src, err := k.Source()
+	prog, opts, err := b.buildKernel(node, k, defines)
 	if err != nil {
-		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
-	}
-	quiet := " -w" // no compiler warnings on the user's terminal (POCL prints a count)
-	if b.c.compilerLog {
-		quiet = ""
-	}
-	flush := ""
-	if flushesDenormals(k.File, k.Options+" "+defines) {
-		flush = " " + flushOption
-	}
-	opts := strings.Join(strings.Fields(buildOptions+flush+" "+k.Options+" "+defines+quiet), " ")
-	if optionRecorder != nil {
-		optionRecorder(k, opts)
-	}
-	prog, err := b.p.cache.program(b.c.ctx, k.File, src, opts, diskCache{b.c.cacheDir, b.c.binaries}, b.c.compilerLog)
-	if err != nil {
-		return fmt.Errorf("gpu: node %q: %w", node.Name, err)
+		return err
 	}
 	b.pl.progs = append(b.pl.progs, prog)
 	auto := false
@@ -156,4 +141,62 @@ func flushesDenormals(f, defines string) bool {
 		return f != "gemm_det.cl"
 	}
 	return false
+}
+
+// buildKernel returns k's program built with the extra defines (from the
+// program cache: a reference the caller releases or keeps in the plan)
+// and its full build options.
+func (b *builder) buildKernel(node *graph.Node, k kernels.Kernel, defines string) (*shared[*cl.Program], string, error) {
+	src, err := k.Source()
+	if err != nil {
+		return nil, "", fmt.Errorf("gpu: node %q: %w", node.Name, err)
+	}
+	quiet := " -w" // no compiler warnings on the user's terminal (POCL prints a count)
+	if b.c.compilerLog {
+		quiet = ""
+	}
+	flush := ""
+	if flushesDenormals(k.File, k.Options+" "+defines) {
+		flush = " " + flushOption
+	}
+	opts := strings.Join(strings.Fields(buildOptions+flush+" "+k.Options+" "+defines+quiet), " ")
+	if optionRecorder != nil {
+		optionRecorder(k, opts)
+	}
+	prog, err := b.p.cache.program(b.c.ctx, k.File, src, opts, diskCache{b.c.cacheDir, b.c.binaries}, b.c.compilerLog)
+	if err != nil {
+		return nil, "", fmt.Errorf("gpu: node %q: %w", node.Name, err)
+	}
+	return prog, opts, nil
+}
+
+// groupLimit is the largest work group a launch of catalogue entry name
+// built with defines may have: the device's CL_DEVICE_MAX_WORK_GROUP_SIZE
+// and the kernel's own CL_KERNEL_WORK_GROUP_SIZE, which a kernel with
+// barriers and local arrays may have below the device's (a GPU may refuse
+// 256 items for it). The lowerings that size a group to their rows
+// (softmax_rows, the gemm_rows and dense_chain fusions) stay within it.
+func (b *builder) groupLimit(node *graph.Node, name, defines string) (int, error) {
+	limit := max(1, b.profile().maxWorkGroup)
+	k, err := kernels.Lookup(name)
+	if err != nil {
+		return 0, driver.Errorf(driver.ErrUnsupported, "gpu: node %q: %w", node.Name, err)
+	}
+	prog, _, err := b.buildKernel(node, k, defines)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = prog.release() }()
+	kern, err := prog.val.CreateKernel(k.Entry)
+	if err != nil {
+		return 0, driver.Errorf(driver.ErrDevice, "gpu: node %q: kernel %s on %s: %w", node.Name, k.Entry, b.c.dev.name(), err)
+	}
+	defer kern.Close()
+	if l, err := kern.WorkGroupSize(b.c.dev.cl); err == nil && l > 0 {
+		limit = min(limit, l)
+	}
+	if kernelGroupLimit > 0 {
+		limit = min(limit, kernelGroupLimit)
+	}
+	return limit, nil
 }

@@ -31,6 +31,16 @@ func inferPool(n *Node) error {
 	if err != nil {
 		return err
 	}
+	if w.autoPad == "NOTSET" {
+		// A pad as large as the window would make a window of padding
+		// alone, with no input to pool (an average's divisor of 0);
+		// onnxruntime refuses such a node too.
+		for i, k := range kernel {
+			if w.pads[i] >= k || w.pads[i+len(kernel)] >= k {
+				return n.Errorf("pads %v: each pad must be smaller than kernel_shape %v (a window of padding alone has no input to pool)", w.pads, kernel)
+			}
+		}
+	}
 	sp, err := w.outDims(n, xs.Dims[2:], n.Attrs.Int("ceil_mode", 0) != 0)
 	if err != nil {
 		return err

@@ -113,6 +113,17 @@ func TestPoolKnownValues(t *testing.T) {
 			shape: tensor.Shape{1, 1, 3, 3}, want: []float32{4, 5.5, 7, 11.5, 13, 14.5, 19, 20.5, 22}},
 		{name: "averagepool_2d_ceil", op: "AveragePool", x: seq(1, 1, 4, 4), attrs: graph.Attrs{"kernel_shape": []int64{3, 3}, "strides": []int64{2, 2}, "ceil_mode": int64(1)},
 			shape: tensor.Shape{1, 1, 2, 2}, want: []float32{6, 7.5, 12, 13.5}},
+		// ceil_mode windows ending in the end padding, and a last window
+		// that would start past the input dropped, with onnxruntime 1.30's
+		// outputs (CPU, opsets 11, 19 and 22 alike).
+		{name: "averagepool_ceil_end_pad", op: "AveragePool", x: x5, attrs: graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{4, 4},
+			"pads": []int64{0, 0, 1, 1}, "ceil_mode": int64(1)}, shape: tensor.Shape{1, 1, 2, 2}, want: []float32{4, 7.5, 21.5, 25}},
+		{name: "averagepool_ceil_end_pad_count_include_pad", op: "AveragePool", x: x5, attrs: graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{4, 4},
+			"pads": []int64{0, 0, 1, 1}, "ceil_mode": int64(1), "count_include_pad": int64(1)}, shape: tensor.Shape{1, 1, 2, 2}, want: []float32{4, 3.75, 10.75, 6.25}},
+		{name: "averagepool_ceil_last_window_dropped", op: "AveragePool", x: seq(1, 1, 3, 3), attrs: graph.Attrs{"kernel_shape": []int64{2, 2}, "strides": []int64{4, 4},
+			"pads": []int64{1, 1, 0, 0}, "ceil_mode": int64(1), "count_include_pad": int64(1)}, shape: tensor.Shape{1, 1, 1, 1}, want: []float32{0.25}},
+		{name: "averagepool_ceil_stride_past_input", op: "AveragePool", x: seq(1, 1, 2, 5), attrs: graph.Attrs{"kernel_shape": []int64{1, 1}, "strides": []int64{3, 3},
+			"ceil_mode": int64(1)}, shape: tensor.Shape{1, 1, 1, 2}, want: []float32{1, 4}},
 		{name: "maxpool_1d", op: "MaxPool", x: seq(1, 2, 5), attrs: graph.Attrs{"kernel_shape": []int64{2}},
 			shape: tensor.Shape{1, 2, 4}, want: []float32{2, 3, 4, 5, 7, 8, 9, 10}},
 	}
