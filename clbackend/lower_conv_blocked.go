@@ -247,13 +247,13 @@ func (b *builder) emitDWConv(n *graph.Node, v kernels.Variant, op convOp) error 
 		tx, ty := int64(v.Get("TX")), int64(v.Get("TY"))
 		local := []int{int(tx), int(ty), 1}
 		global := []int{int(ceilDiv(g.OW, tx) * tx), int(ceilDiv(g.OH, ty) * ty), int(g.N * g.C)}
-		return b.emitND(n, "fused_dwconv2d_local", v.Defines()+b.windowDefines(op), global, local,
+		return b.emitND(n, "fused_dwconv2d_local", v.Defines()+b.windowDefines(op)+b.postDefines(op.pm), global, local,
 			slotArg(op.x), slotArg(op.w), barg, op.res, slotArg(op.y), m, op.pm, op.pf)
 	}
 	vw, rb := int64(v.Get("VW")), int64(v.Get("RB"))
 	local := groupOf(v.Get("WG"), 3)
 	global := roundGlobal([]int64{ceilDiv(g.OW, vw), ceilDiv(g.OH, rb), g.N * g.C}, local)
-	return b.emitND(n, "fused_dwconv2d", v.Defines()+b.windowDefines(op), global, local,
+	return b.emitND(n, "fused_dwconv2d", v.Defines()+b.windowDefines(op)+b.postDefines(op.pm), global, local,
 		slotArg(op.x), slotArg(op.w), barg, op.res, slotArg(op.y), m, op.pm, op.pf)
 }
 
@@ -326,7 +326,7 @@ func (b *builder) emitDeconv(n *graph.Node, v kernels.Variant, op convOp) error 
 	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, hasBias}
 	local := groupOf(v.Get("WG"), 3)
 	global := roundGlobal([]int64{blocks, g.OH * ceilDiv(g.OW, vw), g.N}, local)
-	return b.emitND(n, "fused_deconv2d", fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d", v.Defines(), g.KH, g.KW)+b.halfDefine(op.y), global, local,
+	return b.emitND(n, "fused_deconv2d", fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d", v.Defines(), g.KH, g.KW)+b.halfDefine(op.y)+b.postDefines(op.pm), global, local,
 		slotArg(op.x), slotArg(wp), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)
 }
 

@@ -366,7 +366,7 @@ func (b *builder) emitGEMM(n *graph.Node, v kernels.Variant, op gemmOp) error {
 			aarg, slotArg(op.b), barg, op.res, slotArg(op.out), b.meta(m), op.alpha, op.beta, op.pm, op.pf)
 	}
 	vw, mr, nv := int64(v.Get("VW")), int64(v.Get("MR")), int64(v.Get("NV"))
-	defines := v.Defines() + half
+	defines := v.Defines() + half + b.postDefines(op.pm)
 	if b.val(op.a).host != nil && !slices.ContainsFunc(g.aBatch, func(s int64) bool { return s != 0 }) {
 		aarg = b.packRows(op.a, g.M, g.K, g.aRow, g.aK, mr)
 		defines += " -DA_PACKED"

@@ -150,9 +150,11 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			e.launch(t, k, v.Defines(), global, local, fill(30, -1, 1), fill(66, -1, 1),
 				fill(55, -1, 1), fill(11, -1, 1), make([]float32, 110), m2, float32(1), float32(0.5), pm2, pf)
 			m1[7] = 2 // column bias with the packed A on f16
-			e.launch(t, k, v.Defines()+" -DA_PACKED -DHALF", global, local, f16Pattern(packed, false), f16Pattern(66, false),
+			// The f16 launches with the post-ops fixed at build time
+			// (post_ops.clh's POST_N, POST_K0..: the GPU's own lowering).
+			e.launch(t, k, v.Defines()+" -DA_PACKED -DHALF -DPOST_N=2 -DPOST_K0=0 -DPOST_K1=1", global, local, f16Pattern(packed, false), f16Pattern(66, false),
 				f16Pattern(11, false), f16Pattern(110, false), make([]uint16, 110), m1, float32(1.5), float32(0), pm1, pf)
-			e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(30, false), f16Pattern(66, false),
+			e.launch(t, k, v.Defines()+" -DHALF -DPOST_N=2 -DPOST_K0=0 -DPOST_K1=3", global, local, f16Pattern(30, false), f16Pattern(66, false),
 				f16Pattern(55, false), f16Pattern(11, false), make([]uint16, 110), m2, float32(1), float32(0.5), pm2, pf)
 		}
 		e.forVariants(t, "gemm", "direct", run)
@@ -275,7 +277,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			if !full {
 				return
 			}
-			e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(108, false), f16Pattern(wn, false), f16Pattern(5, false),
+			e.launch(t, k, defs+" -DHALF -DPOST_N=2 -DPOST_K0=0 -DPOST_K1=2", global, local, f16Pattern(108, false), f16Pattern(wn, false), f16Pattern(5, false),
 				f16Pattern(720, false), make([]uint16, 720), m, pm, pf)
 		})
 	},
@@ -509,7 +511,9 @@ func dwCases(t *testing.T, e *clEnv, k kernels.Kernel, alg string, geometry func
 			if !full {
 				continue
 			}
-			e.launch(t, k, defs+" -DHALF", global, local, f16Pattern(planes*int(c.h*c.w), false), f16Pattern(int(c.c)*c.kk, false),
+			// f16 with the post-ops fixed at build time (post_ops.clh's
+			// POST_N, POST_K0..: the GPU's own lowering).
+			e.launch(t, k, defs+" -DHALF -DPOST_N=2 -DPOST_K0=0 -DPOST_K1=2", global, local, f16Pattern(planes*int(c.h*c.w), false), f16Pattern(int(c.c)*c.kk, false),
 				f16Pattern(int(c.c), false), f16Pattern(out, false), make([]uint16, out), m, pm, pf)
 		}
 	})
