@@ -107,6 +107,7 @@ func run(args []string, out io.Writer) error {
 	mode := fs.String("cache_mode", driver.CacheModeOptimizeSpeed, "CACHE_MODE of the compilations on devices that have it: OPTIMIZE_SPEED (binaries in CACHE_DIR and the blob) or OPTIMIZE_SIZE (the graph only: no program-cache state)")
 	export := fs.Bool("export", false, "also time CompiledModel.Export after a compilation without CACHE_DIR (the export state), and report the blob's size")
 	cpuprofile := fs.String("cpuprofile", "", "with -child: write a CPU profile of the compilation to this file")
+	noExport := fs.Bool("no_export", false, "with -child -: compile without CACHE_DIR and do not export (the compile's time alone)")
 	driverCaches := fs.Bool("driver_caches", false, "keep the drivers' kernel caches on: every run gets a fresh POCL_CACHE_DIR, filled by one compilation before the measured ones (clinfer's caches cold, POCL's warm)")
 	var shapes shapeList
 	fs.Var(&shapes, "shape", "input shape to fix before compiling, e.g. 1x3x640x640 (repeatable; default 1x3x640x640 and 1x3x320x320)")
@@ -127,7 +128,7 @@ func run(args []string, out io.Writer) error {
 		if len(shapes) != 1 {
 			return errors.New("-child takes exactly one -shape")
 		}
-		r, err := compileOnce(*model, shapes[0], *device, *child, *mode, *cpuprofile)
+		r, err := compileOnce(*model, shapes[0], *device, *child, *mode, *cpuprofile, !*noExport)
 		if err != nil {
 			return err
 		}
@@ -276,8 +277,9 @@ func spawn(self, model string, sh tensor.Shape, device, dir, mode string, env []
 
 // compileOnce reads the model, fixes its only input to sh and times
 // Core.CompileModel with CACHE_DIR dir and CACHE_MODE mode; with dir "-",
-// without CACHE_DIR, and then the compiled model's Export.
-func compileOnce(model string, sh tensor.Shape, device, dir, mode, cpuprofile string) (result, error) {
+// without CACHE_DIR, and then (export: unless -no_export) the compiled
+// model's Export.
+func compileOnce(model string, sh tensor.Shape, device, dir, mode, cpuprofile string, export bool) (result, error) {
 	m, err := onnx.ReadFile(model)
 	if err != nil {
 		return result{}, err
@@ -337,7 +339,7 @@ func compileOnce(model string, sh tensor.Shape, device, dir, mode, cpuprofile st
 		}
 		r.CloseMillis = float64(time.Since(start).Microseconds()) / 1000
 	}
-	if ex, ok := cm.(driver.Exporter); ok && dir == "-" {
+	if ex, ok := cm.(driver.Exporter); ok && dir == "-" && export {
 		var n countWriter
 		start := time.Now()
 		if err := ex.Export(&n); err != nil {
