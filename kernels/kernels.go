@@ -63,6 +63,7 @@ var variants = []Kernel{
 	{Name: "lp_pool", File: "pool.cl", Entry: "pool", Options: "-DPOOL_LP"},
 	{Name: "avg_pool2d", File: "pool_rows.cl", Entry: "pool_rows"},
 	{Name: "max_pool2d", File: "pool_rows.cl", Entry: "pool_rows", Options: "-DPOOL_MAX"},
+	{Name: "max_pool2d_2x2", File: "pool_rows.cl", Entry: "pool_rows", Options: "-DPOOL_MAX -DWIN2"},
 	{Name: "arg_max", File: "reduce_arg.cl", Entry: "arg_reduce"},
 	{Name: "arg_min", File: "reduce_arg.cl", Entry: "arg_reduce", Options: "-DARG_MIN"},
 	{Name: "layer_norm", File: "norm.cl", Entry: "layer_norm"},

@@ -1,13 +1,16 @@
 package kernels_test
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/clinfer/clinfer/kernels"
+	"github.com/clinfer/clinfer/tensor"
 )
 
 // The launch specs of pool_unpool.cl and pool_rows.cl (launchSpecs).
@@ -34,25 +37,89 @@ func init() {
 	}
 }
 
-// maxPool2dSpec launches max_pool2d.
+// maxPool2dSpec launches max_pool2d and checks its outputs.
 func maxPool2dSpec(t *testing.T, e *clEnv, k kernels.Kernel) {
 	// x [1,2,5,7]: 2x2 stride 2 with ceil_mode (end pad 1) -> [1,2,3,4];
 	// 3x2 window, strides (2,1), pads (1,0) -> [1,2,3,6]; runs of
-	// 8 and 3 (a partial last run), items past both axes.
+	// 8 and 3 (a partial last run), items past both axes. x [1,2,5,37]
+	// 2x2 stride 2 with ceil_mode -> [1,2,3,19], the one case of
+	// max_pool2d_2x2 (-DWIN2): at RUN 8 two whole runs inside the first
+	// two output rows (vectors), the last row and the partial run through
+	// the loop; a NaN in a whole run and one in the loop's part propagate.
+	wide := fill(370, -1, 1)
+	wide[3*37+5] = float32(math.NaN())
+	wide[37+36] = float32(math.NaN())
 	for _, c := range []struct {
-		m   []int32
-		out int
+		m    []int32
+		x    []float32
+		out  int
+		win2 bool
 	}{
-		{[]int32{5, 7, 3, 4, 2, 2, 2, 2, 0, 0, 6}, 24},
-		{[]int32{5, 7, 3, 6, 3, 2, 2, 1, 1, 0, 6}, 36},
+		{[]int32{5, 7, 3, 4, 2, 2, 2, 2, 0, 0, 6}, fill(70, -1, 1), 24, false},
+		{[]int32{5, 7, 3, 6, 3, 2, 2, 1, 1, 0, 6}, fill(70, -1, 1), 36, false},
+		{[]int32{5, 37, 3, 19, 2, 2, 2, 2, 0, 0, 6}, wide, 114, true},
 	} {
+		want := maxPoolRef(c.x, c.m)
+		half := make([]float32, len(c.x))
+		for i, v := range c.x {
+			half[i] = tensor.F16ToFloat32(tensor.Float32ToF16(v))
+		}
+		wantHalf := maxPoolRef(half, c.m)
+		if strings.Contains(k.Options, "-DWIN2") && !c.win2 {
+			continue // max_pool2d_2x2 takes 2x2 windows of stride 2 only
+		}
 		for _, run := range []int{8, 3} {
 			global := []int{(int(c.m[3])+run-1)/run + 1, int(c.m[10]) + 1}
 			defs := fmt.Sprintf("-DRUN=%d", run)
-			e.launch(t, k, defs, global, nil, fill(70, -1, 1), make([]float32, c.out), c.m)
-			e.launch(t, k, defs+" -DHALF", global, nil, f16Pattern(70, false), make([]uint16, c.out), c.m)
+			got := f32s(e.launch(t, k, defs, global, nil, c.x, make([]float32, c.out), c.m)[1])
+			assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s on %v", defs, c.m)
+			hb := e.launch(t, k, defs+" -DHALF", global, nil, f16Bits(c.x), make([]uint16, c.out), c.m)[1]
+			gotHalf := make([]float32, c.out)
+			for i := range gotHalf {
+				gotHalf[i] = tensor.F16ToFloat32(binary.LittleEndian.Uint16(hb[2*i:]))
+			}
+			assert.Equal(t, fmt.Sprint(wantHalf), fmt.Sprint(gotHalf), "%s -DHALF on %v", defs, c.m)
 		}
 	}
+}
+
+// maxPoolRef is max_pool2d's result over x for table m (H, W, OH, OW,
+// KH, KW, strides, pads, rows): the maximum of each window's taps inside
+// x, NaN where one is NaN.
+func maxPoolRef(x []float32, m []int32) []float32 {
+	H, W, OH, OW, KH, KW, SH, SW, PH, PW, rows := int(m[0]), int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), int(m[7]), int(m[8]), int(m[9]), int(m[10])
+	out := make([]float32, rows*OW)
+	for r := range rows {
+		plane := x[(r/OH)*H*W:]
+		for o := range OW {
+			acc := float32(math.Inf(-1))
+			for h := (r%OH)*SH - PH; h < (r%OH)*SH-PH+KH; h++ {
+				for w := o*SW - PW; w < o*SW-PW+KW; w++ {
+					if h >= 0 && h < H && w >= 0 && w < W {
+						v := plane[h*W+w]
+						if v > acc || v != v {
+							acc = v
+						}
+						if acc != acc {
+							break
+						}
+					}
+				}
+				if acc != acc {
+					break
+				}
+			}
+			out[r*OW+o] = acc
+		}
+	}
+	return out
+}
+
+// f16Bits is x as f16 bit patterns (round to nearest even).
+func f16Bits(x []float32) []uint16 {
+	h := make([]uint16, len(x))
+	tensor.F32ToF16Slice(h, x)
+	return h
 }
 
 // avgPool2dSpec launches avg_pool2d and checks its outputs.

@@ -17,12 +17,23 @@
 // taps past the end pads are never counted). Build option RUN (default
 // 8). The int array m holds H, W, OH, OW, KH, KW, stride h/w, pad
 // top/left, rows, then (average only) count_include_pad and the ends of
-// the padded input: H + pad bottom, W + pad right.
+// the padded input: H + pad bottom, W + pad right. With -DWIN2
+// (max_pool2d_2x2, whose table must be a 2x2 window of stride 2 without a
+// top or left pad) and RUN 8, a max run wholly inside the input reads its two rows as vectors
+// of 16 and takes the maxima of their pairs: U-Nets' downsampling at
+// memory speed (the general loop gathers a tap at a time).
 
 #include "half.clh"
 
 #ifndef RUN
 #define RUN 8
+#endif
+
+#if defined(POOL_MAX) && defined(WIN2) && RUN == 8
+// MAX_NAN is the maximum of a and b per lane, NaN where either is NaN
+// (on float4: a wider vector passed to a builtin changes the ABI on a
+// target without AVX).
+#define MAX_NAN(a, b) select((b), (a), isgreater((a), (b)) | isnan(a))
 #endif
 
 __kernel void pool_rows(__global const FT* x, __global FT* out, __global const int* m)
@@ -37,6 +48,17 @@ __kernel void pool_rows(__global const FT* x, __global FT* out, __global const i
     const int hs = oh * SH - PH;
     const int h0 = max(hs, 0), h1 = min(hs + KH, H);
     const int o1 = min(OW, o0 + RUN);
+#if defined(POOL_MAX) && defined(WIN2) && RUN == 8
+    if (o1 - o0 == RUN && 2 * o1 <= W && hs + 1 < H) {
+        __global const FT* row = xp + (long)hs * W + 2 * o0;
+        for (int q = 0; q < 2; ++q, row += 8) { // 4 outputs from 8 columns
+            const float4 m0 = MAX_NAN(LD4(row, 0), LD4(row + W, 0));
+            const float4 m1 = MAX_NAN(LD4(row, 1), LD4(row + W, 1));
+            ST4(op + o0 + 4 * q, 0, MAX_NAN((float4)(m0.s02, m1.s02), (float4)(m0.s13, m1.s13)));
+        }
+        return;
+    }
+#endif
 #ifndef POOL_MAX
     const int inc = m[11], HE = m[12], WE = m[13];
     const int hn = inc ? min(hs + KH, HE) - hs : h1 - h0;
