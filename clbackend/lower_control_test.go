@@ -387,3 +387,55 @@ func TestIfPlansPerOutcome(t *testing.T) {
 	assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
 	assert.Same(t, cmp.static, r.(*InferRequest).c.lastRun, "a remote condition input runs the static plan")
 }
+
+// TestIfOnStateInput: an If whose condition reads a MAKE_STATEFUL state
+// (s > 0, the state counting up from its zero start) takes the branch of
+// the state the request holds, inference after inference: the else branch
+// first, the then branch from the second on. A state is not a host
+// condition input (hostCondOf): its bound tensor never changes, the held
+// value lives on the device, and deciding from the tensor froze the branch
+// at the first outcome.
+func TestIfOnStateInput(t *testing.T) {
+	gpu := newGPU(t)
+	x := graph.NewParameter("x", tensor.F32, graph.StaticShape(tensor.Shape{2, 3}))
+	s := graph.NewParameter("s", tensor.F32, graph.StaticShape(tensor.Shape{1}))
+	then := bodyOf("then", []string{"x"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Relu", nil, p[0])}
+	})
+	els := bodyOf("else", []string{"x"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Neg", nil, p[0])}
+	})
+	cond := nn("Squeeze", nil, nn("Greater", nil, s.Out(0), scalarConst(tensor.F32, 0)))
+	ifn := graph.NewNode(graph.OpIf, "if", []graph.Output{cond, x.Out(0)},
+		graph.Attrs{graph.AttrThenBranch: then, graph.AttrElseBranch: els, graph.AttrCaptures: int64(1)}, 1)
+	next := nn("Add", nil, s.Out(0), scalarConst(tensor.F32, 1))
+	m := graph.NewModel("state_cond", []*graph.Node{x, s}, []*graph.Node{graph.NewResult("y", ifn.Out(0)), graph.NewResult("s_next", next)})
+	require.NoError(t, m.InferShapes())
+	xv := []float32{1, -2, 3, -4, 5, -6}
+	xs, err := tensor.FromF32(tensor.Shape{2, 3}, xv)
+	require.NoError(t, err)
+	{
+		dev := gpu
+		cm, err := dev.CompileModel(context.Background(), m, map[string]string{driver.KeyMakeStateful: "s:s_next"})
+		require.NoError(t, err)
+		r, err := cm.CreateInferRequest()
+		require.NoError(t, err)
+		require.NoError(t, r.SetTensor("x", xs))
+		for i := range 3 {
+			require.NoError(t, r.Infer(context.Background()))
+			y, err := r.Tensor("y")
+			require.NoError(t, err)
+			want := make([]float32, len(xv))
+			for j, v := range xv {
+				if i == 0 {
+					want[j] = -v // s = 0: else
+				} else {
+					want[j] = max(v, 0) // s = i > 0: then
+				}
+			}
+			assert.Equal(t, want, y.F32(), "%T, inference %d (state %d)", dev, i, i)
+		}
+		require.NoError(t, r.Close())
+		require.NoError(t, cm.Close())
+	}
+}

@@ -185,7 +185,8 @@ const maxHostCond = 32
 
 // hostCondOf returns the host form of condition o, or nil when it reads
 // anything but model inputs and constants through small host-foldable
-// ops.
+// ops. A MAKE_STATEFUL state input is not one: its value lives in the
+// request's state buffer on the device, not in the bound tensor.
 func (b *builder) hostCondOf(o graph.Output) *hostCond {
 	pindex := map[*graph.Node]int{}
 	for i, p := range b.model.Parameters {
@@ -207,6 +208,9 @@ func (b *builder) hostCondOf(o graph.Output) *hostCond {
 			i, ok := pindex[n]
 			if !ok {
 				return false // a body's parameter: made on the device
+			}
+			if _, state := b.c.stateOut[i]; state {
+				return false // the state buffer's value, on the device
 			}
 			hc.params[n] = i
 			return true

@@ -168,7 +168,8 @@ func (r *InferRequest) readCond(s *runState, v int) (bool, error) {
 }
 
 // hostInputs returns the inference's input tensors that are on the host
-// (nil for remote ones and held states).
+// (nil for remote ones). A host condition reads no state input
+// (hostCondOf), whose bound tensor is not the held value.
 func (s *runState) hostInputs() []*tensor.Tensor {
 	out := make([]*tensor.Tensor, len(s.inputs))
 	for i, t := range s.inputs {
