@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/clinfer/clinfer/graph"
 )
@@ -318,11 +319,29 @@ func cacheTemp(dir, key string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
 	}
+	sweepCacheTemps(dir, key, time.Now().Add(-staleCacheTemp))
 	tmp, err := os.CreateTemp(dir, key+".*.tmp")
 	if err != nil {
 		return nil, errorf(ErrInvalidArgument, "plugin: CACHE_DIR %q: %w", dir, err)
 	}
 	return tmp, nil
+}
+
+// staleCacheTemp is the age past which a blob's temporary file is taken
+// for abandoned: a process that ended before its background write did
+// (without Close) leaves it behind, and a write in progress touches its
+// file far more often than this.
+const staleCacheTemp = 10 * time.Minute
+
+// sweepCacheTemps removes key's temporary blob files in dir last written
+// before cutoff. Best effort: a file it cannot remove stays.
+func sweepCacheTemps(dir, key string, cutoff time.Time) {
+	old, _ := filepath.Glob(filepath.Join(dir, key+".*.tmp"))
+	for _, f := range old {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && st.ModTime().Before(cutoff) {
+			_ = os.Remove(f)
+		}
+	}
 }
 
 // writeCacheBlob exports into tmp (from cacheTemp) and renames it over
