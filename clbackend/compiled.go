@@ -231,8 +231,7 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 			progs = append(progs, pl.progs...)
 		}
 		cm.bg.run("writing program binaries to CACHE_DIR", func() error {
-			p.cache.saveBinaries(progs)
-			return nil
+			return p.cache.saveBinaries(progs)
 		})
 	}
 	ok = true
@@ -376,7 +375,9 @@ func (c *CompiledModel) planFor(ctx context.Context, ins []*tensor.Tensor, remot
 	if err != nil {
 		return nil, err
 	}
-	c.plugin.cache.saveBinaries(pl.progs) // no warm-up: launched first by this inference
+	// No warm-up: launched first by this inference. A binary not written
+	// is built from source next time: the inference goes on.
+	_ = c.plugin.cache.saveBinaries(pl.progs)
 	c.plans[key] = pl
 	c.latest = pl
 	return pl, nil

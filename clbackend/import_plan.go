@@ -240,6 +240,13 @@ func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, 
 	if err := c.checkChoices(pl.choices); err != nil {
 		return nil, err
 	}
+	for i, v := range pl.values {
+		if a := c.dev.subAlign; v.off != 0 && (a <= 0 || v.off%a != 0) {
+			// Placed (plan_inplace.go) on a device with a finer
+			// CL_DEVICE_MEM_BASE_ADDR_ALIGN: planned again here.
+			return nil, fmt.Errorf("%w: value %d at offset %d, not a multiple of %s's sub-buffer alignment of %d bytes", errStaleRecord, i, v.off, c.dev.name(), a)
+		}
+	}
 	srcs := make([]string, len(pl.launches))
 	for i, l := range pl.launches {
 		src, err := l.kernel.Source()

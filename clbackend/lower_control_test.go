@@ -300,8 +300,9 @@ func TestIfShapesDifferGPU(t *testing.T) {
 // plan per outcome of the condition: the outputs match the CPU's for both
 // outcomes in one compiled model, the plan has no program, no launch
 // computes the condition and nothing is read back for it, the input only
-// the condition read is not written to the device, and the runtime model
-// says so. With the condition input bound as a remote tensor the static
+// the condition read is not written to the device, the runtime model
+// says so, and a request makes buffers only for the plans it runs (not
+// for the static one). With the condition input bound as a remote tensor the static
 // plan (both branches, the condition read back) runs instead.
 func TestIfPlansPerOutcome(t *testing.T) {
 	gpu := newGPU(t)
@@ -334,7 +335,8 @@ func TestIfPlansPerOutcome(t *testing.T) {
 	r, err := cm.CreateInferRequest()
 	require.NoError(t, err)
 	defer r.Close()
-	for _, c := range []struct {
+	assert.Empty(t, r.(*InferRequest).states, "no buffers for the static plan, which only a remote condition input runs")
+	for i, c := range []struct {
 		rate   int64
 		branch string
 	}{{16000, "then_branch"}, {8000, "else_branch"}, {16000, "then_branch"}} {
@@ -352,6 +354,7 @@ func TestIfPlansPerOutcome(t *testing.T) {
 		req := r.(*InferRequest)
 		pl := req.c.lastRun
 		assert.Nil(t, pl.prog, "sr=%d: a straight-line plan", c.rate)
+		assert.Len(t, req.states, min(i+1, 2), "sr=%d: buffers for the outcomes run so far", c.rate)
 		assert.Contains(t, pl.key, "conditions=")
 		tr := req.Transfers()
 		assert.Equal(t, y.ByteSize(), tr.DeviceToHost, "sr=%d: only the output is read back", c.rate)

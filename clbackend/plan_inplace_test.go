@@ -1,6 +1,8 @@
 package clbackend
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -35,7 +37,8 @@ type inPlaceCase struct {
 // unaligned origin; in f16 the model's inputs and results are Casts the
 // Concats may place), with results equal to the CPU's in f32 and f16,
 // nested Concats and views (Reshape) of placed values included; and that
-// the runtime model names the fully placed Concats in_place.
+// the runtime model names the fully placed Concats in_place; an exported
+// plan record is planned again on a device with a coarser alignment.
 func TestConcatInPlace(t *testing.T) {
 	gpu := newGPU(t)
 	cpu, err := cpufallback.New()
@@ -114,6 +117,18 @@ func TestConcatInPlace(t *testing.T) {
 					// gets a buffer of its own (builder.memKey).
 					tuned, _ := inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningMode: "FAST", KeyTuningFile: filepath.Join(t.TempDir(), "tuning.json")})
 					assertOutputsClose(t, want, tuned, tol, tol)
+					// A record placing values for a finer sub-buffer
+					// alignment than the importing device's is refused
+					// as stale and the model planned again there.
+					dst := newGPU(t)
+					dst.devices[dst.def].subAlign = 1 << 30
+					im, err := dst.ImportModel(context.Background(), bytes.NewReader(gpuExport(t, cm)), nil)
+					require.NoError(t, err)
+					defer im.Close()
+					assert.Equal(t, int64(1), dst.ProgramCacheStats().PlanRecordsRefused, "the record placed for %d-byte alignment", gpu.devices[gpu.def].subAlign)
+					imported, err := runCompiled(context.Background(), im, ins)
+					require.NoError(t, err)
+					assertOutputsClose(t, want, imported, tol, tol)
 				}
 				pl := cm.(*CompiledModel).static
 				require.NotNil(t, pl)

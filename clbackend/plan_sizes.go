@@ -301,6 +301,6 @@ func (c *CompiledModel) continuePlan(ctx context.Context, parent *plan, sizes []
 	if err := b.finish(); err != nil {
 		return nil, err
 	}
-	c.plugin.cache.saveBinaries(pl.progs)
+	_ = c.plugin.cache.saveBinaries(pl.progs) // best effort, as in planFor
 	return pl, nil
 }

@@ -201,8 +201,11 @@ func (c *programCache) load(d *device, ctx *cl.Context, label, src, options stri
 // warm-up spares a later process (or an import) that compilation (IS-Net
 // medium on POCL: 7 s of an 8.8 s import). Asking POCL for a binary
 // compiles every kernel of the program once more, so
-// CACHE_MODE=OPTIMIZE_SIZE leaves it to POCL's own kernel cache.
-func (c *programCache) saveBinaries(progs []*shared[*cl.Program]) {
+// CACHE_MODE=OPTIMIZE_SIZE leaves it to POCL's own kernel cache. The
+// error joins the writes that failed, each naming its file (a program
+// not written is built from source again next time; writeErrors counts
+// them too).
+func (c *programCache) saveBinaries(progs []*shared[*cl.Program]) error {
 	want := make(map[*shared[*cl.Program]]bool, len(progs))
 	for _, p := range progs {
 		want[p] = true
@@ -225,13 +228,16 @@ func (c *programCache) saveBinaries(progs []*shared[*cl.Program]) {
 		}
 	}
 	c.mu.Unlock()
+	var errs []error
 	for _, j := range jobs {
 		if err := writeBinary(j.prog, j.path); err != nil {
 			c.writeErrors.Add(1)
+			errs = append(errs, fmt.Errorf("gpu: writing the program binary %s to CACHE_DIR (check the directory is writable and has space): %w", j.path, err))
 		} else {
 			c.binaryWrites.Add(1)
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // buildSource creates and builds a program from OpenCL C source.

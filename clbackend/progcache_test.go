@@ -177,7 +177,10 @@ func TestNoLeaks(t *testing.T) {
 			cm, err := p.CompileModel(context.Background(), chainModel(t), map[string]string{
 				driver.KeyCacheDir: "/dev/null/x", driver.KeyCacheMode: driver.CacheModeOptimizeSpeed})
 			require.NoError(t, err, "an unwritable CACHE_DIR does not fail the compile")
-			require.NoError(t, cm.Close()) // waits for the binaries, written in the background
+			// Close waits for the binaries, written in the background, and
+			// returns what failed, naming the file.
+			err = cm.Close()
+			assert.ErrorContains(t, err, "writing the program binary /dev/null/x/")
 			assert.Positive(t, p.ProgramCacheStats().WriteErrors)
 			require.NoError(t, p.Close())
 		}},

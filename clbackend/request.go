@@ -113,7 +113,9 @@ func (st *planState) close(cc *clContext) error {
 var _ driver.InferRequest = (*InferRequest)(nil)
 
 // newInferRequest creates the request's queue and, for a model with
-// static input shapes, the buffers and kernels of its plan; c.mu is held.
+// static input shapes, the buffers and kernels of its plan (on first use
+// where plans per outcome of host conditions run instead, which each make
+// their own); c.mu is held.
 func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	r := &InferRequest{c: c, states: map[*plan]*planState{}}
 	r.syncState = &runState{}
@@ -143,7 +145,7 @@ func newInferRequest(c *CompiledModel) (_ *InferRequest, err error) {
 	if err := r.allocStates(); err != nil {
 		return nil, err
 	}
-	if c.static != nil {
+	if c.static != nil && c.conds == nil {
 		if _, err := r.state(c.static); err != nil {
 			return nil, err
 		}
