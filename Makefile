@@ -117,15 +117,17 @@ unit:
 	exit $$rc
 
 # RACE_PLAIN are clbackend's tests that run one inference at a time, op by
-# op (no goroutines of their own: the lowerings, f16, element types and
-# variants against the CPU device, and the lowerings' build options under
-# clang): under the race detector they took 227 s of clbackend's 337 s
+# op (no goroutines of their own: the lowerings, f16, element types,
+# variants and the quantized variants' bits against the CPU device, and the
+# lowerings' build options under clang): under the race detector they took 227 s of clbackend's 337 s
 # (load 12, POCL pthread-skylake-avx512), without it 137 s (before
 # TestElementTypesMatchCPU, 60-90 s without it). `race` runs them without the
 # detector, beside the race run (on the packages `unit` compiled), and
 # skips them there; the request path they drive runs under the detector in
 # clbackend's device suites (TestSuites) and its other tests.
-RACE_PLAIN := ^(TestLoweringsMatchCPU|TestHalfLoweringsMatchCPU|TestVariantsMatchCPU|TestLoweringOptionsBuildEverywhere|TestElementTypesMatchCPU)$$
+# TestQuantizedVariantsBitExact joined them when the race run's clbackend
+# reached 497 s of make test's 953 s (load 1-2.5).
+RACE_PLAIN := ^(TestLoweringsMatchCPU|TestHalfLoweringsMatchCPU|TestVariantsMatchCPU|TestQuantizedVariantsBitExact|TestLoweringOptionsBuildEverywhere|TestElementTypesMatchCPU)$$
 race:
 	@rc=0; $(REQUIRE_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '$(RACE_PLAIN)' ./clbackend/ & plain=$$!; \
 	$(REQUIRE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -skip '$(RACE_PLAIN)' $(RACE_PKGS) || rc=$$?; \
