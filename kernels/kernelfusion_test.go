@@ -87,10 +87,7 @@ func kernelFusionSpec(f fusion.KernelFusion) func(t *testing.T, e *clEnv, k kern
 		// f16 storage: every float buffer but the params as f16 bits.
 		half := slices.Clone(args)
 		for i := range len(ins) + 1 {
-			f := args[i].([]float32)
-			h := make([]uint16, len(f))
-			tensor.F32ToF16Slice(h, f)
-			half[i] = h
+			half[i] = f16Bits(args[i].([]float32))
 		}
 		run := func(t *testing.T, extra string, global, local []int, half16 bool) {
 			out := e.launch(t, k, extra, global, local, args...)
@@ -151,6 +148,24 @@ func f16Pattern(n int, positive bool) []uint16 {
 	out := make([]uint16, n)
 	for i := range out {
 		out[i] = vals[i%len(vals)]
+	}
+	return out
+}
+
+// f16Bits is x as f16 bit patterns (round to nearest even), for -DHALF
+// launches.
+func f16Bits(x []float32) []uint16 {
+	h := make([]uint16, len(x))
+	tensor.F32ToF16Slice(h, x)
+	return h
+}
+
+// f16Rounded is x rounded to f16 and back: a -DHALF launch's inputs as
+// its reference reads them.
+func f16Rounded(x []float32) []float32 {
+	out := make([]float32, len(x))
+	for i, h := range f16Bits(x) {
+		out[i] = tensor.F16ToFloat32(h)
 	}
 	return out
 }

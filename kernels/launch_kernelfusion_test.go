@@ -87,27 +87,15 @@ func init() {
 		want := reference(x, bufs)
 		// -DHALF: every buffer as f16 bits; its reference takes the
 		// rounded values (the kernel rounds between layers too).
-		toHalf := func(v []float32) []uint16 {
-			h := make([]uint16, len(v))
-			tensor.F32ToF16Slice(h, v)
-			return h
-		}
-		rounded := func(v []float32) []float32 {
-			out := make([]float32, len(v))
-			for i, h := range toHalf(v) {
-				out[i] = tensor.F16ToFloat32(h)
-			}
-			return out
-		}
 		var roundedBufs [][]float32
 		for _, b := range bufs {
-			roundedBufs = append(roundedBufs, rounded(b))
+			roundedBufs = append(roundedBufs, f16Rounded(b))
 		}
-		wantHalf := reference(rounded(x), roundedBufs)
+		wantHalf := reference(f16Rounded(x), roundedBufs)
 		args := func(y any, f16 bool) []any {
 			conv := func(v []float32) any {
 				if f16 {
-					return toHalf(v)
+					return f16Bits(v)
 				}
 				return v
 			}

@@ -60,11 +60,7 @@ func maxPool2dSpec(t *testing.T, e *clEnv, k kernels.Kernel) {
 		{[]int32{5, 37, 3, 19, 2, 2, 2, 2, 0, 0, 6}, wide, 114, true},
 	} {
 		want := maxPoolRef(c.x, c.m)
-		half := make([]float32, len(c.x))
-		for i, v := range c.x {
-			half[i] = tensor.F16ToFloat32(tensor.Float32ToF16(v))
-		}
-		wantHalf := maxPoolRef(half, c.m)
+		wantHalf := maxPoolRef(f16Rounded(c.x), c.m)
 		if strings.Contains(k.Options, "-DWIN2") && !c.win2 {
 			continue // max_pool2d_2x2 takes 2x2 windows of stride 2 only
 		}
@@ -113,13 +109,6 @@ func maxPoolRef(x []float32, m []int32) []float32 {
 		}
 	}
 	return out
-}
-
-// f16Bits is x as f16 bit patterns (round to nearest even).
-func f16Bits(x []float32) []uint16 {
-	h := make([]uint16, len(x))
-	tensor.F32ToF16Slice(h, x)
-	return h
 }
 
 // avgPool2dSpec launches avg_pool2d and checks its outputs.
