@@ -49,10 +49,13 @@
 #define CK 16
 #endif
 #define OCV (OB * VW)
+// SPAN is the columns of a row one tile's taps read.
+#define SPAN ((NP - 1) * STR_W + (WIN_W - 1) * DIL_W + 1)
 
 // bcast_taps adds to acc the taps of input channels [ic0, ic1) of the tile whose
 // window starts at input row ih0 and column c0 of image plane xb, weights
-// wb; edge checks each column against [0, W) (a constant after inlining).
+// wb; edge checks each column against [0, W) (a constant after inlining):
+// once per column of the row, not once per tap.
 __attribute__((always_inline)) inline void bcast_taps(floatv acc[OB][NP], __global const FT* xb,
                                                       __global const FT* wb, const int ic0, const int ic1, const int H,
                                                       const int W, const int ih0, const int c0, const bool edge)
@@ -64,20 +67,24 @@ __attribute__((always_inline)) inline void bcast_taps(floatv acc[OB][NP], __glob
             const int ih = ih0 + kh * DIL_H;
             if (ih < 0 || ih >= H) continue;
             __global const FT* row = xp + (long)ih * W;
-            // Inside the row the taps are constant offsets from rp.
+            // Inside the row the taps are constant offsets from rp. At a
+            // row's ends the SPAN columns the tile's taps read are loaded
+            // once (0 outside [0, W)) into xr, which the taps then index
+            // by constants, as they index rp.
             __global const FT* rp = row + (edge ? 0 : c0);
+            float xr[SPAN];
+            if (edge) {
+                UNROLL for (int q = 0; q < SPAN; ++q) {
+                    const int c = c0 + q;
+                    const float v = LD(row, clamp(c, 0, W - 1));
+                    xr[q] = (c >= 0 && c < W) ? v : 0.0f;
+                }
+            }
             UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
                 floatv wv[OB];
                 UNROLL for (int o = 0; o < OB; ++o) wv[o] = LDV(wc + (kh * WIN_W + kw) * OCV, o);
                 UNROLL for (int p = 0; p < NP; ++p) {
-                    float xv;
-                    if (edge) {
-                        const int c = c0 + p * STR_W + kw * DIL_W;
-                        xv = LD(row, clamp(c, 0, W - 1));
-                        xv = (c >= 0 && c < W) ? xv : 0.0f;
-                    } else {
-                        xv = LD(rp, p * STR_W + kw * DIL_W);
-                    }
+                    const float xv = edge ? xr[p * STR_W + kw * DIL_W] : LD(rp, p * STR_W + kw * DIL_W);
                     UNROLL for (int o = 0; o < OB; ++o) acc[o][p] = fma((floatv)xv, wv[o], acc[o][p]);
                 }
             }
