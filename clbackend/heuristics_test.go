@@ -353,7 +353,7 @@ func TestSoftmaxRowsOnEveryProfile(t *testing.T) {
 }
 
 // TestRowGroupsWithinKernelLimit plans the kernels that size a work group
-// to their rows (softmax_rows, dense_chain) for an H100 on this machine's
+// to their rows (softmax_rows, dense_chain, se_block) for an H100 on this machine's
 // device while its kernels take groups of at most 4 items
 // (CL_KERNEL_WORK_GROUP_SIZE below the device's limit, as a barrier
 // kernel's may be on a GPU): the groups stay within the kernel's limit
@@ -370,7 +370,7 @@ func TestRowGroupsWithinKernelLimit(t *testing.T) {
 	ran := 0
 	for _, op := range []string{"Softmax", "KernelFusion"} {
 		for ci, c := range all[op] {
-			if c.name != "last_axis_rows" && !strings.HasPrefix(c.name, "dense_chain") {
+			if c.name != "last_axis_rows" && !strings.HasPrefix(c.name, "dense_chain") && !strings.HasPrefix(c.name, "se_block") {
 				continue
 			}
 			ran++
@@ -382,7 +382,7 @@ func TestRowGroupsWithinKernelLimit(t *testing.T) {
 			})
 		}
 	}
-	assert.Equal(t, 3, ran, "the softmax_rows and dense_chain cases of lowerCases")
+	assert.Equal(t, 5, ran, "the softmax_rows, dense_chain and se_block cases of lowerCases")
 }
 
 // pair makes an array of two results, for comparing them at once.

@@ -49,6 +49,8 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 		return lowerGEMMRows(b, n, half)
 	case graph.LaunchDenseChain:
 		return lowerDenseChain(b, n, half)
+	case graph.LaunchSEBlock:
+		return lowerSEBlock(b, n, half)
 	}
 	// The iteration space the inputs broadcast to: the output, or what a
 	// reduction's rows span.

@@ -78,10 +78,7 @@ func fuseDenseChains(ctx context.Context, m *graph.Model, o *Options) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	var exclude map[string]bool
-	if o.Chains != nil {
-		exclude = o.Chains.Exclude
-	}
+	exclude := o.excluded()
 	taken := map[*graph.Node]bool{}
 	count := 0
 	for _, n := range nodes {
@@ -210,29 +207,22 @@ func replaceDenseChain(chain []denseLink, cons map[graph.Output][]graph.Input) e
 		inputs = append(inputs, o)
 		return p.Out(0)
 	}
-	copyNode := func(n *graph.Node, ins ...graph.Output) *graph.Node {
-		c := &graph.Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Attrs: n.Attrs.Clone(), Inputs: ins}
-		for _, p := range n.Outputs {
-			c.Outputs = append(c.Outputs, graph.Port{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()})
-		}
-		return c
-	}
 	prev := params[0].Out(0)
 	var names []string
 	var eps []float32
 	for i, l := range chain {
-		fc := copyNode(l.fc, prev, param(l.fc.Input(1), fmt.Sprintf("w%d", i)), param(l.fc.Input(2), fmt.Sprintf("b%d", i)))
+		fc := bodyCopy(l.fc, prev, param(l.fc.Input(1), fmt.Sprintf("w%d", i)), param(l.fc.Input(2), fmt.Sprintf("b%d", i)))
 		prev = fc.Out(0)
 		names = mergeNames(names, l.fc.OriginalNames())
 		e := float32(0)
 		if l.ln != nil {
-			ln := copyNode(l.ln, prev, param(l.ln.Input(1), fmt.Sprintf("scale%d", i)), param(l.ln.Input(2), fmt.Sprintf("shift%d", i)))
+			ln := bodyCopy(l.ln, prev, param(l.ln.Input(1), fmt.Sprintf("scale%d", i)), param(l.ln.Input(2), fmt.Sprintf("shift%d", i)))
 			prev = ln.Out(0)
 			names = mergeNames(names, l.ln.OriginalNames())
 			e = l.ln.Attrs.Float("epsilon", 1e-5)
 		}
 		if l.relu != nil {
-			prev = copyNode(l.relu, prev).Out(0)
+			prev = bodyCopy(l.relu, prev).Out(0)
 			names = mergeNames(names, l.relu.OriginalNames())
 		}
 		eps = append(eps, e)

@@ -86,6 +86,20 @@ type Options struct {
 	// layers in one work group (the GPU, from its local memory and
 	// compute units): FuseDenseChain runs only then.
 	DenseChain *DenseChainOptions
+	// SEBlock is set by a device that runs squeeze-excitation blocks in
+	// one launch where they fit (the GPU, which decides per block from
+	// its local memory when it plans the shapes): FuseSEBlock runs only
+	// then.
+	SEBlock bool
+}
+
+// excluded returns the op types no fusion into a device kernel may take
+// (ChainOptions.Exclude; nil without chain options).
+func (o *Options) excluded() map[string]bool {
+	if o.Chains == nil {
+		return nil
+	}
+	return o.Chains.Exclude
 }
 
 // ChainOptions says how a device takes chains of element-wise ops

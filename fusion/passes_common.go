@@ -51,6 +51,7 @@ func DefaultPasses() []Pass {
 		FuseQuantizeChains(),
 		FuseDenseChain(),
 	}, KernelFusionPasses()...),
+		FuseSEBlock(),
 		FuseElementwiseChains(),
 		DeadCodeRemoval(),
 	)

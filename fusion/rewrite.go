@@ -299,3 +299,13 @@ func PatternPass(name, doc string, rules ...Rule) Pass {
 		return ApplyRules(ctx, m, rules...)
 	}}
 }
+
+// bodyCopy returns a copy of node n on inputs ins, for the body of a
+// KernelFusion node: its name, op, attributes and output ports.
+func bodyCopy(n *graph.Node, ins ...graph.Output) *graph.Node {
+	c := &graph.Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Attrs: n.Attrs.Clone(), Inputs: ins}
+	for _, p := range n.Outputs {
+		c.Outputs = append(c.Outputs, graph.Port{Name: p.Name, Type: p.Type, Shape: p.Shape.Clone()})
+	}
+	return c
+}

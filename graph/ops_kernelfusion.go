@@ -86,10 +86,23 @@ const (
 	// normalises, its activation: 0 none, 1 Relu, 2 Sigmoid); the params
 	// hold each layer's epsilon; n is the number of rows.
 	LaunchDenseChain = "dense_chain"
+	// LaunchSEBlock runs a squeeze-excitation block y = x * gate(x) (+ x
+	// with a residual) in one launch (fusion.FuseSEBlock): the body is a
+	// GlobalAveragePool of x [N, C, H, W], two 1x1 FusedConvs (C -> CM
+	// -> C, each with at most one activation post-op) and the Mul (and
+	// Add). The inputs are x, the first conv's weights [CM, C, 1, 1] and
+	// bias [CM], the second's [C, CM, 1, 1] and [C]; output 0 has x's
+	// shape. Each of N*G work groups (G groups per image, L items, L a
+	// power of two of at most 256) pools the whole image, runs both
+	// layers and scales its slice of ceil(C/G) channels. The shape table
+	// is m = C, H*W, CM, G, then each layer's activation (0 none, 1 Relu,
+	// 2 Sigmoid, 3 HardSigmoid) and 1 for a residual; the params hold each
+	// layer's post-op alpha and beta; n is the number of groups, N*G.
+	LaunchSEBlock = "se_block"
 )
 
 // launchKinds are the accepted AttrLaunch values.
-var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true, LaunchGEMMRows: true, LaunchDenseChain: true}
+var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true, LaunchGEMMRows: true, LaunchDenseChain: true, LaunchSEBlock: true}
 
 // LaunchKinds returns the accepted launch conventions, sorted.
 func LaunchKinds() []string { return sortedKeys(launchKinds) }

@@ -1,0 +1,98 @@
+package clbackend
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
+	"github.com/clinfer/clinfer/fusion"
+	"github.com/clinfer/clinfer/graph"
+)
+
+// seBlockCases are lowerCases' cases of the se_block kernel
+// (fusion.FuseSEBlock): a squeeze-excitation block on x [N, C, H, W] of
+// random sizes (C and the squeezed CM over and under the kernel's group,
+// images of one element to ~100), fused before the GPU sees it, so the CPU
+// runs the block's body. The first is MobileNetV3's (Relu, HardSigmoid,
+// Mul), the second the residual form of PP-OCRv4 det's RSE blocks (x +
+// x*gate, after FuseSEResidual) with a Sigmoid gate.
+func seBlockCases() []lowerCase {
+	k := 0
+	op := func(typ string, attrs graph.Attrs, in ...graph.Output) graph.Output {
+		k++
+		return graph.NewNode(typ, fmt.Sprintf("%s_%d", typ, k), in, attrs, 1).Out(0)
+	}
+	block := func(g *caseGen, residual bool) *graph.Model {
+		N, C, CM, H, W := g.dim(1, 2), g.dim(3, 40), g.dim(1, 12), g.dim(1, 9), g.dim(1, 11)
+		x := g.x("x", N, C, H, W)
+		s := op("Relu", nil, op("Conv", nil, op("GlobalAveragePool", nil, x), g.c(-0.5, 0.5, CM, C, 1, 1), g.c(-0.2, 0.2, CM)))
+		s = op("Conv", nil, s, g.c(-0.5, 0.5, C, CM, 1, 1), g.c(-0.2, 0.2, C))
+		y := op("Mul", nil, x, op("HardSigmoid", graph.Attrs{"alpha": float32(0.2), "beta": float32(0.5)}, s))
+		if residual {
+			y = op("Add", nil, x, op("Mul", nil, x, op("Sigmoid", nil, s)))
+		}
+		m := g.model(y.Node)
+		require.NoError(g.t, m.InferShapes())
+		passes := append(append([]fusion.Pass{fusion.FuseConv()}, fusion.KernelFusionPasses()...), fusion.FuseSEBlock(), fusion.DeadCodeRemoval())
+		rep, err := fusion.NewManager(passes...).Run(context.Background(), m, fusion.Options{SEBlock: true})
+		require.NoError(g.t, err)
+		require.Equal(g.t, 1, rep.Passes[len(passes)-2].Rewrites, "the case's squeeze-excitation block was not fused")
+		return m
+	}
+	return []lowerCase{
+		{"se_block", func(g *caseGen) *graph.Model { return block(g, false) }},
+		{"se_block_residual", func(g *caseGen) *graph.Model { return block(g, true) }},
+	}
+}
+
+// TestSEBlockOverLocalMemory plans the se_block cases on a device whose
+// local memory holds no image (a POCL profile with 64 bytes): each block
+// runs its body's nodes (IMPL_TYPE se_block:body, naming why) and the
+// results match the CPU; on the device's own profile the same cases run
+// the fused kernel (IMPL_TYPE se_block:se_block).
+func TestSEBlockOverLocalMemory(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	tiny := poclSkylake
+	tiny.localMem = 64
+	t.Cleanup(func() { testProfile = nil })
+	all := lowerCases()[graph.OpKernelFusion]
+	ran := 0
+	for _, p := range []*deviceProfile{nil, &tiny} {
+		testProfile = p
+		want := "se_block:se_block"
+		if p != nil {
+			want = "se_block:body (an image of"
+		}
+		for ci, c := range all {
+			if !strings.HasPrefix(c.name, "se_block") {
+				continue
+			}
+			ran++
+			t.Run(fmt.Sprintf("%s/%v", c.name, p != nil), func(t *testing.T) {
+				m, ins := c.instance(t, graph.OpKernelFusion, ci)
+				got, cm := inferAll(t, gpu, m, ins)
+				wantOut, _ := inferAll(t, cpu, m, ins)
+				assertOutputsClose(t, wantOut, got, 1e-5, 1e-4)
+				_, rm := opCounts(t, cm)
+				nodes, err := rm.Nodes()
+				require.NoError(t, err)
+				impls := ""
+				for _, n := range nodes {
+					if n.RT.Extra["LAYER_TYPE"] == graph.OpKernelFusion {
+						impls += n.RT.Extra["IMPL_TYPE"]
+					}
+				}
+				assert.Contains(t, impls, want)
+			})
+		}
+	}
+	assert.Equal(t, 4, ran, "the two se_block cases of lowerCases on two profiles")
+}
