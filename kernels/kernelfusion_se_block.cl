@@ -12,7 +12,8 @@
 // (s+1)*S)). Each group pools every channel of its image into local memory
 // (item i takes channels i, i + L, ...), runs the first layer (CM outputs,
 // one per item in turn) and the second for its slice's channels, then
-// scales the slice's elements of x into y. Arguments: the input x (images
+// scales the slice's elements of x into y (item i the i-th of L contiguous
+// runs of them). Arguments: the input x (images
 // of C*HW, channel-major), the first layer's weights w1 [CM, C] and bias b1
 // [CM], the second's w2 [C, CM] and b2 [C], the output y (x's shape), n =
 // the number of groups (images times G), the int array m (m[0] = C, m[1] =
@@ -56,7 +57,7 @@ __kernel void se_block(__global const FT* x, __global const FT* w1, __global con
         const ulong base = (ulong)(grp / G) * (ulong)(C * HW);
         const long S = (C + G - 1) / G;
         const long c0 = (long)(grp % G) * S;
-        const long c1 = min(C, c0 + S);
+        const long c1 = max(c0, min(C, c0 + S)); // empty past C
         const float inv = 1.0f / (float)HW;
         for (long c = lid; c < C; c += L) {
             __global const FT* xc = x + base + (ulong)(c * HW);
@@ -90,14 +91,25 @@ __kernel void se_block(__global const FT* x, __global const FT* w1, __global con
             gate[c - c0] = SE_ACT(a, act2, p[2], p[3]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        // The slice's elements, L items along each channel's run.
-        for (long c = c0; c < c1; ++c) {
+        // The slice's elements in L contiguous runs, one per item, each
+        // crossing channels where it must (one division per item).
+        const long len = (c1 - c0) * HW;
+        const long per = (len + L - 1) / L;
+        long e = min(len, (long)lid * per);
+        const long end = min(len, e + per);
+        long c = c0 + e / HW;
+        long i = e - (c - c0) * HW;
+        while (e < end) {
+            const long run = min(HW - i, end - e);
             const float g = gate[c - c0];
-            const ulong o = base + (ulong)(c * HW);
-            for (long i = lid; i < HW; i += L) {
-                const float v = LD(x, o + i);
-                ST(y, o + i, residual ? v + v * g : v * g);
+            const ulong o = base + (ulong)(c * HW + i);
+            for (long k = 0; k < run; ++k) {
+                const float v = LD(x, o + k);
+                ST(y, o + k, residual ? v + v * g : v * g);
             }
+            e += run;
+            ++c;
+            i = 0;
         }
     }
 }

@@ -17,8 +17,8 @@ import (
 func init() {
 	launchSpecs["se_block"] = func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// 2 images of C=7 channels of 3x5, squeezed to CM=3: a group
-		// narrower and wider than C, one to four slices per image (the
-		// last one short or empty), one group past n.
+		// narrower and wider than C, one, three or five slices per image (the
+		// last one short, with G=5 one empty), one group past n.
 		const N, C, HW, CM = 2, 7, 15, 3
 		x := fill(N*C*HW, -1, 1)
 		w1, b1 := fill(CM*C, -0.5, 0.5), fill(CM, -0.2, 0.2)
@@ -78,7 +78,7 @@ func init() {
 			m := []int32{C, HW, CM, int32(G), 1, int32(act2), int32(residual)}
 			return []any{conv(x), conv(w1), conv(b1), conv(w2), conv(b2), y, uint64(N * G), m, p}
 		}
-		for _, G := range []int{1, 3, 4} {
+		for _, G := range []int{1, 3, 5} {
 			for _, L := range []int{1, 4, 16} {
 				if e.lim.MaxWorkGroup > 0 && L > e.lim.MaxWorkGroup {
 					continue
