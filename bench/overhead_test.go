@@ -382,10 +382,12 @@ const (
 // side: the defaults, the launches enqueued one by one, waits that block
 // at once (GPU_WAIT_SPIN_US=0), and the wake-word heads' dense layers
 // launched one by one (DISABLED_TRANSFORMATIONS=FuseDenseChain: the build
-// before the chain fusion).
-var gpuVariants = []struct{ name, cmdbuf, spin, disable string }{
-	{"gpu", "YES", "", ""}, {"gpu-nocmdbuf", "NO", "", ""}, {"gpu-nospin", "YES", "0", ""},
-	{"gpu-perlayer", "YES", "", fusion.PassFuseDenseChain},
+// before the chain fusion), and the ports written and read by transfer
+// commands through pinned staging buffers (GPU_SHARED_HOST_IO=NO: the
+// build before shared ports).
+var gpuVariants = []struct{ name, cmdbuf, spin, disable, shared string }{
+	{"gpu", "YES", "", "", ""}, {"gpu-nocmdbuf", "NO", "", "", ""}, {"gpu-nospin", "YES", "0", "", ""},
+	{"gpu-perlayer", "YES", "", fusion.PassFuseDenseChain, ""}, {"gpu-staged", "YES", "", "", "NO"},
 }
 
 // benchSmallModels times each of smallModels on the GPU device (a
@@ -415,6 +417,9 @@ func benchSmallModels(b *testing.B) {
 				}
 				if v.disable != "" {
 					props[fusion.KeyDisabledTransformations] = v.disable
+				}
+				if v.shared != "" {
+					props[clbackend.KeySharedHostIO] = v.shared
 				}
 				if m.stateful != "" {
 					props[driver.KeyMakeStateful] = m.stateful

@@ -30,6 +30,9 @@ type CompiledModel struct {
 	// commandBuffers: requests record their plans as command buffers
 	// (GPU_COMMAND_BUFFERS on a device with cl_khr_command_buffer).
 	commandBuffers bool
+	// sharedIO: requests keep their ports' activation buffers in memory
+	// the host shares (GPU_SHARED_HOST_IO on a device with it; staging.go).
+	sharedIO bool
 	// waitSpin is GPU_WAIT_SPIN_US: how long an inference's wait polls
 	// before it blocks.
 	waitSpin time.Duration
@@ -139,6 +142,10 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	if v, err := cfg.Get(KeyCommandBuffers); err == nil {
 		b, err := driver.ParseBool(v)
 		cm.commandBuffers = err == nil && b && d.cmdbufs
+	}
+	if v, err := cfg.Get(KeySharedHostIO); err == nil {
+		b, err := driver.ParseBool(v)
+		cm.sharedIO = err == nil && b && d.sharedIO
 	}
 	cm.waitSpin = waitSpinOf(cfg, conf.PerformanceHint)
 	cm.compilerLog = conf.LogLevel >= driver.LogWarning

@@ -55,7 +55,12 @@ type device struct {
 	// cmdbufs is whether the device has cl_khr_command_buffer in a
 	// version the cl package calls.
 	cmdbufs bool
-	memSize int64
+	// sharedIO is whether the device's memory is the host's
+	// (CL_DEVICE_HOST_UNIFIED_MEMORY) and it has fine-grained buffer SVM:
+	// requests then keep their inputs and outputs in shared buffers the
+	// host fills and reads in place (GPU_SHARED_HOST_IO).
+	sharedIO bool
+	memSize  int64
 	// maxAlloc is CL_DEVICE_MAX_MEM_ALLOC_SIZE, the largest buffer.
 	maxAlloc int64
 	uuid     string // "" when the device reports none
@@ -160,6 +165,7 @@ func newDevice(index int, d *cl.Device) (*device, error) {
 	dev.cmdbufs = d.CommandBuffersSupported()
 	unified, _ := d.HostUnifiedMemory() // deprecated in OpenCL 2.0; absent means no
 	dev.integrated = unified || dev.typ&cl.DeviceTypeGPU == 0
+	dev.sharedIO = unified && d.FineGrainBufferSVM()
 	if bits, err := d.MemBaseAddrAlign(); err == nil && bits >= 8 {
 		dev.subAlign = bits / 8
 		if unified {

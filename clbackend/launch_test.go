@@ -15,14 +15,16 @@ import (
 	"github.com/clinfer/clinfer/tensor"
 )
 
-// TestLaunchPaths runs one model three ways: the plan recorded as a
+// TestLaunchPaths runs one model several ways: the plan recorded as a
 // command buffer (GPU_COMMAND_BUFFERS=YES on a device with
 // cl_khr_command_buffer), launched kernel by kernel without events (NO),
-// and profiled (every command with its event, no staging); each twice, so
-// the second inference reuses what the first made. The outputs agree to
-// the bit; small ports go through the pinned staging buffers except when
-// profiling; and the models' buffers, kernels, events and command
-// buffers are released with them.
+// each with its ports in shared memory (GPU_SHARED_HOST_IO=YES on a
+// device with it) and through pinned staging buffers (NO), and profiled
+// (every command with its event, no staging); each twice, so the second
+// inference reuses what the first made. The outputs agree to the bit;
+// small ports are shared or staged except when profiling; and the
+// models' buffers, kernels, events and command buffers are released with
+// them.
 func TestLaunchPaths(t *testing.T) {
 	gpu := newGPU(t)
 	m, ins := tuningModel(t)
@@ -50,16 +52,31 @@ func TestLaunchPaths(t *testing.T) {
 		req := r.(*InferRequest)
 		st := req.states[cm.(*CompiledModel).static]
 		// What the state held, before Close releases it.
-		snap := &planState{in: append([]*stage(nil), st.in...), out: append([]*stage(nil), st.out...), cmdbuf: st.cmdbuf}
+		copies := func(ss []*stage) []*stage {
+			var c []*stage
+			for _, s := range ss {
+				if s != nil {
+					cp := *s
+					s = &cp
+				}
+				c = append(c, s)
+			}
+			return c
+		}
+		snap := &planState{in: copies(st.in), out: copies(st.out), cmdbuf: st.cmdbuf}
 		return out, snap
 	}
 	cbOut, cbState := run(map[string]string{KeyCommandBuffers: "YES"})
 	oneOut, oneState := run(map[string]string{KeyCommandBuffers: "NO"})
+	stagedOut, stagedState := run(map[string]string{KeyCommandBuffers: "YES", KeySharedHostIO: "NO"})
+	stagedOneOut, stagedOneState := run(map[string]string{KeyCommandBuffers: "NO", KeySharedHostIO: "NO"})
 	profOut, profState := run(map[string]string{KeyCommandBuffers: "YES", driver.KeyEnableProfiling: "YES"})
 	blockOut, _ := run(map[string]string{KeyWaitSpin: "0"})
 	pollOut, _ := run(map[string]string{KeyWaitSpin: "1000000"})
 	for i := range cbOut {
 		assert.Equal(t, oneOut[i].Bytes(), cbOut[i].Bytes(), "output %d: command buffer vs single launches", i)
+		assert.Equal(t, oneOut[i].Bytes(), stagedOut[i].Bytes(), "output %d: staged, command buffer", i)
+		assert.Equal(t, oneOut[i].Bytes(), stagedOneOut[i].Bytes(), "output %d: staged, single launches", i)
 		assert.Equal(t, oneOut[i].Bytes(), profOut[i].Bytes(), "output %d: profiled", i)
 		assert.Equal(t, oneOut[i].Bytes(), blockOut[i].Bytes(), "output %d: blocking waits", i)
 		assert.Equal(t, oneOut[i].Bytes(), pollOut[i].Bytes(), "output %d: polling waits", i)
@@ -71,10 +88,18 @@ func TestLaunchPaths(t *testing.T) {
 	}
 	assert.Nil(t, oneState.cmdbuf)
 	assert.Nil(t, profState.cmdbuf, "profiled runs time every kernel")
-	for _, st := range []*planState{cbState, oneState} {
+	shared := gpu.devices[gpu.def].sharedIO
+	if !shared {
+		t.Logf("%s shares no fine-grained buffer SVM with the host: every run staged its ports", gpu.devices[gpu.def].fullName)
+	}
+	for _, st := range []*planState{cbState, oneState, stagedState, stagedOneState} {
 		require.Len(t, st.in, 2)
-		assert.NotNil(t, st.in[0], "x is staged")
-		assert.NotNil(t, st.out[0], "y is staged")
+		require.NotNil(t, st.in[0], "x is staged")
+		require.NotNil(t, st.out[0], "y is staged")
+		isShared := shared && st != stagedState && st != stagedOneState
+		assert.Equal(t, isShared, st.in[0].shared != nil, "x in shared memory")
+		assert.Equal(t, isShared, st.out[0].shared != nil, "y in shared memory")
+		assert.Equal(t, !isShared, st.in[0].mapped != nil, "x through a pinned staging buffer")
 	}
 	assert.Nil(t, profState.in[0], "profiled runs move tensors with events of their own")
 	after := cl.LiveObjects()

@@ -78,6 +78,17 @@ func defaultCacheMode(d *device) string {
 // inference; NO, or a device without it, enqueues them one by one.
 const KeyCommandBuffers = "GPU_COMMAND_BUFFERS"
 
+// KeySharedHostIO is GPU_SHARED_HOST_IO: YES (the default), on a device
+// whose memory is the host's (CL_DEVICE_HOST_UNIFIED_MEMORY: POCL,
+// integrated GPUs) and that shares fine-grained buffer SVM with it, keeps
+// the activation buffers that hold a request's inputs and outputs in that
+// shared memory: the host copies an input into place before the launches
+// and an output out after the wait, so an inference enqueues no write or
+// read command (a small model: one launch or command buffer and one
+// wait). NO, or any other device, writes and reads them with transfer
+// commands.
+const KeySharedHostIO = "GPU_SHARED_HOST_IO"
+
 // KeyWaitSpin is GPU_WAIT_SPIN_US: how many microseconds an inference's
 // wait for the device polls the last command's status, yielding the
 // processor between polls, before it blocks in clWaitForEvents (0: block
@@ -179,6 +190,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 		hostTaskPrioritySpec(),
 		memorySpec(d),
 		driver.BoolSpec(KeyCommandBuffers, true),
+		driver.BoolSpec(KeySharedHostIO, true),
 		waitSpinSpec(),
 		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
 		// device (OpenVINO's automatic batching, on by default for GPUs).
@@ -223,7 +235,8 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 // model cache leaves them out of its key and an import accepts a blob's
 // recorded plan whatever they were (driver.PropertySpec.RuntimeOnly): the
 // wait's polling (GPU_WAIT_SPIN_US), command buffers (recorded per
-// request from the plan's launches), the hints of the queues requests
+// request from the plan's launches), shared input and output memory (a
+// request's choice of buffers, GPU_SHARED_HOST_IO), the hints of the queues requests
 // make, the host threads' priority, profiling (events per request), and
 // PERFORMANCE_HINT with what it derives (streams, requests, the AUTO of
 // GPU_WAIT_SPIN_US): the GPU's planning and heuristics read none of them.
@@ -232,6 +245,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 var runtimeOnlyKeys = map[string]bool{
 	KeyWaitSpin:                      true,
 	KeyCommandBuffers:                true,
+	KeySharedHostIO:                  true,
 	driver.KeyQueuePriority:          true,
 	driver.KeyQueueThrottle:          true,
 	driver.KeyHostTaskPriority:       true,

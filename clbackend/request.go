@@ -69,9 +69,14 @@ type planState struct {
 	views   map[view]*cl.MemObject // sub-buffers of bufs (makeViews)
 	kernels []*cl.Kernel           // per launch
 	bytes   int64                  // of bufs, counted in the context's activations
-	// in and out are the pinned staging buffers of the plan's inputs and
-	// results (staging.go; nil for a port that is not staged).
+	// in and out are the stages of the plan's inputs and results: pinned
+	// staging buffers or their bytes in a shared buffer (staging.go; nil
+	// for a port that is not staged).
 	in, out []*stage
+	// sharedOut: a result's stage is shared memory, which download reads
+	// with no command, so the plan's last launch (or its command buffer)
+	// carries the event the wait waits on, sparing finish a marker.
+	sharedOut bool
 	// cmdbuf is the plan's launches recorded as one command buffer
 	// (cl_khr_command_buffer), made at the first run that can use it;
 	// noCmdbuf is set when the device, the configuration or the
@@ -169,8 +174,18 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 			_ = st.close(c.ctx)
 		}
 	}()
-	for _, size := range pl.bufSizes {
-		b, err := c.ctx.cl.CreateEmptyBuffer(cl.MemReadWrite, size)
+	shared := r.sharedBufs(pl)
+	for i, size := range pl.bufSizes {
+		var b *cl.MemObject
+		var err error
+		if shared[i] {
+			// In memory the host shares (staging.go); where the driver
+			// refuses, an ordinary buffer and staged transfers.
+			b, err = c.ctx.cl.CreateSharedBuffer(cl.MemReadWrite, size)
+		}
+		if b == nil {
+			b, err = c.ctx.cl.CreateEmptyBuffer(cl.MemReadWrite, size)
+		}
 		if err != nil {
 			return nil, fail(fmt.Sprintf("activation buffer of %d bytes", size), err)
 		}
@@ -357,7 +372,7 @@ func (r *InferRequest) postprocess(s *runState) error {
 	results := s.staged
 	for i, from := range s.unstage {
 		if from {
-			copy(results[i].Bytes(), s.st.out[i].mapped.Bytes())
+			copy(results[i].Bytes(), s.st.out[i].bytes())
 		}
 	}
 	for i := range results {

@@ -69,6 +69,12 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 		if len(b) == 0 {
 			continue
 		}
+		if stg := s.st.in[i]; stg != nil && stg.shared != nil {
+			// Into the shared buffer the kernels read: no command.
+			copy(stg.shared, b)
+			s.transfers.HostToDevice += int64(len(b))
+			continue
+		}
 		if stg := s.st.in[i]; stg != nil {
 			// Through the pinned staging buffer: no event, no callback.
 			copy(stg.mapped.Bytes(), b)
@@ -114,10 +120,14 @@ func (r *InferRequest) enqueue(ctx context.Context, s *runState) error {
 			// without simultaneous use may still hold the last inference's
 			// enqueue pending: this one then launches singly.
 			t1 := time.Now()
-			_, err := cb.Enqueue(false)
+			ev, err := cb.Enqueue(s.st.sharedOut)
 			switch {
 			case err == nil:
-				s.untracked()
+				if ev != nil {
+					s.keep(&s.evs.kernels, ev) // the wait's (sharedOut); no profile or feeder runs beside a command buffer
+				} else {
+					s.untracked()
+				}
 				s.cmdbufRan = true
 				s.next = end
 				s.execute += time.Since(t1)
@@ -256,6 +266,10 @@ func (r *InferRequest) launch(s *runState, end int) error {
 	pl := s.pl
 	events := r.c.profiling || s.windowed
 	sampled := r.warmUp && s.pl.cont == nil && s.pl.parent == nil
+	tail := -1 // the launch that carries the wait's event (sharedOut)
+	if !events && s.st.sharedOut && end == len(pl.launches) {
+		tail = pl.lastLaunch()
+	}
 	for ; s.next < end; s.next++ {
 		l := pl.launches[s.next]
 		if l.n == 0 || sampled && r.warmedUp(l) {
@@ -266,7 +280,7 @@ func (r *InferRequest) launch(s *runState, end int) error {
 			global = warmUpGlobal(l)
 		}
 		ts := time.Now()
-		if !events {
+		if !events && s.next != tail {
 			if err := r.queue.EnqueueNDRangeKernelNoEvent(s.st.kernels[s.next], nil, global, l.local); err != nil {
 				return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
 			}
@@ -283,6 +297,29 @@ func (r *InferRequest) launch(s *runState, end int) error {
 	}
 	s.execute += time.Since(t1)
 	return nil
+}
+
+// launchesUpTo counts pl's launches that run, up to n.
+func (pl *plan) launchesUpTo(n int) int {
+	k := 0
+	for _, l := range pl.launches {
+		if l.n != 0 {
+			if k++; k == n {
+				break
+			}
+		}
+	}
+	return k
+}
+
+// lastLaunch is the index of pl's last launch that runs (-1: none).
+func (pl *plan) lastLaunch() int {
+	for i := len(pl.launches) - 1; i >= 0; i-- {
+		if pl.launches[i].n != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // download enqueues the output reads, into fresh tensors or straight into
@@ -334,6 +371,13 @@ func (r *InferRequest) download(s *runState) error {
 		}
 		b := s.staged[i].Bytes()
 		if len(b) == 0 {
+			continue
+		}
+		if stg := s.st.out[i]; stg != nil && stg.shared != nil {
+			// In the shared buffer the kernels wrote: postprocess copies
+			// it out after the wait, no command.
+			s.unstage[i] = true
+			s.transfers.DeviceToHost += int64(len(b))
 			continue
 		}
 		if stg := s.st.out[i]; stg != nil {
@@ -475,6 +519,12 @@ func (r *InferRequest) commandBuffer(s *runState) *cl.CommandBuffer {
 		return st.cmdbuf
 	}
 	if st.noCmdbuf || s.windowed || c.profiling || !c.commandBuffers || r.warmUp || len(s.pl.launches) == 0 || len(s.pl.launches) > maxCommandBuffer {
+		return nil
+	}
+	if len(c.stateIn) == 0 && s.pl.launchesUpTo(2) < 2 {
+		// One launch is one command either way, and POCL 3.1 takes longer
+		// to enqueue a command buffer than a kernel (a wake-word head's
+		// dense_chain: 41 against 27 µs an inference, BenchmarkOverhead).
 		return nil
 	}
 	st.noCmdbuf = true // until the recording succeeds

@@ -14,6 +14,20 @@ import (
 // the driver, so no pinning and no completion callback into Go per
 // transfer (a cgo callback from a driver thread costs microseconds, a
 // small model's whole kernel time), and the commands need no events.
+//
+// Shared ports: on a device whose memory is the host's and that shares
+// fine-grained buffer SVM with it (GPU_SHARED_HOST_IO), the activation
+// buffers holding a plan's inputs and results are made in that shared
+// memory (cl.Context.CreateSharedBuffer), and a port's stage is its bytes
+// there: the host copies an input into place before the inference's
+// first command and a result out of it after the wait, and no write or
+// read command is enqueued. OpenCL orders those accesses: fine-grained
+// SVM is coherent at the enqueue of a command (the host's writes before
+// it are seen) and at the completion of its event (the command's writes
+// are seen), and a request runs one inference at a time (pending), so no
+// command of another inference uses the buffers meanwhile. A small model
+// then costs one launch or command buffer and one wait: on POCL each
+// command is a hand-off to a driver thread.
 
 // stageLimit is the largest input or output (bytes) a request stages; a
 // larger one is transferred from the tensor's own memory (one copy
@@ -24,6 +38,17 @@ const stageLimit = 256 << 10
 type stage struct {
 	buf    *cl.MemObject
 	mapped *cl.MappedMemObject
+	// shared is the port's bytes in its shared activation buffer, when
+	// the plan state made that buffer shared (buf and mapped are nil).
+	shared []byte
+}
+
+// bytes is the host memory the port's bytes pass through.
+func (s *stage) bytes() []byte {
+	if s.shared != nil {
+		return s.shared
+	}
+	return s.mapped.Bytes()
 }
 
 // newStage allocates and maps a staging buffer of n bytes in context cc,
@@ -66,12 +91,72 @@ func (s *stage) close(cc *clContext) error {
 	return err
 }
 
-// stages allocates the staging buffers of plan pl's ports that take them
-// (inputs the plan reads from the device, results, of 1 to stageLimit
-// bytes) into st.in and st.out (made with one entry per port).
+// sharedBufs returns which of plan pl's activation buffers hold a port
+// that the request shares with the host, when the compiled model shares
+// them (GPU_SHARED_HOST_IO on a device with shared memory; no profiling,
+// which times each transfer by its event): an input the plan reads from
+// the device, or a result that is not a state.
+func (r *InferRequest) sharedBufs(pl *plan) map[int]bool {
+	if !r.c.sharedIO || r.c.profiling {
+		return nil
+	}
+	shared := map[int]bool{}
+	for i, v := range pl.params {
+		if b, ok := pl.portBuf(v); ok && !pl.hostIn[i] && !r.holds(i) && !(i < len(pl.unread) && pl.unread[i]) {
+			shared[b] = true
+		}
+	}
+	for i, v := range pl.results {
+		if _, state := r.c.stateIn[i]; !state {
+			if b, ok := pl.portBuf(v); ok {
+				shared[b] = true
+			}
+		}
+	}
+	return shared
+}
+
+// portBuf is the activation buffer of pl holding port value v, and
+// whether there is one: not for a constant, a state buffer, a parent
+// plan's value (plan_sizes.go) or an empty value.
+func (pl *plan) portBuf(v int) (int, bool) {
+	val := pl.values[v]
+	rv := pl.values[val.root]
+	if rv.host != nil || rv.held > 0 || val.root < pl.base || val.bytes == 0 || rv.first == unset {
+		return 0, false
+	}
+	return rv.buf, true
+}
+
+// sharedStage is the stage of port value v of pl when its activation
+// buffer is shared memory (cl.MemObject.HostBytes), else nil.
+func (st *planState) sharedStage(pl *plan, v int) *stage {
+	b, ok := pl.portBuf(v)
+	if !ok {
+		return nil
+	}
+	host := st.bufs[b].HostBytes()
+	if host == nil {
+		return nil
+	}
+	off := pl.values[v].off
+	return &stage{shared: host[off : off+pl.values[v].bytes]}
+}
+
+// stages makes the stages of plan pl's ports that take them (inputs the
+// plan reads from the device, results) into st.in and st.out (made with
+// one entry per port): a port in a shared buffer has its bytes there as
+// its stage, any other of 1 to stageLimit bytes a pinned staging buffer.
 func (st *planState) stages(cc *clContext, pl *plan) error {
 	for i, v := range pl.params {
-		if n := pl.values[v].bytes; !pl.hostIn[i] && n > 0 && n <= stageLimit {
+		if pl.hostIn[i] {
+			continue
+		}
+		if s := st.sharedStage(pl, v); s != nil {
+			st.in[i] = s
+			continue
+		}
+		if n := pl.values[v].bytes; n > 0 && n <= stageLimit {
 			s, err := newStage(cc, n)
 			if err != nil {
 				return err
@@ -80,6 +165,11 @@ func (st *planState) stages(cc *clContext, pl *plan) error {
 		}
 	}
 	for i, v := range pl.results {
+		if s := st.sharedStage(pl, v); s != nil {
+			st.out[i] = s
+			st.sharedOut = true
+			continue
+		}
 		if n := pl.values[v].bytes; n > 0 && n <= stageLimit {
 			s, err := newStage(cc, n)
 			if err != nil {

@@ -208,3 +208,9 @@ func releaseCommandBuffer(_, _ handle) error { return notBuilt("clReleaseCommand
 func enqueueCommandBuffer(_, _, _ handle, _ bool) (handle, error) {
 	return nil, notBuilt("clEnqueueCommandBufferKHR")
 }
+
+func loadSVM() bool { return false }
+
+func createSVMBuffer(handle, MemFlag, int) (handle, unsafe.Pointer, error) {
+	return nil, nil, notBuilt("clSVMAlloc")
+}

@@ -10,7 +10,8 @@ type MemObject struct {
 	r      ref
 	size   int
 	flags  MemFlag
-	parent *MemObject // kept reachable so its cleanup cannot run before ours
+	parent *MemObject     // kept reachable so its cleanup cannot run before ours
+	host   unsafe.Pointer // the shared memory of CreateSharedBuffer, else nil
 }
 
 func newMemObject(h handle, size int, flags MemFlag, parent *MemObject) *MemObject {
@@ -42,6 +43,7 @@ func (m *MemObject) Close() error {
 	if m == nil {
 		return nil
 	}
+	m.host = nil
 	return m.r.close()
 }
 
