@@ -11,6 +11,7 @@ import (
 
 	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/faultinject"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -353,4 +354,48 @@ func TestRequestKeepsNoUserTensors(t *testing.T) {
 	require.NoError(t, err)
 	bindOut := func(x *tensor.Tensor) error { return r.SetTensor(out, x) }
 	assert.True(t, collected(context.Background(), bindOut, y), "a bound output replaced after the inference")
+}
+
+// TestSharedPortsFallBack: where the driver refuses a shared buffer
+// (clSVMAlloc fails) a request makes an ordinary one and stages that
+// buffer's ports through pinned staging buffers; its outputs equal a
+// request's whose ports are all shared.
+func TestSharedPortsFallBack(t *testing.T) {
+	gpu := newGPU(t)
+	if !gpu.devices[gpu.def].sharedIO {
+		t.Skipf("%s shares no fine-grained buffer SVM with the host: POCL 3.x does (apt-get install pocl-opencl-icd, via make deps)", gpu.devices[gpu.def].fullName)
+	}
+	m, ins := tuningModel(t)
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, cm.Close()) }()
+	infer := func(refuse bool) ([]byte, *planState) {
+		if refuse {
+			faultinject.ArmMatching("clSVMAlloc", 1, int32(cl.ErrMemObjectAllocationFailure))
+		}
+		r, err := cm.CreateInferRequest()
+		faultinject.Disarm()
+		require.NoError(t, err)
+		defer r.Close()
+		for name, x := range ins {
+			require.NoError(t, r.SetTensor(name, x))
+		}
+		require.NoError(t, r.Infer(context.Background()))
+		y, err := r.Tensor(cm.Outputs()[0].Name)
+		require.NoError(t, err)
+		st := r.(*InferRequest).states[cm.(*CompiledModel).static]
+		return append([]byte(nil), y.Bytes()...), &planState{in: append([]*stage(nil), st.in...), out: append([]*stage(nil), st.out...)}
+	}
+	want, shared := infer(false)
+	got, refused := infer(true)
+	assert.Equal(t, want, got)
+	assert.NotNil(t, shared.in[0].shared)
+	assert.NotNil(t, shared.out[0].shared)
+	staged := 0
+	for _, s := range append(refused.in, refused.out...) {
+		if s != nil && s.shared == nil {
+			staged++
+		}
+	}
+	assert.Positive(t, staged, "the refused buffer's ports are staged")
 }

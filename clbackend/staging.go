@@ -122,7 +122,7 @@ func (r *InferRequest) sharedBufs(pl *plan) map[int]bool {
 func (pl *plan) portBuf(v int) (int, bool) {
 	val := pl.values[v]
 	rv := pl.values[val.root]
-	if rv.host != nil || rv.held > 0 || val.root < pl.base || val.bytes == 0 || rv.first == unset {
+	if rv.host != nil || rv.held > 0 || val.root < pl.base || val.bytes == 0 || rv.first == unset || rv.buf >= len(pl.bufSizes) {
 		return 0, false
 	}
 	return rv.buf, true

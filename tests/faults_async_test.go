@@ -7,6 +7,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,13 +36,15 @@ type asyncFixture struct {
 	want   []*tensor.Tensor
 }
 
-func newAsyncFixture(t *testing.T) *asyncFixture {
+func newAsyncFixture(t *testing.T, props map[string]string) *asyncFixture {
 	t.Helper()
 	m, err := onnx.Read(defaultmodel.ONNX)
 	require.NoError(t, err)
 	core := driver.NewCore()
 	t.Cleanup(func() { assert.NoError(t, core.Close()) })
-	cm, err := core.CompileModel(context.Background(), m, "GPU", map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"})
+	all := map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"}
+	maps.Copy(all, props)
+	cm, err := core.CompileModel(context.Background(), m, "GPU", all)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, cm.Close()) })
 	f := &asyncFixture{cm: cm}
@@ -82,7 +85,7 @@ func TestAsyncRequestsWithRandomDeviceFailures(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	// Registered first, so it runs after the fixture's cleanups.
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	f := newAsyncFixture(t)
+	f := newAsyncFixture(t, nil)
 	const nreq, total = 4, 10000
 	var (
 		started, callbacks, ok, failed atomic.Int64
@@ -192,7 +195,21 @@ func TestMidRequestFailures(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	// Registered first, so it runs after the fixture's cleanups.
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-	f := newAsyncFixture(t)
+	// The ports through transfer commands (GPU_SHARED_HOST_IO=NO), and as
+	// the device runs them by default: in shared memory, without transfer
+	// commands, where it shares memory with the host.
+	for _, io := range []string{"NO", "YES"} {
+		t.Run("GPU_SHARED_HOST_IO="+io, func(t *testing.T) { midRequestFailures(t, io) })
+	}
+}
+
+// midRequestFailures is TestMidRequestFailures with GPU_SHARED_HOST_IO=io.
+func midRequestFailures(t *testing.T, io string) {
+	f := newAsyncFixture(t, map[string]string{clbackend.KeySharedHostIO: io})
+	d, _, err := clbackend.DefaultCLDevice()
+	require.NoError(t, err)
+	unified, _ := d.HostUnifiedMemory()
+	transfers := io == "NO" || !unified || !d.FineGrainBufferSVM()
 	r, err := driver.CreateAsyncInferRequest(f.cm)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, r.Close()) }()
@@ -209,7 +226,7 @@ func TestMidRequestFailures(t *testing.T) {
 	// The plan's kernels go in one command buffer where the device has
 	// cl_khr_command_buffer, else one by one.
 	launch := failure{"third kernel launch", "clEnqueueNDRangeKernel", 3, false}
-	if d, _, err := clbackend.DefaultCLDevice(); err == nil && d.CommandBuffersSupported() {
+	if d.CommandBuffersSupported() {
 		launch = failure{"kernel launches (command buffer)", "clEnqueueCommandBufferKHR", 1, false}
 	}
 	for _, c := range []failure{
@@ -217,13 +234,17 @@ func TestMidRequestFailures(t *testing.T) {
 		{"read-back", "clEnqueueReadBuffer", 1, false},
 		{"upload", "clEnqueueWriteBuffer", 1, false},
 		{"flush", "clFlush", 1, false},
-		// The transfers go through pinned staging buffers; the read of the
-		// last output carries the run's last event (no marker follows it),
-		// and the request waits on that event in clWaitForEvents. The
-		// binding's wait when a transfer's own callback fails is cl's
+		// Staged, the transfers go through pinned staging buffers and the
+		// read of the last output carries the run's last event (no marker
+		// follows it); shared, the command buffer (or the last launch)
+		// carries it. The request waits on that event in clWaitForEvents.
+		// The binding's wait when a transfer's own callback fails is cl's
 		// TestTransferCallbackFailure.
 		{"wait", "clWaitForEvents", 1, false},
 	} {
+		if !transfers && (c.op == "clEnqueueReadBuffer" || c.op == "clEnqueueWriteBuffer") {
+			continue // shared ports: no transfer command to fail
+		}
 		t.Run(c.name, func(t *testing.T) {
 			faultinject.ArmMatching(c.op, c.n, int32(cl.ErrOutOfResources))
 			err := run(0)
