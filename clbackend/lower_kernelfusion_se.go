@@ -56,7 +56,7 @@ func lowerSEBlock(b *builder, n *graph.Node, half string) error {
 		res = 1
 	}
 	table := []int64{C, HW, CM, G, layout.Acts[0], layout.Acts[1], res}
-	defines := fmt.Sprintf("%s -DSW=%d", half, sw)
+	defines := fmt.Sprintf("%s -DSW=%d -DVW=%d", half, sw, b.rowsVW())
 	group, err := b.rowsGroup(n, defines, max(C, CM), 1)
 	if err != nil {
 		return err

@@ -21,7 +21,9 @@
 // 1 Relu, 2 Sigmoid, 3 HardSigmoid max(0, min(1, alpha*v + beta)), m[6] =
 // 1 to add x) and the float params p (p[0], p[1] = the first layer's
 // alpha, beta; p[2], p[3] the second's). The local arrays hold SW floats
-// each (build option -DSW, at least C and CM, default 64).
+// each (build option -DSW, at least C and CM, default 64); the pooling
+// and the products take VW values at a time (build option -DVW = 4, 8 or
+// 16, default 4: the device's preferred float vector width).
 // No item returns early (the kernel has barriers): a group past n, or a table its local
 // arrays cannot hold (C or CM over SW), skips the whole body alike and
 // leaves y alone; every access is within the group's image (C*HW), the
@@ -29,10 +31,59 @@
 // tensors hold f16 (half.clh); p stays f32 and the math float.
 
 #include "half.clh"
+#include "rows.clh"
 
 #ifndef SW
 #define SW 64
 #endif
+
+#if VW == 16
+#define SE_LVLD(p) vload16(0, (p))
+#elif VW == 8
+#define SE_LVLD(p) vload8(0, (p))
+#else
+#define SE_LVLD(p) vload4(0, (p))
+#endif
+
+// se_sum returns the sum of the K values at x, VW at a time in two
+// interleaved sums.
+float se_sum(__global const FT* x, const long K)
+{
+    fvec a = (fvec)(0.0f), b = (fvec)(0.0f);
+    long k = 0;
+    for (; k + 2 * VW <= K; k += 2 * VW) {
+        a += VLD(x + k);
+        b += VLD(x + k + VW);
+    }
+    for (; k + VW <= K; k += VW) {
+        a += VLD(x + k);
+    }
+    float t = rows_vsum(a + b);
+    for (; k < K; ++k) {
+        t += LD(x, k);
+    }
+    return t;
+}
+
+// se_dot returns the dot product of the K weights at w with the K values
+// of v in local memory, VW at a time in two interleaved sums.
+float se_dot(__global const FT* w, __local const float* v, const long K)
+{
+    fvec a = (fvec)(0.0f), b = (fvec)(0.0f);
+    long k = 0;
+    for (; k + 2 * VW <= K; k += 2 * VW) {
+        a = fma(VLD(w + k), SE_LVLD(v + k), a);
+        b = fma(VLD(w + k + VW), SE_LVLD(v + k + VW), b);
+    }
+    for (; k + VW <= K; k += VW) {
+        a = fma(VLD(w + k), SE_LVLD(v + k), a);
+    }
+    float t = rows_vsum(a + b);
+    for (; k < K; ++k) {
+        t = fma(LD(w, k), v[k], t);
+    }
+    return t;
+}
 
 // SE_ACT applies activation code a (m[4], m[5]) with post-op parameters
 // al, be to v.
@@ -60,34 +111,16 @@ __kernel void se_block(__global const FT* x, __global const FT* w1, __global con
         const long c1 = max(c0, min(C, c0 + S)); // empty past C
         const float inv = 1.0f / (float)HW;
         for (long c = lid; c < C; c += L) {
-            __global const FT* xc = x + base + (ulong)(c * HW);
-            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-            long i = 0;
-            for (; i + 4 <= HW; i += 4) {
-                s0 += LD(xc, i);
-                s1 += LD(xc, i + 1);
-                s2 += LD(xc, i + 2);
-                s3 += LD(xc, i + 3);
-            }
-            for (; i < HW; ++i) {
-                s0 += LD(xc, i);
-            }
-            pooled[c] = ((s0 + s1) + (s2 + s3)) * inv;
+            pooled[c] = se_sum(x + base + (ulong)(c * HW), HW) * inv;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (long j = lid; j < CM; j += L) {
-            float a = LD(b1, j);
-            for (long c = 0; c < C; ++c) {
-                a = fma(LD(w1, j * C + c), pooled[c], a);
-            }
+            const float a = LD(b1, j) + se_dot(w1 + j * C, pooled, C);
             mid[j] = SE_ACT(a, act1, p[0], p[1]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (long c = c0 + lid; c < c1; c += L) {
-            float a = LD(b2, c);
-            for (long j = 0; j < CM; ++j) {
-                a = fma(LD(w2, c * CM + j), mid[j], a);
-            }
+            const float a = LD(b2, c) + se_dot(w2 + c * CM, mid, CM);
             gate[c - c0] = SE_ACT(a, act2, p[2], p[3]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
