@@ -11,6 +11,7 @@ import (
 
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -440,5 +441,68 @@ func TestIfOnStateInput(t *testing.T) {
 		}
 		require.NoError(t, r.Close())
 		require.NoError(t, cm.Close())
+	}
+}
+
+// TestConcatInPlaceOutcomePlan: in the plan of an outcome of a host
+// condition the If is its branch, straight-line, so a Concat in that
+// branch places its inputs in its output (no copy launches), as in a
+// model without control flow (Silero VAD's next state: the LSTM's two
+// states). Both outcomes give the CPU's outputs.
+func TestConcatInPlaceOutcomePlan(t *testing.T) {
+	gpu := newGPU(t)
+	if gpu.devices[gpu.def].subAlign <= 0 {
+		t.Skipf("%s reports no CL_DEVICE_MEM_BASE_ADDR_ALIGN: no sub-buffers to place into", gpu.devices[gpu.def].fullName)
+	}
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	const n = 1024 // 4 KiB blocks: a multiple of any device's sub-buffer alignment
+	x := graph.NewParameter("x", tensor.F32, graph.StaticShape(tensor.Shape{1, n}))
+	sr := graph.NewParameter("sr", tensor.I64, graph.StaticShape(tensor.Shape{}))
+	then := bodyOf("then", []string{"x"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Concat", graph.Attrs{"axis": int64(0)}, nn("Relu", nil, p[0]), nn("Sigmoid", nil, p[0]))}
+	})
+	els := bodyOf("else", []string{"x"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Concat", graph.Attrs{"axis": int64(0)}, nn("Neg", nil, p[0]), p[0])}
+	})
+	cond := nn("Equal", nil, sr.Out(0), scalarConst(tensor.I64, 16000))
+	ifn := graph.NewNode(graph.OpIf, "if", []graph.Output{cond, x.Out(0)},
+		graph.Attrs{graph.AttrThenBranch: then, graph.AttrElseBranch: els, graph.AttrCaptures: int64(1)}, 1)
+	m := graph.NewModel("concat_branch", []*graph.Node{x, sr}, []*graph.Node{graph.NewResult("y", ifn.Out(0))})
+	require.NoError(t, m.InferShapes())
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	require.NotNil(t, cm.(*CompiledModel).conds, "the If is planned per outcome")
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	xs, err := tensor.FromF32(tensor.Shape{1, n}, seeded.Float32s(7, n, -2, 2))
+	require.NoError(t, err)
+	for _, rate := range []int64{16000, 8000} {
+		rt, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{float64(rate)})
+		require.NoError(t, err)
+		ins := map[string]*tensor.Tensor{"x": xs, "sr": rt}
+		want, _ := inferAll(t, cpu, m, ins)
+		for name, v := range ins {
+			require.NoError(t, r.SetTensor(name, v))
+		}
+		require.NoError(t, r.Infer(context.Background()))
+		y, err := r.Tensor("y")
+		require.NoError(t, err)
+		assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
+		if rate != 16000 {
+			continue
+		}
+		pl := r.(*InferRequest).c.lastRun
+		require.Nil(t, pl.prog, "a straight-line plan")
+		var concat []string
+		for node, impl := range pl.impl {
+			if node.OpType == "Concat" {
+				concat = append(concat, impl)
+			}
+		}
+		assert.Equal(t, []string{implInPlace}, concat, "the then branch's Concat writes nothing")
 	}
 }

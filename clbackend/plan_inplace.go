@@ -105,7 +105,10 @@ func elemBytes(v *value) (int, bool) {
 
 // hasBodies reports whether the planned model has control flow (a node
 // with bodies other than a KernelFusion's: If, Loop, Scan), read once per
-// plan.
+// plan. An If of a plan per outcome of host conditions (plan_conds.go)
+// whose branches have no control flow of their own is not: the plan takes
+// its branch inline, straight-line (Silero VAD's sample-rate If, whose
+// Concat of the next state then places the LSTM's two states in place).
 func (b *builder) hasBodies() bool {
 	if b.bodies == 0 {
 		b.bodies = 1
@@ -114,12 +117,39 @@ func (b *builder) hasBodies() bool {
 			b.bodies = 2
 		}
 		for _, n := range nodes {
-			if n.HasBodies() && n.OpType != graph.OpKernelFusion {
+			if n.HasBodies() && n.OpType != graph.OpKernelFusion && !b.straightIf(n) {
 				b.bodies = 2
 			}
 		}
 	}
 	return b.bodies == 2
+}
+
+// straightIf reports whether n is an If the plan takes one branch of at
+// plan time because its outcome is forced (b.forced), and that branch has
+// no control flow of its own.
+func (b *builder) straightIf(n *graph.Node) bool {
+	then, ok := b.forced[n.Name]
+	if !ok || n.OpType != graph.OpIf {
+		return false
+	}
+	body, els, err := graph.IfBranches(n)
+	if err != nil {
+		return false
+	}
+	if !then {
+		body = els
+	}
+	nodes, err := body.Nodes()
+	if err != nil {
+		return false
+	}
+	for _, m := range nodes {
+		if m.HasBodies() && m.OpType != graph.OpKernelFusion {
+			return false
+		}
+	}
+	return true
 }
 
 // view is a sub-buffer of a plan's activation buffer: the buffer, the
