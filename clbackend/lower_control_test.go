@@ -341,17 +341,7 @@ func TestIfPlansPerOutcome(t *testing.T) {
 		rate   int64
 		branch string
 	}{{16000, "then_branch"}, {8000, "else_branch"}, {16000, "then_branch"}} {
-		rate, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{float64(c.rate)})
-		require.NoError(t, err)
-		ins := map[string]*tensor.Tensor{"x": xs, "sr": rate}
-		want, _ := inferAll(t, cpu, m, ins)
-		for name, v := range ins {
-			require.NoError(t, r.SetTensor(name, v))
-		}
-		require.NoError(t, r.Infer(context.Background()))
-		y, err := r.Tensor("y")
-		require.NoError(t, err)
-		assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
+		y := inferRate(t, cpu, m, r, xs, c.rate)
 		req := r.(*InferRequest)
 		pl := req.c.lastRun
 		assert.Nil(t, pl.prog, "sr=%d: a straight-line plan", c.rate)
@@ -481,17 +471,7 @@ func TestConcatInPlaceOutcomePlan(t *testing.T) {
 	xs, err := tensor.FromF32(tensor.Shape{1, n}, seeded.Float32s(7, n, -2, 2))
 	require.NoError(t, err)
 	for _, rate := range []int64{16000, 8000} {
-		rt, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{float64(rate)})
-		require.NoError(t, err)
-		ins := map[string]*tensor.Tensor{"x": xs, "sr": rt}
-		want, _ := inferAll(t, cpu, m, ins)
-		for name, v := range ins {
-			require.NoError(t, r.SetTensor(name, v))
-		}
-		require.NoError(t, r.Infer(context.Background()))
-		y, err := r.Tensor("y")
-		require.NoError(t, err)
-		assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
+		inferRate(t, cpu, m, r, xs, rate)
 		if rate != 16000 {
 			continue
 		}
@@ -505,4 +485,22 @@ func TestConcatInPlaceOutcomePlan(t *testing.T) {
 		}
 		assert.Equal(t, []string{implInPlace}, concat, "the then branch's Concat writes nothing")
 	}
+}
+
+// inferRate runs r (of model m, inputs x and sr) with x = xs and sr =
+// rate, checks output y against the CPU's and returns it.
+func inferRate(t *testing.T, cpu driver.Plugin, m *graph.Model, r driver.InferRequest, xs *tensor.Tensor, rate int64) *tensor.Tensor {
+	t.Helper()
+	rt, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{float64(rate)})
+	require.NoError(t, err)
+	ins := map[string]*tensor.Tensor{"x": xs, "sr": rt}
+	want, _ := inferAll(t, cpu, m, ins)
+	for name, v := range ins {
+		require.NoError(t, r.SetTensor(name, v))
+	}
+	require.NoError(t, r.Infer(context.Background()))
+	y, err := r.Tensor("y")
+	require.NoError(t, err)
+	assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
+	return y
 }
