@@ -99,6 +99,28 @@ func BenchmarkElementwiseChains(b *testing.B) {
 	}
 }
 
+// BenchmarkSEBlocks measures fusion.FuseSEBlock on PP-OCR cls, rec and
+// det (320 and 640) as BenchmarkKernelFusions measures a declared fusion:
+// each model with the pass (fused) and with
+// DISABLED_TRANSFORMATIONS=FuseSEBlock (unfused), alternating unprofiled
+// synchronous inferences, reporting the se_block nodes, launches per
+// inference and median ms/infer of each:
+//
+//	go test -run '^$' -bench BenchmarkSEBlocks -benchtime 40x ./bench/
+func BenchmarkSEBlocks(b *testing.B) {
+	models := append(chainModels[:3:3], struct {
+		name  string
+		model string
+		shape tensor.Shape
+	}{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 640, 640}})
+	for _, m := range models {
+		b.Run(m.name, func(b *testing.B) {
+			variants := []map[string]string{nil, {fusion.KeyDisabledTransformations: fusion.PassFuseSEBlock}}
+			benchVariants(b, m.model, m.shape, fusion.SEBlockKernel, variants)
+		})
+	}
+}
+
 // staticInput returns the static shape of a cached model's only input.
 func staticInput(b *testing.B, model string) tensor.Shape {
 	b.Helper()
