@@ -223,6 +223,9 @@ type matchState struct {
 	values  map[string]graph.Output
 	matched []*graph.Node
 	cons    map[graph.Output][]graph.Input
+	// swapFirst holds the commutative op patterns that try their inputs
+	// swapped first (MatchAt's retries).
+	swapFirst map[*Pattern]bool
 }
 
 type snapshot struct {
@@ -309,11 +312,12 @@ func (p *Pattern) match(v graph.Output, s *matchState) bool {
 		if len(n.Inputs) < len(p.inputs) {
 			return false
 		}
-		if !p.matchInputs(n, s, false) {
+		first := s.swapFirst[p]
+		if !p.matchInputs(n, s, first) {
 			if !p.commutative || len(p.inputs) != 2 {
 				return false
 			}
-			if !p.matchInputs(n, s, true) {
+			if !p.matchInputs(n, s, !first) {
 				return false
 			}
 		}
@@ -365,16 +369,35 @@ func containsString(list []string, s string) bool {
 // consumers (Model.Consumers), used by OneUse and the closure condition.
 // It returns nil when p does not match or when an interior op node of the
 // match has a consumer outside it.
+//
+// A match whose interior nodes are used outside it is retried with the
+// commutative ops' inputs in the other orders (the first four such ops):
+// Add(a, Conv(a)) with a used elsewhere matches a residual pattern
+// Add(Conv, r) as Conv = Conv(a), r = a, not as the closed-off Conv = a.
 func MatchAt(p *Pattern, root *graph.Node, cons map[graph.Output][]graph.Input) *Match {
-	s := &matchState{values: map[string]graph.Output{}, cons: cons}
-	if len(root.Outputs) == 0 || !p.match(root.Out(0), s) {
+	if len(root.Outputs) == 0 {
 		return nil
 	}
-	m := &Match{Root: root, values: s.values, matched: s.matched}
-	if !m.closed(cons, nil) {
-		return nil
+	var comm []*Pattern
+	p.walk(func(q *Pattern) {
+		if q.kind == patOp && q.commutative && len(q.inputs) == 2 && len(comm) < 4 {
+			comm = append(comm, q)
+		}
+	})
+	for mask := 0; mask < 1<<len(comm); mask++ {
+		s := &matchState{values: map[string]graph.Output{}, cons: cons, swapFirst: map[*Pattern]bool{}}
+		for i, q := range comm {
+			s.swapFirst[q] = mask>>i&1 == 1
+		}
+		if !p.match(root.Out(0), s) {
+			return nil // every order was tried: none matches at all
+		}
+		m := &Match{Root: root, values: s.values, matched: s.matched}
+		if m.closed(cons, nil) {
+			return m
+		}
 	}
-	return m
+	return nil
 }
 
 // closed reports whether every matched op node other than the root and

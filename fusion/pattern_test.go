@@ -212,3 +212,29 @@ func TestQueryEliminatedShapeNode(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, got["x/shape"], "%v", got)
 }
+
+// TestMatchAtTriesCommutedOrders: a residual Add(a, Conv(a)) whose a is
+// also used elsewhere (MobileNet's blocks, PP-OCR cls) matches FuseConv's
+// Add(Conv, r) with the commuted order, Conv = Conv(a) and r = a, after the
+// first order (Conv = a) leaves a's other use outside the match: one
+// FusedConv with a sum post-op and no Add, computing the same on the CPU.
+func TestMatchAtTriesCommutedOrders(t *testing.T) {
+	b := newBuilder(t)
+	x := b.param("x", 1, 4, 5, 5)
+	a := b.op("Conv", nil, x, b.rand(-0.5, 0.5, 4, 4, 1, 1), b.rand(-0.2, 0.2, 4))
+	c := b.op("Conv", nil, a, b.rand(-0.5, 0.5, 4, 4, 1, 1), b.rand(-0.2, 0.2, 4))
+	m := b.model(b.op("Add", nil, a, c), b.op("Sigmoid", nil, a))
+	tm, _ := transform(t, m, randomInputs(t, m, 3, nil), fusion.FuseConv())
+	assert.Zero(t, opCount(t, tm, "Add"))
+	require.Equal(t, 1, opCount(t, tm, graph.OpFusedConv))
+	nodes, err := tm.Nodes()
+	require.NoError(t, err)
+	for _, n := range nodes {
+		if n.OpType == graph.OpFusedConv {
+			post, err := graph.PostOps(n)
+			require.NoError(t, err)
+			assert.Equal(t, []graph.PostOp{{Kind: graph.PostSum}}, post)
+			assert.Equal(t, a, n.Input(3), "the residual is a")
+		}
+	}
+}
