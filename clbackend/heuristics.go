@@ -213,12 +213,13 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //     pthread-skylake-avx512 (2 MiB per core): C=512 and 1024 at 32x32
 //     (1.3x faster than grouped in CPU time per inference; at 16x16
 //     within 10% of it); at 64x64 and 128x128 grouped ran 1.4x faster;
-//   - broadcast (AVX-512's 24 accumulators: 2 vectors of output
-//     channels x 8 pixels, 8 tiles per item, chunks of bcastChunk input
-//     channels) where OC fills two vectors and rows are at least 64
+//   - broadcast (AVX-512's 24 accumulators: bcastVectors vectors of
+//     output channels x 8 pixels, 8 tiles per item, chunks of bcastChunk
+//     input channels) where OC fills one or two vectors (bcastVectors: at
+//     least three quarters of their lanes) and rows are at least 64
 //     pixels (one item's 8 tiles): the inner loop broadcasts an input
 //     value against weight vectors, each weight vector feeding 8 fmas and
-//     each input value 2, the chunk's weights serving the item's tiles
+//     each input value OB, the chunk's weights serving the item's tiles
 //     from L1. IS-Net medium's convolutions of 64x64 to 512x512 (C 64 to
 //     1024, OC 32 to 512) take 13-27% less CPU time than with grouped or
 //     direct on pthread-skylake-avx512; below 64 columns (16x16, 32x32)
@@ -247,14 +248,34 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 		}
 		return mustVariant("conv", "winograd_2x2_3x3", vw, wmr, 2, p.groupPolicy())
 	}
-	if ocv := int64(2 * vw); p.accumulators() >= 24 && g.OC >= ocv && g.OW >= 64 {
-		return mustVariant("conv", "broadcast", vw, 2, 8, 8, p.bcastChunk(g, ocv))
+	if ob := bcastVectors(g.OC, vw); ob > 0 && p.accumulators() >= 24 && g.OW >= 64 {
+		return mustVariant("conv", "broadcast", vw, ob, 8, 8, p.bcastChunk(g, int64(ob*vw)))
 	}
 	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 {
 		ocg, ck := p.convGroups(g, mr, blocks)
 		return mustVariant("conv", "grouped", vw, mr, ocg, ck)
 	}
 	return mustVariant("conv", "direct", vw, mr, 1, p.groupPolicy())
+}
+
+// bcastVectors is the broadcast conv's OB (vectors of vw output channels
+// per item) for oc output channels: 2 where they fill two vectors, or
+// three quarters of two (24 to 31 of 32 on AVX-512), 1 where they fill
+// three quarters of one (12 to 16); 0 (not the broadcast kernel)
+// otherwise. On pthread-skylake-avx512, CPU time per inference against
+// the direct kernel (MR 24, 16, 8): 96->24 3x3 at 160x160 (PP-OCR det's)
+// 11-14 ms against 15-18; 64->16 at 512x512 (IS-Net's) 67-73 against
+// 110-119 (OB 2, half its lanes idle: 88-92); 32->8 at 256x256 with OB 1
+// (half idle) 6.4-6.9 against 5.4-5.6, so less than three quarters stays
+// direct.
+func bcastVectors(oc int64, vw int) int {
+	switch v := int64(vw); {
+	case oc >= 2*v || oc > v && 4*oc >= 6*v:
+		return 2
+	case oc <= v && 4*oc >= 3*v:
+		return 1
+	}
+	return 0
 }
 
 // bcastChunk is the broadcast conv's CK for blocks of ocv output

@@ -166,7 +166,7 @@ func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
 	}
 	assert.Equal(t, "grouped", poclSkylake.conv(conv2D{N: 1, C: 512, OC: 256, OH: 32, OW: 32, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1}, false).Algorithm,
 		"strided windows are not Winograd's")
-	assert.Equal(t, "direct", conv(poclSkylake, 64, 64, 16).Algorithm, "one block of output channels has nothing to group")
+	assert.Equal(t, "direct", conv(poclSkylake, 64, 32, 16).Algorithm, "one block of output channels has nothing to group")
 	sky, has := conv(poclSkylake, 64, 32, 64), conv(poclHaswell, 64, 64, 64)
 	assert.Equal(t, []int{4, 64}, []int{sky.Get("OCG"), sky.Get("CK")}, "skylake: %s", sky)
 	assert.Equal(t, []int{8, 32}, []int{has.Get("OCG"), has.Get("CK")}, "haswell (8 channels per block): %s", has)
@@ -177,7 +177,8 @@ func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
 // output channels and rows of 64 pixels or more, dilated windows too;
 // its chunk of input channels follows the cache (32 where the chunk's 3x3
 // weights stay within a 48th of the local memory, 16 for 5x5); narrower
-// rows, a single vector of output channels and AVX2 keep the others.
+// rows, output channels that fill less than three quarters of one or two
+// vectors (bcastVectors) and AVX2 keep the others.
 func TestHeuristicsBroadcastConv(t *testing.T) {
 	conv := func(p deviceProfile, c, hw, oc, k, d int64) kernels.Variant {
 		return p.conv(conv2D{N: 1, C: c, OC: oc, OH: hw, OW: hw, KH: k, KW: k, SH: 1, SW: 1, DH: d, DW: d}, k == 3)
@@ -186,18 +187,24 @@ func TestHeuristicsBroadcastConv(t *testing.T) {
 		p                deviceProfile
 		ch, hw, oc, k, d int64
 		want             string
-		np, tl, ck       int
+		ob, np, tl, ck   int
 	}{
-		{poclSkylake, 128, 512, 64, 3, 1, "broadcast", 8, 8, 32},
-		{poclSkylake, 64, 256, 32, 3, 2, "broadcast", 8, 8, 32},
-		{poclSkylake, 64, 128, 32, 5, 1, "broadcast", 8, 8, 16},
-		{poclSkylake, 128, 32, 128, 3, 1, "grouped", 0, 0, 0},
-		{poclSkylake, 64, 256, 16, 3, 1, "direct", 0, 0, 0},
-		{poclHaswell, 128, 512, 64, 3, 1, "grouped", 0, 0, 0},
+		{poclSkylake, 128, 512, 64, 3, 1, "broadcast", 2, 8, 8, 32},
+		{poclSkylake, 64, 256, 32, 3, 2, "broadcast", 2, 8, 8, 32},
+		{poclSkylake, 64, 128, 32, 5, 1, "broadcast", 2, 8, 8, 16},
+		{poclSkylake, 96, 160, 24, 3, 1, "broadcast", 2, 8, 8, 32}, // 24 of 32 lanes
+		{poclSkylake, 64, 512, 16, 3, 1, "broadcast", 1, 8, 8, 32},
+		{poclSkylake, 64, 256, 12, 3, 1, "broadcast", 1, 8, 8, 32}, // 12 of 16
+		{poclSkylake, 64, 256, 20, 3, 1, "direct", 0, 0, 0, 0},     // 20 of 32
+		{poclSkylake, 32, 256, 8, 3, 1, "direct", 0, 0, 0, 0},      // 8 of 16
+		{poclSkylake, 128, 32, 128, 3, 1, "grouped", 0, 0, 0, 0},
+		{poclSkylake, 64, 32, 16, 3, 1, "direct", 0, 0, 0, 0},
+		{poclHaswell, 128, 512, 64, 3, 1, "grouped", 0, 0, 0, 0},
+		{poclHaswell, 64, 512, 16, 3, 1, "grouped", 0, 0, 0, 0}, // two blocks of 8
 	} {
 		v := conv(c.p, c.ch, c.hw, c.oc, c.k, c.d)
 		if assert.Equal(t, c.want, v.Algorithm, "%s, C=%d OC=%d %dx%d, %dx%d window", c.p.name, c.ch, c.oc, c.hw, c.hw, c.k, c.k) && c.want == "broadcast" {
-			assert.Equal(t, []int{16, 2, c.np, c.tl, c.ck}, []int{v.Get("VW"), v.Get("OB"), v.Get("NP"), v.Get("TL"), v.Get("CK")}, "%s", v)
+			assert.Equal(t, []int{16, c.ob, c.np, c.tl, c.ck}, []int{v.Get("VW"), v.Get("OB"), v.Get("NP"), v.Get("TL"), v.Get("CK")}, "%s", v)
 		}
 	}
 }

@@ -253,9 +253,10 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		})
 	},
 	"fused_conv2d_bcast": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// launchConvWindows with 19 input channels, OC 5 in one block of
-		// OB*VW (weights packed [1][171][OB*VW]): two chunks (the last
-		// partial) where TL > 1, tiles past the row's end.
+		// launchConvWindows with 19 input channels, OC 5 in blocks of
+		// OB*VW (weights packed [ceil(5/(OB*VW))][171][OB*VW]): two
+		// chunks (the last partial) where TL > 1, tiles past the row's
+		// end.
 		e.forVariants(t, "conv", "broadcast", func(t *testing.T, v kernels.Variant, full bool) {
 			launchConvWindows(t, e, k, v, full, 19, v.Get("OB")*v.Get("VW"), v.Get("NP")*v.Get("TL"), []int{1, 1, 1})
 		})
@@ -524,12 +525,14 @@ func dwCases(t *testing.T, e *clEnv, k kernels.Kernel, alg string, geometry func
 // three 3x3 windows of ch input channels and 5 output channels: x
 // [1,ch,5,11], pad 1 -> [1,5,5,11]; x [1,ch,9,19], stride 2, pad 1 ->
 // [1,5,5,10]; x [1,ch,9,13], dilations 2 x 3, pad 1 -> [1,5,7,9]. The
-// weights are packed [1][ch*9][rows], an item takes tile pixels of a row
+// weights are packed [ceil(5/rows)][ch*9][rows] (two blocks where rows is
+// 4: broadcast with one vector of 4), an item takes tile pixels of a row
 // (one more item past each axis); bias, dense residual sum and clip; the
 // strided and dilated windows and f16 only when full.
 func launchConvWindows(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, full bool, ch int32, rows, tile int, local []int) {
 	pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
-	wn := int(ch) * 9 * rows
+	blocks := ceil(5, rows)
+	wn := blocks * int(ch) * 9 * rows
 	for _, c := range []struct {
 		extra   string
 		h, w    int32
@@ -541,7 +544,7 @@ func launchConvWindows(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Varia
 		}
 		m := []int32{1, ch, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
 		in, out := int(ch*c.h*c.w), 5*c.oh*c.ow
-		global := []int{2, c.oh*ceil(c.ow, tile) + 1, 2}
+		global := []int{blocks + 1, c.oh*ceil(c.ow, tile) + 1, 2}
 		defs := v.Defines() + " " + c.extra
 		e.launch(t, k, defs, global, local, fill(in, -1, 1), fill(wn, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
 		if !full {

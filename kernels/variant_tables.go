@@ -92,11 +92,16 @@ var families = append(append([]Family{
 			{
 				Name: "broadcast", Entries: []string{"fused_conv2d_bcast"},
 				Doc: "direct convolution whose inner loop broadcasts one input value against OB vectors of VW output channels' weights (packed once per tap): ONNX Runtime's NCHWc loop on NCHW activations. NP pixels of a row per tile, TL tiles per item run in turn over chunks of CK input channels with their partial sums in private memory, so a chunk's weights serve TL tiles from the cache; one item per group (a CPU's form)",
-				Params: []Param{vwParam, {Name: "OB", Values: []int{2}, Define: true, Doc: "vectors of VW output channels per work item (each input value loaded feeds OB fmas)"},
+				Params: []Param{vwParam, {Name: "OB", Values: []int{1, 2}, Define: true, Doc: "vectors of VW output channels per work item (each input value loaded feeds OB fmas)"},
 					{Name: "NP", Values: []int{6, 8}, Define: true, Doc: "pixels of a row per tile (each weight vector loaded feeds NP fmas; OB*NP accumulator vectors)"},
 					{Name: "TL", Values: []int{1, 8}, Define: true, Doc: "tiles of NP pixels per work item, run in turn over each chunk of input channels"},
 					{Name: "CK", Values: []int{16, 32}, Define: true, Doc: "input channels per chunk (with TL > 1)"}},
-				Valid:     func(p Point) bool { return p["TL"] > 1 || p["CK"] == 16 },
+				// One vector of output channels (the heuristics' choice for
+				// three quarters of VW to VW of them) only in the form they
+				// choose: 8 tiles of 8 pixels.
+				Valid: func(p Point) bool {
+					return (p["TL"] > 1 || p["CK"] == 16) && (p["OB"] == 2 || p["NP"] == 8 && p["TL"] == 8)
+				},
 				WorkGroup: func(Point) int { return 1 },
 			},
 			{
