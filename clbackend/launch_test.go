@@ -3,6 +3,7 @@ package clbackend
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -398,4 +399,64 @@ func TestSharedPortsFallBack(t *testing.T) {
 		}
 	}
 	assert.Positive(t, staged, "the refused buffer's ports are staged")
+}
+
+// TestCommandsPerInference counts the commands one synchronous inference
+// enqueues (the binding's clEnqueue* calls, faultinject.Trace), after a
+// first inference made the request's buffers and command buffer: with the
+// ports in shared memory (GPU_SHARED_HOST_IO on a device with it) a
+// one-node model is its launch alone, and a model of several launches its
+// command buffer alone (cl_khr_command_buffer) — no write, read or marker;
+// staged, the inputs' writes and the outputs' reads come around them.
+func TestCommandsPerInference(t *testing.T) {
+	gpu := newGPU(t)
+	dev := gpu.devices[gpu.def]
+	ctx := context.Background()
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3))
+	relu := graph.NewNode("Relu", "relu", []graph.Output{x.Out(0)}, nil, 1)
+	one := graph.NewModel("one", []*graph.Node{x}, []*graph.Node{graph.NewResult("y", relu.Out(0))})
+	multi, _ := tuningModel(t)
+	enqueues := func(m *graph.Model, shared string) []string {
+		t.Helper()
+		cm, err := gpu.CompileModel(ctx, m, map[string]string{KeySharedHostIO: shared})
+		require.NoError(t, err)
+		defer func() { require.NoError(t, cm.Close()) }()
+		r, err := cm.CreateInferRequest()
+		require.NoError(t, err)
+		defer r.Close()
+		require.NoError(t, r.Infer(ctx))
+		faultinject.Trace()
+		err = r.Infer(ctx)
+		ops := faultinject.Ops()
+		faultinject.Disarm()
+		require.NoError(t, err)
+		var enq []string
+		for _, op := range ops {
+			if strings.HasPrefix(op, "clEnqueue") {
+				enq = append(enq, op)
+			}
+		}
+		return enq
+	}
+	launches := []string{"clEnqueueNDRangeKernel"}
+	if dev.cmdbufs {
+		launches = []string{"clEnqueueCommandBufferKHR"}
+	}
+	staged := enqueues(one, "NO")
+	assert.Equal(t, []string{"clEnqueueWriteBuffer", "clEnqueueNDRangeKernel", "clEnqueueReadBuffer"}, staged, "one launch, staged")
+	stagedMulti := enqueues(multi, "NO")
+	require.NotEmpty(t, stagedMulti)
+	assert.Equal(t, "clEnqueueWriteBuffer", stagedMulti[0], "several launches, staged: the inputs are written first")
+	assert.Equal(t, "clEnqueueReadBuffer", stagedMulti[len(stagedMulti)-1], "and the output read last")
+	if !dev.sharedIO {
+		t.Skipf("%s shares no fine-grained buffer SVM with the host: POCL 3.x does (apt-get install pocl-opencl-icd, via make deps)", dev.fullName)
+	}
+	assert.Equal(t, []string{"clEnqueueNDRangeKernel"}, enqueues(one, "YES"), "one launch, shared ports")
+	if dev.cmdbufs {
+		assert.Equal(t, launches, enqueues(multi, "YES"), "several launches, shared ports: the command buffer alone")
+	} else {
+		for _, op := range enqueues(multi, "YES") {
+			assert.Equal(t, "clEnqueueNDRangeKernel", op, "several launches, shared ports: launches alone")
+		}
+	}
 }
