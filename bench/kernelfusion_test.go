@@ -99,25 +99,31 @@ func BenchmarkElementwiseChains(b *testing.B) {
 	}
 }
 
-// BenchmarkSEBlocks measures fusion.FuseSEBlock on PP-OCR cls, rec and
-// det (320 and 640) as BenchmarkKernelFusions measures a declared fusion:
-// each model with the pass (fused) and with
-// DISABLED_TRANSFORMATIONS=FuseSEBlock (unfused), alternating unprofiled
-// synchronous inferences, reporting the se_block nodes, launches per
+// BenchmarkBodyFusions measures the fusions that keep a body to fall
+// back on, fusion.FuseSEBlock (PP-OCR cls, rec, det 320 and 640) and
+// fusion.FuseDeconvActivation (det), as BenchmarkKernelFusions measures a
+// declared fusion: each model with the pass (fused) and with
+// DISABLED_TRANSFORMATIONS=<pass> (unfused), alternating unprofiled
+// synchronous inferences, reporting the fused nodes, launches per
 // inference and median ms/infer of each:
 //
-//	go test -run '^$' -bench BenchmarkSEBlocks -benchtime 40x ./bench/
-func BenchmarkSEBlocks(b *testing.B) {
-	models := append(chainModels[:3:3], struct {
+//	go test -run '^$' -bench BenchmarkBodyFusions -benchtime 40x ./bench/
+func BenchmarkBodyFusions(b *testing.B) {
+	det640 := struct {
 		name  string
 		model string
 		shape tensor.Shape
-	}{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 640, 640}})
-	for _, m := range models {
-		b.Run(m.name, func(b *testing.B) {
-			variants := []map[string]string{nil, {fusion.KeyDisabledTransformations: fusion.PassFuseSEBlock}}
-			benchVariants(b, m.model, m.shape, fusion.SEBlockKernel, variants)
-		})
+	}{"det_1x3x640x640", "ch_PP-OCRv4_det_infer.onnx", tensor.Shape{1, 3, 640, 640}}
+	for _, f := range []struct {
+		pass, kernel string
+		models       int // of chainModels' first three (cls, rec, det 320)
+	}{{fusion.PassFuseSEBlock, fusion.SEBlockKernel, 0}, {fusion.PassFuseDeconvActivation, fusion.DeconvKernel, 2}} {
+		for _, m := range append(chainModels[f.models:3:3], det640) {
+			b.Run(f.pass+"/"+m.name, func(b *testing.B) {
+				variants := []map[string]string{nil, {fusion.KeyDisabledTransformations: f.pass}}
+				benchVariants(b, m.model, m.shape, f.kernel, variants)
+			})
+		}
 	}
 }
 

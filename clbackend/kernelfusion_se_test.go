@@ -12,6 +12,7 @@ import (
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/plugin/driver"
 )
 
 // seBlockCases are lowerCases' cases of the se_block kernel
@@ -22,11 +23,7 @@ import (
 // Mul), the second the residual form of PP-OCRv4 det's RSE blocks (x +
 // x*gate, after FuseSEResidual) with a Sigmoid gate.
 func seBlockCases() []lowerCase {
-	k := 0
-	op := func(typ string, attrs graph.Attrs, in ...graph.Output) graph.Output {
-		k++
-		return graph.NewNode(typ, fmt.Sprintf("%s_%d", typ, k), in, attrs, 1).Out(0)
-	}
+	op := numberedNodes()
 	block := func(g *caseGen, residual bool) *graph.Model {
 		N, C, CM, H, W := g.dim(1, 2), g.dim(3, 40), g.dim(1, 12), g.dim(1, 9), g.dim(1, 11)
 		x := g.x("x", N, C, H, W)
@@ -39,7 +36,7 @@ func seBlockCases() []lowerCase {
 		m := g.model(y.Node)
 		require.NoError(g.t, m.InferShapes())
 		passes := append(append([]fusion.Pass{fusion.FuseConv()}, fusion.KernelFusionPasses()...), fusion.FuseSEBlock(), fusion.DeadCodeRemoval())
-		rep, err := fusion.NewManager(passes...).Run(context.Background(), m, fusion.Options{SEBlock: true})
+		rep, err := fusion.NewManager(passes...).Run(context.Background(), m, fusion.Options{BodyFusions: true})
 		require.NoError(g.t, err)
 		require.Equal(g.t, 1, rep.Passes[len(passes)-2].Rewrites, "the case's squeeze-excitation block was not fused")
 		return m
@@ -81,18 +78,35 @@ func TestSEBlockOverLocalMemory(t *testing.T) {
 				got, cm := inferAll(t, gpu, m, ins)
 				wantOut, _ := inferAll(t, cpu, m, ins)
 				assertOutputsClose(t, wantOut, got, 1e-5, 1e-4)
-				_, rm := opCounts(t, cm)
-				nodes, err := rm.Nodes()
-				require.NoError(t, err)
-				impls := ""
-				for _, n := range nodes {
-					if n.RT.Extra["LAYER_TYPE"] == graph.OpKernelFusion {
-						impls += n.RT.Extra["IMPL_TYPE"]
-					}
-				}
-				assert.Contains(t, impls, want)
+				assert.Contains(t, kernelFusionImpls(t, cm), want)
 			})
 		}
 	}
 	assert.Equal(t, 4, ran, "the two se_block cases of lowerCases on two profiles")
+}
+
+// numberedNodes returns a maker of single-output nodes named by op type
+// and a running number, for building a case's model.
+func numberedNodes() func(typ string, attrs graph.Attrs, in ...graph.Output) graph.Output {
+	k := 0
+	return func(typ string, attrs graph.Attrs, in ...graph.Output) graph.Output {
+		k++
+		return graph.NewNode(typ, fmt.Sprintf("%s_%d", typ, k), in, attrs, 1).Out(0)
+	}
+}
+
+// kernelFusionImpls joins the IMPL_TYPE of the KernelFusion nodes of
+// compiled model cm's runtime model.
+func kernelFusionImpls(t *testing.T, cm driver.CompiledModel) string {
+	t.Helper()
+	_, rm := opCounts(t, cm)
+	nodes, err := rm.Nodes()
+	require.NoError(t, err)
+	impls := ""
+	for _, n := range nodes {
+		if n.RT.Extra["LAYER_TYPE"] == graph.OpKernelFusion {
+			impls += n.RT.Extra["IMPL_TYPE"]
+		}
+	}
+	return impls
 }

@@ -289,11 +289,7 @@ func generatedChainCases() []lowerCase {
 // second has all four slots: a Relu post-op, a bare product, a Sigmoid
 // post-op and a LayerNormalization without Relu.
 func denseChainCases() []lowerCase {
-	k := 0
-	op := func(typ string, attrs graph.Attrs, in ...graph.Output) graph.Output {
-		k++
-		return graph.NewNode(typ, fmt.Sprintf("%s_%d", typ, k), in, attrs, 1).Out(0)
-	}
+	op := numberedNodes()
 	dense := func(g *caseGen, h graph.Output, K, C int64, norm bool, act string) graph.Output {
 		h = op("Add", nil, op("MatMul", nil, h, g.c(-0.5, 0.5, K, C)), g.c(-0.2, 0.2, C))
 		if norm {

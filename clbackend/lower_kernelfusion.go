@@ -51,6 +51,8 @@ func lowerKernelFusion(b *builder, n *graph.Node) error {
 		return lowerDenseChain(b, n, half)
 	case graph.LaunchSEBlock:
 		return lowerSEBlock(b, n, half)
+	case graph.LaunchDeconv:
+		return lowerDeconvFusion(b, n)
 	}
 	// The iteration space the inputs broadcast to: the output, or what a
 	// reduction's rows span.

@@ -44,7 +44,7 @@ func lowerSEBlock(b *builder, n *graph.Node, half string) error {
 	sw := fusion.DenseChainRowFloats(max(C, CM))
 	lm := b.profile().localMem
 	if HW == 0 || C*HW*esz > lm || 3*sw*4 > lm {
-		return b.lowerSEBody(n, body, fmt.Sprintf("an image of %d bytes over the device's %d bytes of local memory", C*HW*esz, lm))
+		return b.lowerFusionBody(n, body, fmt.Sprintf("an image of %d bytes over the device's %d bytes of local memory", C*HW*esz, lm))
 	}
 	images := xs[0]
 	if images == 0 {
@@ -66,15 +66,23 @@ func lowerSEBlock(b *builder, n *graph.Node, half string) error {
 	return b.emitND(n, fusion.SEBlockKernel, defines, []int{int(images*G) * group}, []int{group}, args...)
 }
 
-// lowerSEBody plans the body of se_block node n node by node (why says
-// why the fused kernel does not take it), its result as n's output.
-func (b *builder) lowerSEBody(n *graph.Node, body *graph.Model, why string) error {
+// lowerFusionBody plans the body of KernelFusion node n node by node (why
+// says why its kernel does not take it), its result as n's output; the
+// body takes the element types of n's values (f16 activations).
+func (b *builder) lowerFusionBody(n *graph.Node, body *graph.Model, why string) error {
+	body = body.Clone()
+	for i, p := range body.Parameters {
+		p.Outputs[0].Type = b.val(b.in(n, i)).typ
+	}
+	if err := body.InferShapes(); err != nil {
+		return errUnsupported(n, "body %q on the node's element types: %v", body.Name, err)
+	}
 	first := len(b.pl.launches)
 	res, err := b.lowerBody(n, graph.AttrBody, body, b.inputs(n, 0))
 	if err != nil {
 		return err
 	}
 	b.of[n.Out(0)] = res[0]
-	b.pl.impl[n] = fmt.Sprintf("%s:body (%s: %d launches)", fusion.SEBlockKernel, why, len(b.pl.launches)-first)
+	b.pl.impl[n] = fmt.Sprintf("%s:body (%s: %d launches)", n.Attrs.String(graph.AttrKernel, ""), why, len(b.pl.launches)-first)
 	return nil
 }

@@ -472,7 +472,7 @@ func lowerCases() map[string][]lowerCase {
 	// Every declared kernel fusion, generated from its declaration
 	// (kernelfusion_test.go): nothing to add here for a new one; and
 	// chains whose kernel is generated (kernels/gen).
-	cases[graph.OpKernelFusion] = append(append(kernelFusionCases(), generatedChainCases()...), append(denseChainCases(), seBlockCases()...)...)
+	cases[graph.OpKernelFusion] = append(append(kernelFusionCases(), generatedChainCases()...), append(append(denseChainCases(), seBlockCases()...), deconvFusionCases()...)...)
 	// The lowerings added for ONNX backend-suite parity with the CPU
 	// device (lower_parity_test.go).
 	for op, cs := range parityCases() {

@@ -303,7 +303,7 @@ func chains(cfg *driver.Properties, d *device) func(*fusion.Options) {
 	return func(o *fusion.Options) {
 		o.Chains = &fusion.ChainOptions{Exclude: disabledIn(cfg)}
 		o.DenseChain = &fusion.DenseChainOptions{LocalBytes: p.localMem, MaxRows: int64(p.computeUnits)}
-		o.SEBlock = true
+		o.BodyFusions = true
 	}
 }
 

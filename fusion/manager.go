@@ -86,11 +86,12 @@ type Options struct {
 	// layers in one work group (the GPU, from its local memory and
 	// compute units): FuseDenseChain runs only then.
 	DenseChain *DenseChainOptions
-	// SEBlock is set by a device that runs squeeze-excitation blocks in
-	// one launch where they fit (the GPU, which decides per block from
-	// its local memory when it plans the shapes): FuseSEBlock runs only
-	// then.
-	SEBlock bool
+	// BodyFusions is set by a device that runs the fusions which keep
+	// their subgraph to fall back on (the GPU, which decides per node when
+	// it plans the shapes: a squeeze-excitation block whose image fits its
+	// local memory, a ConvTranspose its blocked kernel takes):
+	// FuseSEBlock and FuseDeconvActivation run only then.
+	BodyFusions bool
 }
 
 // excluded returns the op types no fusion into a device kernel may take

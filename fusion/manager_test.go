@@ -171,7 +171,7 @@ func TestDefaultPassNames(t *testing.T) {
 		fusion.PassConvertF16ToF32, fusion.PassConvertF16Weights, fusion.PassRemoveIdentity, fusion.PassConstantFolding, fusion.PassFoldControlFlow, fusion.PassCollapseReshapeTranspose,
 		fusion.PassEliminateDoubleRelu, fusion.PassRecognizeHardActivations, fusion.PassFuseLayerNorm, fusion.PassFoldBatchNorm,
 		fusion.PassFoldConvScaleShift, fusion.PassFoldInputScaleShift, fusion.PassDivToMul, fusion.PassFuseQuantized, fusion.PassFuseConv, fusion.PassFuseFullyConnected,
-		fusion.PassFuseQuantizeChains, fusion.PassFuseDenseChain, fusion.PassFuseSEResidual, fusion.PassFuseFCLayerNormRelu, fusion.PassFuseLayerNormRelu, fusion.PassFuseSEBlock, fusion.PassFuseElementwiseChains, fusion.PassDeadCodeRemoval,
+		fusion.PassFuseQuantizeChains, fusion.PassFuseDenseChain, fusion.PassFuseSEResidual, fusion.PassFuseFCLayerNormRelu, fusion.PassFuseLayerNormRelu, fusion.PassFuseSEBlock, fusion.PassFuseDeconvActivation, fusion.PassFuseElementwiseChains, fusion.PassDeadCodeRemoval,
 	}, fusion.Default().Names())
 	for _, p := range fusion.DefaultPasses() {
 		assert.NotEmpty(t, p.Doc, "pass %s has no doc line", p.Name)

@@ -52,6 +52,7 @@ func DefaultPasses() []Pass {
 		FuseDenseChain(),
 	}, KernelFusionPasses()...),
 		FuseSEBlock(),
+		FuseDeconvActivation(),
 		FuseElementwiseChains(),
 		DeadCodeRemoval(),
 	)

@@ -42,13 +42,13 @@ var seActs = map[string]int64{graph.PostRelu: SEActRelu, graph.PostSigmoid: SEAc
 // the whole image, so the GPU launches it only where an image of x fits
 // the device's local memory (on POCL a core's cache, which the repeated
 // pooling then reads); a larger block runs its body's nodes as before. It
-// runs only where the device sets Options.SEBlock (the GPU).
+// runs only where the device sets Options.BodyFusions (the GPU).
 func FuseSEBlock() Pass {
 	return Pass{Name: PassFuseSEBlock,
 		Doc: "run a squeeze-excitation block (GlobalAveragePool, two 1x1 FusedConvs, the Mul or se_residual) as one se_block launch where an image fits the device's local memory",
 		Ops: []string{"GlobalAveragePool", graph.OpFusedConv, "Mul", graph.OpKernelFusion},
 		Run: func(ctx context.Context, m *graph.Model, o *Options) (int, error) {
-			if o == nil || !o.SEBlock {
+			if o == nil || !o.BodyFusions {
 				return 0, nil
 			}
 			return fuseSEBlocks(ctx, m, o)
@@ -68,24 +68,36 @@ type seBlock struct {
 
 // fuseSEBlocks is FuseSEBlock's rewrite.
 func fuseSEBlocks(ctx context.Context, m *graph.Model, o *Options) (int, error) {
+	exclude := o.excluded()
+	return rewriteEach(ctx, m, func(n *graph.Node, cons map[graph.Output][]graph.Input) (bool, error) {
+		blk, ok := seBlockAt(n, cons, exclude)
+		if !ok {
+			return false, nil
+		}
+		return true, replaceSEBlock(blk, cons)
+	})
+}
+
+// rewriteEach calls rewrite on each node of m in topological order with
+// the consumers as they were before the pass, and counts the nodes it
+// rewrote (it returns true); it stops at the first error.
+func rewriteEach(ctx context.Context, m *graph.Model, rewrite func(*graph.Node, map[graph.Output][]graph.Input) (bool, error)) (int, error) {
 	nodes, cons, err := nodesAndConsumers(m)
 	if err != nil {
 		return 0, err
 	}
-	exclude := o.excluded()
 	count := 0
 	for _, n := range nodes {
 		if err := ctx.Err(); err != nil {
 			return count, err
 		}
-		blk, ok := seBlockAt(n, cons, exclude)
-		if !ok {
-			continue
-		}
-		if err := replaceSEBlock(blk, cons); err != nil {
+		done, err := rewrite(n, cons)
+		if err != nil {
 			return count, err
 		}
-		count++
+		if done {
+			count++
+		}
 	}
 	return count, nil
 }

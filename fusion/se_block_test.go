@@ -42,13 +42,13 @@ func seBlockModel(t *testing.T, n int64, act1 string, residual, swap bool, strid
 // node whose inputs are x and the two layers' weights and biases, whose
 // params are the post-ops' alpha and beta and whose body's layout gives the
 // activations and the residual; the CPU computes the same with and without
-// it. It leaves the block alone without Options.SEBlock (the CPU device),
+// it. It leaves the block alone without Options.BodyFusions (the CPU device),
 // when the pooling's op type is excluded (GPU_DISABLED_OPS) and when a
 // convolution is not a 1x1 squeeze layer.
 func TestFuseSEBlock(t *testing.T) {
 	passes := append(append([]fusion.Pass{fusion.FuseConv()}, fusion.KernelFusionPasses()...), fusion.FuseSEBlock(), fusion.DeadCodeRemoval())
 	se := len(passes) - 2
-	on := fusion.Options{SEBlock: true}
+	on := fusion.Options{BodyFusions: true}
 	for _, tc := range []struct {
 		name           string
 		act1           string
@@ -96,7 +96,7 @@ func TestFuseSEBlock(t *testing.T) {
 		opts fusion.Options
 	}{
 		{"no device option", m, fusion.Options{}},
-		{"pooling excluded", m, fusion.Options{SEBlock: true, Chains: &fusion.ChainOptions{Exclude: map[string]bool{"GlobalAveragePool": true}}}},
+		{"pooling excluded", m, fusion.Options{BodyFusions: true, Chains: &fusion.ChainOptions{Exclude: map[string]bool{"GlobalAveragePool": true}}}},
 		{"strided convolution", seBlockModel(t, 2, "Relu", false, false, 2), on},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,19 +107,22 @@ func TestFuseSEBlock(t *testing.T) {
 	}
 }
 
-// TestSEBlocksRealModels runs the standard pipeline with the GPU's option
-// on PP-OCR cls and rec (make models): every squeeze-excitation block
-// becomes one se_block node (cls has nine, rec two; cls's last pooling,
-// before its classifier, stays), and the CPU computes the same.
-func TestSEBlocksRealModels(t *testing.T) {
+// TestBodyFusionsRealModels runs the standard pipeline with the GPU's
+// option on PP-OCR cls, rec and det (make models): every
+// squeeze-excitation block becomes one se_block node (cls has nine, rec
+// two, det ten; cls's last pooling, before its classifier, stays), det's
+// two ConvTranspose + activation pairs become fused_deconv2d nodes, and
+// the CPU computes the same.
+func TestBodyFusionsRealModels(t *testing.T) {
 	for _, tc := range []struct {
-		file   string
-		shape  []int64
-		blocks int
-		pools  int
+		file           string
+		shape          []int64
+		blocks, deconv int
+		pools          int
 	}{
-		{"ch_ppocr_mobile_v2.0_cls_infer.onnx", []int64{1, 3, 48, 192}, 9, 1},
-		{"ch_PP-OCRv4_rec_infer.onnx", []int64{1, 3, 48, 160}, 2, 0},
+		{"ch_ppocr_mobile_v2.0_cls_infer.onnx", []int64{1, 3, 48, 192}, 9, 0, 1},
+		{"ch_PP-OCRv4_rec_infer.onnx", []int64{1, 3, 48, 160}, 2, 0, 0},
+		{"ch_PP-OCRv4_det_infer.onnx", []int64{1, 3, 64, 64}, 10, 2, 0},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(modelDir(), tc.file)
@@ -129,14 +132,13 @@ func TestSEBlocksRealModels(t *testing.T) {
 			m, err := onnx.ReadFile(path)
 			require.NoError(t, err)
 			ins := randomInputs(t, m, 13, func(_ string, axis int) int64 { return tc.shape[axis] })
-			tm, _ := transformWith(t, m, ins, fusion.Options{SEBlock: true}, fusion.DefaultPasses()...)
-			n := 0
+			tm, _ := transformWith(t, m, ins, fusion.Options{BodyFusions: true}, fusion.DefaultPasses()...)
+			kinds := map[string]int{}
 			for _, k := range kernelFusions(t, tm) {
-				if k.Attrs.String(graph.AttrKernel, "") == fusion.SEBlockKernel {
-					n++
-				}
+				kinds[k.Attrs.String(graph.AttrKernel, "")]++
 			}
-			assert.Equal(t, tc.blocks, n)
+			assert.Equal(t, tc.blocks, kinds[fusion.SEBlockKernel])
+			assert.Equal(t, tc.deconv, kinds[fusion.DeconvKernel])
 			assert.Equal(t, tc.pools, opCount(t, tm, "GlobalAveragePool"), "the pools outside squeeze-excitation blocks")
 		})
 	}

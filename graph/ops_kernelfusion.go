@@ -99,10 +99,17 @@ const (
 	// 2 Sigmoid, 3 HardSigmoid) and 1 for a residual; the params hold each
 	// layer's post-op alpha and beta; n is the number of groups, N*G.
 	LaunchSEBlock = "se_block"
+	// LaunchDeconv runs a ConvTranspose and the activation after it
+	// (fusion.FuseDeconvActivation) as the register-blocked transposed
+	// convolution with the activation as its post-op, launched as that
+	// kernel is for a ConvTranspose of the body's attributes; the inputs
+	// are the ConvTranspose's (x, w and the bias when it has one). Where
+	// that kernel does not take the ConvTranspose the body's nodes run.
+	LaunchDeconv = "deconv"
 )
 
 // launchKinds are the accepted AttrLaunch values.
-var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true, LaunchGEMMRows: true, LaunchDenseChain: true, LaunchSEBlock: true}
+var launchKinds = map[string]bool{LaunchElementwise: true, LaunchRows: true, LaunchReduceRows: true, LaunchGEMMRows: true, LaunchDenseChain: true, LaunchSEBlock: true, LaunchDeconv: true}
 
 // LaunchKinds returns the accepted launch conventions, sorted.
 func LaunchKinds() []string { return sortedKeys(launchKinds) }
