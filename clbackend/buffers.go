@@ -195,7 +195,16 @@ func (r *InferRequest) buffer(pl *plan, st *planState, v int) *cl.MemObject {
 	root := val.root
 	rv := pl.values[root]
 	if rv.held > 0 {
-		return r.held[rv.held-1]
+		if val.off == 0 {
+			return r.held[rv.held-1]
+		}
+		// A view of the state buffer (gatherView), made by the plan
+		// that has the state's value.
+		for root < pl.base {
+			pl = pl.parent
+			st = r.states[pl]
+		}
+		return st.views[view{-rv.held, val.off, max(val.bytes, 1)}]
 	}
 	if rv.host != nil {
 		if rv.weight != "" {

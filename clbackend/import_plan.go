@@ -312,8 +312,8 @@ func (c *CompiledModel) checkRecord(pl *plan, dropped map[int]bool) error {
 		if v.root != i && (v.off < 0 || pl.values[v.root].bytes-v.off < v.bytes) {
 			return fmt.Errorf("value %d: %d bytes at %d over its root's %d", i, v.bytes, v.off, pl.values[v.root].bytes)
 		}
-		if v.off != 0 && (v.root == i || pl.values[v.root].host != nil || pl.values[v.root].held != 0) {
-			return fmt.Errorf("value %d: offset %d in a value that is not an activation buffer", i, v.off)
+		if v.off != 0 && (v.root == i || pl.values[v.root].host != nil) {
+			return fmt.Errorf("value %d: offset %d in a value that is not an activation or state buffer", i, v.off)
 		}
 	}
 	for i, s := range pl.bufSizes {

@@ -22,6 +22,9 @@ func lowerGather(b *builder, n *graph.Node) error {
 	}
 	cnt := b.val(y).shape.NumElements()
 	nidx := max(b.val(idx).shape.NumElements(), 1)
+	if b.gatherView(x, idx, y, ax, inner) {
+		return nil
+	}
 	return b.emit(n, "gather", "-DT="+bitsType(b.val(y).typ)+" -DIDX="+clType(it), cnt,
 		slotArg(x), slotArg(idx), slotArg(y), uint64(cnt), uint64(inner), uint64(is[ax]), uint64(nidx))
 }

@@ -93,6 +93,45 @@ func (b *builder) concatInPlace(n *graph.Node, ax int64) map[int]bool {
 	return placed
 }
 
+// gatherView makes Gather's output y (of x, along axis ax, inner
+// elements per index) a view of x's memory instead of a launch, and
+// reports whether it did: one index known at plan time, every axis before
+// ax of size 1 (so the block it selects is contiguous), at an origin that
+// is a multiple of the device's sub-buffer alignment, of a device value of
+// this plan with no control flow (as concatInPlace). A request binds the
+// view as a sub-buffer, of an activation buffer or of its state buffer
+// (Silero VAD's two Gathers of its LSTM state: nothing writes a state
+// buffer but the next state's copy after every launch, and writeState
+// between inferences).
+func (b *builder) gatherView(x, idx, y int, ax, inner int64) bool {
+	k, ok := b.hostInts(idx)
+	xv := b.val(x)
+	align := b.c.dev.subAlign
+	if !ok || len(k) != 1 || align <= 0 || b.pl.control || b.hasBodies() {
+		return false
+	}
+	if k[0] < 0 {
+		k[0] += xv.shape[ax]
+	}
+	for _, d := range xv.shape[:ax] {
+		if d != 1 {
+			return false
+		}
+	}
+	esize, ok := elemBytes(xv)
+	rv := b.val(xv.root)
+	yv := b.val(y)
+	if !ok || k[0] < 0 || k[0] >= xv.shape[ax] || rv.host != nil || xv.root < b.pl.base || yv.root != y || yv.typ != xv.typ {
+		return false
+	}
+	off := int64(xv.off) + k[0]*inner*int64(esize)
+	if off%int64(align) != 0 {
+		return false
+	}
+	yv.root, yv.off = xv.root, int(off)
+	return true
+}
+
 // elemBytes is the size of one element of v (false for a type of less
 // than a byte, or an empty value).
 func elemBytes(v *value) (int, bool) {
@@ -153,21 +192,33 @@ func (b *builder) straightIf(n *graph.Node) bool {
 }
 
 // view is a sub-buffer of a plan's activation buffer: the buffer, the
-// origin and the size in bytes.
+// origin and the size in bytes; a negative buffer -(i+1) is the request's
+// state buffer of model input i (gatherView).
 type view struct{ buf, off, size int }
 
-// makeViews creates the sub-buffers of st's activation buffers that the
-// values of pl at an offset in their root are bound as (see value.off).
-func (st *planState) makeViews(pl *plan) error {
+// makeViews creates the sub-buffers of st's activation buffers, and of the
+// request's state buffers (held), that the values of pl at an offset in
+// their root are bound as (see value.off).
+func (st *planState) makeViews(pl *plan, held []*cl.MemObject) error {
 	for _, v := range pl.values {
 		if v.off == 0 || v.root < pl.base {
 			continue
 		}
-		k := view{pl.values[v.root].buf, v.off, max(v.bytes, 1)}
+		rv := pl.values[v.root]
+		k := view{rv.buf, v.off, max(v.bytes, 1)}
+		if rv.held > 0 {
+			k.buf = -rv.held // of the request's state buffer (gatherView)
+		}
 		if _, ok := st.views[k]; ok {
 			continue
 		}
-		m, err := st.bufs[k.buf].CreateSubBuffer(0, k.off, k.size)
+		var parent *cl.MemObject
+		if rv.held > 0 {
+			parent = held[rv.held-1]
+		} else {
+			parent = st.bufs[k.buf]
+		}
+		m, err := parent.CreateSubBuffer(0, k.off, k.size)
 		if err != nil {
 			return fmt.Errorf("%d bytes at %d of buffer %d: %w", k.size, k.off, k.buf, err)
 		}

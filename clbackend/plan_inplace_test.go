@@ -164,3 +164,107 @@ func shapeConst(name string, dims ...int64) graph.Output {
 	t, _ := tensor.FromI64(tensor.Shape{int64(len(dims))}, dims)
 	return graph.NewConstant(name, t).Out(0)
 }
+
+// TestGatherViews: a Gather of one index known at plan time whose block
+// is contiguous and aligned is a view of its input, not a launch — of a
+// model input, and of a state the request holds (MAKE_STATEFUL, as Silero
+// VAD gathers its LSTM's two states) — inference after inference with the
+// state evolving, equal to the same model with the Gathers launched (an
+// index that is a model input, read on the device) and to the arithmetic
+// done here; an index whose block is not aligned stays a launch.
+func TestGatherViews(t *testing.T) {
+	gpu := newGPU(t)
+	align := gpu.devices[gpu.def].subAlign
+	if align <= 0 {
+		t.Skipf("%s reports no CL_DEVICE_MEM_BASE_ADDR_ALIGN: no sub-buffers to view", gpu.devices[gpu.def].fullName)
+	}
+	const n = 1024 // 4 KiB blocks: a multiple of any device's sub-buffer alignment
+	idx := func(name string, k int64) graph.Output {
+		t, _ := tensor.FromI64(tensor.Shape{}, []int64{k})
+		return graph.NewConstant(name, t).Out(0)
+	}
+	build := func(index func(string, int64) graph.Output, params ...*graph.Node) *graph.Model {
+		x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(3, n))
+		s := graph.NewParameter("s", tensor.F32, graph.ShapeOf(2, 1, n))
+		h := nn("Gather", nil, s.Out(0), index("i0", 0))  // [1, n]
+		c := nn("Gather", nil, s.Out(0), index("i1", -1)) // [1, n]
+		xb := nn("Gather", nil, x.Out(0), index("i2", 2)) // [n]
+		hN := nn("Add", nil, h, xb)
+		cN := nn("Add", nil, c, hN)
+		sN := nn("Concat", graph.Attrs{"axis": int64(0)}, nn("Unsqueeze", nil, hN, shapeConst("ax0", 0)), nn("Unsqueeze", nil, cN, shapeConst("ax1", 0)))
+		y := nn("Mul", nil, h, c)
+		return graph.NewModel("gathers", append([]*graph.Node{x, s}, params...), []*graph.Node{graph.NewResult("y", y), graph.NewResult("s_next", sN)})
+	}
+	viewed := build(idx)
+	var kp []*graph.Node
+	launched := build(func(name string, k int64) graph.Output {
+		p := graph.NewParameter(name, tensor.I64, graph.StaticShape(tensor.Shape{}))
+		kp = append(kp, p)
+		return p.Out(0)
+	})
+	launched.Parameters = append(launched.Parameters, kp...)
+	require.NoError(t, viewed.InferShapes())
+	require.NoError(t, launched.InferShapes())
+
+	xs, err := tensor.FromF32(tensor.Shape{3, n}, seeded.Float32s(11, 3*n, -1, 1))
+	require.NoError(t, err)
+	run := func(m *graph.Model, ins map[string]*tensor.Tensor) ([][]float32, *plan) {
+		cm, err := gpu.CompileModel(context.Background(), m, map[string]string{driver.KeyMakeStateful: "s:s_next"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cm.Close() })
+		r, err := cm.CreateInferRequest()
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = r.Close() })
+		for name, v := range ins {
+			require.NoError(t, r.SetTensor(name, v))
+		}
+		var out [][]float32
+		for range 3 {
+			require.NoError(t, r.Infer(context.Background()))
+			y, err := r.Tensor("y")
+			require.NoError(t, err)
+			out = append(out, append([]float32(nil), y.F32()...))
+		}
+		return out, r.(*InferRequest).c.lastRun
+	}
+	got, pl := run(viewed, map[string]*tensor.Tensor{"x": xs})
+	ks := map[string]*tensor.Tensor{"x": xs}
+	for i, k := range []int64{0, -1, 2} {
+		kt, err := tensor.FromI64(tensor.Shape{}, []int64{k})
+		require.NoError(t, err)
+		ks[fmt.Sprintf("i%d", i)] = kt
+	}
+	want, lpl := run(launched, ks)
+	assert.Equal(t, want, got, "views and launches agree to the bit")
+	gathers := func(pl *plan) (n int) {
+		for _, l := range pl.launches {
+			if l.node.OpType == "Gather" {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Zero(t, gathers(pl), "every Gather a view")
+	assert.Equal(t, 3, gathers(lpl), "indices read on the device: launches")
+	// The arithmetic: h, c start at 0; each step h += x[2], c += h.
+	h, c := make([]float32, n), make([]float32, n)
+	xb := xs.F32()[2*n:]
+	for step := range 3 {
+		for j := range n {
+			assert.InDelta(t, h[j]*c[j], got[step][j], 1e-5, "step %d element %d", step, j)
+			h[j] += xb[j]
+			c[j] += h[j]
+		}
+	}
+	if align > 4 {
+		// An index whose block starts off the alignment stays a launch.
+		odd := graph.NewParameter("x", tensor.F32, graph.ShapeOf(3, 1))
+		g := nn("Gather", nil, odd.Out(0), idx("k", 1))
+		m := graph.NewModel("odd", []*graph.Node{odd}, []*graph.Node{graph.NewResult("y", g)})
+		require.NoError(t, m.InferShapes())
+		cm, err := gpu.CompileModel(context.Background(), m, nil)
+		require.NoError(t, err)
+		defer cm.Close()
+		assert.Equal(t, 1, gathers(cm.(*CompiledModel).static), "a 4-byte origin: a launch")
+	}
+}

@@ -193,7 +193,7 @@ func (r *InferRequest) state(pl *plan) (_ *planState, err error) {
 		st.bytes += int64(size)
 		c.ctx.activationBytes.Add(int64(size))
 	}
-	if err := st.makeViews(pl); err != nil {
+	if err := st.makeViews(pl, r.held); err != nil {
 		return nil, fail("sub-buffer of an activation buffer", err)
 	}
 	for _, l := range pl.launches {
