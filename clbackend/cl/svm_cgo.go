@@ -7,6 +7,11 @@ package cl
 
 /*
 #cgo linux LDFLAGS: -ldl
+// RTLD_DEFAULT is a GNU extension of dlfcn.h: glibc before 2.34 (the device
+// bundle's Debian 11 sysroot) declares it only under _GNU_SOURCE.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #define CL_TARGET_OPENCL_VERSION 120
 #ifdef __APPLE__
 #include <OpenCL/opencl.h>
