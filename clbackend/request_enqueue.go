@@ -331,16 +331,8 @@ func (r *InferRequest) download(s *runState) error {
 	s.unstage = resized(s.unstage, len(s.pl.results))
 	for i, v := range pl.results {
 		sl := pl.values[v]
-		if pi, ok := r.c.stateIn[i]; ok {
-			// The next state: into the request's state buffer, on the
-			// device (the command buffer's last commands, when it ran).
-			if s.cmdbufRan && s.st.cmdbufStates {
-				continue
-			}
-			if err := r.keepState(s, pi, v); err != nil {
-				return err
-			}
-			continue
+		if _, ok := r.c.stateIn[i]; ok {
+			continue // after every other result's read (below)
 		}
 		if rdst := s.remoteOut[i]; rdst != nil {
 			// On the device, into the remote tensor: no host memory.
@@ -405,6 +397,16 @@ func (r *InferRequest) download(s *runState) error {
 		}
 		s.keep(&s.evs.download, ev)
 		s.transfers.DeviceToHost += int64(len(b))
+	}
+	if !s.cmdbufRan || !s.st.cmdbufStates {
+		// The next states: into the request's state buffers, on the
+		// device, once the results that read a state buffer have been
+		// read (or the command buffer's last commands, when it ran).
+		for _, i := range r.stateResults(pl) {
+			if err := r.keepState(s, r.c.stateIn[i], pl.results[i]); err != nil {
+				return err
+			}
+		}
 	}
 	s.download = time.Since(t2)
 	return r.finish(s)
@@ -533,7 +535,9 @@ func (r *InferRequest) commandBuffer(s *runState) *cl.CommandBuffer {
 	// else the launches alone, download copying the states.
 	// A plan continued after sizes read back (pl.cont) has its results
 	// in the continuation: its states are copied there.
-	withStates := len(c.stateIn) > 0 && s.pl.cont == nil
+	// Not where another result reads a state buffer: the copies would
+	// overwrite it before download reads it.
+	withStates := len(c.stateIn) > 0 && s.pl.cont == nil && !r.resultReadsState(s.pl)
 	cb, states := r.recordPlan(s, withStates)
 	if cb == nil && withStates {
 		cb, states = r.recordPlan(s, false)
@@ -564,11 +568,11 @@ func (r *InferRequest) recordPlan(s *runState, states bool) (*cl.CommandBuffer, 
 			return nil, false
 		}
 	}
-	for i, v := range s.pl.results {
-		pi, ok := r.c.stateIn[i]
-		if !states || !ok {
-			continue
+	for _, i := range r.stateResults(s.pl) {
+		if !states {
+			break
 		}
+		pi, v := r.c.stateIn[i], s.pl.results[i]
 		n := s.pl.values[v].bytes
 		if n == 0 || s.pl.values[s.pl.values[v].root].held == pi+1 {
 			continue

@@ -96,6 +96,58 @@ func (r *InferRequest) releaseStates() error {
 	return errors.Join(errs...)
 }
 
+// heldBy is the model input whose state buffer holds value v of pl (a
+// state input, or a view of one), else -1.
+func heldBy(pl *plan, v int) int {
+	return pl.values[pl.values[v].root].held - 1
+}
+
+// resultReadsState reports whether a result of pl that is not a next
+// state is read from one of the request's state buffers (a state input
+// passed through, or a view of one): the next states' copies must then
+// wait for its read.
+func (r *InferRequest) resultReadsState(pl *plan) bool {
+	for i, v := range pl.results {
+		if _, state := r.c.stateIn[i]; !state && heldBy(pl, v) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stateResults returns the indices of pl's results that carry a next
+// state, in the order their copies into the state buffers must run: a
+// copy that reads a state buffer (one state passed on as another's next
+// value) before the copy that overwrites that buffer. States that read
+// each other's buffers in a cycle keep the results' order.
+func (r *InferRequest) stateResults(pl *plan) []int {
+	var todo []int
+	for i := range pl.results {
+		if _, ok := r.c.stateIn[i]; ok {
+			todo = append(todo, i)
+		}
+	}
+	order := make([]int, 0, len(todo))
+	for len(todo) > 0 {
+		pick := 0 // a cycle: the results' order
+		for k, i := range todo {
+			read := false // is i's state buffer read by a copy still to run?
+			for _, j := range todo {
+				if j != i && heldBy(pl, pl.results[j]) == r.c.stateIn[i] {
+					read = true
+				}
+			}
+			if !read {
+				pick = k
+				break
+			}
+		}
+		order = append(order, todo[pick])
+		todo = append(todo[:pick], todo[pick+1:]...)
+	}
+	return order
+}
+
 // keepState enqueues the copy of result value v into the state buffer of
 // input pi.
 func (r *InferRequest) keepState(s *runState, pi, v int) error {
