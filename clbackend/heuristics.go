@@ -1,7 +1,6 @@
 package clbackend
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/clinfer/clinfer/clbackend/cl"
@@ -228,7 +227,11 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //   - grouped (convGroups) where OC spans two blocks or more: each item
 //     runs 4 or 8 blocks over chunks of input channels, so that the
 //     chunk's input rows come from the cache once for all of them (IS-Net
-//     medium: 18-23% less CPU time per inference than direct);
+//     medium: 18-23% less CPU time per inference than direct); a dilated
+//     convolution takes grouped with 8 blocks whatever its OC, so that a
+//     model's dilated convolutions share one program (built with run-time
+//     dilations, windowDefines) instead of one per OCG and direct: IS-Net
+//     medium's 16x16 and 32x32 dilated layers built three;
 //   - direct, one block per item, otherwise.
 func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 	if p.gpu {
@@ -251,8 +254,12 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 	if ob := bcastVectors(g.OC, vw); ob > 0 && p.accumulators() >= 24 && g.OW >= 64 {
 		return mustVariant("conv", "broadcast", vw, ob, 8, 8, p.bcastChunk(g, int64(ob*vw)))
 	}
-	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 {
+	dilated := g.DH != 1 || g.DW != 1
+	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 || dilated {
 		ocg, ck := p.convGroups(g, mr, blocks)
+		if dilated {
+			ocg = 8
+		}
 		return mustVariant("conv", "grouped", vw, mr, ocg, ck)
 	}
 	return mustVariant("conv", "direct", vw, mr, 1, p.groupPolicy())
@@ -409,139 +416,6 @@ func (p deviceProfile) softmaxRows(n int64, kernelLimit int) (vw, group int) {
 	}
 	return vw, group
 }
-
-// cpuGroup is the work-group size a launch whose kernel lets the driver
-// pick the group gets on a CPU device (nil for an empty range). POCL picks
-// a group from the grid and compiles the kernel again for each group size
-// it launches with (a work-group function per local size, at the first
-// launch): a network whose layers have many sizes, like IS-Net's 1024 to
-// 32 pixel stages, compiled one resize, Winograd transform or
-// element-wise kernel 25 times over (IS-Net medium with an empty POCL
-// cache: 24 s of warm-up builds, 12 s with these groups). Fixed powers of two share one function across every
-// grid they divide: from the first dimension on, the largest power of two
-// that divides it, within CL_DEVICE_MAX_WORK_GROUP_SIZE and
-// cpuGroupItems, and small enough to leave cpuGroupsPerUnit groups per
-// compute unit.
-func cpuGroup(global []int, p deviceProfile) []int {
-	total := 1
-	for _, g := range global {
-		total *= g
-	}
-	if total == 0 {
-		return nil
-	}
-	budget := cpuGroupBudget(total, p)
-	local := make([]int, len(global))
-	for i, g := range global {
-		l := 1
-		for l*2 <= budget && g%(l*2) == 0 {
-			l *= 2
-		}
-		local[i] = l
-		budget /= l
-	}
-	return local
-}
-
-// cpuGroupBudget is the most items cpuGroup gives a group of a grid of
-// total items.
-func cpuGroupBudget(total int, p deviceProfile) int {
-	return min(max(1, p.maxWorkGroup), cpuGroupItems, floorPow2(max(1, total/(cpuGroupsPerUnit*max(1, p.computeUnits)))))
-}
-
-// shareCPUGroups gives the launches of one kernel (program and entry) on
-// a CPU device fewer work-group sizes: each launch whose group cpuGroup
-// chose takes the largest group of the kernel's launches that divides its
-// grid within its budget (its own at worst), the most used among equals. cpuGroup alone gives a kernel one group per shape of grid its
-// first dimensions take (IS-Net medium: pool_rows 7, resize_linear2d 6,
-// strided_copy 4, each Winograd transform 2 per program), and POCL
-// compiles a work-group function for each of them at the first launch.
-func shareCPUGroups(launches []launch, p deviceProfile) {
-	type kernelKey struct {
-		prog  any
-		entry string
-	}
-	type cand struct {
-		local []int
-		n     int
-	}
-	byKernel := map[kernelKey][]cand{}
-	for _, l := range launches {
-		if !l.cpuGroup {
-			continue
-		}
-		k := kernelKey{l.prog, l.kernel.Entry}
-		cs := byKernel[k]
-		i := slices.IndexFunc(cs, func(c cand) bool { return slices.Equal(c.local, l.local) })
-		if i < 0 {
-			cs = append(cs, cand{local: l.local})
-			i = len(cs) - 1
-		}
-		cs[i].n++
-		byKernel[k] = cs
-	}
-	for k, cs := range byKernel {
-		// The larger group first (a launch never gets fewer items than
-		// cpuGroup gave it: no more groups to run), then the most used,
-		// then the order of the dimensions, so that the choice is
-		// deterministic.
-		slices.SortStableFunc(cs, func(a, b cand) int {
-			if pa, pb := items(a.local), items(b.local); pa != pb {
-				return pb - pa
-			}
-			if a.n != b.n {
-				return b.n - a.n
-			}
-			return slices.Compare(a.local, b.local)
-		})
-		byKernel[k] = cs
-	}
-	for i := range launches {
-		l := &launches[i]
-		if !l.cpuGroup {
-			continue
-		}
-		total := items(l.global)
-		for _, c := range byKernel[kernelKey{l.prog, l.kernel.Entry}] {
-			if fits(c.local, l.global, cpuGroupBudget(total, p)) {
-				l.local = slices.Clone(c.local)
-				break
-			}
-		}
-	}
-}
-
-// fits reports whether group local divides every dimension of grid
-// global and has at most budget items.
-func fits(local, global []int, budget int) bool {
-	if len(local) != len(global) || items(local) > budget {
-		return false
-	}
-	for i, g := range global {
-		if g%local[i] != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// items is the product of dims.
-func items(dims []int) int {
-	n := 1
-	for _, d := range dims {
-		n *= d
-	}
-	return n
-}
-
-// cpuGroupItems caps cpuGroup's groups, and cpuGroupsPerUnit is the
-// fewest groups per compute unit it leaves a grid that has the items: a
-// CPU device shares its cores with other work, and a core that falls
-// behind on one large group holds the whole launch up.
-const (
-	cpuGroupItems    = 256
-	cpuGroupsPerUnit = 4
-)
 
 // floorPow2 is the largest power of two at most n (n >= 1).
 func floorPow2(n int) int {

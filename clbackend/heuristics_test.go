@@ -286,13 +286,15 @@ func TestCPUGroup(t *testing.T) {
 
 // TestShareCPUGroups: the launches of one kernel whose groups cpuGroup
 // chose take the largest group among them that divides their grid within
-// their budget, so POCL compiles fewer work-group functions; a launch
-// keeps its own group when none other fits, never gets fewer items, and
-// launches of other kernels or with groups the lowering set are left
-// alone.
+// their budget (of two of one size, the one that fits more launches, even
+// when the other is more used), so POCL compiles fewer work-group
+// functions; a launch keeps its own group when none other fits, never
+// gets fewer items, and launches of other kernels or with groups the
+// lowering set are left alone.
 func TestShareCPUGroups(t *testing.T) {
 	k := kernels.Kernel{Entry: "k"}
 	other := kernels.Kernel{Entry: "other"}
+	wino := kernels.Kernel{Entry: "wino"}
 	mk := func(kern kernels.Kernel, global []int, auto bool, local ...int) launch {
 		if local == nil {
 			local = cpuGroup(global, poclSkylake)
@@ -307,6 +309,9 @@ func TestShareCPUGroups(t *testing.T) {
 		mk(other, []int{8, 1024}, true),          // another kernel
 		mk(k, []int{8, 1024}, false, 8, 4),       // set by the lowering
 		mk(k, []int{4, 2048, 1}, true, 4, 64, 1), // another rank
+		mk(wino, []int{256, 512}, true),          // [256 1]
+		mk(wino, []int{256, 512}, true),          // [256 1]
+		mk(wino, []int{64, 512}, true),           // [64 4]: fits all three
 	}
 	before := make([][]int, len(ls))
 	for i, l := range ls {
@@ -315,8 +320,10 @@ func TestShareCPUGroups(t *testing.T) {
 	require.Equal(t, []int{4, 64}, before[0])
 	require.Equal(t, []int{2, 128}, before[1])
 	require.Equal(t, []int{8, 32}, before[2])
+	require.Equal(t, []int{256, 1}, before[7])
+	require.Equal(t, []int{64, 4}, before[9])
 	shareCPUGroups(ls, poclSkylake)
-	want := [][]int{{2, 128}, {2, 128}, {2, 128}, before[3], {8, 32}, {8, 4}, {4, 64, 1}}
+	want := [][]int{{2, 128}, {2, 128}, {2, 128}, before[3], {8, 32}, {8, 4}, {4, 64, 1}, {64, 4}, {64, 4}, {64, 4}}
 	for i, l := range ls {
 		assert.Equal(t, want[i], l.local, "launch %d (global %v, was %v)", i, l.global, before[i])
 		assert.GreaterOrEqual(t, items(l.local), items(before[i]), "launch %d: fewer items per group", i)
@@ -394,3 +401,22 @@ func TestRowGroupsWithinKernelLimit(t *testing.T) {
 
 // pair makes an array of two results, for comparing them at once.
 func pair(a, b int) [2]int { return [2]int{a, b} }
+
+// TestHeuristicsDilatedShareOneVariant: on a CPU device the dilated
+// convolutions that neither Winograd nor broadcast takes (IS-Net medium's
+// 16x16 and 32x32 layers) pick one variant, grouped with 8 blocks,
+// whatever their channels, so that they share one program built with
+// run-time dilations; their undilated twins keep direct and grouped by 4.
+func TestHeuristicsDilatedShareOneVariant(t *testing.T) {
+	conv := func(c, hw, oc, d int64) kernels.Variant {
+		return poclSkylake.conv(conv2D{N: 1, C: c, OC: oc, H: hw, W: hw, OH: hw, OW: hw, KH: 3, KW: 3, SH: 1, SW: 1, PH: d, PW: d, DH: d, DW: d}, true)
+	}
+	first := conv(32, 16, 32, 2)
+	assert.Equal(t, "grouped", first.Algorithm, "%s", first)
+	assert.Equal(t, 8, first.Get("OCG"), "%s", first)
+	for _, c := range [][4]int64{{64, 16, 64, 2}, {128, 16, 128, 2}, {256, 32, 256, 4}, {256, 32, 256, 8}, {32, 16, 16, 2}} {
+		assert.Equal(t, first.String(), conv(c[0], c[1], c[2], c[3]).String(), "C=%d %dx%d OC=%d dilation %d", c[0], c[1], c[1], c[2], c[3])
+	}
+	assert.Equal(t, "direct", conv(32, 16, 16, 1).Algorithm, "undilated, one block")
+	assert.Equal(t, 4, conv(32, 16, 32, 1).Get("OCG"), "undilated, two blocks")
+}

@@ -4,9 +4,11 @@
 // with the post-op table.
 //
 // fused_conv2d_bcast: conv2d of one group (NCHW, f32) with a KH x KW
-// window, strides SH, SW and dilations DH, DW (build options WIN_H, WIN_W,
-// STR_H, STR_W, DIL_H, DIL_W; default 3, 3, 1, 1, 1, 1: dilated 3x3
-// convolutions run here too), pads, bias, post-ops, on weights packed as
+// window, strides SH, SW (build options WIN_H, WIN_W, STR_H, STR_W;
+// default 3, 3, 1, 1) and dilations DH, DW: 1 x 1, or with -DDIL_RT any,
+// read from m[10], m[11] at run time (one program for every dilation; the
+// undilated program keeps constant tap offsets, which run up to 1.5x
+// faster), pads, bias, post-ops, on weights packed as
 // [ceil(OC/(OB*VW))][C][KH][KW][OB*VW] (zero-padded), so that one tap's
 // weights of the OB*VW output channels are OB contiguous vectors. Build
 // options OB (vectors of VW output channels per item, default 2), NP
@@ -27,7 +29,8 @@
 // image b (tiles = ceil(OW/(TL*NP)), those below OW), each as a serial f32
 // fma sum in input channel, kernel row, kernel column order (the chunks
 // keep it), then bias, then the post-ops; items outside do nothing. The
-// int array m holds N, C, H, W, OC, OH, OW, pad top, pad left, has_bias.
+// int array m holds N, C, H, W, OC, OH, OW, pad top, pad left, has_bias,
+// DH, DW.
 //
 // -DHALF (f16 activations): buffers are f16 through half.clh's macros,
 // the math and the post-op tables f32.
@@ -49,22 +52,24 @@
 #define CK 16
 #endif
 #define OCV (OB * VW)
-// SPAN is the columns of a row one tile's taps read.
-#define SPAN ((NP - 1) * STR_W + (WIN_W - 1) * DIL_W + 1)
+// SPAN is the columns of a row one tile's taps read (dilation 1; with
+// DIL_RT the edge tiles check each tap's column instead).
+#define SPAN ((NP - 1) * STR_W + (WIN_W - 1) + 1)
 
 // bcast_taps adds to acc the taps of input channels [ic0, ic1) of the tile whose
 // window starts at input row ih0 and column c0 of image plane xb, weights
 // wb; edge checks each column against [0, W) (a constant after inlining):
-// once per column of the row, not once per tap.
+// once per column of the row, not once per tap (with DIL_RT once per tap).
 __attribute__((always_inline)) inline void bcast_taps(floatv acc[OB][NP], __global const FT* xb,
                                                       __global const FT* wb, const int ic0, const int ic1, const int H,
-                                                      const int W, const int ih0, const int c0, const bool edge)
+                                                      const int W, const int DH, const int DW, const int ih0, const int c0,
+                                                      const bool edge)
 {
     for (int ic = ic0; ic < ic1; ++ic) {
         __global const FT* xp = xb + (long)ic * H * W;
         __global const FT* wc = wb + (long)ic * (WIN_H * WIN_W * OCV);
         UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
-            const int ih = ih0 + kh * DIL_H;
+            const int ih = ih0 + kh * DH;
             if (ih < 0 || ih >= H) continue;
             __global const FT* row = xp + (long)ih * W;
             // Inside the row the taps are constant offsets from rp. At a
@@ -72,6 +77,7 @@ __attribute__((always_inline)) inline void bcast_taps(floatv acc[OB][NP], __glob
             // once (0 outside [0, W)) into xr, which the taps then index
             // by constants, as they index rp.
             __global const FT* rp = row + (edge ? 0 : c0);
+#ifndef DIL_RT
             float xr[SPAN];
             if (edge) {
                 UNROLL for (int q = 0; q < SPAN; ++q) {
@@ -80,11 +86,25 @@ __attribute__((always_inline)) inline void bcast_taps(floatv acc[OB][NP], __glob
                     xr[q] = (c >= 0 && c < W) ? v : 0.0f;
                 }
             }
+#endif
             UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
                 floatv wv[OB];
                 UNROLL for (int o = 0; o < OB; ++o) wv[o] = LDV(wc + (kh * WIN_W + kw) * OCV, o);
                 UNROLL for (int p = 0; p < NP; ++p) {
-                    const float xv = edge ? xr[p * STR_W + kw * DIL_W] : LD(rp, p * STR_W + kw * DIL_W);
+#ifdef DIL_RT
+                    // The run-time dilation sizes no array: each column
+                    // checked at each tap.
+                    float xv;
+                    if (edge) {
+                        const int c = c0 + p * STR_W + kw * DW;
+                        xv = LD(row, clamp(c, 0, W - 1));
+                        xv = (c >= 0 && c < W) ? xv : 0.0f;
+                    } else {
+                        xv = LD(rp, p * STR_W + kw * DW);
+                    }
+#else
+                    const float xv = edge ? xr[p * STR_W + kw] : LD(rp, p * STR_W + kw);
+#endif
                     UNROLL for (int o = 0; o < OB; ++o) acc[o][p] = fma((floatv)xv, wv[o], acc[o][p]);
                 }
             }
@@ -131,6 +151,11 @@ __kernel void fused_conv2d_bcast(__global const FT* x, __global const FT* w, __g
                                  __global const int* pm, __global const float* pf)
 {
     const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6], PH = m[7], PW = m[8];
+#ifdef DIL_RT
+    const int DH = m[10], DW = m[11];
+#else
+    const int DH = 1, DW = 1; // constants after inlining: the undilated loops stay as fast as before
+#endif
     const int ob = (int)get_global_id(0), oc0 = ob * OCV;
     const int tiles = (OW + TL * NP - 1) / (TL * NP);
     const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * (TL * NP);
@@ -142,10 +167,10 @@ __kernel void fused_conv2d_bcast(__global const FT* x, __global const FT* w, __g
     floatv acc[OB][NP];
 #if TL == 1
     UNROLL for (int o = 0; o < OB; ++o) UNROLL for (int p = 0; p < NP; ++p) acc[o][p] = (floatv)0.0f;
-    if (c0 >= 0 && c0 + (NP - 1) * STR_W + (WIN_W - 1) * DIL_W < W) {
-        bcast_taps(acc, xb, wb, 0, C, H, W, ih0, c0, false);
+    if (c0 >= 0 && c0 + (NP - 1) * STR_W + (WIN_W - 1) * DW < W) {
+        bcast_taps(acc, xb, wb, 0, C, H, W, DH, DW, ih0, c0, false);
     } else {
-        bcast_taps(acc, xb, wb, 0, C, H, W, ih0, c0, true);
+        bcast_taps(acc, xb, wb, 0, C, H, W, DH, DW, ih0, c0, true);
     }
     floatv blk[OB][NP]; // a copy in memory: acc itself stays in registers
     UNROLL for (int o = 0; o < OB; ++o) UNROLL for (int p = 0; p < NP; ++p) blk[o][p] = acc[o][p];
@@ -158,10 +183,10 @@ __kernel void fused_conv2d_bcast(__global const FT* x, __global const FT* w, __g
         for (int t = 0; t < nt; ++t) {
             UNROLL for (int o = 0; o < OB; ++o) UNROLL for (int p = 0; p < NP; ++p) acc[o][p] = ic0 == 0 ? (floatv)0.0f : part[t][o][p];
             const int ct = c0 + t * NP * STR_W;
-            if (ct >= 0 && ct + (NP - 1) * STR_W + (WIN_W - 1) * DIL_W < W) {
-                bcast_taps(acc, xb, wb, ic0, ic1, H, W, ih0, ct, false);
+            if (ct >= 0 && ct + (NP - 1) * STR_W + (WIN_W - 1) * DW < W) {
+                bcast_taps(acc, xb, wb, ic0, ic1, H, W, DH, DW, ih0, ct, false);
             } else {
-                bcast_taps(acc, xb, wb, ic0, ic1, H, W, ih0, ct, true);
+                bcast_taps(acc, xb, wb, ic0, ic1, H, W, DH, DW, ih0, ct, true);
             }
             UNROLL for (int o = 0; o < OB; ++o) UNROLL for (int p = 0; p < NP; ++p) part[t][o][p] = acc[o][p];
         }

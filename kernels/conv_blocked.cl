@@ -2,9 +2,13 @@
 // convolution (block.clh) with the post-op table.
 //
 // fused_conv2d_blocked: conv2d of one group (NCHW, f32) with a KH x KW
-// window, strides SH, SW and dilations DH, DW (build options WIN_H, WIN_W,
-// STR_H, STR_W, DIL_H, DIL_W; default 3, 3, 1, 1, 1, 1: U-Net-like models'
-// dilated 3x3 convolutions run here too), pads, bias, post-ops, on weights packed as
+// window, strides SH, SW (build options WIN_H, WIN_W, STR_H, STR_W;
+// default 3, 3, 1, 1) and dilations DH, DW: 1 x 1, or with -DDIL_RT any,
+// read from m[10], m[11] at run time (U-Net-like models' dilated 3x3
+// convolutions share one program per variant, one build and one
+// work-group compilation, instead of one per dilation; the undilated
+// program keeps constant offsets, which run up to 1.3x faster), pads,
+// bias, post-ops, on weights packed as
 // [ceil(OC/MR)][C][KH][KW][MR] (zero-padded). Build options MR (output
 // channels per block, default 8), NV (vectors of VW pixels of a row per
 // item, default 1: each weight loaded feeds NV fmas), OCG (blocks per
@@ -20,7 +24,7 @@
 // ceil(OW/(NV*VW))), each as a serial f32 fma sum in input channel,
 // kernel row, kernel column order (the chunks keep it), then bias, then
 // the post-ops; items outside do nothing. The int array m holds
-// N, C, H, W, OC, OH, OW, pad top, pad left, has_bias.
+// N, C, H, W, OC, OH, OW, pad top, pad left, has_bias, DH, DW.
 //
 // -DHALF (f16 activations): buffers are f16 through half.clh's macros,
 // the math and the post-op tables f32.
@@ -47,19 +51,19 @@
 // output row oh whose first input column is c0 (image plane xb).
 __attribute__((always_inline)) inline void conv_chunk(floatv acc[MR][NV], __global const FT* xb, __global const FT* wb,
                                                       const int ic0, const int ic1, const int ih0, const int c0,
-                                                      const int H, const int W, __global const FT* x,
-                                                      __global const FT* xend)
+                                                      const int H, const int W, const int DH, const int DW,
+                                                      __global const FT* x, __global const FT* xend)
 {
     for (int ic = ic0; ic < ic1; ++ic) {
         __global const FT* xp = xb + (long)ic * H * W;
         __global const FT* wc = wb + ic * (WIN_H * WIN_W * MR);
         UNROLL for (int kh = 0; kh < WIN_H; ++kh) {
-            const int ih = ih0 + kh * DIL_H;
+            const int ih = ih0 + kh * DH;
             if (ih >= 0 && ih < H) {
                 __global const FT* row = xp + (long)ih * W;
                 UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
                     floatv xv[NV];
-                    UNROLL for (int j = 0; j < NV; ++j) xv[j] = load_row(row, c0 + j * VW * STR_W + kw * DIL_W, W, STR_W, x, xend);
+                    UNROLL for (int j = 0; j < NV; ++j) xv[j] = load_row(row, c0 + j * VW * STR_W + kw * DW, W, STR_W, x, xend);
                     UNROLL for (int i = 0; i < MR; ++i) {
                         const floatv wv = (floatv)LD(wc, (kh * WIN_W + kw) * MR + i);
                         UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = fma(wv, xv[j], acc[i][j]);
@@ -95,6 +99,11 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
                                    __global const int* pm, __global const float* pf)
 {
     const int C = m[1], H = m[2], W = m[3], OC = m[4], OH = m[5], OW = m[6], PH = m[7], PW = m[8];
+#ifdef DIL_RT
+    const int DH = m[10], DW = m[11];
+#else
+    const int DH = 1, DW = 1; // constants after inlining: the undilated loops stay as fast as before
+#endif
     const int ocg = (int)get_global_id(0), oc0 = ocg * OCG * MR;
     const int tiles = (OW + NR - 1) / NR;
     const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * NR;
@@ -107,7 +116,7 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
     floatv acc[MR][NV];
 #if OCG == 1
     UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = (floatv)0.0f;
-    conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, x, xend);
+    conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, DH, DW, x, xend);
     conv_store(acc, oc0, b, oh, ow0, m, bias, res, out, pm, pf);
 #else
     const int nb = min(OCG, (OC - oc0 + MR - 1) / MR); // blocks below OC
@@ -115,7 +124,7 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
     for (int ic0 = 0; ic0 < C; ic0 += CK) {
         for (int g = 0; g < nb; ++g) {
             UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = ic0 == 0 ? (floatv)0.0f : part[g][i][j];
-            conv_chunk(acc, xb, wb + (long)g * C * (WIN_H * WIN_W * MR), ic0, min(C, ic0 + CK), ih0, c0, H, W, x, xend);
+            conv_chunk(acc, xb, wb + (long)g * C * (WIN_H * WIN_W * MR), ic0, min(C, ic0 + CK), ih0, c0, H, W, DH, DW, x, xend);
             UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) part[g][i][j] = acc[i][j];
         }
     }

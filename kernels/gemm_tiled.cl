@@ -16,12 +16,13 @@
 //
 // -DIM2COL: B is not a matrix but the patches of a convolution's input x
 // [C, H, W] per image (the batch axis), element (k, n) being x[c, oh *
-// STR_H - PH + kh * DIL_H, ow * STR_W - PW + kw * DIL_W] (0 outside) for
+// STR_H - PH + kh * DH, ow * STR_W - PW + kw * DW] (0 outside) for
 // k = (c * WIN_H + kh) * WIN_W + kw and n = oh * OW + ow; A holds the
 // weights [OC, C * WIN_H * WIN_W]. m then continues after the batch part
-// with C, H, W, OW, PH, PW. Window, strides and dilations are the build
-// options WIN_H, WIN_W, STR_H, STR_W, DIL_H, DIL_W (default 3, 3, 1, 1, 1,
-// 1).
+// with C, H, W, OW, PH, PW, DH, DW. Window and strides are the build
+// options WIN_H, WIN_W, STR_H, STR_W (default 3, 3, 1, 1); the dilations
+// are 1 x 1, or with -DDIL_RT DH, DW at run time (every dilation shares
+// one program).
 //
 // Work-size contract: 2-D or 3-D NDRange, local size exactly (TS_N /
 // WPT_N, TS_M / WPT_M, 1) (the kernel requires it), global size
@@ -69,12 +70,6 @@
 #endif
 #ifndef STR_W
 #define STR_W 1
-#endif
-#ifndef DIL_H
-#define DIL_H 1
-#endif
-#ifndef DIL_W
-#define DIL_W 1
 #endif
 #if VW == 1
 #define floatv float
@@ -144,6 +139,11 @@ __kernel void fused_gemm_tiled(__global const FT* a, __global const FT* b, __glo
 #ifdef IM2COL
     __global const int* g = m + 11 + 4 * q;
     const int C = g[0], H = g[1], W = g[2], OW = g[3], PH = g[4], PW = g[5];
+#ifdef DIL_RT
+    const int DH = g[6], DW = g[7];
+#else
+    const int DH = 1, DW = 1;
+#endif
 #endif
 
     floatv acc[WPT_M][NVT];
@@ -164,7 +164,7 @@ __kernel void fused_gemm_tiled(__global const FT* a, __global const FT* b, __glo
 #ifdef IM2COL
             if (live && col < N && k < K) {
                 const int c = k / (WIN_H * WIN_W), kh = (k / WIN_W) % WIN_H, kw = k % WIN_W;
-                const int ih = (col / OW) * STR_H - PH + kh * DIL_H, iw = (col % OW) * STR_W - PW + kw * DIL_W;
+                const int ih = (col / OW) * STR_H - PH + kh * DH, iw = (col % OW) * STR_W - PW + kw * DW;
                 if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = LD(b, ob + ((long)c * H + ih) * W + iw);
             }
 #else

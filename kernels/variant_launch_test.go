@@ -174,10 +174,13 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 						break
 					}
 					n := c.oh * c.ow
-					m := []int32{5, int32(n), 27, 27, 1, 0, int32(n), 1, 0, 0, 1, 2, 0, 189, int32(5 * n), 3, 7, 9, int32(c.ow), 1, 1}
+					m := []int32{5, int32(n), 27, 27, 1, 0, int32(n), 1, 0, 0, 1, 2, 0, 189, int32(5 * n), 3, 7, 9, int32(c.ow), 1, 1, int32(c.d), int32(c.d)}
 					local := kernels.TiledLocalSize(v)
 					global := []int{ceil(n, v.Get("TS_N")) * local[0], ceil(5, v.Get("TS_M")) * local[1], 2}
-					defs := fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d -DDIL_H=%d -DDIL_W=%d", v.Defines(), c.s, c.s, c.d, c.d)
+					defs := fmt.Sprintf("%s -DSTR_H=%d -DSTR_W=%d", v.Defines(), c.s, c.s)
+					if c.d != 1 {
+						defs += " -DDIL_RT"
+					}
 					pm, pf := []int32{1, 2, 0}, []float32{-1, 1}
 					e.launch(t, k, defs, global, local, fill(135, -1, 1), fill(378, -1, 1), fill(5, -1, 1), fill(1, 0, 1),
 						make([]float32, 10*n), m, float32(1), float32(0), pm, pf)
@@ -213,21 +216,21 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"winograd_input_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// x [1,2,5,7], pad 1 -> 3 x 4 tiles: v [16][2][12]; with
 		// dilation 2 (out [3,5]) 2 x 4 tiles: v [16][2][8].
-		m := []int32{1, 2, 5, 7, 3, 4, 1, 1}
+		m := []int32{1, 2, 5, 7, 3, 4, 1, 1, 1, 1}
 		e.launch(t, k, "", []int{13, 3}, nil, fill(70, -1, 1), make([]float32, 384), m)
 		e.launch(t, k, "-DHALF", []int{13, 3}, nil, f16Pattern(70, false), make([]uint16, 384), m)
-		e.launch(t, k, "-DDIL_H=2 -DDIL_W=2", []int{9, 3}, nil, fill(70, -1, 1), make([]float32, 256), []int32{1, 2, 5, 7, 2, 4, 1, 1})
+		e.launch(t, k, "-DDIL_RT", []int{9, 3}, nil, fill(70, -1, 1), make([]float32, 256), []int32{1, 2, 5, 7, 2, 4, 1, 1, 2, 2})
 	},
 	"winograd_output_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// mt [16][3][12] -> out [1,3,5,7] (the last tiles cut), bias,
 		// dense residual sum and clip; with dilation 2, mt [16][3][8]
 		// -> out [1,3,3,5].
-		m := []int32{1, 3, 5, 7, 3, 4, 1}
+		m := []int32{1, 3, 5, 7, 3, 4, 1, 1, 1}
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 		e.launch(t, k, "", []int{13, 4}, nil, fill(576, -1, 1), fill(3, -1, 1), fill(105, -1, 1), make([]float32, 105), m, pm, pf)
 		e.launch(t, k, "-DHALF", []int{13, 4}, nil, f16Pattern(576, false), f16Pattern(3, false), f16Pattern(105, false), make([]uint16, 105), m, pm, pf)
-		e.launch(t, k, "-DDIL_H=2 -DDIL_W=2", []int{9, 4}, nil, fill(384, -1, 1), fill(3, -1, 1), fill(45, -1, 1), make([]float32, 45),
-			[]int32{1, 3, 3, 5, 2, 4, 1}, pm, pf)
+		e.launch(t, k, "-DDIL_RT", []int{9, 4}, nil, fill(384, -1, 1), fill(3, -1, 1), fill(45, -1, 1), make([]float32, 45),
+			[]int32{1, 3, 3, 5, 2, 4, 1, 2, 2}, pm, pf)
 	},
 	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// direct: launchConvWindows with 2 input channels, OC 5 in one
@@ -243,7 +246,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		e.forVariants(t, "conv", "grouped", func(t *testing.T, v kernels.Variant, full bool) {
 			mr := v.Get("MR")
 			wn := ceil(11, mr) * 333 * mr
-			m := []int32{1, 37, 3, 5, 11, 3, 5, 1, 1, 1}
+			m := []int32{1, 37, 3, 5, 11, 3, 5, 1, 1, 1, 1, 1}
 			global, local := []int{2, 4, 2}, []int{1, 1, 1}
 			e.launch(t, k, v.Defines(), global, local, fill(555, -1, 1), fill(wn, -1, 1), fill(11, -1, 1), fill(165, -1, 1), make([]float32, 165), m, pm, pf)
 			if full {
@@ -537,12 +540,13 @@ func launchConvWindows(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Varia
 		extra   string
 		h, w    int32
 		oh, ow  int
+		dh, dw  int32
 		strided bool
-	}{{"", 5, 11, 5, 11, false}, {"-DSTR_H=2 -DSTR_W=2", 9, 19, 5, 10, true}, {"-DDIL_H=2 -DDIL_W=3", 9, 13, 7, 9, true}} {
+	}{{"", 5, 11, 5, 11, 1, 1, false}, {"-DSTR_H=2 -DSTR_W=2", 9, 19, 5, 10, 1, 1, true}, {"-DDIL_RT", 9, 13, 7, 9, 2, 3, true}} {
 		if c.strided && !full {
 			break
 		}
-		m := []int32{1, ch, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1}
+		m := []int32{1, ch, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1, c.dh, c.dw}
 		in, out := int(ch*c.h*c.w), 5*c.oh*c.ow
 		global := []int{blocks + 1, c.oh*ceil(c.ow, tile) + 1, 2}
 		defs := v.Defines() + " " + c.extra
