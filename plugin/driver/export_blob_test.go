@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -443,4 +444,54 @@ func TestCoreCacheBackground(t *testing.T) {
 	require.ErrorIs(t, err, driver.ErrDevice)
 	assert.ErrorIs(t, err, dev.fail, "the background error is returned, not lost")
 	assert.Zero(t, files(failed, "*"), "no blob, no temporary file")
+}
+
+// TestCoreCacheWaitsForInFlightBlob: a second CompileModel of a model
+// whose first compilation is still writing its blob in the background
+// waits for that write and imports the blob instead of compiling the
+// model again (one device compile, the second LOADED_FROM_CACHE); a
+// waiter whose ctx ends first returns ctx's error.
+func TestCoreCacheWaitsForInFlightBlob(t *testing.T) {
+	dev := &backgrounded{exportable: &exportable{Plugin: drivertest.New("TESTINFLIGHT", drivertest.Faults{})}}
+	register(t, "TESTINFLIGHT", func() (driver.Plugin, error) { return dev, nil })
+	core := driver.NewCore()
+	defer core.Close()
+	ctx := context.Background()
+	props := plugin.Props(plugin.WithCacheDir(t.TempDir()))
+	dev.gate = make(chan struct{})
+	first, err := core.CompileModel(ctx, reluModel(), "TESTINFLIGHT", props)
+	require.NoError(t, err)
+	defer first.Close()
+
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err = core.CompileModel(short, reluModel(), "TESTINFLIGHT", props)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the waiter's ctx ends the wait")
+
+	type result struct {
+		cm  driver.CompiledModel
+		err error
+	}
+	second := make(chan result, 1)
+	go func() {
+		cm, err := core.CompileModel(ctx, reluModel(), "TESTINFLIGHT", props)
+		second <- result{cm, err}
+	}()
+	select {
+	case r := <-second:
+		if r.cm != nil {
+			_ = r.cm.Close()
+		}
+		t.Fatalf("the second CompileModel returned (err %v) while the first's blob was still being written", r.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(dev.gate)
+	r := <-second
+	require.NoError(t, r.err)
+	defer r.cm.Close()
+	v, err := r.cm.Property(driver.KeyLoadedFromCache)
+	require.NoError(t, err)
+	assert.Equal(t, "YES", v, "the second compile imported the first's blob")
+	assert.Equal(t, int32(1), dev.compiles.Load(), "the model was compiled once")
+	assert.Equal(t, int32(1), dev.imports.Load())
 }

@@ -258,6 +258,16 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 		return nil, err
 	}
 	path := filepath.Join(dir, key+".blob")
+	done, err := blobTurns.take(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	handed := false // done passed on to the background write
+	defer func() {
+		if !handed {
+			done()
+		}
+	}()
 	if f, err := os.Open(path); err == nil {
 		cm, err := imp.ImportModel(ctx, f, runtimeProps(p, props))
 		f.Close()
@@ -286,7 +296,9 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 		return nil, errors.Join(err, cm.Close())
 	}
 	if bg, ok := cm.(BackgroundRunner); ok {
+		handed = true
 		bg.Background("writing the model cache's blob", func() error {
+			defer done()
 			return writeCacheBlob(tmp, path, export)
 		})
 		return cm, nil
@@ -295,6 +307,47 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 		return nil, errors.Join(err, cm.Close())
 	}
 	return cm, nil
+}
+
+// blobTurns orders the compilations of one model cache blob in this
+// process.
+var blobTurns = keyTurns{held: map[string]chan struct{}{}}
+
+// keyTurns gives one caller at a time a turn at a key: the model cache's
+// per-blob lock (OpenVINO's CoreImpl holds one per cache key through the
+// compilation and the export). A second CompileModel of a model whose
+// first compilation, or whose blob's background write, is still in
+// flight in this process waits for it and then imports the blob, instead
+// of compiling the model again beside it and writing the blob twice.
+type keyTurns struct {
+	mu   sync.Mutex
+	held map[string]chan struct{} // closed when the turn ends
+}
+
+// take waits for key's turn (or ctx) and returns the function that ends
+// it, which the caller calls exactly once.
+func (k *keyTurns) take(ctx context.Context, key string) (done func(), err error) {
+	for {
+		k.mu.Lock()
+		busy, ok := k.held[key]
+		if !ok {
+			ch := make(chan struct{})
+			k.held[key] = ch
+			k.mu.Unlock()
+			return func() {
+				k.mu.Lock()
+				delete(k.held, key)
+				k.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		k.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // BackgroundRunner is implemented by compiled models that can do work
