@@ -402,10 +402,8 @@ func (r *InferRequest) download(s *runState) error {
 		// The next states: into the request's state buffers, on the
 		// device, once the results that read a state buffer have been
 		// read (or the command buffer's last commands, when it ran).
-		for _, i := range r.stateResults(pl) {
-			if err := r.keepState(s, r.c.stateIn[i], pl.results[i]); err != nil {
-				return err
-			}
+		if err := r.keepStates(s); err != nil {
+			return err
 		}
 	}
 	s.download = time.Since(t2)
@@ -568,7 +566,9 @@ func (r *InferRequest) recordPlan(s *runState, states bool) (*cl.CommandBuffer, 
 			return nil, false
 		}
 	}
-	for _, i := range r.stateResults(s.pl) {
+	order, saved := r.stateResults(s.pl)
+	states = states && len(saved) == 0 // a cycle's scratch copies: download's
+	for _, i := range order {
 		if !states {
 			break
 		}

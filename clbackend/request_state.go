@@ -118,18 +118,21 @@ func (r *InferRequest) resultReadsState(pl *plan) bool {
 // stateResults returns the indices of pl's results that carry a next
 // state, in the order their copies into the state buffers must run: a
 // copy that reads a state buffer (one state passed on as another's next
-// value) before the copy that overwrites that buffer. States that read
-// each other's buffers in a cycle keep the results' order.
-func (r *InferRequest) stateResults(pl *plan) []int {
+// value) before the copy that overwrites that buffer. Where states read
+// each other's buffers in a cycle (s1_next = s2, s2_next = s1), no order
+// serves: one result of the cycle is in saved, its value copied to a
+// scratch buffer before any state copy, and its own copy, from there,
+// runs last.
+func (r *InferRequest) stateResults(pl *plan) (order, saved []int) {
 	var todo []int
 	for i := range pl.results {
 		if _, ok := r.c.stateIn[i]; ok {
 			todo = append(todo, i)
 		}
 	}
-	order := make([]int, 0, len(todo))
+	order = make([]int, 0, len(todo))
 	for len(todo) > 0 {
-		pick := 0 // a cycle: the results' order
+		pick := -1
 		for k, i := range todo {
 			read := false // is i's state buffer read by a copy still to run?
 			for _, j := range todo {
@@ -142,20 +145,66 @@ func (r *InferRequest) stateResults(pl *plan) []int {
 				break
 			}
 		}
+		if pick < 0 { // a cycle: break it at its first result
+			saved = append(saved, todo[0])
+			todo = todo[1:]
+			continue
+		}
 		order = append(order, todo[pick])
 		todo = append(todo[:pick], todo[pick+1:]...)
 	}
-	return order
+	return append(order, saved...), saved
 }
 
-// keepState enqueues the copy of result value v into the state buffer of
-// input pi.
-func (r *InferRequest) keepState(s *runState, pi, v int) error {
+// keepStates enqueues the copies of s's next states into the request's
+// state buffers in stateResults' order, a saved result's value through a
+// scratch buffer (released once its copies are enqueued: OpenCL frees it
+// when they finish).
+func (r *InferRequest) keepStates(s *runState) (err error) {
+	order, saved := r.stateResults(s.pl)
+	from := make(map[int]*cl.MemObject, len(saved))
+	defer func() {
+		for _, b := range from {
+			err = errors.Join(err, b.Close())
+		}
+	}()
+	for _, i := range saved {
+		v := s.pl.results[i]
+		n := s.pl.values[v].bytes
+		if n == 0 {
+			continue
+		}
+		name := r.c.core.Input(r.c.stateIn[i]).Name
+		b, err := r.c.ctx.cl.CreateEmptyBuffer(cl.MemReadWrite, n)
+		if err != nil {
+			return driver.Errorf(driver.ErrDevice, "gpu: infer %q: scratch buffer for state %q (states that take each other's values): %w", r.c.model.Name, name, err)
+		}
+		from[i] = b
+		ev, err := r.queue.EnqueueCopyBuffer(r.buffer(s.pl, s.st, v), b, 0, 0, n, nil)
+		if err != nil {
+			return r.fail("saving the next value of state "+name, err)
+		}
+		s.keep(&s.evs.copies, ev)
+	}
+	for _, i := range order {
+		if err := r.keepState(s, r.c.stateIn[i], s.pl.results[i], from[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepState enqueues the copy of result value v (from src where not nil,
+// else from its buffer) into the state buffer of input pi.
+func (r *InferRequest) keepState(s *runState, pi, v int, src *cl.MemObject) error {
 	n := s.pl.values[v].bytes
 	if n == 0 || s.pl.values[s.pl.values[v].root].held == pi+1 {
 		return nil
 	}
-	ev, err := r.queue.EnqueueCopyBuffer(r.buffer(s.pl, s.st, v), r.held[pi], 0, 0, n, nil)
+	if src == nil {
+		src = r.buffer(s.pl, s.st, v)
+	}
+	ev, err := r.queue.EnqueueCopyBuffer(src, r.held[pi], 0, 0, n, nil)
 	if err != nil {
 		return r.fail("keeping state "+r.c.core.Input(pi).Name, err)
 	}

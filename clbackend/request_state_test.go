@@ -68,3 +68,66 @@ func TestStatesReadBeforeTheirCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestStatesSwapped: two states that take each other's value (s1_next =
+// s2, s2_next = s1: each next state reads the other's buffer, a cycle no
+// order of the copies serves) swap at every inference, on every launch
+// path, and the outputs reading s1 and s2 see the values the inference
+// read.
+func TestStatesSwapped(t *testing.T) {
+	gpu := newGPU(t)
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, 3))
+	s1 := graph.NewParameter("s1", tensor.F32, graph.ShapeOf(2, 3))
+	s2 := graph.NewParameter("s2", tensor.F32, graph.ShapeOf(2, 3))
+	n1 := graph.NewNode("Identity", "n1", []graph.Output{s2.Out(0)}, nil, 1)
+	n2 := graph.NewNode("Identity", "n2", []graph.Output{s1.Out(0)}, nil, 1)
+	sum := graph.NewNode("Add", "sum", []graph.Output{s1.Out(0), x.Out(0)}, nil, 1)
+	sum2 := graph.NewNode("Add", "sum2", []graph.Output{s2.Out(0), x.Out(0)}, nil, 1)
+	m := graph.NewModel("swap", []*graph.Node{x, s1, s2}, []*graph.Node{
+		graph.NewResult("s1_next", n1.Out(0)), graph.NewResult("s2_next", n2.Out(0)),
+		graph.NewResult("z", sum.Out(0)), graph.NewResult("z2", sum2.Out(0))})
+	require.NoError(t, m.InferShapes())
+	full := func(v float32) []float32 { return slices.Repeat([]float32{v}, 6) }
+	tensorOf := func(v float32) *tensor.Tensor {
+		tt, err := tensor.FromF32(tensor.Shape{2, 3}, full(v))
+		require.NoError(t, err)
+		return tt
+	}
+	for _, cb := range []string{"YES", "NO"} {
+		for _, shared := range []string{"YES", "NO"} {
+			t.Run(fmt.Sprintf("cmdbuf=%s/shared=%s", cb, shared), func(t *testing.T) {
+				cm, err := gpu.CompileModel(context.Background(), m, map[string]string{
+					driver.KeyMakeStateful: "s1:s1_next,s2:s2_next", KeyCommandBuffers: cb, KeySharedHostIO: shared})
+				require.NoError(t, err)
+				defer func() { require.NoError(t, cm.Close()) }()
+				r, err := cm.CreateInferRequest()
+				require.NoError(t, err)
+				defer r.Close()
+				require.NoError(t, r.SetTensor("x", tensorOf(1)))
+				st1, err := r.(*InferRequest).HoldState("s1", "s1_next")
+				require.NoError(t, err)
+				st2, err := r.(*InferRequest).HoldState("s2", "s2_next")
+				require.NoError(t, err)
+				require.NoError(t, st1.SetState(tensorOf(1)))
+				require.NoError(t, st2.SetState(tensorOf(2)))
+				for i := range 4 {
+					// Before inference i, s1 holds 1 (even i) or 2 (odd i).
+					a, b := float32(1+i%2), float32(2-i%2)
+					require.NoError(t, r.Infer(context.Background()))
+					zt, err := r.Tensor("z")
+					require.NoError(t, err)
+					assert.Equal(t, full(a+1), zt.F32(), "inference %d: z = s1 + x", i)
+					zt, err = r.Tensor("z2")
+					require.NoError(t, err)
+					assert.Equal(t, full(b+1), zt.F32(), "inference %d: z2 = s2 + x", i)
+					v1, err := st1.State()
+					require.NoError(t, err)
+					v2, err := st2.State()
+					require.NoError(t, err)
+					assert.Equal(t, full(b), v1.F32(), "inference %d: s1 takes s2", i)
+					assert.Equal(t, full(a), v2.F32(), "inference %d: s2 takes s1", i)
+				}
+			})
+		}
+	}
+}
