@@ -59,8 +59,10 @@ static void CL_CALLBACK clinfer_svm_release(cl_mem m, void *user) {
 // clinfer_create_svm_buffer allocates size bytes of fine-grained buffer SVM
 // (CL_MEM_SVM_FINE_GRAIN_BUFFER) and creates a CL_MEM_USE_HOST_PTR buffer
 // over it, whose storage is that memory (OpenCL 2.0, clCreateBuffer); *host
-// is its address.
-static cl_mem clinfer_create_svm_buffer(cl_context ctx, cl_mem_flags flags, size_t size, void **host, cl_int *err) {
+// is its address. On failure *call names the call that failed (0 clSVMAlloc,
+// 1 clCreateBuffer, 2 clSetMemObjectDestructorCallback).
+static cl_mem clinfer_create_svm_buffer(cl_context ctx, cl_mem_flags flags, size_t size, void **host, cl_int *err, int *call) {
+	*call = 0;
 	clinfer_svm_block *b = malloc(sizeof *b);
 	if (b == NULL) {
 		*err = CL_OUT_OF_HOST_MEMORY;
@@ -72,6 +74,7 @@ static cl_mem clinfer_create_svm_buffer(cl_context ctx, cl_mem_flags flags, size
 		*err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
 		return NULL;
 	}
+	*call = 1;
 	cl_mem m = clCreateBuffer(ctx, flags | CL_MEM_USE_HOST_PTR, size, p, err);
 	if (*err != CL_SUCCESS) {
 		clinfer_svm_free(ctx, p);
@@ -81,6 +84,7 @@ static cl_mem clinfer_create_svm_buffer(cl_context ctx, cl_mem_flags flags, size
 	b->ctx = ctx;
 	b->p = p;
 	clRetainContext(ctx);
+	*call = 2;
 	*err = clSetMemObjectDestructorCallback(m, clinfer_svm_release, b);
 	if (*err != CL_SUCCESS) {
 		// There is no telling when OpenCL is done with p: leak it.
@@ -109,8 +113,9 @@ func createSVMBuffer(ctx handle, flags MemFlag, size int) (handle, unsafe.Pointe
 	defer logSlow("clSVMAlloc+clCreateBuffer", time.Now(), nil)
 	var st C.cl_int
 	var host unsafe.Pointer
-	m := C.clinfer_create_svm_buffer(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(size), &host, &st)
-	if err := status("clCreateBuffer", st); err != nil {
+	var call C.int
+	m := C.clinfer_create_svm_buffer(C.cl_context(ctx), C.cl_mem_flags(flags), C.size_t(size), &host, &st, &call)
+	if err := status([...]string{"clSVMAlloc", "clCreateBuffer", "clSetMemObjectDestructorCallback"}[call], st); err != nil {
 		return nil, nil, err
 	}
 	return handle(m), host, nil
