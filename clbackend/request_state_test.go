@@ -38,35 +38,24 @@ func TestStatesReadBeforeTheirCopies(t *testing.T) {
 	xs, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{1, 1, 1, 1, 1, 1})
 	require.NoError(t, err)
 	full := func(v float32) []float32 { return slices.Repeat([]float32{v}, 6) }
-	for _, cb := range []string{"YES", "NO"} {
-		for _, shared := range []string{"YES", "NO"} {
-			t.Run(fmt.Sprintf("cmdbuf=%s/shared=%s", cb, shared), func(t *testing.T) {
-				cm, err := gpu.CompileModel(context.Background(), m, map[string]string{
-					driver.KeyMakeStateful: "s1:s1_next,s2:s2_next", KeyCommandBuffers: cb, KeySharedHostIO: shared})
-				require.NoError(t, err)
-				defer func() { require.NoError(t, cm.Close()) }()
-				r, err := cm.CreateInferRequest()
-				require.NoError(t, err)
-				defer r.Close()
-				require.NoError(t, r.SetTensor("x", xs))
-				for i := range 4 {
-					// Before inference i, s1 holds i and s2 holds i-1 (0 at first).
-					require.NoError(t, r.Infer(context.Background()))
-					yt, err := r.Tensor("y")
-					require.NoError(t, err)
-					assert.Equal(t, full(float32(i)), yt.F32(), "inference %d: y is the s1 it read", i)
-					zt, err := r.Tensor("z")
-					require.NoError(t, err)
-					assert.Equal(t, full(float32(max(i-1, 0))+1), zt.F32(), "inference %d: z = s2 + x", i)
-				}
-				st, err := r.(*InferRequest).HoldState("s2", "s2_next")
-				require.NoError(t, err)
-				v, err := st.State()
-				require.NoError(t, err)
-				assert.Equal(t, full(3), v.F32(), "s2 after four inferences: s1 before the last")
-			})
+	onEveryStatePath(t, gpu, m, func(t *testing.T, r *InferRequest) {
+		require.NoError(t, r.SetTensor("x", xs))
+		for i := range 4 {
+			// Before inference i, s1 holds i and s2 holds i-1 (0 at first).
+			require.NoError(t, r.Infer(context.Background()))
+			yt, err := r.Tensor("y")
+			require.NoError(t, err)
+			assert.Equal(t, full(float32(i)), yt.F32(), "inference %d: y is the s1 it read", i)
+			zt, err := r.Tensor("z")
+			require.NoError(t, err)
+			assert.Equal(t, full(float32(max(i-1, 0))+1), zt.F32(), "inference %d: z = s2 + x", i)
 		}
-	}
+		st, err := r.HoldState("s2", "s2_next")
+		require.NoError(t, err)
+		v, err := st.State()
+		require.NoError(t, err)
+		assert.Equal(t, full(3), v.F32(), "s2 after four inferences: s1 before the last")
+	})
 }
 
 // TestStatesSwapped: two states that take each other's value (s1_next =
@@ -93,6 +82,38 @@ func TestStatesSwapped(t *testing.T) {
 		require.NoError(t, err)
 		return tt
 	}
+	onEveryStatePath(t, gpu, m, func(t *testing.T, r *InferRequest) {
+		require.NoError(t, r.SetTensor("x", tensorOf(1)))
+		st1, err := r.HoldState("s1", "s1_next")
+		require.NoError(t, err)
+		st2, err := r.HoldState("s2", "s2_next")
+		require.NoError(t, err)
+		require.NoError(t, st1.SetState(tensorOf(1)))
+		require.NoError(t, st2.SetState(tensorOf(2)))
+		for i := range 4 {
+			// Before inference i, s1 holds 1 (even i) or 2 (odd i).
+			a, b := float32(1+i%2), float32(2-i%2)
+			require.NoError(t, r.Infer(context.Background()))
+			zt, err := r.Tensor("z")
+			require.NoError(t, err)
+			assert.Equal(t, full(a+1), zt.F32(), "inference %d: z = s1 + x", i)
+			zt, err = r.Tensor("z2")
+			require.NoError(t, err)
+			assert.Equal(t, full(b+1), zt.F32(), "inference %d: z2 = s2 + x", i)
+			v1, err := st1.State()
+			require.NoError(t, err)
+			v2, err := st2.State()
+			require.NoError(t, err)
+			assert.Equal(t, full(b), v1.F32(), "inference %d: s1 takes s2", i)
+			assert.Equal(t, full(a), v2.F32(), "inference %d: s2 takes s1", i)
+		}
+	})
+}
+
+// onEveryStatePath runs f on a request of m compiled with the states s1
+// and s2 (MAKE_STATEFUL s1:s1_next,s2:s2_next) on every launch path:
+// command buffers on and off, shared and staged ports.
+func onEveryStatePath(t *testing.T, gpu *Plugin, m *graph.Model, f func(t *testing.T, r *InferRequest)) {
 	for _, cb := range []string{"YES", "NO"} {
 		for _, shared := range []string{"YES", "NO"} {
 			t.Run(fmt.Sprintf("cmdbuf=%s/shared=%s", cb, shared), func(t *testing.T) {
@@ -103,30 +124,7 @@ func TestStatesSwapped(t *testing.T) {
 				r, err := cm.CreateInferRequest()
 				require.NoError(t, err)
 				defer r.Close()
-				require.NoError(t, r.SetTensor("x", tensorOf(1)))
-				st1, err := r.(*InferRequest).HoldState("s1", "s1_next")
-				require.NoError(t, err)
-				st2, err := r.(*InferRequest).HoldState("s2", "s2_next")
-				require.NoError(t, err)
-				require.NoError(t, st1.SetState(tensorOf(1)))
-				require.NoError(t, st2.SetState(tensorOf(2)))
-				for i := range 4 {
-					// Before inference i, s1 holds 1 (even i) or 2 (odd i).
-					a, b := float32(1+i%2), float32(2-i%2)
-					require.NoError(t, r.Infer(context.Background()))
-					zt, err := r.Tensor("z")
-					require.NoError(t, err)
-					assert.Equal(t, full(a+1), zt.F32(), "inference %d: z = s1 + x", i)
-					zt, err = r.Tensor("z2")
-					require.NoError(t, err)
-					assert.Equal(t, full(b+1), zt.F32(), "inference %d: z2 = s2 + x", i)
-					v1, err := st1.State()
-					require.NoError(t, err)
-					v2, err := st2.State()
-					require.NoError(t, err)
-					assert.Equal(t, full(b), v1.F32(), "inference %d: s1 takes s2", i)
-					assert.Equal(t, full(a), v2.F32(), "inference %d: s2 takes s1", i)
-				}
+				f(t, r.(*InferRequest))
 			})
 		}
 	}
