@@ -52,7 +52,7 @@ func TestKernelFusionInvalid(t *testing.T) {
 		node       func() *Node
 	}{
 		{"no_kernel", `"kernel"`, func() *Node { n := kernelFusionNode(seBody(), x, g); delete(n.Attrs, AttrKernel); return n }},
-		{"bad_launch", "want one of dense_chain, elementwise, gemm_rows, reduce_rows, rows", func() *Node { n := kernelFusionNode(seBody(), x, g); n.Attrs[AttrLaunch] = "tiles"; return n }},
+		{"bad_launch", `"tiles", want one of deconv, dense_chain, elementwise, gemm_rows, reduce_rows, rows, se_block`, func() *Node { n := kernelFusionNode(seBody(), x, g); n.Attrs[AttrLaunch] = "tiles"; return n }},
 		{"no_body", `"body"`, func() *Node { n := kernelFusionNode(seBody(), x, g); delete(n.Attrs, AttrBody); return n }},
 		{"input_count", "2 parameters for 1 inputs", func() *Node { return kernelFusionNode(seBody(), x) }},
 		{"output_count", "1 results for 2 outputs", func() *Node {
