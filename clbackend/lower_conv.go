@@ -90,7 +90,13 @@ func lowerConv(b *builder, n *graph.Node) error {
 	// lower_conv_blocked.go: register-blocked kernels for the common forms.
 	fast := b.fastConv
 	if n.OpType == "ConvTranspose" {
-		fast = b.fastDeconv
+		fast = func(n *graph.Node) (bool, error) {
+			posts, err := graph.PostOps(n)
+			if err != nil {
+				return true, errUnsupported(n, "%v", err)
+			}
+			return b.fastDeconv(n, n.Attrs, posts)
+		}
 	}
 	if ok, err := fast(n); ok || err != nil {
 		return err

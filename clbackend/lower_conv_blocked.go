@@ -270,12 +270,16 @@ func (b *builder) emitDWConv(n *graph.Node, v kernels.Variant, op convOp) error 
 // fastDeconv lowers a 2-D ConvTranspose whose kernel equals its stride
 // (no pads, output padding or dilation, one group, f32 or f16 throughout,
 // host weights) to a variant of the deconv family (fused_deconv2d; its
-// vector width must be a multiple of the kernel width), and reports false
-// for other forms.
-func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
+// vector width must be a multiple of the kernel width) with post-ops
+// posts in its epilogue, and reports false for other forms. n is the node
+// whose values (x, w, optional bias; one output) it runs on and whose
+// launches and variant they are: the ConvTranspose itself, or a
+// KernelFusion of it and its activation (lowerDeconvFusion); attrs are
+// the ConvTranspose's attributes.
+func (b *builder) fastDeconv(n *graph.Node, attrs graph.Attrs, posts []graph.PostOp) (bool, error) {
 	x, w, bias, y := b.in(n, 0), b.in(n, 1), b.in(n, 2), b.out(n, 0)
 	xs, ws, ys := b.val(x).shape, b.val(w).shape, b.val(y).shape
-	if len(xs) != 4 || len(ws) != 4 || b.val(w).host == nil || n.Attrs.Int("group", 1) != 1 {
+	if len(xs) != 4 || len(ws) != 4 || b.val(w).host == nil || attrs.Int("group", 1) != 1 {
 		return false, nil
 	}
 	if !b.sameFloat(y, x, w, bias) {
@@ -283,9 +287,9 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	}
 	N, C, H, W := xs[0], xs[1], xs[2], xs[3]
 	OC, KH, KW := ws[1], ws[2], ws[3]
-	stride := n.Attrs.Ints("strides", ones(2))
+	stride := attrs.Ints("strides", ones(2))
 	if stride[0] != KH || stride[1] != KW || ys[2] != H*KH || ys[3] != W*KW ||
-		slices.ContainsFunc(n.Attrs.Ints("dilations", ones(2)), func(d int64) bool { return d != 1 }) {
+		slices.ContainsFunc(attrs.Ints("dilations", ones(2)), func(d int64) bool { return d != 1 }) {
 		return false, nil // pads or output padding show as another output size
 	}
 	applies := func(v kernels.Variant) string {
@@ -298,7 +302,7 @@ func (b *builder) fastDeconv(n *graph.Node) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	pm, pf, res, err := b.postTables(n, y)
+	pm, pf, res, err := b.postTablesOf(n, posts, y)
 	if err != nil {
 		return true, err
 	}

@@ -1,8 +1,6 @@
 package clbackend
 
 import (
-	"slices"
-
 	"github.com/clinfer/clinfer/fusion"
 	"github.com/clinfer/clinfer/graph"
 )
@@ -25,20 +23,9 @@ func lowerDeconvFusion(b *builder, n *graph.Node) error {
 	if len(n.Outputs) != 1 || len(n.Inputs) < 2 || len(n.Inputs) > 3 {
 		return errUnsupported(n, "%d inputs and %d outputs (want x, w and an optional bias, one output)", len(n.Inputs), len(n.Outputs))
 	}
-	// The ConvTranspose on n's values, the activation its post-op; its
-	// launches are n's.
-	shadow := graph.Node{Name: n.Name, OpType: cv.OpType, Attrs: cv.Attrs.Clone(), Inputs: slices.Clone(n.Inputs), Outputs: slices.Clone(n.Outputs)}
-	graph.SetPostOps(&shadow, []graph.PostOp{post})
-	b.of[shadow.Out(0)] = b.out(n, 0)
-	first := len(b.pl.launches)
-	ok, err := b.fastDeconv(&shadow)
-	for i := first; i < len(b.pl.launches); i++ {
-		if b.pl.launches[i].node == &shadow {
-			b.pl.launches[i].node = n
-		}
-	}
-	delete(b.pl.impl, &shadow)
-	delete(b.of, shadow.Out(0))
+	// The ConvTranspose on n's values (its inputs and output are the
+	// ConvTranspose's), the activation its post-op; the launches are n's.
+	ok, err := b.fastDeconv(n, cv.Attrs, []graph.PostOp{post})
 	if err != nil || ok {
 		return err
 	}

@@ -24,6 +24,12 @@ func (b *builder) postTables(n *graph.Node, out int) (pm, pf, res slotArg, err e
 	if err != nil {
 		return 0, 0, 0, errUnsupported(n, "%v", err)
 	}
+	return b.postTablesOf(n, ops, out)
+}
+
+// postTablesOf is postTables with post-ops ops in place of n's own (a
+// fusion's, whose body holds them).
+func (b *builder) postTablesOf(n *graph.Node, ops []graph.PostOp, out int) (pm, pf, res slotArg, err error) {
 	ints := []int64{int64(len(ops))}
 	floats := make([]float32, 0, 2*len(ops))
 	for _, p := range ops {
