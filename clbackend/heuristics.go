@@ -225,7 +225,7 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //     grouped stays 15% faster. AVX2 and SSE targets (8 accumulators)
 //     keep grouped and direct: the tuner may try broadcast there;
 //   - grouped (convGroups) where OC spans two blocks or more: each item
-//     runs 4 or 8 blocks over chunks of input channels, so that the
+//     runs up to 8 blocks over chunks of input channels, so that the
 //     chunk's input rows come from the cache once for all of them (IS-Net
 //     medium: 18-23% less CPU time per inference than direct); a dilated
 //     convolution takes grouped with 8 blocks whatever its OC, so that a
@@ -298,15 +298,21 @@ func (p deviceProfile) bcastChunk(g conv2D, ocv int64) int {
 }
 
 // convGroups is the grouped conv's OCG and CK for blocks blocks of mr
-// output channels: 8 blocks per item where there are 8 (else 4); chunks of
+// output channels: 8 blocks per item, except 4 where there are 5 to 7
+// (two items' worth of parallelism instead of one). An item runs only the
+// blocks below OC (nb in conv_blocked.cl), so with up to 4 blocks OCG 8
+// does OCG 4's work item for item, and a model's grouped convolutions
+// share one program instead of one per OCG: each is a build and a
+// work-group compilation of 1-2 s on POCL (IS-Net medium's 20 layers of
+// 2 and 4 blocks, 23 ms of its run, built their own); chunks of
 // 64 input channels where a chunk's input rows (two cache lines per
 // kernel row) and one block's weights for it stay within a 32nd of the
 // cache local memory stands for (the share of a core's L1 that
 // pthread-skylake-avx512's 2 MiB gives), else 32.
 func (p deviceProfile) convGroups(g conv2D, mr int, blocks int64) (ocg, ck int) {
-	ocg, ck = 4, 32
-	if blocks >= 8 {
-		ocg = 8
+	ocg, ck = 8, 32
+	if blocks > 4 && blocks < 8 {
+		ocg = 4
 	}
 	if chunk := 64 * (g.KH*2*64 + g.KH*g.KW*int64(mr)*4); chunk <= p.cacheBudget(32) {
 		ck = 64

@@ -168,7 +168,7 @@ func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
 		"strided windows are not Winograd's")
 	assert.Equal(t, "direct", conv(poclSkylake, 64, 32, 16).Algorithm, "one block of output channels has nothing to group")
 	sky, has := conv(poclSkylake, 64, 32, 64), conv(poclHaswell, 64, 64, 64)
-	assert.Equal(t, []int{4, 64}, []int{sky.Get("OCG"), sky.Get("CK")}, "skylake: %s", sky)
+	assert.Equal(t, []int{8, 64}, []int{sky.Get("OCG"), sky.Get("CK")}, "skylake (4 blocks of 16: OCG 8 runs them as 4 would): %s", sky)
 	assert.Equal(t, []int{8, 32}, []int{has.Get("OCG"), has.Get("CK")}, "haswell (8 channels per block): %s", has)
 }
 
@@ -287,8 +287,8 @@ func TestCPUGroup(t *testing.T) {
 // TestShareCPUGroups: the launches of one kernel whose groups cpuGroup
 // chose take the largest group among them that divides their grid within
 // their budget (of two of one size, the one that fits more launches, even
-// when the other is more used), so POCL compiles fewer work-group
-// functions; a launch keeps its own group when none other fits, never
+// when the other is more used; a small grid up to one group per core), so
+// POCL compiles fewer work-group functions; a launch keeps its own group when none other fits, never
 // gets fewer items, and launches of other kernels or with groups the
 // lowering set are left alone.
 func TestShareCPUGroups(t *testing.T) {
@@ -312,6 +312,7 @@ func TestShareCPUGroups(t *testing.T) {
 		mk(wino, []int{256, 512}, true),          // [256 1]
 		mk(wino, []int{256, 512}, true),          // [256 1]
 		mk(wino, []int{64, 512}, true),           // [64 4]: fits all three
+		mk(k, []int{2, 512}, true),               // [2 64]: a small grid takes [2 128] (2 groups per core)
 	}
 	before := make([][]int, len(ls))
 	for i, l := range ls {
@@ -323,7 +324,8 @@ func TestShareCPUGroups(t *testing.T) {
 	require.Equal(t, []int{256, 1}, before[7])
 	require.Equal(t, []int{64, 4}, before[9])
 	shareCPUGroups(ls, poclSkylake)
-	want := [][]int{{2, 128}, {2, 128}, {2, 128}, before[3], {8, 32}, {8, 4}, {4, 64, 1}, {64, 4}, {64, 4}, {64, 4}}
+	require.Equal(t, []int{2, 64}, before[10])
+	want := [][]int{{2, 128}, {2, 128}, {2, 128}, before[3], {8, 32}, {8, 4}, {4, 64, 1}, {64, 4}, {64, 4}, {64, 4}, {2, 128}}
 	for i, l := range ls {
 		assert.Equal(t, want[i], l.local, "launch %d (global %v, was %v)", i, l.global, before[i])
 		assert.GreaterOrEqual(t, items(l.local), items(before[i]), "launch %d: fewer items per group", i)
@@ -406,7 +408,8 @@ func pair(a, b int) [2]int { return [2]int{a, b} }
 // convolutions that neither Winograd nor broadcast takes (IS-Net medium's
 // 16x16 and 32x32 layers) pick one variant, grouped with 8 blocks,
 // whatever their channels, so that they share one program built with
-// run-time dilations; their undilated twins keep direct and grouped by 4.
+// run-time dilations; their undilated twins keep direct, or grouped by 8
+// (by 4 only for 5 to 7 blocks).
 func TestHeuristicsDilatedShareOneVariant(t *testing.T) {
 	conv := func(c, hw, oc, d int64) kernels.Variant {
 		return poclSkylake.conv(conv2D{N: 1, C: c, OC: oc, H: hw, W: hw, OH: hw, OW: hw, KH: 3, KW: 3, SH: 1, SW: 1, PH: d, PW: d, DH: d, DW: d}, true)
@@ -418,5 +421,8 @@ func TestHeuristicsDilatedShareOneVariant(t *testing.T) {
 		assert.Equal(t, first.String(), conv(c[0], c[1], c[2], c[3]).String(), "C=%d %dx%d OC=%d dilation %d", c[0], c[1], c[1], c[2], c[3])
 	}
 	assert.Equal(t, "direct", conv(32, 16, 16, 1).Algorithm, "undilated, one block")
-	assert.Equal(t, 4, conv(32, 16, 32, 1).Get("OCG"), "undilated, two blocks")
+	assert.Equal(t, 8, conv(32, 16, 32, 1).Get("OCG"), "undilated, two blocks: OCG 8 runs them as OCG 4 does, in the same program as 8 blocks")
+	assert.Equal(t, 8, conv(64, 16, 64, 1).Get("OCG"), "undilated, four blocks")
+	assert.Equal(t, 4, conv(64, 16, 80, 1).Get("OCG"), "undilated, five blocks: two items")
+	assert.Equal(t, 8, conv(128, 16, 128, 1).Get("OCG"), "undilated, eight blocks")
 }
