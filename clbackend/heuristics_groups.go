@@ -49,7 +49,7 @@ func cpuGroupBudget(total int, p deviceProfile) int {
 // shareCPUGroups gives the launches of one kernel (program and entry) on
 // a CPU device fewer work-group sizes: each launch whose group cpuGroup
 // chose takes the largest group of the kernel's launches that divides its
-// grid within its budget (its own at worst), the most used among equals. cpuGroup alone gives a kernel one group per shape of grid its
+// grid within its budget (shareBudget; its own at worst), the most used among equals. cpuGroup alone gives a kernel one group per shape of grid its
 // first dimensions take (IS-Net medium: pool_rows 7, resize_linear2d 6,
 // strided_copy 4, each Winograd transform 2 per program), and POCL
 // compiles a work-group function for each of them at the first launch.
@@ -88,7 +88,7 @@ func shareCPUGroups(launches []launch, p deviceProfile) {
 		}
 		cs := byKernel[kernelKey{l.prog, l.kernel.Entry}]
 		for i := range cs {
-			if fits(cs[i].local, l.global, cpuGroupBudget(items(l.global), p)) {
+			if fits(cs[i].local, l.global, shareBudget(items(l.global), p)) {
 				cs[i].fits++
 			}
 		}
@@ -119,12 +119,24 @@ func shareCPUGroups(launches []launch, p deviceProfile) {
 		}
 		total := items(l.global)
 		for _, c := range byKernel[kernelKey{l.prog, l.kernel.Entry}] {
-			if fits(c.local, l.global, cpuGroupBudget(total, p)) {
+			if fits(c.local, l.global, shareBudget(total, p)) {
 				l.local = slices.Clone(c.local)
 				break
 			}
 		}
 	}
+}
+
+// shareBudget is the most items shareCPUGroups gives a launch of total
+// items from another launch's group: its own budget, except that a grid
+// so small that its budget is under cpuGroupItems may take a group of up
+// to one per compute unit. A few hundred items of pooling or copying run
+// in microseconds in any grouping, and a group of their own costs a
+// work-group compilation (IS-Net medium's 32x32 and 16x16 MaxPools:
+// pool_rows compiled for 3 groups, 2x32, 2x64 and 2x128, one group now).
+func shareBudget(total int, p deviceProfile) int {
+	perUnit := min(max(1, p.maxWorkGroup), cpuGroupItems, floorPow2(max(1, total/max(1, p.computeUnits))))
+	return max(cpuGroupBudget(total, p), perUnit)
 }
 
 // fits reports whether group local divides every dimension of grid
