@@ -10,6 +10,7 @@ import (
 
 	cpufallback "github.com/clinfer/clinfer/cpu_fallback"
 	"github.com/clinfer/clinfer/graph"
+	"github.com/clinfer/clinfer/internal/seeded"
 	"github.com/clinfer/clinfer/tensor"
 )
 
@@ -83,5 +84,33 @@ func TestConvChannelBlocks(t *testing.T) {
 			want, _ := runModel(t, cpu, m, xt)
 			assertClose(t, want[0], got[0])
 		})
+	}
+}
+
+// TestWinogradWeights checks the host transform U = G g G^T of the
+// Winograd F(2x2,3x3) weights, split across the cores, against the
+// product written out in float64, element for element ([16][OC][C]).
+func TestWinogradWeights(t *testing.T) {
+	G := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+	for _, c := range []struct{ oc, c int64 }{{1, 1}, {3, 5}, {17, 4}, {64, 32}} {
+		w := seeded.Float32s(uint32(c.oc*100+c.c), int(c.oc*c.c*9), -2, 2)
+		got := winogradWeights(w, c.oc, c.c)
+		require.Len(t, got, int(16*c.oc*c.c))
+		for o := int64(0); o < c.oc; o++ {
+			for i := int64(0); i < c.c; i++ {
+				k := w[(o*c.c+i)*9:]
+				for r := 0; r < 4; r++ {
+					for col := 0; col < 4; col++ {
+						var s float64
+						for x := 0; x < 3; x++ {
+							for y := 0; y < 3; y++ {
+								s += G[r][x] * float64(k[x*3+y]) * G[col][y]
+							}
+						}
+						assert.InDelta(t, s, got[(int64(r*4+col)*c.oc+o)*c.c+i], 1e-5, "oc %d c %d: U[%d][%d] of output %d input %d", c.oc, c.c, r, col, o, i)
+					}
+				}
+			}
+		}
 	}
 }
