@@ -231,8 +231,16 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //     convolution takes grouped with 8 blocks whatever its OC, so that a
 //     model's dilated convolutions share one program (built with run-time
 //     dilations, windowDefines) instead of one per OCG and direct: IS-Net
-//     medium's 16x16 and 32x32 dilated layers built three;
-//   - direct, one block per item, otherwise.
+//     medium's 16x16 and 32x32 dilated layers built three. One block of
+//     a whole vector of rows (MR = VW) takes grouped too: with one block
+//     below OC an item runs direct's work (its sums kept in private
+//     memory between chunks of CK input channels), in the program the
+//     model's grouped convolutions build anyway (IS-Net medium's 16x16
+//     and 32x32 layers of 16 output channels, 0.2 ms of its run, built
+//     direct with MR 16 for themselves: a build and a work-group
+//     compilation of 1-1.5 s on POCL);
+//   - direct, one block per item, otherwise (fewer rows than a vector:
+//     IS-Net's one-channel side outputs, MR 8).
 func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 	if p.gpu {
 		return p.tiled("conv", "implicit_gemm", g.OC, g.OH*g.OW, g.N)
@@ -255,7 +263,7 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 		return mustVariant("conv", "broadcast", vw, ob, 8, 8, p.bcastChunk(g, int64(ob*vw)))
 	}
 	dilated := g.DH != 1 || g.DW != 1
-	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 || dilated {
+	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 || dilated || mr == vw {
 		ocg, ck := p.convGroups(g, mr, blocks)
 		if dilated {
 			ocg = 8

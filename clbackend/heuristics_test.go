@@ -166,7 +166,9 @@ func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
 	}
 	assert.Equal(t, "grouped", poclSkylake.conv(conv2D{N: 1, C: 512, OC: 256, OH: 32, OW: 32, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1}, false).Algorithm,
 		"strided windows are not Winograd's")
-	assert.Equal(t, "direct", conv(poclSkylake, 64, 32, 16).Algorithm, "one block of output channels has nothing to group")
+	one := conv(poclSkylake, 64, 32, 16)
+	assert.Equal(t, []any{"grouped", 16, 8}, []any{one.Algorithm, one.Get("MR"), one.Get("OCG")}, "one block of a vector of output channels: the grouped program (%s)", one)
+	assert.Equal(t, "direct", conv(poclSkylake, 64, 32, 1).Algorithm, "one block of fewer rows than a vector (MR 8)")
 	sky, has := conv(poclSkylake, 64, 32, 64), conv(poclHaswell, 64, 64, 64)
 	assert.Equal(t, []int{8, 64}, []int{sky.Get("OCG"), sky.Get("CK")}, "skylake (4 blocks of 16: OCG 8 runs them as 4 would): %s", sky)
 	assert.Equal(t, []int{8, 32}, []int{has.Get("OCG"), has.Get("CK")}, "haswell (8 channels per block): %s", has)
@@ -198,7 +200,7 @@ func TestHeuristicsBroadcastConv(t *testing.T) {
 		{poclSkylake, 64, 256, 20, 3, 1, "direct", 0, 0, 0, 0},     // 20 of 32
 		{poclSkylake, 32, 256, 8, 3, 1, "direct", 0, 0, 0, 0},      // 8 of 16
 		{poclSkylake, 128, 32, 128, 3, 1, "grouped", 0, 0, 0, 0},
-		{poclSkylake, 64, 32, 16, 3, 1, "direct", 0, 0, 0, 0},
+		{poclSkylake, 64, 32, 16, 3, 1, "grouped", 0, 0, 0, 0}, // one block of 16: the grouped program
 		{poclHaswell, 128, 512, 64, 3, 1, "grouped", 0, 0, 0, 0},
 		{poclHaswell, 64, 512, 16, 3, 1, "grouped", 0, 0, 0, 0}, // two blocks of 8
 	} {
@@ -420,7 +422,7 @@ func TestHeuristicsDilatedShareOneVariant(t *testing.T) {
 	for _, c := range [][4]int64{{64, 16, 64, 2}, {128, 16, 128, 2}, {256, 32, 256, 4}, {256, 32, 256, 8}, {32, 16, 16, 2}} {
 		assert.Equal(t, first.String(), conv(c[0], c[1], c[2], c[3]).String(), "C=%d %dx%d OC=%d dilation %d", c[0], c[1], c[1], c[2], c[3])
 	}
-	assert.Equal(t, "direct", conv(32, 16, 16, 1).Algorithm, "undilated, one block")
+	assert.Equal(t, first.String(), conv(32, 16, 16, 1).String(), "undilated, one block of 16: grouped by 8 (its own undilated program)")
 	assert.Equal(t, 8, conv(32, 16, 32, 1).Get("OCG"), "undilated, two blocks: OCG 8 runs them as OCG 4 does, in the same program as 8 blocks")
 	assert.Equal(t, 8, conv(64, 16, 64, 1).Get("OCG"), "undilated, four blocks")
 	assert.Equal(t, 4, conv(64, 16, 80, 1).Get("OCG"), "undilated, five blocks: two items")
