@@ -74,7 +74,12 @@ func (c *CompiledModel) warmUp(ctx context.Context) error {
 
 // warmUpGlobal is the NDRange the warm-up launches l with: one work group
 // where l has a work-group size, l's own grid where the driver picks the
-// group.
+// group. Along a dimension of largeGrid items or more it launches
+// largeGrid rounded up to the group: POCL compiles one work-group
+// function for grids under that width in every dimension and another for
+// wider ones, so one group of a 1024x1024 element-wise launch (1048576
+// items in one dimension) prepared the function the inference does not
+// use, and the first inference compiled its own.
 func warmUpGlobal(l launch) []int {
 	if l.local == nil {
 		return l.global
@@ -82,9 +87,18 @@ func warmUpGlobal(l launch) []int {
 	g := make([]int, len(l.global))
 	for i := range g {
 		g[i] = min(l.global[i], l.local[i])
+		if l.global[i] >= largeGrid {
+			g[i] = min(l.global[i], (largeGrid+l.local[i]-1)/l.local[i]*l.local[i])
+		}
 	}
 	return g
 }
+
+// largeGrid is the grid width from which POCL's CPU devices run a kernel
+// through its generic work-group function rather than the one
+// specialized for small grids (grid_width_specialization_limit,
+// USHRT_MAX, since POCL 1.6; this machine has 3.1).
+const largeGrid = 65535
 
 // warmUpWindow is the launch window (see launchWindow) of the warm-up
 // run: the driver's first-launch work happens as the queue runs (on POCL

@@ -70,7 +70,9 @@ func TestCompileWarmsUp(t *testing.T) {
 
 // TestWarmUpGlobal: the warm-up launches one work group where the plan
 // sets the group (the driver prepares the kernel per group size, not per
-// grid), and the plan's grid where the driver picks the group from it.
+// grid), at least largeGrid items along a dimension that has them (POCL's
+// function for wide grids), and the plan's grid where the driver picks
+// the group from it.
 func TestWarmUpGlobal(t *testing.T) {
 	cases := []struct {
 		global, local, want []int
@@ -78,6 +80,9 @@ func TestWarmUpGlobal(t *testing.T) {
 		{[]int{1024, 1024}, []int{8, 8}, []int{8, 8}},
 		{[]int{64, 1, 3}, []int{1, 1, 1}, []int{1, 1, 1}},
 		{[]int{4, 256}, []int{16, 64}, []int{4, 64}}, // never past the grid
+		{[]int{1 << 20}, []int{256}, []int{65536}},   // a wide grid: POCL's function for wide ones
+		{[]int{16, 65535}, []int{16, 5}, []int{16, 65535}},
+		{[]int{16, 65534}, []int{16, 2}, []int{16, 2}},
 		{[]int{4096, 512}, nil, []int{4096, 512}},
 	}
 	for _, tc := range cases {
