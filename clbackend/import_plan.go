@@ -70,8 +70,9 @@ func decodeByName[V any](d *wire.Decoder, what string, byName map[string]*graph.
 type ownedModelKey struct{}
 
 // withOwnedModel tells compile that the model it is given is its own (one
-// ImportModel decoded), so that it plans it without cloning it first
-// (IS-Net medium: 0.12-0.24 s of copying 176 MB of weights).
+// ImportModel decoded, or the clone CompileModel's passes made), so that
+// it plans it without cloning it first (IS-Net medium: 0.12-0.24 s of
+// copying 176 MB of weights).
 func withOwnedModel(ctx context.Context) context.Context {
 	return context.WithValue(ctx, ownedModelKey{}, true)
 }
