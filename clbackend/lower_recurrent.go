@@ -251,9 +251,8 @@ func stepWidth(h int64, vw int) int {
 // plan time, the initial states read where they are, Y, Y_h and Y_c
 // written directly (a temporary for each one the node does not have).
 func (b *builder) lstmStep(n *graph.Node, d, nb, h, in int64, vw, bias, peep int, m, pf slotArg) error {
-	gh := 4 * h
-	w, _ := b.recWeights(b.in(n, 1), d, gh, in)
-	r, _ := b.recWeights(b.in(n, 2), d, gh, h)
+	w := b.stepWeights(b.in(n, 1), d, h, in, int64(vw))
+	r := b.stepWeights(b.in(n, 2), d, h, h, int64(vw))
 	h0 := b.recHost(n, 5, tensor.Shape{d, nb, h})
 	c0 := b.recHost(n, 6, tensor.Shape{d, nb, h})
 	outs := make([]int, 3)
@@ -267,6 +266,29 @@ func (b *builder) lstmStep(n *graph.Node, d, nb, h, in int64, vw, bias, peep int
 	items := d * nb * h / int64(vw)
 	return b.emit(n, "lstm_step", fmt.Sprintf("-DVW=%d", vw), items, slotArg(b.in(n, 0)), slotArg(w), slotArg(r), slotArg(bias), slotArg(peep),
 		slotArg(h0), slotArg(c0), slotArg(outs[0]), slotArg(outs[1]), slotArg(outs[2]), uint64(items), m, pf)
+}
+
+// stepWeights lays out host weight v ([D, 4H, cols], ONNX's W or R) for
+// lstm_step of vector width vw: [D, H/vw, cols, 4, vw], each item's
+// weights (vw units of the four gates, over every column) one contiguous
+// run.
+func (b *builder) stepWeights(v int, d, h, cols, vw int64) int {
+	src := b.hostF32(v)
+	dst := make([]float32, len(src))
+	i := 0
+	for k := range d {
+		for u := range h / vw {
+			for c := range cols {
+				for q := range int64(4) {
+					for l := range vw {
+						dst[i] = src[(k*4*h+q*h+u*vw+l)*cols+c]
+						i++
+					}
+				}
+			}
+		}
+	}
+	return b.layout(v, dst, fmt.Sprintf("#step%dx%dx%d/%d", d, 4*h, cols, vw))
 }
 
 // recGRUh returns the B operand of the product of (r . h) with GRU's h

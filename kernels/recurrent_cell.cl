@@ -202,8 +202,11 @@ __kernel void rnn_cell(__global const float* xw, __global const float* rh, __glo
 // lstm_step: a whole LSTM of one step (S = 1, layout 0, no sequence_lens)
 // in one launch: the products with W and R and the gates together, so a
 // streaming model's cell (Silero VAD's) is one command instead of two
-// GEMMs, the cell and the state copies around them. wt is W^T per
-// direction, [D, I, 4H], rt R^T, [D, H, 4H] (laid out at plan time); x
+// GEMMs, the cell and the state copies around them. wt is W blocked by
+// VW units, [D, H/VW, I, 4, VW] (element (d, u, k, q, l) is W's row
+// q*H + u*VW + l, column k, of direction d), rt R the same, [D, H/VW, H,
+// 4, VW] (laid out at plan time), so that an item reads its weights in one
+// contiguous run instead of a VW-wide piece of every 4H-long row; x
 // is [N, I]; h0 and c0 [D, N, H]; y, yh and yc [D, N, H] (Y's one step,
 // Y_h, Y_c). m and p are the cells' tables with m[3] = I (the input
 // size) and m[4], m[6]..m[12] unused.
@@ -233,13 +236,13 @@ __kernel void rnn_cell(__global const float* xw, __global const float* rh, __glo
 #error "lstm_step: VW must be 4, 8 or 16"
 #endif
 
-// lstmStepSum adds v[k] times row k of a transposed weight w (rows 4H
-// apart, the item's VW units of each gate) to the gates g, for k < K.
-inline void lstmStepSum(__global const float* v, __global const float* w, int K, int H, stepv* g)
+// lstmStepSum adds v[k] times the item's block k of a blocked weight w
+// (4 gates of VW units each, blocks 4*VW apart) to the gates g, for k < K.
+inline void lstmStepSum(__global const float* v, __global const float* w, int K, stepv* g)
 {
-    for (int k = 0; k < K; ++k, w += 4 * H) {
+    for (int k = 0; k < K; ++k, w += 4 * VW) {
         const stepv s = (stepv)v[k];
-        for (int q = 0; q < 4; ++q) g[q] = fma(s, STEP_LOAD(0, w + q * H), g[q]);
+        for (int q = 0; q < 4; ++q) g[q] = fma(s, STEP_LOAD(0, w + q * VW), g[q]);
     }
 }
 
@@ -260,8 +263,9 @@ __kernel void lstm_step(__global const float* x, __global const float* wt, __glo
     stepv g[4];
     for (int q = 0; q < 4; ++q) g[q] = STEP_LOAD(0, bw + q * H) + STEP_LOAD(0, bw + G4 + q * H);
     const size_t row = ((size_t)d * (size_t)N + (size_t)b) * (size_t)H;
-    lstmStepSum(x + (size_t)b * (size_t)I, wt + (size_t)d * (size_t)I * (size_t)G4 + j, I, H, g);
-    lstmStepSum(h0 + row, rt + (size_t)d * (size_t)H * (size_t)G4 + j, H, H, g);
+    const size_t blk = (size_t)d * (size_t)HV + (size_t)(j / VW); // the item's block of units
+    lstmStepSum(x + (size_t)b * (size_t)I, wt + blk * (size_t)I * (size_t)(4 * VW), I, g);
+    lstmStepSum(h0 + row, rt + blk * (size_t)H * (size_t)(4 * VW), H, g);
     float ai[VW], ao[VW], af[VW], ac[VW];
     STEP_STORE(g[0], 0, ai);
     STEP_STORE(g[1], 0, ao);
