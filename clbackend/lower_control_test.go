@@ -310,21 +310,7 @@ func TestIfPlansPerOutcome(t *testing.T) {
 	cpu, err := cpufallback.New()
 	require.NoError(t, err)
 	defer cpu.Close()
-	x := graph.NewParameter("x", tensor.F32, graph.StaticShape(tensor.Shape{2, 3}))
-	sr := graph.NewParameter("sr", tensor.I64, graph.StaticShape(tensor.Shape{}))
-	w, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{1, -2, 3, -4, 5, -6})
-	require.NoError(t, err)
-	then := bodyOf("then", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
-		return []graph.Output{nn("Relu", nil, nn("Mul", nil, p[0], p[1]))}
-	})
-	els := bodyOf("else", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
-		return []graph.Output{nn("Sigmoid", nil, p[0])}
-	})
-	cond := nn("Equal", nil, sr.Out(0), scalarConst(tensor.I64, 16000))
-	ifn := graph.NewNode(graph.OpIf, "if", []graph.Output{cond, x.Out(0), graph.NewConstant("w", w).Out(0)},
-		graph.Attrs{graph.AttrThenBranch: then, graph.AttrElseBranch: els, graph.AttrCaptures: int64(2)}, 1)
-	m := graph.NewModel("sample_rate", []*graph.Node{x, sr}, []*graph.Node{graph.NewResult("y", ifn.Out(0))})
-	require.NoError(t, m.InferShapes())
+	m := sampleRateModel(t)
 
 	cm, err := gpu.CompileModel(context.Background(), m, map[string]string{driver.KeyEnableProfiling: "YES"})
 	require.NoError(t, err)
@@ -503,4 +489,76 @@ func inferRate(t *testing.T, cpu driver.Plugin, m *graph.Model, r driver.InferRe
 	require.NoError(t, err)
 	assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
 	return y
+}
+
+// sampleRateModel is y = If(sr == 16000, Relu(x * w), Sigmoid(x)) on x
+// [2, 3] and an i64 scalar sr: Silero VAD's sample-rate If.
+func sampleRateModel(t *testing.T) *graph.Model {
+	t.Helper()
+	x := graph.NewParameter("x", tensor.F32, graph.StaticShape(tensor.Shape{2, 3}))
+	sr := graph.NewParameter("sr", tensor.I64, graph.StaticShape(tensor.Shape{}))
+	w, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{1, -2, 3, -4, 5, -6})
+	require.NoError(t, err)
+	then := bodyOf("then", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Relu", nil, nn("Mul", nil, p[0], p[1]))}
+	})
+	els := bodyOf("else", []string{"x", "w"}, func(p []graph.Output) []graph.Output {
+		return []graph.Output{nn("Sigmoid", nil, p[0])}
+	})
+	cond := nn("Equal", nil, sr.Out(0), scalarConst(tensor.I64, 16000))
+	ifn := graph.NewNode(graph.OpIf, "if", []graph.Output{cond, x.Out(0), graph.NewConstant("w", w).Out(0)},
+		graph.Attrs{graph.AttrThenBranch: then, graph.AttrElseBranch: els, graph.AttrCaptures: int64(2)}, 1)
+	m := graph.NewModel("sample_rate", []*graph.Node{x, sr}, []*graph.Node{graph.NewResult("y", ifn.Out(0))})
+	require.NoError(t, m.InferShapes())
+	return m
+}
+
+// TestHostCondMemo: a host condition's outcome is remembered with the
+// bytes of the inputs it was computed from: the same inputs again pick
+// the plan without running the reference kernels (no allocation), and a
+// bound tensor rewritten in place or another tensor is evaluated anew, so
+// every inference runs the branch of its own inputs.
+func TestHostCondMemo(t *testing.T) {
+	gpu := newGPU(t)
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	m := sampleRateModel(t)
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	cmp := cm.(*CompiledModel)
+	require.NotNil(t, cmp.conds)
+	xs, err := tensor.FromF32(tensor.Shape{2, 3}, []float32{0.5, 1, -1, 2, -0.25, 3})
+	require.NoError(t, err)
+	rate, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{16000})
+	require.NoError(t, err)
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.SetTensor("x", xs))
+	require.NoError(t, r.SetTensor("sr", rate))
+	for _, v := range []int64{16000, 16000, 8000, 8000, 16000, 8000} {
+		d, err := tensor.Data[int64](rate)
+		require.NoError(t, err)
+		d[0] = v // in place: the binding stays
+		require.NoError(t, r.Infer(context.Background()))
+		y, err := r.Tensor("y")
+		require.NoError(t, err)
+		want, _ := inferAll(t, cpu, m, map[string]*tensor.Tensor{"x": xs, "sr": rate})
+		assertOutputsClose(t, want, []*tensor.Tensor{y}, 1e-5, 1e-5)
+		mask := 0
+		if v == 16000 {
+			mask = 1
+		}
+		assert.Same(t, cmp.conds.plans[mask], cmp.lastRun, "sr=%d: the plan of its outcome", v)
+	}
+	ins := []*tensor.Tensor{xs, rate}
+	var pl *plan
+	assert.Zero(t, testing.AllocsPerRun(20, func() { pl = cmp.conds.pickFrom(ins, nil) }), "the remembered outcome: nothing evaluated")
+	assert.Same(t, cmp.conds.plans[0], pl)
+	other, err := tensor.FromFloat64s(tensor.I64, tensor.Shape{}, []float64{16000})
+	require.NoError(t, err)
+	assert.Same(t, cmp.conds.plans[1], cmp.conds.pickFrom([]*tensor.Tensor{xs, other}, nil), "another tensor, another value")
+	assert.Same(t, cmp.conds.plans[0], cmp.conds.pickFrom(ins, nil), "the first value again")
 }

@@ -1,7 +1,9 @@
 package clbackend
 
 import (
+	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/clinfer/clinfer/cpu_fallback/ref"
 	"github.com/clinfer/clinfer/graph"
@@ -174,10 +176,14 @@ func (b *builder) progUses(used map[int]bool) {
 type hostCond struct {
 	nodes  []*graph.Node       // producers first, out's node last
 	params map[*graph.Node]int // model input of each Parameter among them
+	inputs []int               // the model inputs it reads, ascending
 	out    graph.Output
 	// ifName is the If at the model's top level whose condition it is
 	// ("" for an If of a body): plan_conds.go plans per its outcome.
 	ifName string
+	// memo is the last outcome computed from small inputs, with their
+	// bytes (cached): an inference whose inputs are the same reuses it.
+	memo atomic.Pointer[condMemo]
 }
 
 // maxHostCond bounds the nodes of a host condition.
@@ -236,6 +242,12 @@ func (b *builder) hostCondOf(o graph.Output) *hostCond {
 	if !o.Valid() || !visit(o.Node) || len(hc.params) == 0 {
 		return nil
 	}
+	for _, i := range hc.params {
+		if !slices.Contains(hc.inputs, i) {
+			hc.inputs = append(hc.inputs, i)
+		}
+	}
+	slices.Sort(hc.inputs)
 	return hc
 }
 

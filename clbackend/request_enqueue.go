@@ -569,7 +569,7 @@ func (r *InferRequest) recordPlan(s *runState, states bool) (*cl.CommandBuffer, 
 			return nil, false
 		}
 	}
-	order, saved := r.stateResults(s.pl)
+	order, saved := st.stateOrder, st.stateSaved
 	states = states && len(saved) == 0 // a cycle's scratch copies: download's
 	for _, i := range order {
 		if !states {

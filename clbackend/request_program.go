@@ -71,7 +71,7 @@ func (r *InferRequest) runProgram(ctx contextDone, s *runState) error {
 			ok, known := false, false
 			if in.host != nil {
 				var err error
-				if ok, known, err = in.host.eval(s.hostInputs()); err != nil {
+				if ok, known, err = in.host.cached(s.hostInputs()); err != nil {
 					return r.fail("computing a condition on the host", err)
 				}
 			}

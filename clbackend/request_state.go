@@ -157,12 +157,19 @@ func (r *InferRequest) stateResults(pl *plan) (order, saved []int) {
 }
 
 // keepStates enqueues the copies of s's next states into the request's
-// state buffers in stateResults' order, a saved result's value through a
+// state buffers in stateResults' order (computed once per plan state:
+// planState.stateOrder), a saved result's value through a
 // scratch buffer (released once its copies are enqueued: OpenCL frees it
 // when they finish).
 func (r *InferRequest) keepStates(s *runState) (err error) {
-	order, saved := r.stateResults(s.pl)
-	from := make(map[int]*cl.MemObject, len(saved))
+	order, saved := s.st.stateOrder, s.st.stateSaved
+	if len(order) == 0 {
+		return nil
+	}
+	var from map[int]*cl.MemObject // only for a cycle's saved results
+	if len(saved) > 0 {
+		from = make(map[int]*cl.MemObject, len(saved))
+	}
 	defer func() {
 		for _, b := range from {
 			err = errors.Join(err, b.Close())
