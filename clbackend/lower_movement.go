@@ -126,7 +126,10 @@ func lowerSlice(b *builder, n *graph.Node) error {
 	}
 	ist := strides(is)
 	sst := append([]int64(nil), ist...)
+	os := b.val(y).shape
 	var off int64
+	cut, cutAt := int64(-1), int64(0) // the one axis a block slice cuts, from cutAt
+	block := true
 	for i, ax := range axes {
 		if ax < 0 {
 			ax += r
@@ -142,11 +145,17 @@ func lowerSlice(b *builder, n *graph.Node) error {
 		}
 		off += st * ist[ax]
 		sst[ax] = ist[ax] * step
+		if os[ax] != dim || st != 0 || step != 1 {
+			block = block && step == 1 && cut < 0
+			cut, cutAt = ax, st
+		}
 	}
 	_ = ends
-	os := b.val(y).shape
 	if os.NumElements() == 0 {
 		return nil
+	}
+	if block && cut >= 0 && b.blockView(x, y, cut, cutAt, ist[cut]) {
+		return nil // a contiguous block of x at an aligned origin: a view
 	}
 	return b.copyView(n, x, y, os, sst, off, strides(os), 0)
 }

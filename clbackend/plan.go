@@ -40,10 +40,10 @@ type value struct {
 	held int
 	// root is the value whose device memory this one uses (itself unless
 	// it is a zero-copy alias: Reshape, Squeeze, Identity..., a Concat's
-	// input written in place into its output, or a Gather's block of its
-	// input), and off where in that memory it starts, in bytes (0 but for
-	// the Concat's inputs, the Gathers' views and their aliases: a request
-	// binds such a value as a sub-buffer).
+	// input written in place into its output, or a Gather's or a Slice's
+	// block of its input: blockView), and off where in that memory it
+	// starts, in bytes (0 but for the Concat's inputs, the blocks' views
+	// and their aliases: a request binds such a value as a sub-buffer).
 	root, off int
 	// buf is the activation buffer of a root device value (-1 otherwise).
 	buf         int

@@ -106,12 +106,31 @@ func (b *builder) concatInPlace(n *graph.Node, ax int64) map[int]bool {
 func (b *builder) gatherView(x, idx, y int, ax, inner int64) bool {
 	k, ok := b.hostInts(idx)
 	xv := b.val(x)
-	align := b.c.dev.subAlign
-	if !ok || len(k) != 1 || align <= 0 || b.pl.control || b.hasBodies() {
+	if !ok || len(k) != 1 {
 		return false
 	}
 	if k[0] < 0 {
 		k[0] += xv.shape[ax]
+	}
+	if k[0] < 0 || k[0] >= xv.shape[ax] {
+		return false
+	}
+	return b.blockView(x, y, ax, k[0], inner)
+}
+
+// blockView makes y a view of x's memory from index start along axis ax
+// (inner elements per index) instead of a copy, and reports whether it
+// did: every axis of x before ax of size 1 (so that y, the indices from
+// start on that it holds, is a contiguous block of x), y of x's element
+// type and bytes within x, at an origin that is a multiple of the
+// device's sub-buffer alignment, of a device value of this plan with no
+// control flow (as concatInPlace). A request binds the view as a
+// sub-buffer, of an activation buffer or of its state buffer (gatherView).
+func (b *builder) blockView(x, y int, ax, start, inner int64) bool {
+	xv, yv := b.val(x), b.val(y)
+	align := b.c.dev.subAlign
+	if align <= 0 || b.pl.control || b.hasBodies() {
+		return false
 	}
 	for _, d := range xv.shape[:ax] {
 		if d != 1 {
@@ -120,12 +139,12 @@ func (b *builder) gatherView(x, idx, y int, ax, inner int64) bool {
 	}
 	esize, ok := elemBytes(xv)
 	rv := b.val(xv.root)
-	yv := b.val(y)
-	if !ok || k[0] < 0 || k[0] >= xv.shape[ax] || rv.host != nil || xv.root < b.pl.base || yv.root != y || yv.typ != xv.typ {
+	if !ok || rv.host != nil || xv.root < b.pl.base || yv.root != y || yv.typ != xv.typ {
 		return false
 	}
-	off := int64(xv.off) + k[0]*inner*int64(esize)
-	if off%int64(align) != 0 {
+	at := start * inner * int64(esize)
+	off := int64(xv.off) + at
+	if off%int64(align) != 0 || at+int64(yv.bytes) > int64(xv.bytes) {
 		return false
 	}
 	yv.root, yv.off = xv.root, int(off)

@@ -268,3 +268,69 @@ func TestGatherViews(t *testing.T) {
 		assert.Equal(t, 1, gathers(cm.(*CompiledModel).static), "a 4-byte origin: a launch")
 	}
 }
+
+// TestSliceViews: a Slice with steps of 1 that cuts one axis, every axis
+// before it of size 1, is a contiguous block of its input; at an origin on
+// the device's sub-buffer alignment it is a view (no launch), elsewhere,
+// or cutting an axis after one of size 2, or reversed, a copy. The
+// outputs equal the CPU device's to the bit, over three inferences.
+func TestSliceViews(t *testing.T) {
+	gpu := newGPU(t)
+	align := gpu.devices[gpu.def].subAlign
+	if align <= 0 {
+		t.Skipf("%s reports no CL_DEVICE_MEM_BASE_ADDR_ALIGN: no sub-buffers to view", gpu.devices[gpu.def].fullName)
+	}
+	cpu, err := cpufallback.New()
+	require.NoError(t, err)
+	defer cpu.Close()
+	const n = 1024 // 4 KiB rows: a multiple of any device's sub-buffer alignment
+	at := int64(align / 4)
+	slice := func(name string, x graph.Output, starts, ends, axes, steps []int64) graph.Output {
+		in := []graph.Output{x, shapeConst(name+"_s", starts...), shapeConst(name+"_e", ends...), shapeConst(name+"_a", axes...)}
+		if steps != nil {
+			in = append(in, shapeConst(name+"_t", steps...))
+		}
+		return nn("Slice", nil, in...)
+	}
+	x := graph.NewParameter("x", tensor.F32, graph.ShapeOf(2, n))
+	a := nn("Relu", nil, x.Out(0))
+	r0 := slice("r0", a, []int64{0}, []int64{1}, []int64{0}, nil) // [1, n] at 0: a view
+	r1 := slice("r1", a, []int64{1}, []int64{2}, []int64{0}, nil) // [1, n] at 4 KiB: a view
+	rows := nn("Mul", nil, r0, r1)
+	tail := slice("tail", r1, []int64{at}, []int64{n}, []int64{1}, nil)      // a view of a view, at the alignment
+	odd := slice("odd", r1, []int64{1}, []int64{n}, []int64{1}, nil)         // 4 bytes on: a copy
+	cols := slice("cols", a, []int64{0}, []int64{n / 2}, []int64{1}, nil)    // after an axis of 2: a copy
+	rev := slice("rev", a, []int64{1}, []int64{-3}, []int64{0}, []int64{-1}) // reversed: a copy
+	m := graph.NewModel("slices", []*graph.Node{x}, []*graph.Node{graph.NewResult("rows", rows), graph.NewResult("tail", nn("Neg", nil, tail)),
+		graph.NewResult("odd", nn("Neg", nil, odd)), graph.NewResult("cols", cols), graph.NewResult("rev", rev)})
+	require.NoError(t, m.InferShapes())
+	cm, err := gpu.CompileModel(context.Background(), m, nil)
+	require.NoError(t, err)
+	defer cm.Close()
+	copies := 0
+	for _, l := range cm.(*CompiledModel).static.launches {
+		if l.node.OpType == "Slice" {
+			copies++
+		}
+	}
+	want := 3 // odd, cols, rev
+	if align <= 4 {
+		want = 2
+	}
+	assert.Equal(t, want, copies, "the aligned blocks launch nothing")
+	r, err := cm.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	for i := range 3 {
+		xs, err := tensor.FromF32(tensor.Shape{2, n}, seeded.Float32s(uint32(20+i), 2*n, -1, 1))
+		require.NoError(t, err)
+		require.NoError(t, r.SetTensor("x", xs))
+		require.NoError(t, r.Infer(context.Background()))
+		exp, _ := inferAll(t, cpu, m, map[string]*tensor.Tensor{"x": xs})
+		for j, name := range []string{"rows", "tail", "odd", "cols", "rev"} {
+			got, err := r.Tensor(name)
+			require.NoError(t, err)
+			assert.Equal(t, exp[j].F32(), got.F32(), "inference %d, %s", i, name)
+		}
+	}
+}
