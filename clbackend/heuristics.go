@@ -223,16 +223,7 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //     1024, OC 32 to 512) take 13-27% less CPU time than with grouped or
 //     direct on pthread-skylake-avx512; below 64 columns (16x16, 32x32)
 //     grouped stays 15% faster. AVX2 and SSE targets (8 accumulators)
-//     keep grouped and direct: the tuner may try broadcast there. Also,
-//     with two vectors of output channels and one tile per item (TL 1,
-//     NP 6 for rows of up to 6 pixels, else 8), where the whole output is
-//     at most fewPixels pixels (a streaming audio model's frames): the
-//     blocked kernels vectorise along a row of a few pixels and leave
-//     most lanes empty, and grouped runs all the channels in one item.
-//     Silero VAD v5's encoder convolutions (129->128 and 128->64, 3 taps,
-//     4 and 2 frames) took 18.6 and 10.3 us with grouped, 9.5 and 4.7
-//     with broadcast (OB 2, NP 8: 10.2 and 5.5; OB 1: 14.0 and 8.0;
-//     grouped with 4 blocks 17.3 and 9.3; pthread-skylake-avx512);
+//     keep grouped and direct: the tuner may try broadcast there;
 //   - grouped (convGroups) where OC spans two blocks or more: each item
 //     runs up to 8 blocks over chunks of input channels, so that the
 //     chunk's input rows come from the cache once for all of them (IS-Net
@@ -268,17 +259,8 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 		}
 		return mustVariant("conv", "winograd_2x2_3x3", vw, wmr, 2, p.groupPolicy())
 	}
-	if ob := bcastVectors(g.OC, vw); ob > 0 && p.accumulators() >= 24 {
-		switch {
-		case g.OW >= 64:
-			return mustVariant("conv", "broadcast", vw, ob, 8, 8, p.bcastChunk(g, int64(ob*vw)))
-		case ob == 2 && g.OH*g.OW <= fewPixels:
-			np := 8
-			if g.OW <= 6 {
-				np = 6
-			}
-			return mustVariant("conv", "broadcast", vw, 2, np, 1, 16)
-		}
+	if ob := bcastVectors(g.OC, vw); ob > 0 && p.accumulators() >= 24 && g.OW >= 64 {
+		return mustVariant("conv", "broadcast", vw, ob, 8, 8, p.bcastChunk(g, int64(ob*vw)))
 	}
 	dilated := g.DH != 1 || g.DW != 1
 	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 || dilated || mr == vw {
@@ -290,10 +272,6 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 	}
 	return mustVariant("conv", "direct", vw, mr, 1, p.groupPolicy())
 }
-
-// fewPixels is the most output pixels per image of a convolution that
-// the heuristics give the broadcast kernel with one tile per item.
-const fewPixels = 16
 
 // bcastVectors is the broadcast conv's OB (vectors of vw output channels
 // per item) for oc output channels: 2 where they fill two vectors, or
