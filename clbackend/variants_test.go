@@ -44,7 +44,7 @@ func variantCases() map[string][]lowerCase {
 	cases := map[string][]lowerCase{
 		"gemm": {
 			{"matmul_batch", func(g *caseGen) *graph.Model {
-				return g.one("MatMul", nil, g.x("a", 2, 19, 23), g.x("b", 23, 37))
+				return g.one("MatMul", nil, g.x("a", 2, 19, 23), g.x("b", 23, 53)) // 53 columns: a full vector and a partial one past the last block of 32
 			}},
 			{"fully_connected_sum_relu", func(g *caseGen) *graph.Model {
 				node := graph.NewNode(graph.OpFullyConnected, "node",

@@ -79,15 +79,24 @@ __kernel void fused_gemm(__global const FT* a, __global const FT* b, __global co
             }
         }
     } else {
+        // The row's last columns: the vectors N fills are vector loads
+        // (N = 240 with NR = 32 leaves one full vector of 16), the one N
+        // ends inside goes lane by lane, those past N are zeros.
         for (int k = 0; k < K; ++k) {
             floatv bv[NV];
             UNROLL for (int j = 0; j < NV; ++j) {
-                float t[VW];
-                for (int l = 0; l < VW; ++l) {
-                    const int c = j * VW + l;
-                    t[l] = c < nn ? LD(bp, k * b_ks + c) : 0.0f;
+                if ((j + 1) * VW <= nn) {
+                    bv[j] = LDV(bp + k * b_ks, j);
+                } else if (j * VW >= nn) {
+                    bv[j] = (floatv)0.0f;
+                } else {
+                    float t[VW];
+                    for (int l = 0; l < VW; ++l) {
+                        const int c = j * VW + l;
+                        t[l] = c < nn ? LD(bp, k * b_ks + c) : 0.0f;
+                    }
+                    bv[j] = LOADV(0, t);
                 }
-                bv[j] = LOADV(0, t);
             }
             UNROLL for (int i = 0; i < MR; ++i) {
                 const floatv av = (floatv)A_AT(i, k);
