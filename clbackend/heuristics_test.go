@@ -129,6 +129,9 @@ func TestHeuristicsFollowTheProfile(t *testing.T) {
 				if mr, nv := v.Get("MR"), max(v.Get("NV"), 1); mr > 0 {
 					assert.LessOrEqual(t, mr*nv, p.accumulators(), "%s: %s keeps more accumulators than %s has registers for", what, v, p.name)
 				}
+				if rb := v.Get("RB"); rb > 0 {
+					assert.LessOrEqual(t, rb, p.accumulators(), "%s: %s keeps more rows (one accumulator each) than %s has registers for", what, v, p.name)
+				}
 			}
 		})
 	}
