@@ -75,9 +75,12 @@ func variantCases() map[string][]lowerCase {
 				[]graph.PostOp{{Kind: graph.PostRelu}}, []int64{1, 5, 3, 150}, []int64{33, 5, 3, 3}, false)},
 		},
 		"dwconv": {
-			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"group": int64(5), "pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 5, 13, 17}, []int64{5, 1, 3, 3}, false)},
+			// Rows wide enough that every vector width has items whose
+			// window lies inside the row (the unchecked loads) beside the
+			// rows' first and last items.
+			{"3x3_pad1_batch2", conv("Conv", graph.Attrs{"group": int64(5), "pads": []int64{1, 1, 1, 1}}, nil, []int64{2, 5, 13, 41}, []int64{5, 1, 3, 3}, false)},
 			{"5x5_stride2_clip", conv(graph.OpFusedConv, graph.Attrs{"group": int64(3), "strides": []int64{2, 2}, "pads": []int64{2, 2, 2, 2}},
-				[]graph.PostOp{{Kind: graph.PostClip, Alpha: -0.3, Beta: 0.4}}, []int64{1, 3, 11, 19}, []int64{3, 1, 5, 5}, false)},
+				[]graph.PostOp{{Kind: graph.PostClip, Alpha: -0.3, Beta: 0.4}}, []int64{1, 3, 11, 70}, []int64{3, 1, 5, 5}, false)},
 		},
 		"deconv": {
 			{"2x2_stride2", func(g *caseGen) *graph.Model {

@@ -27,6 +27,28 @@
 // read.
 #define IRB ((RB - 1) * STR_H + WIN_H)
 
+// dw_rows adds to acc the IRB input rows of the item's RB output rows
+// (plane xp, first input column c0); inside (a constant after inlining)
+// says that every tap's columns lie inside the row.
+__attribute__((always_inline)) inline void dw_rows(floatv acc[RB], __global const FT* xp, const float wr[WIN_H * WIN_W],
+                                                   const int oh0, const int c0, const int H, const int W, const int PH,
+                                                   const int inside, __global const FT* x, __global const FT* xend)
+{
+    UNROLL for (int ir = 0; ir < IRB; ++ir) {
+        const int ih = oh0 * STR_H - PH + ir;
+        if (ih >= 0 && ih < H) {
+            __global const FT* row = xp + (long)ih * W;
+            UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
+                const floatv v = load_row_in(row, c0 + kw, W, STR_W, x, xend, inside);
+                UNROLL for (int r = 0; r < RB; ++r) {
+                    const int kh = ir - r * STR_H;
+                    if (kh >= 0 && kh < WIN_H) acc[r] = fma((floatv)wr[kh * WIN_W + kw], v, acc[r]);
+                }
+            }
+        }
+    }
+}
+
 __kernel void fused_dwconv2d(__global const FT* x, __global const FT* w, __global const FT* bias,
                              __global const FT* res, __global FT* out, __global const int* m,
                              __global const int* pm, __global const float* pf)
@@ -43,18 +65,18 @@ __kernel void fused_dwconv2d(__global const FT* x, __global const FT* w, __globa
     UNROLL for (int r = 0; r < RB; ++r) acc[r] = (floatv)0.0f;
     __global const FT* xp = x + z * H * (long)W;
     const int c0 = ow0 * STR_W - PW;
-    UNROLL for (int ir = 0; ir < IRB; ++ir) {
-        const int ih = oh0 * STR_H - PH + ir;
-        if (ih >= 0 && ih < H) {
-            __global const FT* row = xp + (long)ih * W;
-            UNROLL for (int kw = 0; kw < WIN_W; ++kw) {
-                const floatv v = load_row(row, c0 + kw, W, STR_W, x, xend);
-                UNROLL for (int r = 0; r < RB; ++r) {
-                    const int kh = ir - r * STR_H;
-                    if (kh >= 0 && kh < WIN_H) acc[r] = fma((floatv)wr[kh * WIN_W + kw], v, acc[r]);
-                }
-            }
-        }
+    // An item whose columns and window lie inside the row (every tile but
+    // a row's first and last) loads each tap as vectors with no check;
+    // the others through load_row, which zeroes the columns outside.
+#if STR_W == 1 || STR_W == 2
+    const bool inside = c0 >= 0 && c0 + STR_W * VW + WIN_W - 1 <= W;
+#else
+    const bool inside = false; // load_row's lanes
+#endif
+    if (inside) {
+        dw_rows(acc, xp, wr, oh0, c0, H, W, PH, 1, x, xend);
+    } else {
+        dw_rows(acc, xp, wr, oh0, c0, H, W, PH, 0, x, xend);
     }
     const int cnt = min(VW, OW - ow0);
     const float bv = m[8] ? LD(bias, c) : 0.0f;
