@@ -186,8 +186,9 @@ func lowerResize(b *builder, n *graph.Node) error {
 				local = []int{wg, 1, 1}
 			}
 			global := roundGlobal([]int64{ceilDiv(os[r-1], int64(v.Get("VW"))), os[r-2], planes}, local)
+			head := []int64{is[r-2], is[r-1], os[r-2], os[r-1], planes, up2Columns(u2[2*os[r-2]:])}
 			return b.emitND(n, "resize_linear2d", v.Defines()+b.halfDefine(x), global, local,
-				slotArg(x), slotArg(y), b.meta(append([]int64{is[r-2], is[r-1], os[r-2], os[r-1], planes}, u2...)), b.floats(w2))
+				slotArg(x), slotArg(y), b.meta(append(head, u2...)), b.floats(w2))
 		case "gather":
 			// A gather: no tap loop, no weights, a 3-D range (resize.cl).
 			h := int64(1)
@@ -276,6 +277,24 @@ func linear2DTables(is, os tensor.Shape, axes []*graph.ResizeSampling, crop bool
 		}
 	}
 	return idx, wts
+}
+
+// up2Columns is resize_linear2d's up2 flag for the column index pairs
+// cols (two per output column): 1 where they are a 2x upsampling's inside
+// the row (output column x reads input columns (x-1)/2 and (x+1)/2 for
+// 0 < x < OW-1: half_pixel and pytorch_half_pixel at scale 2), so the
+// kernel may run those columns as vectors with shuffled loads; else 0.
+func up2Columns(cols []int64) int64 {
+	ow := int64(len(cols) / 2)
+	if ow < 3 {
+		return 0
+	}
+	for x := int64(1); x < ow-1; x++ {
+		if cols[2*x] != (x-1)/2 || cols[2*x+1] != (x+1)/2 {
+			return 0
+		}
+	}
+	return 1
 }
 
 // oneTap reports whether every axis has one tap and every weight is 1

@@ -104,6 +104,12 @@ func variantCases() map[string][]lowerCase {
 				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 2, 2})
 				return g.one("Resize", graph.Attrs{"mode": "linear"}, g.x("x", 1, 3, 5, 7), graph.Output{}, graph.NewConstant("scales", t).Out(0))
 			}},
+			// Rows wide enough for resize_linear2d's vector runs of a 2x
+			// column upsampling (up2), with the scalar loop at both ends.
+			{"linear_2x_wide", func(g *caseGen) *graph.Model {
+				t, _ := tensor.FromF32(tensor.Shape{4}, []float32{1, 1, 2, 2})
+				return g.one("Resize", graph.Attrs{"mode": "linear"}, g.x("x", 1, 2, 3, 21), graph.Output{}, graph.NewConstant("scales", t).Out(0))
+			}},
 			{"linear_sizes_align_corners", func(g *caseGen) *graph.Model {
 				return g.one("Resize", graph.Attrs{"mode": "linear", "coordinate_transformation_mode": "align_corners"},
 					g.x("x", 2, 2, 9, 4), graph.Output{}, graph.Output{}, g.ints(2, 2, 5, 11))

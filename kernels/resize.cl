@@ -38,9 +38,15 @@
 // row pair located once. Work-size contract: 3-D NDRange, global size >=
 // (ceil(OW / VW), OH, planes), any local size; item (i, y, z) writes
 // pixels i*VW.. of row y of plane z; items outside do nothing. The int
-// array u holds IH, IW, OH, OW, planes, then 2*OH row indices (two per
-// output row) and 2*OW column indices; the float array w the 2*OH row
-// weights and 2*OW column weights.
+// array u holds IH, IW, OH, OW, planes, up2, then 2*OH row indices (two
+// per output row) and 2*OW column indices; the float array w the 2*OH row
+// weights and 2*OW column weights. up2 (non-zero) says the columns are a
+// 2x upsampling's: output column x reads input columns (x - 1) / 2 and
+// (x + 1) / 2 for 0 < x < OW - 1 (the host checks the table); then with
+// VW 4 or 8 the items inside the row run their VW pixels as vectors of 4
+// (the input columns loaded once, spread to the taps by shuffles; the
+// same products, selects and sum per lane as the scalar loop), the items
+// at the row's ends the scalar loop.
 //
 // -DHALF stores in and out as f16 (half.clh); the weights w stay f32 and
 // the interpolation is computed in float, without fused multiply-adds:
@@ -214,13 +220,40 @@ __kernel void resize_upsample(__global const FT* in, __global FT* out, __global 
     }
 }
 
+#if VW == 4 || VW == 8
+// up2_quad stores the 4 output pixels from column x of output row op of a
+// 2x column upsampling (pixel x + l reads input columns k + (l + 1) / 2
+// and the next, k = x / 2 - 1; x even, 0 < x, x + 4 < OW) from input
+// rows r0, r1 of weights a, b: the scalar loop's products, zero weights
+// selected away and sum, lane by lane. Vectors of 4 only, which every
+// target takes (wider ones change the call ABI on SSE and AVX2).
+__attribute__((always_inline)) inline void up2_quad(__global const FT* r0, __global const FT* r1,
+                                                   __global const float* wx, const int x, const float a,
+                                                   const float b, __global FT* op)
+{
+    const int k = x / 2 - 1;
+    const float4 s0 = LD4(r0 + k, 0), s1 = LD4(r1 + k, 0); // columns k .. k+3
+    const float4 v00 = shuffle(s0, (uint4)(0, 1, 1, 2)), v01 = shuffle(s0, (uint4)(1, 2, 2, 3));
+    const float4 v10 = shuffle(s1, (uint4)(0, 1, 1, 2)), v11 = shuffle(s1, (uint4)(1, 2, 2, 3));
+    const float4 w0 = vload4(0, wx + 2 * x), w1 = vload4(0, wx + 2 * x + 4); // (c, d) pairs
+    const float4 c = shuffle2(w0, w1, (uint4)(0, 2, 4, 6)), d = shuffle2(w0, w1, (uint4)(1, 3, 5, 7));
+    const float4 f00 = c * a, f01 = d * a, f10 = c * b, f11 = d * b;
+    float4 acc = (float4)0.0f;
+    acc += select((float4)0.0f, f00 * v00, f00 != 0.0f);
+    acc += select((float4)0.0f, f01 * v01, f01 != 0.0f);
+    acc += select((float4)0.0f, f10 * v10, f10 != 0.0f);
+    acc += select((float4)0.0f, f11 * v11, f11 != 0.0f);
+    ST4(op + x, 0, acc);
+}
+#endif
+
 __kernel void resize_linear2d(__global const FT* in, __global FT* out, __global const int* u, __global const float* w)
 {
     const int IH = u[0], IW = u[1], OH = u[2], OW = u[3];
     const int x0 = (int)get_global_id(0) * VW, y = (int)get_global_id(1);
     const long z = (long)get_global_id(2);
     if (x0 >= OW || y >= OH || z >= u[4]) return;
-    __global const int* ty = u + 5;
+    __global const int* ty = u + 6;
     __global const int* tx = ty + 2 * OH;
     __global const float* wy = w;
     __global const float* wx = w + 2 * OH;
@@ -228,6 +261,12 @@ __kernel void resize_linear2d(__global const FT* in, __global FT* out, __global 
     __global const FT* r1 = in + (z * IH + ty[2 * y + 1]) * (long)IW;
     const float a = wy[2 * y], b = wy[2 * y + 1];
     __global FT* op = out + (z * OH + y) * (long)OW;
+#if VW == 4 || VW == 8
+    if (u[5] && x0 > 0 && x0 + VW < OW) {
+        for (int q = 0; q < VW; q += 4) up2_quad(r0, r1, wx, x0 + q, a, b, op);
+        return;
+    }
+#endif
     const int x1 = min(x0 + VW, OW);
     for (int x = x0; x < x1; ++x) {
         const int i0 = tx[2 * x], i1 = tx[2 * x + 1];

@@ -319,7 +319,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 	"resize_linear2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// 6 planes of [4,5] -> [7,9]: clamped edge taps (index pairs
 		// within the input), rows ending in partial runs.
-		u := []int32{4, 5, 7, 9, 6}
+		u := []int32{4, 5, 7, 9, 6, 0}
 		var w []float32
 		for _, ax := range []struct{ in, out int }{{4, 7}, {5, 9}} {
 			for c := 0; c < ax.out; c++ {
@@ -328,6 +328,19 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 				w = append(w, 0.75, 0.25)
 			}
 		}
+		// up2: 2 planes of [3,13] -> [5,26], columns a 2x upsampling's
+		// (x reads (x-1)/2 and (x+1)/2, clamped at the ends): vector runs
+		// inside the row, the scalar loop at its ends.
+		u2 := []int32{3, 13, 5, 26, 2, 1}
+		var w2 []float32
+		for y := 0; y < 5; y++ {
+			u2 = append(u2, int32(y*3/5), int32(min(y*3/5+1, 2)))
+			w2 = append(w2, 0.5, 0.5)
+		}
+		for x := 0; x < 26; x++ {
+			u2 = append(u2, int32(max(x-1, 0)/2), int32(min((x+1)/2, 12)))
+			w2 = append(w2, float32(1+x%2)/4, float32(3-x%2)/4)
+		}
 		e.forVariants(t, "resize", "linear2d", func(t *testing.T, v kernels.Variant, full bool) {
 			var local []int
 			if v.Get("WG") > 0 {
@@ -335,7 +348,11 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			}
 			global := roundUp([]int{ceil(9, v.Get("VW")) + 1, 8, 7}, local)
 			e.launch(t, k, v.Defines(), global, local, fill(120, -1, 1), make([]float32, 378), u, w)
+			global = roundUp([]int{ceil(26, v.Get("VW")) + 1, 6, 3}, local)
+			e.launch(t, k, v.Defines(), global, local, fill(78, -1, 1), make([]float32, 260), u2, w2)
 			if full {
+				e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(78, false), make([]uint16, 260), u2, w2)
+				global = roundUp([]int{ceil(9, v.Get("VW")) + 1, 8, 7}, local)
 				e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(120, false), make([]uint16, 378), u, w)
 			}
 		})
