@@ -236,23 +236,16 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //     below OC an item runs direct's work (its sums kept in private
 //     memory between chunks of CK input channels), in the program the
 //     model's grouped convolutions build anyway (IS-Net medium's 16x16
-//     and 32x32 layers of 16 output channels, 0.2 ms of an inference,
-//     built direct with MR 16 for themselves: a build and a work-group
+//     and 32x32 layers of 16 output channels, 0.2 ms of its run, built
+//     direct with MR 16 for themselves: a build and a work-group
 //     compilation of 1-1.5 s on POCL);
-//   - direct, one block per item, otherwise (fewer rows than a vector).
-//
-// One output channel (an undilated single-channel head, IS-Net's side
-// outputs) takes the direct kernel with MR 1 and 8 vectors of pixels
-// (pixelRow) before all of these: the others' lanes or blocks run over
-// output channels, all but one of them zero padding.
+//   - direct, one block per item, otherwise (fewer rows than a vector:
+//     IS-Net's one-channel side outputs, MR 8).
 func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 	if p.gpu {
 		return p.tiled("conv", "implicit_gemm", g.OC, g.OH*g.OW, g.N)
 	}
 	vw := p.vw()
-	if g.OC == 1 && g.DH == 1 && g.DW == 1 {
-		return p.pixelRow(vw)
-	}
 	mr := convRows(g.OC, vw)
 	if p.accumulators() < 16 {
 		mr = 8
@@ -278,21 +271,6 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 		return mustVariant("conv", "grouped", vw, mr, ocg, ck)
 	}
 	return mustVariant("conv", "direct", vw, mr, 1, p.groupPolicy())
-}
-
-// pixelRow is the direct conv variant of one output channel: each item
-// runs 8 vectors of VW pixels of a row (8 accumulators: the fma latency
-// of a CPU's two pipes, within every target's registers) and each weight
-// feeds 8 fmas, where MR 8 computes 8 output channels of which 7 are zero
-// padding. One NV for every width, so that a model's single-channel convs
-// share one program (IS-Net's six side convs, 32 to 512 pixels wide: the
-// narrow ones run half-empty items, under 1 ms). On
-// pthread-skylake-avx512 (load 5-6, kernel time, 2 threads) against MR 8:
-// 64->1 at 512x512 37.8 -> 20.4 ms, at 256x256 10.4 -> 5.4, 128->1 at
-// 128x128 5.1 -> 2.8, 256->1 at 64x64 2.9 -> 1.8, 512->1 at 32x32 1.2 ->
-// 1.5.
-func (p deviceProfile) pixelRow(vw int) kernels.Variant {
-	return mustVariant("conv", "direct", vw, 1, 8, 1)
 }
 
 // bcastVectors is the broadcast conv's OB (vectors of vw output channels

@@ -177,27 +177,6 @@ func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
 	assert.Equal(t, []int{8, 32}, []int{has.Get("OCG"), has.Get("CK")}, "haswell (8 channels per block): %s", has)
 }
 
-// TestHeuristicsOneOutputChannel checks that an undilated convolution of
-// one output channel runs the direct kernel with its lanes along the row
-// (MR 1, 8 vectors of the device's width) on every CPU target and width,
-// one variant for all of IS-Net's side convs; dilated ones keep grouped
-// (one run-time-dilation program) and GPUs the implicit GEMM.
-func TestHeuristicsOneOutputChannel(t *testing.T) {
-	conv := func(p deviceProfile, c, hw, d int64) kernels.Variant {
-		return p.conv(conv2D{N: 1, C: c, OC: 1, OH: hw, OW: hw, KH: 3, KW: 3, SH: 1, SW: 1, DH: d, DW: d}, true)
-	}
-	for _, p := range []deviceProfile{poclSkylake, poclHaswell} {
-		first := conv(p, 64, 512, 1)
-		assert.Equal(t, "direct", first.Algorithm, p.name)
-		assert.Equal(t, []int{p.vw(), 1, 8, 1}, []int{first.Get("VW"), first.Get("MR"), first.Get("NV"), first.Get("WG")}, "%s: %s", p.name, first)
-		for _, c := range [][2]int64{{64, 256}, {128, 128}, {256, 64}, {512, 32}, {512, 16}} {
-			assert.Equal(t, first.String(), conv(p, c[0], c[1], 1).String(), "%s C=%d %dx%d", p.name, c[0], c[1], c[1])
-		}
-		assert.Equal(t, "grouped", conv(p, 64, 128, 2).Algorithm, "%s dilated", p.name)
-	}
-	assert.Equal(t, "implicit_gemm", conv(nvidiaH100, 64, 512, 1).Algorithm)
-}
-
 // TestHeuristicsBroadcastConv checks where the broadcast convolution is
 // the heuristics' choice: AVX-512 (24 accumulators) with two vectors of
 // output channels and rows of 64 pixels or more, dilated windows too;
@@ -227,7 +206,6 @@ func TestHeuristicsBroadcastConv(t *testing.T) {
 		{poclSkylake, 64, 32, 16, 3, 1, "grouped", 0, 0, 0, 0}, // one block of 16: the grouped program
 		{poclHaswell, 128, 512, 64, 3, 1, "grouped", 0, 0, 0, 0},
 		{poclHaswell, 64, 512, 16, 3, 1, "grouped", 0, 0, 0, 0}, // two blocks of 8
-		{poclSkylake, 64, 512, 1, 3, 1, "direct", 0, 0, 0, 0},   // one output channel: pixelRow
 	} {
 		v := conv(c.p, c.ch, c.hw, c.oc, c.k, c.d)
 		if assert.Equal(t, c.want, v.Algorithm, "%s, C=%d OC=%d %dx%d, %dx%d window", c.p.name, c.ch, c.oc, c.hw, c.hw, c.k, c.k) && c.want == "broadcast" {

@@ -75,16 +75,10 @@ var families = append(append([]Family{
 			{
 				Name: "direct", Entries: []string{"fused_conv2d_blocked"},
 				Doc: "register-blocked direct convolution: MR output channels x NV vectors of VW pixels of a row per item",
-				Params: []Param{vwParam, {Name: "MR", Values: []int{1, 8, 16, 24}, Define: true, Doc: "output channels per work item"},
-					{Name: "NV", Values: []int{1, 2, 8}, Define: true, Doc: "vectors of VW pixels of a row per work item (each weight loaded feeds NV fmas)"}, wgParam},
+				Params: []Param{vwParam, {Name: "MR", Values: []int{8, 16, 24}, Define: true, Doc: "output channels per work item"},
+					{Name: "NV", Values: []int{1, 2}, Define: true, Doc: "vectors of VW pixels of a row per work item (each weight loaded feeds NV fmas)"}, wgParam},
 				// At most 24 accumulator vectors: AVX-512 has 32 registers.
-				// One output channel (a single-channel head: IS-Net's side
-				// outputs) only with 8 vectors of pixels, one item per group:
-				// the lanes run along the row instead of over 7 zero-padded
-				// output channels, and 8 accumulators cover the fma latency.
-				Valid: func(p Point) bool {
-					return p["MR"]*p["NV"] <= 24 && (p["MR"] == 1) == (p["NV"] == 8) && (p["MR"] > 1 || p["WG"] == 1)
-				},
+				Valid:     func(p Point) bool { return p["MR"]*p["NV"] <= 24 },
 				WorkGroup: groupWG,
 			},
 			{
