@@ -238,7 +238,10 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //     model's grouped convolutions build anyway (IS-Net medium's 16x16
 //     and 32x32 layers of 16 output channels, 0.2 ms of its run, built
 //     direct with MR 16 for themselves: a build and a work-group
-//     compilation of 1-1.5 s on POCL);
+//     compilation of 1-1.5 s on POCL); only where that block holds more
+//     rows than direct's smallest (MR 8): on an 8-wide target (AVX2) every
+//     convolution of up to 8 output channels has MR = VW = 8, and those
+//     stay direct as they were measured;
 //   - direct, one block per item, otherwise (fewer rows than a vector:
 //     IS-Net's one-channel side outputs, MR 8).
 func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
@@ -263,7 +266,7 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 		return mustVariant("conv", "broadcast", vw, ob, 8, 8, p.bcastChunk(g, int64(ob*vw)))
 	}
 	dilated := g.DH != 1 || g.DW != 1
-	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 || dilated || mr == vw {
+	if blocks := ceilDiv(g.OC, int64(mr)); blocks >= 2 || dilated || (mr == vw && mr > 8) {
 		ocg, ck := p.convGroups(g, mr, blocks)
 		if dilated {
 			ocg = 8

@@ -431,3 +431,19 @@ func TestHeuristicsDilatedShareOneVariant(t *testing.T) {
 	assert.Equal(t, 4, conv(64, 16, 80, 1).Get("OCG"), "undilated, five blocks: two items")
 	assert.Equal(t, 8, conv(128, 16, 128, 1).Get("OCG"), "undilated, eight blocks")
 }
+
+// TestHeuristicsOneBlockOfAVector checks that one block of output channels
+// takes the grouped program only where it holds more rows than direct's
+// smallest block (a whole AVX-512 vector of 9 to 16 channels): on an 8-wide
+// target every convolution of up to 8 output channels has MR = VW = 8 and
+// stays direct, as measured before ae172fd.
+func TestHeuristicsOneBlockOfAVector(t *testing.T) {
+	conv := func(p deviceProfile, oc, hw int64) kernels.Variant {
+		return p.conv(conv2D{N: 1, C: 64, OC: oc, OH: hw, OW: hw, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1}, true)
+	}
+	for _, oc := range []int64{1, 4, 8} {
+		assert.Equal(t, "direct", conv(poclHaswell, oc, 64).Algorithm, "haswell OC=%d", oc)
+		assert.Equal(t, "direct", conv(poclSkylake, oc, 32).Algorithm, "skylake OC=%d", oc)
+	}
+	assert.Equal(t, "grouped", conv(poclSkylake, 16, 32).Algorithm, "skylake OC=16")
+}
