@@ -331,7 +331,7 @@ tuning-db:
 			"ch_ppocr_mobile_v2.0_cls_infer.onnx x=[1,3,48,192]" "ch_PP-OCRv4_rec_infer.onnx x=[1,3,48,320]" \
 			"hello_deepa.onnx" "namaste_deepa.onnx"; do \
 			set -- $$spec; shape=(); [ -n "$${2:-}" ] && shape=(-shape "$$2"); \
-			$(OUT)/tune -m .cache/models/$$1 "$${shape[@]}" -mode $(TUNE_MODE) -runs 3 -cache_dir $(TUNING_DB_CACHE) -ship kernels/tuning | tail -2 || exit 1; \
+			$(OUT)/tune -m .cache/models/$$1 "$${shape[@]}" -mode $(TUNE_MODE) -cache_dir $(TUNING_DB_CACHE) -ship kernels/tuning | tail -3 || exit 1; \
 		done; \
 	fi
 

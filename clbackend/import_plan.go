@@ -378,7 +378,7 @@ func (c *CompiledModel) checkChoices(choices []TunedOp) error {
 		}
 		switch ch.Source {
 		case "recorded", "shipped", "tuned":
-			if !ok || rec.Variant != ch.Variant {
+			if !ok || (rec.KeepsHeuristic() && ch.Variant != ch.Heuristic) || (!rec.KeepsHeuristic() && rec.Variant != ch.Variant) {
 				return fmt.Errorf("%w: node %q: the tuning records now say %q for %s, the plan ran %q", errStaleRecord, ch.Node, rec.Variant, ch.Key, ch.Variant)
 			}
 		case "forced":

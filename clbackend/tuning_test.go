@@ -326,3 +326,29 @@ func TestShippedTuningUnderTheUsers(t *testing.T) {
 	c = choices(t, cm)["conv"]
 	assert.Equal(t, [2]string{"heuristic", heur.Variant}, [2]string{c.Source, c.Variant})
 }
+
+// TestRecordKeepingHeuristics: a record whose variant is its heuristic
+// (the tuner, or cmd/tune's model-level confirmation, found nothing
+// faster) runs what the heuristics pick today, even when it names an
+// older heuristic choice, and is reported as the record's.
+func TestRecordKeepingHeuristics(t *testing.T) {
+	gpu := newGPU(t)
+	m, ins := tuningModel(t)
+	d := gpu.devices[gpu.def]
+	_, cm := inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningFile: filepath.Join(t.TempDir(), "tuning.json"), KeyShippedTuning: "NO"})
+	heur := choices(t, cm)["conv"]
+	require.Equal(t, "heuristic", heur.Source)
+	old := "conv/direct:VW=4,MR=16,NV=1,WG=1"
+	require.NotEqual(t, old, heur.Variant, "pick an old heuristic choice the heuristics no longer make")
+
+	file := filepath.Join(t.TempDir(), "tuning.json")
+	db, err := tune.Open(file, tuningDevice(d))
+	require.NoError(t, err)
+	db.Put(heur.Key, tune.Record{Variant: old, Heuristic: old, Ms: 2, HeuristicMs: 2, Mode: "FAST"})
+	require.NoError(t, db.Save())
+	forgetTuningFiles()
+	_, cm = inferAllWith(t, gpu, m, ins, map[string]string{KeyTuningFile: file, KeyShippedTuning: "NO", KeyTuningMode: "FAST"})
+	c := choices(t, cm)["conv"]
+	assert.Equal(t, [2]string{"recorded", heur.Variant}, [2]string{c.Source, c.Variant}, "today's heuristics, not retuned")
+	assert.Zero(t, c.Tried)
+}

@@ -112,6 +112,18 @@ func shippedFor(d *device) *tune.Shipped {
 	return d.shipped
 }
 
+// TuningDB returns the tuning cache the compiled model's plans read and
+// record into (nil when it has none): cmd/tune replaces there the records
+// its model-level confirmation drops. The GPU device keeps one DB per
+// tuning file in a process, so a later compile naming the same file
+// (GPU_TUNING_FILE = its Path) reads the replaced records.
+func (c *CompiledModel) TuningDB() *tune.DB {
+	if c.tuning == nil {
+		return nil
+	}
+	return c.tuning.db
+}
+
 // dbs are the tuning caches of the process, one per file (or per device
 // for the caches in memory), so that a file is read and reported once.
 var dbs struct {
@@ -277,7 +289,12 @@ func (b *builder) choose(n *graph.Node, fam, key string, tunable bool, applies f
 	case forced && slices.ContainsFunc(cands, fv.Equal):
 		ch.chosen, ch.source = fv, "forced"
 	case recorded && (tn.mode != tune.Exhaustive || rec.Mode == tune.Exhaustive.String()):
-		if v, err := kernels.ParseVariant(rec.Variant); err == nil && slices.ContainsFunc(cands, v.Equal) {
+		v, err := kernels.ParseVariant(rec.Variant)
+		if rec.KeepsHeuristic() {
+			// Nothing beat the heuristics' choice: today's heuristics run.
+			v, err = heuristic, nil
+		}
+		if err == nil && slices.ContainsFunc(cands, v.Equal) {
 			ch.chosen, ch.source, ch.ms, ch.heuristicMs = v, "recorded", rec.Ms, rec.HeuristicMs
 			if shipped {
 				ch.source = "shipped"

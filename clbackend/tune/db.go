@@ -49,6 +49,10 @@ type Record struct {
 	// not build or launch, or whose result differed from the reference.
 	Tried   int `json:"tried"`
 	Refused int `json:"refused"`
+	// Confirmed is the model-level confirmation's verdict (cmd/tune): the
+	// model, and the heuristics' and the variant's times in it; for a
+	// record that keeps the heuristics, the variant it dropped.
+	Confirmed string `json:"confirmed,omitempty"`
 	// Updated is when the record was made (RFC 3339).
 	Updated string `json:"updated"`
 }

@@ -8,11 +8,22 @@
 //	tune -m MODEL.onnx [-d GPU] [-shape NAME=[1,3,640,640]] [-mode fast|exhaustive]
 //	     [-cache_dir DIR | -tuning_file FILE] [-runs N] [-p KEY=VALUE ...] [-v] [-json FILE]
 //
-// It times the model with the heuristics first (before), then compiles it
-// with GPU_TUNING_MODE (a progress bar on a terminal while the plan is
-// tuned) and times it again (after), and prints per op the chosen variant,
-// where it came from (tuned now, or recorded earlier) and its time before
-// and after, then both medians. -mode fast times a budgeted subset of each
+// It compiles the model with the heuristics (before), then with
+// GPU_TUNING_MODE (a progress bar on a terminal while the plan is tuned),
+// and confirms every choice that differs from the heuristics in the model
+// itself: the two compiles run in interleaved rounds (-runs, at least 25)
+// with profiling, and a choice is kept only where its nodes' device time
+// beats the heuristics' by more than the noise (a sign test over the
+// rounds, Holm-corrected over the model's choices); the others' records
+// are replaced by records keeping the heuristics. Then the whole model
+// with the kept records runs against the heuristics the same way, and
+// unless it is faster beyond the noise those records keep the heuristics
+// too: what is recorded (and shipped with -ship) is never slower than the
+// heuristics it replaces. It prints per op the chosen variant, where it
+// came from (tuned now, or recorded earlier), its time before and after
+// as the tuner measured it alone, and the model-level verdict (kept or
+// dropped, and the speedup of its nodes in the model), then both medians
+// of the whole model. -mode fast times a budgeted subset of each
 // family's candidates, -mode exhaustive all of them (it replaces fast
 // records). Without -cache_dir or -tuning_file the file goes under
 // clinfer in the user's cache directory. -v prints the kernel compiler's

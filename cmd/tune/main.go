@@ -69,7 +69,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.TextVar(&o.mode, "mode", tune.Fast, "tuning mode: fast (a budgeted subset of each kernel's variants) or exhaustive (all of them)")
 	fs.StringVar(&o.cacheDir, "cache_dir", "", "CACHE_DIR the tuning file is kept in (default: clinfer under the user's cache directory)")
 	fs.StringVar(&o.file, "tuning_file", "", "GPU_TUNING_FILE: the tuning file itself (instead of one under -cache_dir)")
-	fs.IntVar(&o.runs, "runs", 10, "inferences timed before and after tuning (medians)")
+	fs.IntVar(&o.runs, "runs", tune.MinRounds, fmt.Sprintf("interleaved rounds (heuristics, then tuned, alternating) that confirm the tuned choices in the model and time it (medians); at least %d", tune.MinRounds))
 	fs.Var(&o.props, "p", "device property KEY=VALUE (repeatable)")
 	fs.BoolVar(&o.verbose, "v", false, "verbose: kernel compiler output (LOG_LEVEL=LOG_WARNING) and why candidates were refused")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
@@ -107,6 +107,13 @@ type Op struct {
 	clbackend.TunedOp
 	// Speedup is HeuristicMs / Ms (0 when either is unknown).
 	Speedup float64 `json:"speedup"`
+	// InModel is the model-level confirmation of a choice that differs
+	// from the heuristics: "kept" (its record ships) or "dropped" (its
+	// record keeps the heuristics); empty for the others.
+	InModel string `json:"in_model,omitempty"`
+	// InModelSpeedup is the heuristics' median device time of the
+	// choice's nodes in the model over the variant's.
+	InModelSpeedup float64 `json:"in_model_speedup,omitempty"`
 }
 
 // Report is the JSON report (-json).
@@ -118,10 +125,23 @@ type Report struct {
 	File   string `json:"tuning_file"`
 	// TuneSeconds is the wall time of the tuning compile and inference.
 	TuneSeconds float64 `json:"tune_seconds"`
+	// ConfirmSeconds is the wall time of the model-level confirmation.
+	ConfirmSeconds float64 `json:"confirm_seconds"`
 	// BeforeMs and AfterMs are the median latencies of the model with the
-	// heuristics and with the tuned kernels.
-	BeforeMs float64 `json:"before_ms"`
-	AfterMs  float64 `json:"after_ms"`
+	// heuristics and with the tuned records that ship, in Rounds
+	// interleaved rounds (AfterMs is BeforeMs's round when the whole
+	// model did not confirm them: the heuristics run); CandidateMs is the
+	// median of the records that won per choice, whether the whole model
+	// confirmed them or not, and ModelVerdict that comparison.
+	BeforeMs     float64 `json:"before_ms"`
+	AfterMs      float64 `json:"after_ms"`
+	CandidateMs  float64 `json:"candidate_ms"`
+	Rounds       int     `json:"rounds"`
+	ModelVerdict string  `json:"model_verdict"`
+	// Candidates counts the kernel choices (keys) that differed from the
+	// heuristics, Kept those whose records ship.
+	Candidates int `json:"candidates"`
+	Kept       int `json:"kept"`
 	// Tuned counts the choices timed in this run, Recorded those read from
 	// the tuning file.
 	Tuned    int  `json:"tuned"`
@@ -159,21 +179,26 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	fmt.Fprintf(out, "inputs     %s\n", describe(m, inputs))
 
 	// Before: the heuristics (an empty tuning file, no shipped database,
-	// no model cache).
+	// no model cache), profiled for the confirmation.
 	before := clone(props)
 	before[clbackend.KeyTuningMode] = tune.None.String()
 	before[clbackend.KeyShippedTuning] = "NO"
 	before[clbackend.KeyTuningFile] = filepath.Join(os.TempDir(), fmt.Sprintf("clinfer-tune-none-%d.json", os.Getpid()))
-	beforeMs, _, err := timeModel(ctx, core, m, o.device, before, inputs, o.runs, nil)
+	defer os.Remove(before[clbackend.KeyTuningFile])
+	profiled := clone(before)
+	profiled[driver.KeyEnableProfiling] = "YES"
+	heur, err := openModel(ctx, core, m, o.device, profiled, inputs, nil)
 	if err != nil {
 		return fmt.Errorf("before tuning: %w", err)
 	}
+	defer func() { heur.close() }()
 
 	// Tuning: the first inference plans the real shapes and times the
 	// candidates of every kernel choice without a record in the tuning
 	// file.
 	tuned := clone(props)
 	tuned[clbackend.KeyTuningMode] = o.mode.String()
+	tuned[driver.KeyEnableProfiling] = "YES"
 	// The device's own timings, not the shipped database's choices.
 	tuned[clbackend.KeyShippedTuning] = "NO"
 	if o.file != "" {
@@ -183,24 +208,73 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	}
 	bar := newProgress(out, terminal)
 	t0 := time.Now()
-	afterMs, choices, err := timeModel(ctx, core, m, o.device, tuned, inputs, o.runs, bar.update)
+	tr, err := openModel(ctx, core, m, o.device, tuned, inputs, bar.update)
 	bar.finish()
 	if err != nil {
 		return fmt.Errorf("tuning: %w", err)
 	}
+	defer func() { tr.close() }()
+	choices, db := tr.choices(), tr.db()
 	rep := Report{Device: o.device, Model: modelName, Shapes: strings.Join(o.shapes, " "), Mode: o.mode.String(),
-		TuneSeconds: time.Since(t0).Seconds(), BeforeMs: beforeMs, AfterMs: afterMs}
+		TuneSeconds: time.Since(t0).Seconds()}
 	rep.File = o.file
-	if rep.File == "" {
-		rep.File = filepath.Join(o.cacheDir, "clinfer-tuning-<device>.json")
-		if g, err := filepath.Glob(filepath.Join(o.cacheDir, "clinfer-tuning-*.json")); err == nil && len(g) == 1 {
-			rep.File = g[0]
-		}
+	if db != nil && db.Path() != "" {
+		rep.File = db.Path()
+	}
+	if db == nil {
+		return fmt.Errorf("tuning: device %s kept no tuning cache", o.device)
+	}
+
+	// The model-level confirmation: the tuner's choices against the
+	// heuristics in the model, interleaved.
+	t1 := time.Now()
+	cf := &confirmer{db: db, label: strings.TrimSpace(filepath.Base(modelName) + " " + rep.Shapes), rounds: max(o.runs, tune.MinRounds)}
+	if err := heur.calibrate(ctx); err != nil {
+		return err
+	}
+	tr.reps = heur.reps
+	won, verdicts, err := cf.nodes(ctx, heur, tr, choices)
+	if err != nil {
+		return fmt.Errorf("confirming the choices in the model: %w", err)
+	}
+	heur.close()
+	tr.close()
+	// The whole model, unprofiled: the heuristics against the records
+	// that won (read back from the tuning file, no tuning).
+	if heur, err = openModel(ctx, core, m, o.device, before, inputs, nil); err != nil {
+		return fmt.Errorf("confirming the whole model: %w", err)
+	}
+	after := clone(before)
+	after[clbackend.KeyTuningFile] = db.Path()
+	if tr, err = openModel(ctx, core, m, o.device, after, inputs, nil); err != nil {
+		return fmt.Errorf("confirming the whole model: %w", err)
+	}
+	if err := heur.calibrate(ctx); err != nil {
+		return err
+	}
+	tr.reps = heur.reps
+	mv, err := cf.model(ctx, heur, tr, won)
+	if err != nil {
+		return fmt.Errorf("confirming the whole model: %w", err)
+	}
+	rep.ConfirmSeconds = time.Since(t1).Seconds()
+	rep.Rounds, rep.Candidates, rep.Kept = mv.Rounds, len(verdicts), len(won)
+	rep.BeforeMs, rep.AfterMs, rep.CandidateMs = mv.HeuristicMs, mv.TunedMs, mv.TunedMs
+	rep.ModelVerdict = mv.String()
+	if !mv.Win || len(won) == 0 {
+		rep.Kept, rep.AfterMs = 0, mv.HeuristicMs // the heuristics run
 	}
 	for _, c := range choices {
 		op := Op{TunedOp: c}
 		if c.Ms > 0 && c.HeuristicMs > 0 {
 			op.Speedup = c.HeuristicMs / c.Ms
+		}
+		if v, ok := verdicts[c.Key]; ok {
+			op.InModel = "dropped"
+			if v.Win && rep.Kept > 0 {
+				op.InModel = "kept"
+			}
+			op.InModelSpeedup = v.HeuristicMs / v.TunedMs
 		}
 		switch c.Source {
 		case "tuned":
@@ -261,49 +335,6 @@ type choicer interface {
 	KernelChoices() []clbackend.TunedOp
 }
 
-// timeModel compiles m with props, runs one inference (where a model with
-// dynamic inputs is planned, and tuned) under progress, then runs more and
-// returns their median latency in milliseconds and the kernel choices of
-// the plan.
-func timeModel(ctx context.Context, core *driver.Core, m *graph.Model, device string, props map[string]string,
-	ins map[string]*tensor.Tensor, runs int, progress func(clbackend.TuneProgress)) (float64, []clbackend.TunedOp, error) {
-	pctx := ctx
-	if progress != nil {
-		pctx = clbackend.WithTuneProgress(ctx, progress)
-	}
-	cm, err := core.CompileModel(pctx, m, device, props)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer cm.Close()
-	ch, ok := cm.(choicer)
-	if !ok {
-		return 0, nil, fmt.Errorf("device %s is not a GPU device (its compiled model reports no kernel choices)", device)
-	}
-	req, err := cm.CreateInferRequest()
-	if err != nil {
-		return 0, nil, err
-	}
-	defer req.Close()
-	for name, t := range ins {
-		if err := req.SetTensor(name, t); err != nil {
-			return 0, nil, err
-		}
-	}
-	if err := req.Infer(pctx); err != nil {
-		return 0, nil, err
-	}
-	times := make([]float64, 0, runs)
-	for range runs {
-		t0 := time.Now()
-		if err := req.Infer(ctx); err != nil {
-			return 0, nil, err
-		}
-		times = append(times, float64(time.Since(t0))/1e6)
-	}
-	return tune.Median(times), ch.KernelChoices(), nil
-}
-
 // progress draws the tuning progress: a bar on a terminal, a line per
 // tenth of the plan otherwise.
 type progress struct {
@@ -345,9 +376,9 @@ func (p *progress) finish() {
 // printReport writes the per-op table and the totals.
 func printReport(out io.Writer, rep Report, verbose bool) {
 	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "  node\top\tvariant\tsource\tbefore ms\tafter ms\tspeedup")
+	fmt.Fprintln(tw, "  node\top\tvariant\tsource\tbefore ms\tafter ms\tspeedup\tin model")
 	for _, op := range rep.Ops {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Node, op.Op, op.Variant, op.Source, ms(op.HeuristicMs), ms(op.Ms), ratio(op.Speedup))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Node, op.Op, op.Variant, op.Source, ms(op.HeuristicMs), ms(op.Ms), ratio(op.Speedup), inModel(op))
 	}
 	_ = tw.Flush()
 	if verbose {
@@ -363,7 +394,22 @@ func printReport(out io.Writer, rep Report, verbose bool) {
 		}
 	}
 	fmt.Fprintf(out, "tuning     %s: %d kernel choices timed, %d read from %s, in %.1f s\n", rep.Mode, rep.Tuned, rep.Recorded, rep.File, rep.TuneSeconds)
-	fmt.Fprintf(out, "latency    before %.3f ms (heuristics), after %.3f ms (tuned): %.2fx (medians)\n", rep.BeforeMs, rep.AfterMs, rep.BeforeMs/rep.AfterMs)
+	fmt.Fprintf(out, "confirm    %d of the choices differ from the heuristics, %d kept in the model; whole model %s; %d rounds in %.1f s\n",
+		rep.Candidates, rep.Kept, rep.ModelVerdict, rep.Rounds, rep.ConfirmSeconds)
+	kept := "tuned"
+	if rep.Kept == 0 {
+		kept = "no record kept: the heuristics"
+	}
+	fmt.Fprintf(out, "latency    before %.3f ms (heuristics), after %.3f ms (%s): %.2fx (medians of %d interleaved rounds)\n", rep.BeforeMs, rep.AfterMs, kept, rep.BeforeMs/rep.AfterMs, rep.Rounds)
+}
+
+// inModel is the table's model-level column: "kept 1.20x", "dropped
+// 0.97x", or "-" for a choice that is the heuristics'.
+func inModel(op Op) string {
+	if op.InModel == "" {
+		return "-"
+	}
+	return op.InModel + " " + ratio(op.InModelSpeedup)
 }
 
 func ms(x float64) string {
