@@ -47,7 +47,8 @@ type Result struct {
 	// creation and warm-up).
 	CompileMS float64 `json:"compile_ms,omitempty"`
 	// Choices and Shipped count the GPU plan's kernel variant choices and
-	// those the shipped tuning database made.
+	// those a shipped tuning record changed from the heuristics' (a
+	// record keeping the heuristics is not counted).
 	Choices int `json:"choices,omitempty"`
 	Shipped int `json:"shipped,omitempty"`
 	// Error is why the configuration did not run.

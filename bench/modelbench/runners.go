@@ -64,7 +64,7 @@ func compileCL(ctx context.Context, core *driver.Core, path string, m benchModel
 	if ch, ok := cm.(choicer); ok {
 		for _, c := range ch.KernelChoices() {
 			r.choices++
-			if c.Source == "shipped" {
+			if c.Source == "shipped" && c.Variant != c.Heuristic {
 				r.shipped++
 			}
 		}

@@ -32,7 +32,7 @@ import (
 // coarse); modelMargin is the same for the whole model's latency.
 const (
 	nodeMargin  = 0.03
-	modelMargin = 0.01
+	modelMargin = 0.005
 )
 
 // sampleMs is the least wall time of one sample: a fast model runs several

@@ -139,8 +139,11 @@ type Report struct {
 	Rounds       int     `json:"rounds"`
 	ModelVerdict string  `json:"model_verdict"`
 	// Candidates counts the kernel choices (keys) that differed from the
-	// heuristics, Kept those whose records ship.
+	// heuristics, NodeWins those faster in the model, Kept those whose
+	// records ship (NodeWins, or none when the whole model did not
+	// confirm them).
 	Candidates int `json:"candidates"`
+	NodeWins   int `json:"node_wins"`
 	Kept       int `json:"kept"`
 	// Tuned counts the choices timed in this run, Recorded those read from
 	// the tuning file.
@@ -258,7 +261,7 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 		return fmt.Errorf("confirming the whole model: %w", err)
 	}
 	rep.ConfirmSeconds = time.Since(t1).Seconds()
-	rep.Rounds, rep.Candidates, rep.Kept = mv.Rounds, len(verdicts), len(won)
+	rep.Rounds, rep.Candidates, rep.NodeWins, rep.Kept = mv.Rounds, len(verdicts), len(won), len(won)
 	rep.BeforeMs, rep.AfterMs, rep.CandidateMs = mv.HeuristicMs, mv.TunedMs, mv.TunedMs
 	rep.ModelVerdict = mv.String()
 	if !mv.Win || len(won) == 0 {
@@ -394,8 +397,15 @@ func printReport(out io.Writer, rep Report, verbose bool) {
 		}
 	}
 	fmt.Fprintf(out, "tuning     %s: %d kernel choices timed, %d read from %s, in %.1f s\n", rep.Mode, rep.Tuned, rep.Recorded, rep.File, rep.TuneSeconds)
-	fmt.Fprintf(out, "confirm    %d of the choices differ from the heuristics, %d kept in the model; whole model %s; %d rounds in %.1f s\n",
-		rep.Candidates, rep.Kept, rep.ModelVerdict, rep.Rounds, rep.ConfirmSeconds)
+	outcome := fmt.Sprintf("the %d ship", rep.Kept)
+	switch {
+	case rep.NodeWins == 0:
+		outcome = "nothing to ship"
+	case rep.Kept == 0:
+		outcome = fmt.Sprintf("not faster beyond the noise: the %d keep the heuristics", rep.NodeWins)
+	}
+	fmt.Fprintf(out, "confirm    %d of the choices differ from the heuristics, %d faster in the model; whole model %s: %s; in %.1f s\n",
+		rep.Candidates, rep.NodeWins, rep.ModelVerdict, outcome, rep.ConfirmSeconds)
 	kept := "tuned"
 	if rep.Kept == 0 {
 		kept = "no record kept: the heuristics"
