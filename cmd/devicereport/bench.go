@@ -164,9 +164,11 @@ var tuneModels = []tuneModel{
 // model of tuneModels. The first pass's latency before (heuristics) and
 // after (tuned kernels) goes into the report.
 func (r *runner) tuneSteps(t time.Duration) []step {
-	models, runs := tuneModels[:1], "10"
+	// cmd/tune's own rounds (-runs, at least tune.MinRounds) confirm the
+	// choices in the model and time it.
+	models := tuneModels[:1]
 	if r.opts.quick {
-		models, runs = []tuneModel{quickTuneModel}, "3"
+		models = []tuneModel{quickTuneModel}
 	}
 	if r.opts.tune == "exhaustive" {
 		models = tuneModels
@@ -179,7 +181,7 @@ func (r *runner) tuneSteps(t time.Duration) []step {
 			argv = append(argv, "-shape", m.input)
 		}
 		s := step{name: "tune-" + r.opts.tune + "-" + m.name, timeout: t,
-			argv: append(argv, "-mode", r.opts.tune, "-runs", runs, "-cache_dir", filepath.Join(r.opts.out, "tune-cache"), "-json", jsonPath,
+			argv: append(argv, "-mode", r.opts.tune, "-cache_dir", filepath.Join(r.opts.out, "tune-cache"), "-json", jsonPath,
 				"-ship", filepath.Join(r.opts.out, "tuning"))}
 		if i == 0 {
 			name := m.name

@@ -141,8 +141,17 @@ func (c *confirmer) model(ctx context.Context, heur, tuned sampler, won []string
 			break
 		}
 	}
-	if len(won) == 0 || v.Win {
+	if len(won) == 0 {
 		return v, nil
+	}
+	if v.Win {
+		for _, k := range won {
+			if r, ok := c.db.Lookup(k); ok && !r.KeepsHeuristic() {
+				r.Confirmed, r.Updated = r.Confirmed+"; the whole model "+v.String(), ""
+				c.db.Put(k, r)
+			}
+		}
+		return v, c.save()
 	}
 	for _, k := range won {
 		c.drop(k, "the whole model "+v.String())

@@ -104,6 +104,9 @@ func TestConfirmRule(t *testing.T) {
 			assert.Equal(t, c.keep, v.Win, v.String())
 			r := read("conv win")
 			assert.Equal(t, !c.keep, r.KeepsHeuristic(), "%+v", r)
+			if c.keep {
+				assert.Contains(t, r.Confirmed, "; the whole model ")
+			}
 			if !c.keep {
 				assert.Contains(t, r.Confirmed, "dropped: m.onnx: the whole model")
 				assert.Contains(t, []int{tune.MinRounds, 2 * tune.MinRounds}, v.Rounds, "at most a second look")
