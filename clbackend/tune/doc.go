@@ -10,6 +10,11 @@
 // returns on the device with the real shapes, checks each against the
 // reference, keeps the fastest and records it here; every later compile on
 // that device (DEVICE_ARCHITECTURE and driver) reads it back without a
-// tuning property. The variant tables themselves are data of package
-// kernels. The package does no OpenCL: the timing is the planner's.
+// tuning property. cmd/tune then confirms each recorded choice in the
+// model with the rule of Judge and JudgeAll (interleaved rounds of the
+// heuristics and the tuned compile, a sign test over the rounds); a
+// record that does not beat the heuristics there keeps them
+// (Record.KeepsHeuristic), and the GPU device runs its heuristics' choice
+// for it. The variant tables themselves are data of package kernels. The
+// package does no OpenCL: the timing is the planner's.
 package tune
