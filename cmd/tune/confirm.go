@@ -35,6 +35,10 @@ const (
 	modelMargin = 0.005
 )
 
+// modelLooks is how many times the whole-model comparison may look at its
+// rounds (each time with twice as many).
+const modelLooks = 3
+
 // sampleMs is the least wall time of one sample: a fast model runs several
 // inferences per sample, so that one slow wake-up of the device's workers
 // does not make the sample.
@@ -117,15 +121,15 @@ func (c *confirmer) nodes(ctx context.Context, heur, tuned sampler, choices []cl
 
 // model compares the whole model with the heuristics (heur) and with the
 // records that won (tuned): unless it wins, those records keep the
-// heuristics too. The comparison looks twice: after c.rounds rounds, and,
-// when the tuned side's median is ahead but not yet beyond the noise,
-// after as many more (each look at half of tune.Alpha, so that the two
-// together keep it).
+// heuristics too. The comparison looks up to modelLooks times: after
+// c.rounds rounds, and, while the tuned side's median is ahead but not
+// yet beyond the noise, after twice and four times as many (each look at
+// a third of tune.Alpha, so that together they keep it).
 func (c *confirmer) model(ctx context.Context, heur, tuned sampler, won []string) (tune.Verdict, error) {
 	var hs, ts []float64
 	var v tune.Verdict
-	for look := 0; look < 2; look++ {
-		h, t, err := tune.Interleave(c.rounds, func() (float64, error) {
+	for look := 0; look < modelLooks; look++ {
+		h, t, err := tune.Interleave(c.rounds<<look-len(hs), func() (float64, error) {
 			ms, _, err := heur.sample(ctx)
 			return ms, err
 		}, func() (float64, error) {
@@ -136,7 +140,7 @@ func (c *confirmer) model(ctx context.Context, heur, tuned sampler, won []string
 			return tune.Verdict{}, err
 		}
 		hs, ts = append(hs, h...), append(ts, t...)
-		v = tune.JudgeAt(hs, ts, modelMargin, tune.Alpha/2)
+		v = tune.JudgeAt(hs, ts, modelMargin, tune.Alpha/modelLooks)
 		if v.Win || len(won) == 0 || v.TunedMs >= v.HeuristicMs {
 			break
 		}
