@@ -36,13 +36,13 @@ const (
 )
 
 // modelLooks is how many times the whole-model comparison may look at its
-// rounds (each time with twice as many).
-const modelLooks = 3
+// rounds (the second time with twice as many).
+const modelLooks = 2
 
 // sampleMs is the least wall time of one sample: a fast model runs several
 // inferences per sample, so that one slow wake-up of the device's workers
 // does not make the sample.
-const sampleMs = 40
+const sampleMs = 20
 
 // sampler is one compiled model the confirmation times.
 type sampler interface {
@@ -81,7 +81,7 @@ func candidates(choices []clbackend.TunedOp) (map[string][]string, []string) {
 // nodes confirms the choices in the model: heur runs the heuristics, tuned
 // the tuned choices, both profiled. It records each choice's verdict in
 // the DB (a loser replaced by a record keeping the heuristics) and
-// returns the keys that won.
+// returns the keys that won, and every verdict.
 func (c *confirmer) nodes(ctx context.Context, heur, tuned sampler, choices []clbackend.TunedOp) ([]string, map[string]tune.Verdict, error) {
 	nodes, keys := candidates(choices)
 	if len(keys) == 0 {
@@ -122,9 +122,9 @@ func (c *confirmer) nodes(ctx context.Context, heur, tuned sampler, choices []cl
 // model compares the whole model with the heuristics (heur) and with the
 // records that won (tuned): unless it wins, those records keep the
 // heuristics too. The comparison looks up to modelLooks times: after
-// c.rounds rounds, and, while the tuned side's median is ahead but not
-// yet beyond the noise, after twice and four times as many (each look at
-// a third of tune.Alpha, so that together they keep it).
+// c.rounds rounds, and, when the tuned side's median is ahead but not yet
+// beyond the noise, after twice as many (each look at half of
+// tune.Alpha, so that together they keep it).
 func (c *confirmer) model(ctx context.Context, heur, tuned sampler, won []string) (tune.Verdict, error) {
 	var hs, ts []float64
 	var v tune.Verdict
@@ -280,6 +280,19 @@ func (r *modelRun) sample(ctx context.Context) (float64, map[string]float64, err
 		}
 	}
 	return float64(wall) / 1e6 / float64(r.reps), nodes, nil
+}
+
+// median returns the median of n samples of the model's latency.
+func (r *modelRun) median(ctx context.Context, n int) (float64, error) {
+	xs := make([]float64, 0, n)
+	for range n {
+		ms, _, err := r.sample(ctx)
+		if err != nil {
+			return 0, err
+		}
+		xs = append(xs, ms)
+	}
+	return tune.Median(xs), nil
 }
 
 func (r *modelRun) choices() []clbackend.TunedOp { return r.cm.(choicer).KernelChoices() }

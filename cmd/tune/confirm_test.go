@@ -109,7 +109,7 @@ func TestConfirmRule(t *testing.T) {
 			}
 			if !c.keep {
 				assert.Contains(t, r.Confirmed, "dropped: m.onnx: the whole model")
-				assert.Contains(t, []int{tune.MinRounds, 2 * tune.MinRounds, 4 * tune.MinRounds}, v.Rounds, "at most three looks")
+				assert.Contains(t, []int{tune.MinRounds, 2 * tune.MinRounds}, v.Rounds, "at most two looks")
 			}
 		})
 	}

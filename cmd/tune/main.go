@@ -240,33 +240,32 @@ func run(ctx context.Context, args []string, out io.Writer, terminal bool) error
 	if err != nil {
 		return fmt.Errorf("confirming the choices in the model: %w", err)
 	}
-	heur.close()
-	tr.close()
-	// The whole model, unprofiled: the heuristics against the records
-	// that won (read back from the tuning file, no tuning).
-	if heur, err = openModel(ctx, core, m, o.device, before, inputs, nil); err != nil {
-		return fmt.Errorf("confirming the whole model: %w", err)
-	}
-	after := clone(before)
-	after[clbackend.KeyTuningFile] = db.Path()
-	if tr, err = openModel(ctx, core, m, o.device, after, inputs, nil); err != nil {
-		return fmt.Errorf("confirming the whole model: %w", err)
-	}
-	if err := heur.calibrate(ctx); err != nil {
-		return err
-	}
-	tr.reps = heur.reps
-	mv, err := cf.model(ctx, heur, tr, won)
-	if err != nil {
-		return fmt.Errorf("confirming the whole model: %w", err)
+	rep.Candidates, rep.NodeWins = len(verdicts), len(won)
+	if len(won) == 0 {
+		// Every record keeps the heuristics: the tuned compile is the
+		// heuristics' one; its latency, unprofiled, is both.
+		heur.close()
+		tr.close()
+		if heur, err = openModel(ctx, core, m, o.device, before, inputs, nil); err != nil {
+			return err
+		}
+		if err := heur.calibrate(ctx); err != nil {
+			return err
+		}
+		rep.Rounds = 9
+		if rep.BeforeMs, err = heur.median(ctx, rep.Rounds); err != nil {
+			return err
+		}
+		rep.AfterMs, rep.CandidateMs = rep.BeforeMs, rep.BeforeMs
+		rep.ModelVerdict = "not run (no choice faster in the model)"
+	} else {
+		heur.close()
+		tr.close()
+		if err := confirmModel(ctx, core, m, o.device, before, inputs, cf, won, &rep); err != nil {
+			return fmt.Errorf("confirming the whole model: %w", err)
+		}
 	}
 	rep.ConfirmSeconds = time.Since(t1).Seconds()
-	rep.Rounds, rep.Candidates, rep.NodeWins, rep.Kept = mv.Rounds, len(verdicts), len(won), len(won)
-	rep.BeforeMs, rep.AfterMs, rep.CandidateMs = mv.HeuristicMs, mv.TunedMs, mv.TunedMs
-	rep.ModelVerdict = mv.String()
-	if !mv.Win || len(won) == 0 {
-		rep.Kept, rep.AfterMs = 0, mv.HeuristicMs // the heuristics run
-	}
 	for _, c := range choices {
 		op := Op{TunedOp: c}
 		if c.Ms > 0 && c.HeuristicMs > 0 {
@@ -331,6 +330,41 @@ func describe(m *graph.Model, ins map[string]*tensor.Tensor) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// confirmModel runs the whole model with the heuristics (props before)
+// against the records that won in its nodes (won: the same props reading
+// cf's tuning file), unprofiled, and fills rep's latencies and verdict;
+// the records keep the heuristics unless the whole model wins.
+func confirmModel(ctx context.Context, core *driver.Core, m *graph.Model, device string, before map[string]string,
+	ins map[string]*tensor.Tensor, cf *confirmer, won []string, rep *Report) error {
+	heur, err := openModel(ctx, core, m, device, before, ins, nil)
+	if err != nil {
+		return err
+	}
+	defer heur.close()
+	after := clone(before)
+	after[clbackend.KeyTuningFile] = cf.db.Path()
+	tr, err := openModel(ctx, core, m, device, after, ins, nil)
+	if err != nil {
+		return err
+	}
+	defer tr.close()
+	if err := heur.calibrate(ctx); err != nil {
+		return err
+	}
+	tr.reps = heur.reps
+	mv, err := cf.model(ctx, heur, tr, won)
+	if err != nil {
+		return err
+	}
+	rep.Rounds, rep.Kept = mv.Rounds, len(won)
+	rep.BeforeMs, rep.AfterMs, rep.CandidateMs = mv.HeuristicMs, mv.TunedMs, mv.TunedMs
+	rep.ModelVerdict = mv.String()
+	if !mv.Win {
+		rep.Kept, rep.AfterMs = 0, mv.HeuristicMs // the heuristics run
+	}
+	return nil
 }
 
 // choicer is what a GPU compiled model reports of its kernel choices.
@@ -410,7 +444,7 @@ func printReport(out io.Writer, rep Report, verbose bool) {
 	if rep.Kept == 0 {
 		kept = "no record kept: the heuristics"
 	}
-	fmt.Fprintf(out, "latency    before %.3f ms (heuristics), after %.3f ms (%s): %.2fx (medians of %d interleaved rounds)\n", rep.BeforeMs, rep.AfterMs, kept, rep.BeforeMs/rep.AfterMs, rep.Rounds)
+	fmt.Fprintf(out, "latency    before %.3f ms (heuristics), after %.3f ms (%s): %.2fx (medians of %d rounds)\n", rep.BeforeMs, rep.AfterMs, kept, rep.BeforeMs/rep.AfterMs, rep.Rounds)
 }
 
 // inModel is the table's model-level column: "kept 1.20x", "dropped
