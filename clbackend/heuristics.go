@@ -347,6 +347,24 @@ func winogradTiles(g conv2D) int64 {
 	return ceilDiv(g.OH, 2*dh) * dh * ceilDiv(g.OW, 2*dw) * dw
 }
 
+// poolGroup is pool_rows.cl's outputs per work item (RUN: max_pool2d,
+// max_pool2d_2x2, avg_pool2d) and work group: on a GPU runs of 8 (its
+// neighbouring items then read neighbouring columns) in the driver's
+// groups (nil); on a CPU device runs of 32, where an item's index
+// arithmetic (a division by the output height, the row's pointers) costs
+// as much as a few of its 2x2 windows (IS-Net medium's 2x2 stride-2 pools
+// over 512x512 to 16x16 ran 2.5-3x slower than ONNX Runtime's with 8, on
+// pthread-skylake-avx512), in groups of one item by up to 64 rows for
+// every pooling: one work-group function per program (the groups cpuGroup
+// picks from the grids differ between the largest and the smallest
+// pools, and POCL compiles one per group size).
+func (p deviceProfile) poolGroup() (run int64, local []int) {
+	if p.gpu {
+		return 8, nil
+	}
+	return 32, []int{1, min(64, max(1, p.maxWorkGroup))}
+}
+
 // dwconv is the dwconv variant of a depthwise convolution with row stride
 // sh: on a GPU work groups of 16 x 8 output pixels staging their input
 // tile in local memory (16 x 4 where the device takes fewer than 128

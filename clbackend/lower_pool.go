@@ -68,7 +68,8 @@ func lowerPool(b *builder, n *graph.Node) error {
 	case r == 2 && (t == tensor.F32 || t == tensor.F16) && dil[0] == 1 && dil[1] == 1 && ys.NumElements() < 1<<31 && (!isMax || len(n.Outputs) == 1):
 		// By runs of output rows (pool_rows.cl), no division per element.
 		rows := ys[0] * ys[1] * ys[2]
-		global := []int{int(ceilDiv(ys[3], maxPoolRun)), int(rows)}
+		run, local := b.profile().poolGroup()
+		global := roundGlobal([]int64{ceilDiv(ys[3], run), rows}, local)
 		tbl := []int64{xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], stride[0], stride[1], begin[0], begin[1], rows,
 			n.Attrs.Int("count_include_pad", 0), xs[2] + end[0], xs[3] + end[1]}
 		name := "avg_pool2d"
@@ -78,7 +79,7 @@ func lowerPool(b *builder, n *graph.Node) error {
 		if isMax && kernel[0] == 2 && kernel[1] == 2 && stride[0] == 2 && stride[1] == 2 && begin[0] == 0 && begin[1] == 0 {
 			name = "max_pool2d_2x2" // pairs of a row as vectors
 		}
-		return b.emitND(n, name, defines+fmt.Sprintf(" -DRUN=%d", maxPoolRun), global, nil, slotArg(x), slotArg(y), b.meta(tbl))
+		return b.emitND(n, name, defines+fmt.Sprintf(" -DRUN=%d", run), global, local, slotArg(x), slotArg(y), b.meta(tbl))
 	case !isMax:
 		return b.emit(n, "avg_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 	case len(n.Outputs) > 1:
@@ -87,10 +88,6 @@ func lowerPool(b *builder, n *graph.Node) error {
 	}
 	return b.emit(n, "max_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))
 }
-
-// maxPoolRun is max_pool2d's and avg_pool2d's outputs per work item: a
-// row of 8 is one index division for 8 windows.
-const maxPoolRun = 8
 
 // poolTable is pool.cl's table m of a pooling of x [N, C, spatial...] into
 // y: the sizes, window, strides, pads begin and end, dilations, then

@@ -246,11 +246,7 @@ func (r *InferRequest) preprocess(ctx context.Context, s *runState) error {
 func (r *InferRequest) postprocess(s *runState) error {
 	c := r.c
 	results := s.staged
-	for i, from := range s.unstage {
-		if from {
-			copy(results[i].Bytes(), s.st.out[i].bytes())
-		}
-	}
+	r.unstage(s)
 	for i := range results {
 		if s.userOut[i] && results[i] != s.outputs[i] {
 			if err := s.outputs[i].CopyFrom(results[i]); err != nil {

@@ -19,9 +19,12 @@
 // top/left, rows, then (average only) count_include_pad and the ends of
 // the padded input: H + pad bottom, W + pad right. With -DWIN2
 // (max_pool2d_2x2, whose table must be a 2x2 window of stride 2 without a
-// top or left pad) and RUN 8, a max run wholly inside the input reads its two rows as vectors
-// of 16 and takes the maxima of their pairs: U-Nets' downsampling at
-// memory speed (the general loop gathers a tap at a time).
+// top or left pad) and RUN a multiple of 8, each 8 outputs of a run wholly
+// inside the input read their two rows as vectors of 16 and take the
+// maxima of their pairs: U-Nets' downsampling at memory speed (the general
+// loop gathers a tap at a time); the run's other outputs take the loop. A
+// longer run (32 on a CPU device) shares one item's index arithmetic (a
+// division by OH) among more outputs.
 
 #include "half.clh"
 
@@ -29,7 +32,8 @@
 #define RUN 8
 #endif
 
-#if defined(POOL_MAX) && defined(WIN2) && RUN == 8
+#if defined(POOL_MAX) && defined(WIN2) && RUN % 8 == 0
+#define VEC2X2 1
 // MAX_NAN is the maximum of a and b per lane, NaN where either is NaN
 // (on float4: a wider vector passed to a builtin changes the ABI on a
 // target without AVX).
@@ -48,44 +52,50 @@ __kernel void pool_rows(__global const FT* x, __global FT* out, __global const i
     const int hs = oh * SH - PH;
     const int h0 = max(hs, 0), h1 = min(hs + KH, H);
     const int o1 = min(OW, o0 + RUN);
-#if defined(POOL_MAX) && defined(WIN2) && RUN == 8
-    if (o1 - o0 == RUN && 2 * o1 <= W && hs + 1 < H) {
-        __global const FT* row = xp + (long)hs * W + 2 * o0;
-        for (int q = 0; q < 2; ++q, row += 8) { // 4 outputs from 8 columns
-            const float4 m0 = MAX_NAN(LD4(row, 0), LD4(row + W, 0));
-            const float4 m1 = MAX_NAN(LD4(row, 1), LD4(row + W, 1));
-            ST4(op + o0 + 4 * q, 0, MAX_NAN((float4)(m0.s02, m1.s02), (float4)(m0.s13, m1.s13)));
-        }
-        return;
-    }
-#endif
 #ifndef POOL_MAX
     const int inc = m[11], HE = m[12], WE = m[13];
     const int hn = inc ? min(hs + KH, HE) - hs : h1 - h0;
 #endif
-    for (int o = o0; o < o1; ++o) {
-        const int ws = o * SW - PW;
-        const int w0 = max(ws, 0), w1 = min(ws + KW, W);
-#ifdef POOL_MAX
-        float acc = -INFINITY;
-        int nan = 0;
-        for (int ih = h0; ih < h1; ++ih) {
-            __global const FT* row = xp + (long)ih * W;
-            for (int iw = w0; iw < w1; ++iw) {
-                const float v = LD(row, iw);
-                nan |= isnan(v);
-                acc = fmax(acc, v);
+#ifdef VEC2X2
+    for (int c0 = o0; c0 < o1; c0 += 8) { // 8 outputs at a time
+        const int c1 = min(o1, c0 + 8);
+        if (c1 - c0 == 8 && 2 * c1 <= W && hs + 1 < H) {
+            __global const FT* row = xp + (long)hs * W + 2 * c0;
+            for (int q = 0; q < 2; ++q, row += 8) { // 4 outputs from 8 columns
+                const float4 m0 = MAX_NAN(LD4(row, 0), LD4(row + W, 0));
+                const float4 m1 = MAX_NAN(LD4(row, 1), LD4(row + W, 1));
+                ST4(op + c0 + 4 * q, 0, MAX_NAN((float4)(m0.s02, m1.s02), (float4)(m0.s13, m1.s13)));
             }
+            continue;
         }
-        ST(op, o, nan ? NAN : acc);
 #else
-        const int wn = inc ? min(ws + KW, WE) - ws : w1 - w0;
-        float acc = 0.0f;
-        for (int ih = h0; ih < h1; ++ih) {
-            __global const FT* row = xp + (long)ih * W;
-            for (int iw = w0; iw < w1; ++iw) acc += LD(row, iw);
-        }
-        ST(op, o, acc / (float)(hn * wn));
+    {
+        const int c0 = o0, c1 = o1;
 #endif
+        for (int o = c0; o < c1; ++o) {
+            const int ws = o * SW - PW;
+            const int w0 = max(ws, 0), w1 = min(ws + KW, W);
+#ifdef POOL_MAX
+            float acc = -INFINITY;
+            int nan = 0;
+            for (int ih = h0; ih < h1; ++ih) {
+                __global const FT* row = xp + (long)ih * W;
+                for (int iw = w0; iw < w1; ++iw) {
+                    const float v = LD(row, iw);
+                    nan |= isnan(v);
+                    acc = fmax(acc, v);
+                }
+            }
+            ST(op, o, nan ? NAN : acc);
+#else
+            const int wn = inc ? min(ws + KW, WE) - ws : w1 - w0;
+            float acc = 0.0f;
+            for (int ih = h0; ih < h1; ++ih) {
+                __global const FT* row = xp + (long)ih * W;
+                for (int iw = w0; iw < w1; ++iw) acc += LD(row, iw);
+            }
+            ST(op, o, acc / (float)(hn * wn));
+#endif
+        }
     }
 }
