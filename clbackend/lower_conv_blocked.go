@@ -178,8 +178,8 @@ func (b *builder) emitConvBcast(n *graph.Node, v kernels.Variant, op convOp) err
 	barg, hasBias := optArg(op.bias, op.w)
 	ocv, np := int64(v.Get("OB")*v.Get("VW")), int64(v.Get("NP"))
 	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, g.PH, g.PW, hasBias, g.DH, g.DW}
-	local := groupOf(1, 3) // one item per group: its private partial sums
-	global := roundGlobal([]int64{ceilDiv(g.OC, ocv), g.OH * ceilDiv(g.OW, np*int64(v.Get("TL"))), g.N}, local)
+	local := groupOf(1, 3)                                                                                      // one item per group: its private partial sums
+	global := roundGlobal([]int64{g.OH * ceilDiv(g.OW, np*int64(v.Get("TL"))), ceilDiv(g.OC, ocv), g.N}, local) // pixels first (conv_bcast.cl)
 	K := g.C * g.KH * g.KW
 	return b.emitND(n, "fused_conv2d_bcast", v.Defines()+b.windowDefines(op), global, local,
 		slotArg(op.x), b.packRows(op.w, g.OC, K, K, 1, ocv), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)

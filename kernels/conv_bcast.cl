@@ -21,16 +21,19 @@
 // others from it (with TL 1 the sum runs over all C in registers). Tiles
 // whose window stays inside the row load without checks; those at a
 // row's ends check each column.
-// Work-size contract: 3-D NDRange, global size >= (ceil(OC/(OB*VW)), OH *
-// ceil(OW/(TL*NP)), N), any local size (private memory: TL*OB*NP*VW
-// floats of partial sums and as many for the store); item (i, j, b)
+// Work-size contract: 3-D NDRange, global size >= (OH * ceil(OW/(TL*NP)),
+// ceil(OC/(OB*VW)), N), any local size (private memory: TL*OB*NP*VW
+// floats of partial sums and as many for the store); item (j, i, b)
 // computes output channels i*OB*VW.. (OB*VW of them, those below OC) of
 // the TL*NP pixels of row j / tiles from column (j % tiles)*TL*NP of
 // image b (tiles = ceil(OW/(TL*NP)), those below OW), each as a serial f32
 // fma sum in input channel, kernel row, kernel column order (the chunks
 // keep it), then bias, then the post-ops; items outside do nothing. The
-// int array m holds N, C, H, W, OC, OH, OW, pad top, pad left, has_bias,
-// DH, DW.
+// pixels run along the first dimension, which a CPU driver's groups follow
+// first: the items one core runs in turn share their block of weights
+// (C*KH*KW*OB*VW floats, 1.2 MB for IS-Net's 1024 input channels), which
+// stays in its cache, and two of their three input rows. The int array m
+// holds N, C, H, W, OC, OH, OW, pad top, pad left, has_bias, DH, DW.
 //
 // -DHALF (f16 activations): buffers are f16 through half.clh's macros,
 // the math and the post-op tables f32.
@@ -156,9 +159,9 @@ __kernel void fused_conv2d_bcast(__global const FT* x, __global const FT* w, __g
 #else
     const int DH = 1, DW = 1; // constants after inlining: the undilated loops stay as fast as before
 #endif
-    const int ob = (int)get_global_id(0), oc0 = ob * OCV;
+    const int ob = (int)get_global_id(1), oc0 = ob * OCV;
     const int tiles = (OW + TL * NP - 1) / (TL * NP);
-    const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * (TL * NP);
+    const int oh = (int)get_global_id(0) / tiles, ow0 = ((int)get_global_id(0) % tiles) * (TL * NP);
     const long b = (long)get_global_id(2);
     if (oc0 >= OC || oh >= OH || b >= m[0]) return;
     __global const FT* xb = x + b * C * H * (long)W;

@@ -236,7 +236,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// direct: launchConvWindows with 2 input channels, OC 5 in one
 		// block of MR (weights packed [1][18][MR]).
 		e.forVariants(t, "conv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
-			launchConvWindows(t, e, k, v, full, 2, v.Get("MR"), v.Get("NV")*v.Get("VW"), wgOnes(v.Get("WG"), 3))
+			launchConvWindows(t, e, k, v, full, 2, v.Get("MR"), v.Get("NV")*v.Get("VW"), wgOnes(v.Get("WG"), 3), false)
 		})
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 		// grouped: x [1,37,3,5], 3x3, pad 1 -> [1,11,3,5]: two chunks of
@@ -261,7 +261,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// chunks (the last partial) where TL > 1, tiles past the row's
 		// end.
 		e.forVariants(t, "conv", "broadcast", func(t *testing.T, v kernels.Variant, full bool) {
-			launchConvWindows(t, e, k, v, full, 19, v.Get("OB")*v.Get("VW"), v.Get("NP")*v.Get("TL"), []int{1, 1, 1})
+			launchConvWindows(t, e, k, v, full, 19, v.Get("OB")*v.Get("VW"), v.Get("NP")*v.Get("TL"), []int{1, 1, 1}, true)
 		})
 	},
 	"fused_deconv2d": func(t *testing.T, e *clEnv, k kernels.Kernel) {
@@ -548,8 +548,10 @@ func dwCases(t *testing.T, e *clEnv, k kernels.Kernel, alg string, geometry func
 // weights are packed [ceil(5/rows)][ch*9][rows] (two blocks where rows is
 // 4: broadcast with one vector of 4), an item takes tile pixels of a row
 // (one more item past each axis); bias, dense residual sum and clip; the
-// strided and dilated windows and f16 only when full.
-func launchConvWindows(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, full bool, ch int32, rows, tile int, local []int) {
+// strided and dilated windows and f16 only when full. pixelsFirst: the
+// kernel takes the pixels along the first dimension and the blocks along
+// the second (broadcast).
+func launchConvWindows(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Variant, full bool, ch int32, rows, tile int, local []int, pixelsFirst bool) {
 	pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 	blocks := ceil(5, rows)
 	wn := blocks * int(ch) * 9 * rows
@@ -566,6 +568,9 @@ func launchConvWindows(t *testing.T, e *clEnv, k kernels.Kernel, v kernels.Varia
 		m := []int32{1, ch, c.h, c.w, 5, int32(c.oh), int32(c.ow), 1, 1, 1, c.dh, c.dw}
 		in, out := int(ch*c.h*c.w), 5*c.oh*c.ow
 		global := []int{blocks + 1, c.oh*ceil(c.ow, tile) + 1, 2}
+		if pixelsFirst {
+			global[0], global[1] = global[1], global[0]
+		}
 		defs := v.Defines() + " " + c.extra
 		e.launch(t, k, defs, global, local, fill(in, -1, 1), fill(wn, -1, 1), fill(5, -1, 1), fill(out, -1, 1), make([]float32, out), m, pm, pf)
 		if !full {
