@@ -164,7 +164,7 @@ func (b *builder) emitConv(n *graph.Node, v kernels.Variant, op convOp) error {
 	}
 	m := []int64{g.N, g.C, g.H, g.W, g.OC, g.OH, g.OW, g.PH, g.PW, hasBias, g.DH, g.DW}
 	local := groupOf(wg, 3)
-	global := roundGlobal([]int64{ceilDiv(ceilDiv(g.OC, mr), ocg), g.OH * ceilDiv(g.OW, nv*vw), g.N}, local)
+	global := roundGlobal([]int64{g.OH * ceilDiv(g.OW, nv*vw), ceilDiv(ceilDiv(g.OC, mr), ocg), g.N}, local) // pixels first (conv_blocked.cl)
 	K := g.C * g.KH * g.KW
 	return b.emitND(n, "fused_conv2d_blocked", v.Defines()+b.windowDefines(op), global, local,
 		slotArg(op.x), b.packRows(op.w, g.OC, K, K, 1, mr), barg, op.res, slotArg(op.y), b.meta(m), op.pm, op.pf)

@@ -17,13 +17,15 @@
 // channels, keeping their partial sums in private memory, so the chunk's
 // input rows, loaded into the cache by the first block, serve the others
 // from it (with OCG 1 the sum runs over all C in registers).
-// Work-size contract: 3-D NDRange, global size >= (ceil(ceil(OC/MR)/OCG),
-// OH * ceil(OW/(NV*VW)), N), any local size; item (i, j, b) computes output
+// Work-size contract: 3-D NDRange, global size >= (OH * ceil(OW/(NV*VW)),
+// ceil(ceil(OC/MR)/OCG), N), any local size; item (j, i, b) computes output
 // channels i*OCG*MR.. (OCG*MR of them, those below OC) of the NV*VW
 // pixels of row j / tiles at column (j % tiles)*NV*VW of image b (tiles =
 // ceil(OW/(NV*VW))), each as a serial f32 fma sum in input channel,
 // kernel row, kernel column order (the chunks keep it), then bias, then
-// the post-ops; items outside do nothing. The int array m holds
+// the post-ops; items outside do nothing. The pixels run along the first
+// dimension, as in conv_bcast.cl: the items one core of a CPU device runs
+// in turn share their block of weights in its cache. The int array m holds
 // N, C, H, W, OC, OH, OW, pad top, pad left, has_bias, DH, DW.
 //
 // -DHALF (f16 activations): buffers are f16 through half.clh's macros,
@@ -109,9 +111,9 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
 #else
     const int DH = 1, DW = 1; // constants after inlining: the undilated loops stay as fast as before
 #endif
-    const int ocg = (int)get_global_id(0), oc0 = ocg * OCG * MR;
+    const int ocg = (int)get_global_id(1), oc0 = ocg * OCG * MR;
     const int tiles = (OW + NR - 1) / NR;
-    const int oh = (int)get_global_id(1) / tiles, ow0 = ((int)get_global_id(1) % tiles) * NR;
+    const int oh = (int)get_global_id(0) / tiles, ow0 = ((int)get_global_id(0) % tiles) * NR;
     const long b = (long)get_global_id(2);
     if (oc0 >= OC || oh >= OH || b >= m[0]) return;
     __global const FT* xend = x + (long)m[0] * C * H * W;

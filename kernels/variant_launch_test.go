@@ -236,7 +236,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		// direct: launchConvWindows with 2 input channels, OC 5 in one
 		// block of MR (weights packed [1][18][MR]).
 		e.forVariants(t, "conv", "direct", func(t *testing.T, v kernels.Variant, full bool) {
-			launchConvWindows(t, e, k, v, full, 2, v.Get("MR"), v.Get("NV")*v.Get("VW"), wgOnes(v.Get("WG"), 3), false)
+			launchConvWindows(t, e, k, v, full, 2, v.Get("MR"), v.Get("NV")*v.Get("VW"), wgOnes(v.Get("WG"), 3), true)
 		})
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 		// grouped: x [1,37,3,5], 3x3, pad 1 -> [1,11,3,5]: two chunks of
@@ -247,7 +247,7 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 			mr := v.Get("MR")
 			wn := ceil(11, mr) * 333 * mr
 			m := []int32{1, 37, 3, 5, 11, 3, 5, 1, 1, 1, 1, 1}
-			global, local := []int{2, 4, 2}, []int{1, 1, 1}
+			global, local := []int{4, 2, 2}, []int{1, 1, 1}
 			e.launch(t, k, v.Defines(), global, local, fill(555, -1, 1), fill(wn, -1, 1), fill(11, -1, 1), fill(165, -1, 1), make([]float32, 165), m, pm, pf)
 			if full {
 				e.launch(t, k, v.Defines()+" -DHALF", global, local, f16Pattern(555, false), f16Pattern(wn, false), f16Pattern(11, false),
