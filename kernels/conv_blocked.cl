@@ -51,11 +51,12 @@
 // conv_chunk adds to acc the input channels [ic0, ic1) of the block of MR
 // output channels whose packed weights start at wb, for the NV vectors of
 // output row oh whose first input column is c0 (image plane xb); inside
-// (a constant after inlining: conv_cols) says that every tap's columns
-// lie inside the row, so that its loads need no check (with checks per
-// tap the compiler hoists the weight broadcasts above the branches, and
-// on a 16-register ISA they went to the stack: pthread-haswell's code
-// stored and reloaded 43-46 vectors per 24 fmas).
+// (a constant after inlining, block.clh's ROW_*) says where the taps'
+// columns lie: inside the row, its loads need no check; at an end of the
+// row, on a 16-register ISA, a select zeroes the lanes outside (with
+// branches per tap the compiler hoisted the weight broadcasts above them
+// and parked them on the stack: pthread-haswell's code stored and
+// reloaded 43-46 vectors per 24 fmas).
 __attribute__((always_inline)) inline void conv_chunk(floatv acc[MR][NV], __global const FT* xb, __global const FT* wb,
                                                       const int ic0, const int ic1, const int ih0, const int c0,
                                                       const int H, const int W, const int DH, const int DW,
@@ -121,19 +122,22 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
     __global const FT* wb = w + (long)ocg * OCG * C * (WIN_H * WIN_W * MR);
     const int ih0 = oh * STR_H - PH, c0 = ow0 * STR_W - PW;
     // Every tap's columns inside the row (all but a row's first and last
-    // items): loads with no check (strides 1 and 2, load_row's vectors).
-#if STR_W == 1 || STR_W == 2
-    const bool cols_inside = c0 >= 0 && c0 + NR * STR_W + (WIN_W - 1) * DW <= W;
-#else
-    const bool cols_inside = false;
-#endif
+    // items): loads with no check; at a row's ends (ROW_EDGE_SELECT) the
+    // vectors with their outside lanes zeroed where no vector crosses an
+    // end of the buffer (all but the first channel's first rows and the
+    // last's last), else load_row. Strides 1 and 2; others load_row.
+    const long plane = (long)b * C * H;
+    const int mode = row_mode(plane + max(ih0, 0), plane + (long)(C - 1) * H + min(ih0 + (WIN_H - 1) * DH, H - 1), c0,
+                              c0 + NR * STR_W + (WIN_W - 1) * DW, W, x, xend);
     floatv acc[MR][NV];
 #if OCG == 1
     UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = (floatv)0.0f;
-    if (cols_inside) {
-        conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, DH, DW, x, xend, 1);
+    if (mode == ROW_INSIDE) {
+        conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, DH, DW, x, xend, ROW_INSIDE);
+    } else if (mode == ROW_EDGE) {
+        conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, DH, DW, x, xend, ROW_EDGE);
     } else {
-        conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, DH, DW, x, xend, 0);
+        conv_chunk(acc, xb, wb, 0, C, ih0, c0, H, W, DH, DW, x, xend, ROW_CHECKED);
     }
     conv_store(acc, oc0, b, oh, ow0, m, bias, res, out, pm, pf);
 #else
@@ -143,10 +147,13 @@ __kernel void fused_conv2d_blocked(__global const FT* x, __global const FT* w, _
         for (int g = 0; g < nb; ++g) {
             UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = ic0 == 0 ? (floatv)0.0f : part[g][i][j];
             __global const FT* wg = wb + (long)g * C * (WIN_H * WIN_W * MR);
-            if (cols_inside) {
-                conv_chunk(acc, xb, wg, ic0, min(C, ic0 + CK), ih0, c0, H, W, DH, DW, x, xend, 1);
+            const int ic1 = min(C, ic0 + CK);
+            if (mode == ROW_INSIDE) {
+                conv_chunk(acc, xb, wg, ic0, ic1, ih0, c0, H, W, DH, DW, x, xend, ROW_INSIDE);
+            } else if (mode == ROW_EDGE) {
+                conv_chunk(acc, xb, wg, ic0, ic1, ih0, c0, H, W, DH, DW, x, xend, ROW_EDGE);
             } else {
-                conv_chunk(acc, xb, wg, ic0, min(C, ic0 + CK), ih0, c0, H, W, DH, DW, x, xend, 0);
+                conv_chunk(acc, xb, wg, ic0, ic1, ih0, c0, H, W, DH, DW, x, xend, ROW_CHECKED);
             }
             UNROLL for (int i = 0; i < MR; ++i) UNROLL for (int j = 0; j < NV; ++j) part[g][i][j] = acc[i][j];
         }
