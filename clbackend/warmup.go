@@ -3,6 +3,7 @@ package clbackend
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
@@ -117,10 +118,13 @@ func (r *InferRequest) window() int {
 
 // warmedUp reports whether the warm-up made a launch like l already, and
 // records l: the same kernel of the same program with the same work group
-// (and, where the driver picks the group, the same global size, from which
-// it picks it).
+// and a grid of the same kind, narrower than largeGrid in every dimension
+// or not (POCL builds a work-group function for each: a kernel warmed up
+// on a 128x128 map alone built its wide grids' function in the first
+// inference, at 1024x1024), and, where the driver picks the group, the
+// same global size, from which it picks it.
 func (r *InferRequest) warmedUp(l launch) bool {
-	key := fmt.Sprintf("%p %s %v", l.prog, l.kernel.Entry, l.local)
+	key := fmt.Sprintf("%p %s %v wide %t", l.prog, l.kernel.Entry, l.local, slices.ContainsFunc(l.global, func(g int) bool { return g >= largeGrid }))
 	if l.local == nil {
 		key += fmt.Sprint(l.global)
 	}

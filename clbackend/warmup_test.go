@@ -9,6 +9,7 @@ import (
 
 	"github.com/clinfer/clinfer/graph"
 	"github.com/clinfer/clinfer/internal/faultinject"
+	"github.com/clinfer/clinfer/kernels"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -88,4 +89,23 @@ func TestWarmUpGlobal(t *testing.T) {
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, warmUpGlobal(launch{global: tc.global, local: tc.local}), "global %v local %v", tc.global, tc.local)
 	}
+}
+
+// TestWarmedUpWideGrid: launches of one kernel with one work group are
+// warmed up once, except that a launch whose grid is largeGrid or more
+// wide along some dimension and one narrower in every dimension are two
+// (POCL builds a work-group function for each kind of grid: a kernel
+// warmed up at 128x128 would build its wide function in the first
+// inference at 1024x1024).
+func TestWarmedUpWideGrid(t *testing.T) {
+	r := &InferRequest{}
+	l := func(global ...int) launch {
+		return launch{kernel: kernels.Kernel{Entry: "k"}, global: global, local: []int{256}}
+	}
+	assert.False(t, r.warmedUp(l(16384)), "the first narrow launch")
+	assert.True(t, r.warmedUp(l(4096)), "another narrow grid: the same function")
+	assert.False(t, r.warmedUp(l(1<<20)), "the first wide launch: the wide function")
+	assert.True(t, r.warmedUp(l(65536)), "another wide grid")
+	assert.False(t, r.warmedUp(launch{kernel: kernels.Kernel{Entry: "k"}, global: []int{256, largeGrid}, local: []int{256, 1}}),
+		"wide along the second dimension, with another group: its own launch")
 }
