@@ -117,15 +117,29 @@ func (p deviceProfile) vw() int {
 	return 4
 }
 
-// accumulators is how many vector accumulators a CPU work item may keep in
-// registers with room for its operands: 24 of AVX-512's 32 registers
-// (preferred width 16), 8 of the 16 of AVX2 and SSE.
-func (p deviceProfile) accumulators() int {
+// vectorRegisters is how many vector registers a CPU device's ISA has, as
+// its preferred vector width tells: 32 where it is 16 floats (AVX-512), 16
+// below (AVX, AVX2 and SSE on x86-64).
+func (p deviceProfile) vectorRegisters() int {
 	if p.vw() >= 16 {
-		return 24
+		return 32
 	}
-	return 8
+	return 16
 }
+
+// accumulators is how many vector accumulators a CPU work item may keep in
+// registers with room for its operands (a convolution's input vectors,
+// weight broadcasts, an edge item's lane masks): the vector registers less
+// 8, 24 of AVX-512's 32 registers, 8 of the 16 of AVX2 and SSE.
+func (p deviceProfile) accumulators() int { return p.vectorRegisters() - 8 }
+
+// gemmRowsFit is the most rows of a fused_gemm block of nv vectors per row
+// whose accumulators fit in the vector registers beside its operands, the
+// nv vectors of B and one broadcast of A: 6 with nv 2 on a 16-register
+// ISA (12 accumulators, the classic AVX2 SGEMM block: FMA's 5-cycle
+// latency on two ports wants 10 independent sums, which 4 x 2 does not
+// have), 14 with 32 registers.
+func (p deviceProfile) gemmRowsFit(nv int) int { return (p.vectorRegisters() - nv - 1) / nv }
 
 // groupPolicy is the WG of the register-blocked kernels: on a CPU device
 // each work item is its own work group (POCL then runs items one after
@@ -176,8 +190,10 @@ func (p deviceProfile) tiled(fam, alg string, m, n, batch int64) kernels.Variant
 // gemm is the gemm variant of an M x N x K product over batch: on a GPU
 // the tiled form (tiled); elsewhere fused_gemm at the device's vector
 // width with gemmRows rows (4 for up to 128 rows, what FAST tuning chose
-// for PP-OCR det and cls on POCL: more items for the threads; 4 on
-// 16-register CPUs, whose 8 accumulators that is), one item per group.
+// for PP-OCR det and cls on POCL: more items for the threads), or on a
+// 16-register CPU the rows whose accumulators its registers hold
+// (gemmRowsFit: 6 x 2 vectors, every product: one program, as 4 was),
+// one item per group.
 // On a CPU the build options depend on M (a convolution's output
 // channels), not on N (the pixels), so a model with dynamic spatial dims
 // re-plans new shapes from built programs.
@@ -190,12 +206,15 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 		// driver's groups.
 		return mustVariant("gemm", "direct", 4, 4, 2, 0)
 	}
-	vw := p.vw()
-	mr := gemmRows(g.M, vw)
-	if g.M <= 128 || p.accumulators() < 16 {
+	vw, nv := p.vw(), 2
+	mr := gemmRows(g.M)
+	switch {
+	case p.vectorRegisters() < 32:
+		mr = p.gemmRowsFit(nv)
+	case g.M <= 128:
 		mr = 4
 	}
-	return mustVariant("gemm", "direct", vw, mr, 2, p.groupPolicy())
+	return mustVariant("gemm", "direct", vw, mr, nv, p.groupPolicy())
 }
 
 // conv is the conv variant of a KxK convolution (one group) of geometry g

@@ -101,7 +101,8 @@ func cpuShaped(v kernels.Variant) string {
 // never a CPU-shaped variant (one item per group, wide vectors, long
 // runs: cpuShaped) but work groups that are multiples of the device's
 // SIMD width; on a CPU register blocks within its vector registers (no
-// float16 on an AVX2 POCL, at most 8 accumulators with 16 registers).
+// float16 on an AVX2 POCL, at most 8 accumulators with 16 registers, 12
+// for fused_gemm, whose operands are fewer).
 func TestHeuristicsFollowTheProfile(t *testing.T) {
 	for _, p := range profiles {
 		t.Run(p.name, func(t *testing.T) {
@@ -126,7 +127,10 @@ func TestHeuristicsFollowTheProfile(t *testing.T) {
 				if vw := v.Get("VW"); vw > 0 && !alg.GPUShaped && v.Family != "resize" {
 					assert.Equal(t, p.vw(), vw, "%s: %s is not at the device's vector width", what, v)
 				}
-				if mr, nv := v.Get("MR"), max(v.Get("NV"), 1); mr > 0 {
+				if mr, nv := v.Get("MR"), max(v.Get("NV"), 1); mr > 0 && v.Family == "gemm" {
+					// fused_gemm's operands: nv vectors of B, one broadcast of A.
+					assert.LessOrEqual(t, mr*nv+nv+1, p.vectorRegisters(), "%s: %s keeps more vectors than %s has registers for", what, v, p.name)
+				} else if mr > 0 {
 					assert.LessOrEqual(t, mr*nv, p.accumulators(), "%s: %s keeps more accumulators than %s has registers for", what, v, p.name)
 				}
 				if rb := v.Get("RB"); rb > 0 {
@@ -446,4 +450,27 @@ func TestHeuristicsOneBlockOfAVector(t *testing.T) {
 		assert.Equal(t, "direct", conv(poclSkylake, oc, 32).Algorithm, "skylake OC=%d", oc)
 	}
 	assert.Equal(t, "grouped", conv(poclSkylake, 16, 32).Algorithm, "skylake OC=16")
+}
+
+// TestHeuristicsGEMMRowsFitTheRegisters: fused_gemm's rows per item come
+// from the device's vector registers: on a 16-register CPU (AVX2, SSE) 6
+// rows of 2 vectors for every product (12 accumulators beside 2 vectors of
+// B and a broadcast of A; one program for every size, as 4 rows were), on
+// AVX-512's 32 the row-count rules (4 up to 128 rows, else 8 or 12).
+func TestHeuristicsGEMMRowsFitTheRegisters(t *testing.T) {
+	sse := poclHaswell
+	sse.name, sse.vectorWidth = "pthread-athlon64", 4
+	for _, c := range []struct {
+		p      deviceProfile
+		m      int64
+		vw, mr int
+	}{
+		{poclHaswell, 480, 8, 6}, {poclHaswell, 96, 8, 6}, {poclHaswell, 16, 8, 6}, {sse, 480, 4, 6},
+		{poclSkylake, 96, 16, 4}, {poclSkylake, 180, 16, 12}, {poclSkylake, 512, 16, 8},
+	} {
+		v := c.p.gemm(gemmGeom{M: c.m, N: 1600, K: 96})
+		assert.Equal(t, c.vw, v.Get("VW"), "%s M=%d: %s", c.p.name, c.m, v)
+		assert.Equal(t, c.mr, v.Get("MR"), "%s M=%d: %s", c.p.name, c.m, v)
+		assert.Equal(t, 2, v.Get("NV"), "%s M=%d: %s", c.p.name, c.m, v)
+	}
 }

@@ -230,13 +230,9 @@ func lowerFullyConnected(b *builder, n *graph.Node) error {
 		slotArg(a), slotArg(w), barg, res, slotArg(y), uint64(cnt), int32(N), int32(K), int32(has), pm, pf)
 }
 
-// gemmRows is fused_gemm's MR for m rows under the heuristics: 12 where
-// that pads m less than 8 does, else 8; 4 with vectors narrower than 16
-// (fewer registers).
-func gemmRows(m int64, vw int) int {
-	if vw < 16 {
-		return 4
-	}
+// gemmRows is fused_gemm's MR for m rows on a 32-register CPU under the
+// heuristics: 12 where that pads m less than 8 does, else 8.
+func gemmRows(m int64) int {
 	if ceilDiv(m, 12)*12 < ceilDiv(m, 8)*8 {
 		return 12
 	}

@@ -59,7 +59,7 @@ var families = append(append([]Family{
 			{
 				Name: "direct", Entries: []string{"fused_gemm"},
 				Doc:       "register-blocked: MR rows x NV vectors of VW columns per item, serial fma over K, B read straight from global memory",
-				Params:    []Param{vwParam, {Name: "MR", Values: []int{4, 8, 12}, Define: true, Doc: "output rows per work item"}, {Name: "NV", Values: []int{2}, Define: true, Doc: "vectors of VW columns per work item"}, wgParam},
+				Params:    []Param{vwParam, {Name: "MR", Values: []int{4, 6, 8, 12}, Define: true, Doc: "output rows per work item (6 x 2 vectors: the most accumulators, 12, that 16 vector registers hold beside the 2 B vectors and the A broadcast)"}, {Name: "NV", Values: []int{2}, Define: true, Doc: "vectors of VW columns per work item"}, wgParam},
 				WorkGroup: groupWG,
 			},
 			{
