@@ -22,7 +22,11 @@ import (
 // cache) and the weights on the device, uploaded once and shared by every
 // plan and request. It is safe for concurrent use.
 type CompiledModel struct {
-	dev       *device
+	dev *device
+	// run is the device whose queues run the plans: dev, or its in-thread
+	// companion (chooseRun); programs are built for it. Planning reads
+	// dev's facts either way, so the plan is the same on both.
+	run       *device
 	ctx       *clContext // the context it runs in (one reference)
 	model     *graph.Model
 	core      driver.ModelCore // ports, properties, closed, profiled times
@@ -106,7 +110,7 @@ const (
 // cfg.
 func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg *driver.Properties) (_ *CompiledModel, err error) {
 	d := cc.dev
-	cm := &CompiledModel{dev: d, ctx: cc, plugin: p, plans: map[string]*plan{}, weights: map[string]*cl.MemObject{}, wkeys: map[string]string{},
+	cm := &CompiledModel{dev: d, run: d, ctx: cc, plugin: p, plans: map[string]*plan{}, weights: map[string]*cl.MemObject{}, wkeys: map[string]string{},
 		requests: map[*InferRequest]struct{}{}}
 	ok := false
 	defer func() {
@@ -180,6 +184,11 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 	if err := cm.checkContext(cfg); err != nil {
 		return nil, err
 	}
+	threadMode := inThreadMode(cc, cfg)
+	if threadMode == inThreadYes {
+		cm.runOn(cc.inThread)
+	}
+	settled := threadMode == "" || planRecordOf(ctx) != nil || cm.decideInThread(threadMode, model)
 	static := !slices.Contains(cm.hostParam, true)
 	var shapes []tensor.Shape
 	for _, in := range cm.core.Inputs() {
@@ -199,7 +208,10 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 		if err := cm.planConds(ctx, p); err != nil {
 			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
 		}
-		planned, naive = formatBytes(pl.planned), formatBytes(pl.naive)
+		if err := cm.settleInThread(ctx, p, settled, threadMode, key, shapes); err != nil {
+			return nil, fmt.Errorf("gpu: compile model %q for %s: %w", m.Name, d.name(), err)
+		}
+		planned, naive = formatBytes(cm.static.planned), formatBytes(cm.static.naive)
 	} else if !slices.Contains(cm.hostParam, true) && cm.tuning.mode == tune.None {
 		// Dynamic input dims: plan one representative shape now so that
 		// every program the model needs is built at compile time; a
@@ -215,6 +227,7 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 		driver.ReadOnlySpec(driver.KeyNetworkName, m.Name),
 		driver.ReadOnlySpec(driver.KeyOptimalNumberOfInferRequests, strconv.Itoa(optimalRequests(cfg, d))),
 		driver.ReadOnlySpec(driver.KeyExecutionDevices, d.name()),
+		driver.ReadOnlySpec(KeyOpenCLDevice, openCLName(cm.run)),
 		driver.ReadOnlySpec(driver.KeyLoadedFromCache, "NO"),
 		driver.ReadOnlySpec(KeyActivationBytesPlanned, planned),
 		driver.ReadOnlySpec(KeyActivationBytesNaive, naive),
@@ -494,6 +507,7 @@ func (c *CompiledModel) RuntimeModel() (*graph.Model, error) {
 			if v, ok := pl.variants[pn]; ok {
 				n.RT.Extra[KeyKernelVariant] = v
 			}
+			n.RT.Extra[KeyOpenCLDevice] = openCLName(c.run)
 		} else {
 			c.core.Annotate(n, i, "planned per input shape")
 		}

@@ -41,6 +41,9 @@ type clContext struct {
 	// (OCL_CONTEXT_DEVICE_ID).
 	devIndex int
 	user     bool
+	// inThread is the device's in-thread companion when the context holds
+	// it too (the device's own context on POCL; inthread.go), else nil.
+	inThread *device
 
 	mu   sync.Mutex
 	refs int

@@ -74,6 +74,12 @@ type device struct {
 
 	props *driver.Properties
 
+	// inThread is the device's in-thread companion (inthread.go): POCL's
+	// basic device beside its pthread device, in the device's own context
+	// with it, where small plans run in the calling thread; nil for none.
+	// It shares the device's index and name: it is no device of its own.
+	inThread *device
+
 	// shipped is the tuning database shipped for the device
 	// (shippedFor), read once.
 	shippedOnce sync.Once
@@ -102,11 +108,12 @@ func (d *device) context() (*clContext, error) {
 		return nil, fmt.Errorf("gpu: device %s: %w", d.name(), driver.ErrClosed)
 	}
 	if d.ctx == nil {
-		c, err := cl.CreateContext([]*cl.Device{d.cl})
+		c, comp, err := d.createContext()
 		if err != nil {
 			return nil, driver.Errorf(driver.ErrDevice, "gpu: device %s (%s): %w", d.name(), d.fullName, err)
 		}
 		d.ctx = newContext(d, d.cache, c, nil, 0, false) // the plugin's reference
+		d.ctx.inThread = comp
 		d.trackLocked(d.ctx)
 	}
 	return d.ctx.acquire(), nil

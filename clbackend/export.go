@@ -115,6 +115,12 @@ func (c *CompiledModel) programSections() ([]driver.BlobSection, error) {
 		plans = append(plans, c.plans[k])
 	}
 	c.planMu.Unlock()
+	if c.run != c.dev {
+		// Plans run in the thread (inthread.go): the binaries are the
+		// companion's, which preload would build for the device. The
+		// importer builds these small models' programs from source.
+		return nil, nil
+	}
 	seen := map[string]bool{}
 	var out []driver.BlobSection
 	for _, pl := range plans {

@@ -150,7 +150,7 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 		}
 		// The program's key names its source: a build of clinfer whose
 		// kernel changed does not run the record's arguments on it.
-		for _, s := range []string{l.kernel.Name, l.kernel.File, l.kernel.Entry, l.kernel.Options, l.kernel.Generated, l.options, programKey(c.dev, src, l.options)} {
+		for _, s := range []string{l.kernel.Name, l.kernel.File, l.kernel.Entry, l.kernel.Options, l.kernel.Generated, l.options, programKey(c.run, src, l.options)} {
 			e.Str(s)
 		}
 		e.Uvarint(uint64(len(l.args)))

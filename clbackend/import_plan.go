@@ -254,7 +254,7 @@ func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: plan record: node %q: %v", driver.ErrCorrupt, l.node.Name, err)
 		}
-		if programKey(c.dev, src, l.options) != progKeys[i] {
+		if programKey(c.run, src, l.options) != progKeys[i] {
 			return nil, fmt.Errorf("%w: node %q: kernel %s (%s) is not the one the plan was made for", errStaleRecord, l.node.Name, l.kernel.Entry, l.kernel.File)
 		}
 		srcs[i] = src
@@ -274,7 +274,7 @@ func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, 
 	for i := range pl.launches {
 		l := &pl.launches[i]
 		src := srcs[i]
-		prog, err := p.cache.program(c.ctx, l.kernel.File, src, l.options, diskCache{c.cacheDir, c.binaries}, c.compilerLog)
+		prog, err := p.cache.program(c.ctx, c.run, l.kernel.File, src, l.options, diskCache{c.cacheDir, c.binaries}, c.compilerLog)
 		if err != nil {
 			return nil, fmt.Errorf("gpu: node %q: %w", l.node.Name, err)
 		}
@@ -400,6 +400,14 @@ func (c *CompiledModel) checkChoices(choices []TunedOp) error {
 func (c *CompiledModel) restoreOrBuild(ctx context.Context, p *Plugin, key string, shapes []tensor.Shape) (*plan, error) {
 	if rec := planRecordOf(ctx); rec != nil {
 		pl, err := c.restorePlan(ctx, p, key, rec)
+		if errors.Is(err, errStaleRecord) && c.run == c.dev && c.ctx.inThread != nil {
+			// Made for the in-thread companion (inthread.go)?
+			run, cmdbufs, shared := c.run, c.commandBuffers, c.sharedIO
+			c.runOn(c.ctx.inThread)
+			if pl, err = c.restorePlan(ctx, p, key, rec); err != nil {
+				c.run, c.commandBuffers, c.sharedIO = run, cmdbufs, shared
+			}
+		}
 		if err == nil {
 			p.cache.plansRestored.Add(1)
 			return pl, nil

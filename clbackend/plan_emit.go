@@ -163,7 +163,7 @@ func (b *builder) buildKernel(node *graph.Node, k kernels.Kernel, defines string
 	if optionRecorder != nil {
 		optionRecorder(k, opts)
 	}
-	prog, err := b.p.cache.program(b.c.ctx, k.File, src, opts, diskCache{b.c.cacheDir, b.c.binaries}, b.c.compilerLog)
+	prog, err := b.p.cache.program(b.c.ctx, b.c.run, k.File, src, opts, diskCache{b.c.cacheDir, b.c.binaries}, b.c.compilerLog)
 	if err != nil {
 		return nil, "", fmt.Errorf("gpu: node %q: %w", node.Name, err)
 	}
@@ -192,7 +192,7 @@ func (b *builder) groupLimit(node *graph.Node, name, defines string) (int, error
 		return 0, driver.Errorf(driver.ErrDevice, "gpu: node %q: kernel %s on %s: %w", node.Name, k.Entry, b.c.dev.name(), err)
 	}
 	defer kern.Close()
-	if l, err := kern.WorkGroupSize(b.c.dev.cl); err == nil && l > 0 {
+	if l, err := kern.WorkGroupSize(b.c.run.cl); err == nil && l > 0 {
 		limit = min(limit, l)
 	}
 	if kernelGroupLimit > 0 {

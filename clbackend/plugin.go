@@ -101,6 +101,7 @@ func newPlugin(devs []*cl.Device) (*Plugin, error) {
 			return nil, driver.Errorf(driver.ErrDevice, "gpu: reading OpenCL device %d: %w", i, err)
 		}
 		dev.cache = p.cache
+		dev.inThread = inThreadCompanion(dev)
 		p.devices = append(p.devices, dev)
 	}
 	for _, d := range p.devices {

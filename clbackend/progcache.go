@@ -109,13 +109,13 @@ type diskCache struct {
 // cacheFile is where the binary of the program with key lives in dir.
 func cacheFile(dir, key string) string { return filepath.Join(dir, "clinfer-"+key+".clbin") }
 
-// program returns the program of src built with options for context cc's
-// device in cc, with a reference for the caller (who releases it). label
+// program returns the program of src built with options for device d
+// (cc's device or its in-thread companion) in cc, with a reference for the caller (who releases it). label
 // names the program in errors (the .cl file); disk is the CACHE_DIR
 // binaries to load from and write to. With logBuild, a source build that leaves a log prints it on
 // stderr.
-func (c *programCache) program(cc *clContext, label, src, options string, disk diskCache, logBuild bool) (*shared[*cl.Program], error) {
-	d, ctx := cc.dev, cc.cl
+func (c *programCache) program(cc *clContext, d *device, label, src, options string, disk diskCache, logBuild bool) (*shared[*cl.Program], error) {
+	ctx := cc.cl
 	key := programKey(d, src, options)
 	mkey := cc.key + "/" + key
 	c.mu.Lock()

@@ -192,6 +192,7 @@ func (p *Plugin) propertySpecs(d *device) []driver.PropertySpec {
 		driver.BoolSpec(KeyCommandBuffers, true),
 		driver.BoolSpec(KeySharedHostIO, true),
 		waitSpinSpec(),
+		inThreadSpec(),
 		// With THROUGHPUT, Core.CompileModel batches requests on the BATCH
 		// device (OpenVINO's automatic batching, on by default for GPUs).
 		driver.BoolSpec(driver.KeyAllowAutoBatching, true),

@@ -127,6 +127,6 @@ func (c *CompiledModel) newQueue() (q *cl.CommandQueue, own bool, err error) {
 	if c.profiling {
 		props |= cl.CommandQueueProfilingEnable
 	}
-	q, err = c.ctx.cl.CreateCommandQueueWithHints(c.dev.cl, props, c.hints)
+	q, err = c.ctx.cl.CreateCommandQueueWithHints(c.run.cl, props, c.hints)
 	return q, true, err
 }

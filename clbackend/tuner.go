@@ -132,7 +132,7 @@ func (b *builder) tune(n *graph.Node, key string, cands []kernels.Variant, heuri
 		b.ts = &tuneSession{winners: map[string][]kernels.Variant{}}
 	}
 	if b.ts.q == nil {
-		q, err := b.c.ctx.cl.CreateCommandQueue(b.c.dev.cl, cl.CommandQueueProfilingEnable)
+		q, err := b.c.ctx.cl.CreateCommandQueue(b.c.run.cl, cl.CommandQueueProfilingEnable)
 		if err != nil {
 			return tune.Record{}, nil, driver.Errorf(driver.ErrDevice, "gpu: tuning node %q on %s: command queue: %w", n.Name, b.c.dev.name(), err)
 		}

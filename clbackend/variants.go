@@ -382,7 +382,7 @@ func (b *builder) checkLaunchable(prog *cl.Program, entry string, local []int) e
 	for _, l := range local {
 		items *= l
 	}
-	d := b.c.dev.cl
+	d := b.c.run.cl
 	if limit, err := k.WorkGroupSize(d); err == nil {
 		if kernelGroupLimit > 0 {
 			limit = min(limit, kernelGroupLimit)

@@ -19,6 +19,8 @@ import (
 //     Platform.GetDevices, CreateContext, RetainContext) first runs
 //     firstUse, which enumerates every platform's devices once, under
 //     enumMu, and every other caller waits for it;
+//   - firstUse lists POCL's basic driver for the set-up when
+//     POCL_DEVICES is unset (pocl.go);
 //   - every clGetPlatformIDs and clGetDeviceIDs runs under enumMu, so that
 //     a driver never sees two enumerations at once (cheap: they are rare).
 var (
@@ -41,7 +43,9 @@ func firstUse() {
 		return
 	}
 	enumMu.Lock()
+	restore := poclEnv() // POCL reads POCL_DEVICES here (pocl.go)
 	ok := probeDevices()
+	restore()
 	enumMu.Unlock()
 	if ok {
 		enumed.Store(true)

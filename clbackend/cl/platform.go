@@ -37,8 +37,9 @@ func GetPlatforms() ([]*Platform, error) {
 }
 
 // GetDevices returns the platform's devices of the given type (DeviceTypeAll
-// for every device). When there is none it fails with an error matching
-// ErrDeviceNotFound.
+// for every device), less a POCL basic device clinfer asked for as an
+// in-thread companion (Device.InThreadCompanion). When there is none it
+// fails with an error matching ErrDeviceNotFound.
 func (p *Platform) GetDevices(deviceType DeviceType) ([]*Device, error) {
 	if p == nil {
 		return nil, &Error{Op: "clGetDeviceIDs", Code: ErrInvalidPlatform}
@@ -53,9 +54,14 @@ func (p *Platform) GetDevices(deviceType DeviceType) ([]*Device, error) {
 	if len(ids) == 0 {
 		return nil, &Error{Op: "clGetDeviceIDs", Code: ErrDeviceNotFound}
 	}
-	ds := make([]*Device, len(ids))
-	for i, id := range ids {
-		ds[i] = &Device{id: id, platform: p}
+	ds := make([]*Device, 0, len(ids))
+	for _, id := range ids {
+		if d := (&Device{id: id, platform: p}); !hidden(d) {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return nil, &Error{Op: "clGetDeviceIDs", Code: ErrDeviceNotFound}
 	}
 	return ds, nil
 }
