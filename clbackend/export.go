@@ -17,10 +17,13 @@ import (
 )
 
 // Blob sections of an exported GPU model: the transformed graph, and one
-// section per program binary, named "program:" + its program cache key.
+// section per program binary, named "program:" + its program cache key
+// ("program-in-thread:" + the key for a model whose plans run on the
+// in-thread companion: inthread.go).
 const (
-	graphSection         = "graph"
-	programSectionPrefix = "program:"
+	graphSection          = "graph"
+	programSectionPrefix  = "program:"
+	inThreadSectionPrefix = "program-in-thread:"
 )
 
 // Interface checks.
@@ -115,11 +118,9 @@ func (c *CompiledModel) programSections() ([]driver.BlobSection, error) {
 		plans = append(plans, c.plans[k])
 	}
 	c.planMu.Unlock()
+	prefix := programSectionPrefix
 	if c.run != c.dev {
-		// Plans run in the thread (inthread.go): the binaries are the
-		// companion's, which preload would build for the device. The
-		// importer builds these small models' programs from source.
-		return nil, nil
+		prefix = inThreadSectionPrefix
 	}
 	seen := map[string]bool{}
 	var out []driver.BlobSection
@@ -132,24 +133,24 @@ func (c *CompiledModel) programSections() ([]driver.BlobSection, error) {
 			if err != nil {
 				return nil, fmt.Errorf("gpu: export model %q: %w", c.model.Name, err)
 			}
-			key := programKey(c.dev, src, l.options)
+			key := programKey(c.run, src, l.options)
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			bins, err := l.prog.Binaries()
+			bin, err := binaryFor(l.prog, c.run)
 			if err != nil {
 				return nil, driver.Errorf(driver.ErrDevice, "gpu: export model %q: program %s: %w", c.model.Name, l.kernel.File, err)
 			}
-			if len(bins) != 1 || len(bins[0]) == 0 {
+			if len(bin) == 0 {
 				// The driver keeps no binary (some do not): the importer
 				// builds this program from source.
 				continue
 			}
 			data := binary.AppendUvarint(nil, uint64(len(l.options)))
 			data = append(data, l.options...)
-			data = append(data, bins[0]...)
-			out = append(out, driver.BlobSection{Name: programSectionPrefix + key, Data: data})
+			data = append(data, bin...)
+			out = append(out, driver.BlobSection{Name: prefix + key, Data: data})
 		}
 	}
 	return out, nil
@@ -223,11 +224,15 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	}
 	preload := func() {
 		for _, s := range blob.Sections {
+			dev := devCtx.dev
 			key, ok := strings.CutPrefix(s.Name, programSectionPrefix)
 			if !ok {
-				continue
+				if key, ok = strings.CutPrefix(s.Name, inThreadSectionPrefix); !ok || devCtx.inThread == nil {
+					continue
+				}
+				dev = devCtx.inThread
 			}
-			if err := p.cache.preload(devCtx, key, s.Data); err != nil {
+			if err := p.cache.preload(devCtx, dev, key, s.Data); err != nil {
 				p.cache.binaryRejects.Add(1)
 			}
 		}
@@ -303,12 +308,12 @@ func deviceIDOf(props map[string]string, p *Plugin) string {
 	return p.devices[p.def].id()
 }
 
-// preload builds a program from a blob's binary section (options, then the
-// device binary) and keeps it in the cache under key, unless the cache
+// preload builds a program for d (cc's device or its in-thread companion)
+// from a blob's binary section (options, then the device binary) and keeps it in the cache under key, unless the cache
 // already has that program. A key that does not name a program the kernels
 // could ask for is harmless: no plan ever looks it up.
-func (c *programCache) preload(cc *clContext, key string, data []byte) error {
-	d, ctx := cc.dev, cc.cl
+func (c *programCache) preload(cc *clContext, d *device, key string, data []byte) error {
+	ctx := cc.cl
 	n, k := binary.Uvarint(data)
 	if k <= 0 || n > uint64(len(data)-k) {
 		return fmt.Errorf("gpu: import: program %s: bad options length", key)

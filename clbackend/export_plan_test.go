@@ -130,7 +130,7 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 	source, err := l.kernel.Source()
 	require.NoError(t, err)
 	kernel := slices.Clone(good)
-	at := bytes.Index(kernel, []byte(programKey(c.dev, source, l.options)))
+	at := bytes.Index(kernel, []byte(programKey(c.run, source, l.options)))
 	require.Positive(t, at, "the record names its programs")
 	kernel[at] ^= 1 // another hex digit
 	version := slices.Clone(good)

@@ -64,6 +64,8 @@ type progEntry struct {
 	ready chan struct{}
 	prog  *shared[*cl.Program]
 	err   error
+	// dev is the device the program is built for.
+	dev *device
 	// unsaved is the CACHE_DIR file a program built from source is to be
 	// written to once its first launches have run (saveBinaries), "" when
 	// there is nothing to write.
@@ -138,7 +140,7 @@ func (c *programCache) program(cc *clContext, d *device, label, src, options str
 		e.prog.acquire()
 		return e.prog, nil
 	}
-	e := &progEntry{ready: make(chan struct{})}
+	e := &progEntry{ready: make(chan struct{}), dev: d}
 	c.entries[mkey] = e
 	c.mu.Unlock()
 
@@ -212,6 +214,7 @@ func (c *programCache) saveBinaries(progs []*shared[*cl.Program]) error {
 	}
 	type job struct {
 		prog *cl.Program
+		dev  *device
 		path string
 	}
 	var jobs []job
@@ -223,14 +226,14 @@ func (c *programCache) saveBinaries(progs []*shared[*cl.Program]) error {
 			continue
 		}
 		if e.unsaved != "" && e.prog != nil && want[e.prog] {
-			jobs = append(jobs, job{e.prog.val, e.unsaved})
+			jobs = append(jobs, job{e.prog.val, e.dev, e.unsaved})
 			e.unsaved = ""
 		}
 	}
 	c.mu.Unlock()
 	var errs []error
 	for _, j := range jobs {
-		if err := writeBinary(j.prog, j.path); err != nil {
+		if err := writeBinary(j.prog, j.dev, j.path); err != nil {
 			c.writeErrors.Add(1)
 			errs = append(errs, fmt.Errorf("gpu: writing the program binary %s to CACHE_DIR (check the directory is writable and has space): %w", j.path, err))
 		} else {
@@ -290,15 +293,39 @@ func decodeBinary(b []byte) ([]byte, error) {
 	return payload, nil
 }
 
-// writeBinary writes the program's device binary to path atomically: a
-// temporary file in the same directory, renamed over path.
-func writeBinary(prog *cl.Program, path string) error {
+// binaryFor returns the binary of a program built for d alone, one of the
+// devices of its context (which may hold d's in-thread companion too).
+func binaryFor(prog *cl.Program, d *device) ([]byte, error) {
 	bins, err := prog.Binaries()
+	if err != nil {
+		return nil, err
+	}
+	if len(bins) == 1 {
+		// POCL 3.1 lists the binaries of the devices the program was
+		// built for (one), though CL_PROGRAM_DEVICES lists the context's.
+		return bins[0], nil
+	}
+	devs, err := prog.Devices()
+	if err != nil {
+		return nil, err
+	}
+	for i, pd := range devs {
+		if pd.Equal(d.cl) && i < len(bins) {
+			return bins[i], nil
+		}
+	}
+	return nil, fmt.Errorf("gpu: program has no binary for %s (%s)", d.name(), d.fullName)
+}
+
+// writeBinary writes the program's device binary for d to path
+// atomically: a temporary file in the same directory, renamed over path.
+func writeBinary(prog *cl.Program, d *device, path string) error {
+	bin, err := binaryFor(prog, d)
 	if err != nil {
 		return err
 	}
-	if len(bins) != 1 || len(bins[0]) == 0 {
-		return fmt.Errorf("gpu: program has %d binaries, want 1", len(bins))
+	if len(bin) == 0 {
+		return fmt.Errorf("gpu: program has an empty binary for %s", d.name())
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -308,8 +335,8 @@ func writeBinary(prog *cl.Program, path string) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(bins[0])
-	_, err = f.Write(append(append([]byte(cacheMagic), sum[:]...), bins[0]...))
+	sum := sha256.Sum256(bin)
+	_, err = f.Write(append(append([]byte(cacheMagic), sum[:]...), bin...))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

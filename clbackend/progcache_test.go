@@ -219,7 +219,7 @@ func BenchmarkProgramBuild(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "prog.clbin")
 		prog, err := buildSource(d, ctx, k.File, src, opts)
 		require.NoError(b, err)
-		require.NoError(b, writeBinary(prog, path))
+		require.NoError(b, writeBinary(prog, d, path))
 		require.NoError(b, prog.Close())
 		for b.Loop() {
 			prog, err := loadBinary(d, ctx, path, opts)
