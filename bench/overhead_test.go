@@ -384,10 +384,12 @@ const (
 // launched one by one (DISABLED_TRANSFORMATIONS=FuseDenseChain: the build
 // before the chain fusion), and the ports written and read by transfer
 // commands through pinned staging buffers (GPU_SHARED_HOST_IO=NO: the
-// build before shared ports).
-var gpuVariants = []struct{ name, cmdbuf, spin, disable, shared string }{
-	{"gpu", "YES", "", "", ""}, {"gpu-nocmdbuf", "NO", "", "", ""}, {"gpu-nospin", "YES", "0", "", ""},
-	{"gpu-perlayer", "YES", "", fusion.PassFuseDenseChain, ""}, {"gpu-staged", "YES", "", "", "NO"},
+// build before shared ports), and the plan in the calling thread where it
+// pays (GPU_IN_THREAD=AUTO: POCL's basic device beside the pthread one).
+var gpuVariants = []struct{ name, cmdbuf, spin, disable, shared, inThread string }{
+	{"gpu", "YES", "", "", "", ""}, {"gpu-nocmdbuf", "NO", "", "", "", ""}, {"gpu-nospin", "YES", "0", "", "", ""},
+	{"gpu-perlayer", "YES", "", fusion.PassFuseDenseChain, "", ""}, {"gpu-staged", "YES", "", "", "NO", ""},
+	{"gpu-inthread", "YES", "", "", "", "AUTO"},
 }
 
 // benchSmallModels times each of smallModels on the GPU device (a
@@ -420,6 +422,9 @@ func benchSmallModels(b *testing.B) {
 				}
 				if v.shared != "" {
 					props[clbackend.KeySharedHostIO] = v.shared
+				}
+				if v.inThread != "" {
+					props[clbackend.KeyInThread] = v.inThread
 				}
 				if m.stateful != "" {
 					props[driver.KeyMakeStateful] = m.stateful

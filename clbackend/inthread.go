@@ -29,12 +29,17 @@ import (
 // device's name: it is no clinfer device of its own.
 
 // KeyInThread is GPU_IN_THREAD: which OpenCL device of a POCL pthread
-// device runs a compiled model's plan. AUTO (the default) runs it on the
-// in-thread companion (POCL's basic device, one core, in the calling
-// thread) where the plan's estimated work is small enough for the
-// per-launch hand-off it saves to outweigh the cores it gives up
-// (inThreadPays), and on the pthread device otherwise; YES runs every
-// plan in the thread, NO none. A device without a companion (any other
+// device runs a compiled model's plan. AUTO runs it on the in-thread
+// companion (POCL's basic device, one core, in the calling thread) where
+// the plan's estimated work is small enough for the per-launch hand-off
+// it saves to outweigh the cores it gives up (inThreadPays), and on the
+// pthread device otherwise; YES runs every plan in the thread; NO (the
+// default) none. NO is the default because POCL 3.1's basic driver
+// aborts the process (pocl_release_dlhandle_cache: Assertion
+// `found->ref_count > 0') when several threads compile and run on it at
+// once (the ONNX backend suite's parallel subtests, POCL_DEVICES=basic
+// alone as much as beside pthread; one at a time it passes): set AUTO
+// where one thread at a time compiles and infers on it. A device without a companion (any other
 // OpenCL device, a user's context, POCL_DEVICES set without basic) runs
 // on its own device whatever the value. GPU_OPENCL_DEVICE says which one
 // a compiled model runs on.
@@ -55,7 +60,7 @@ const (
 
 // inThreadSpec is GPU_IN_THREAD.
 func inThreadSpec() driver.PropertySpec {
-	return driver.EnumSpec(KeyInThread, inThreadAuto, inThreadAuto, inThreadYes, inThreadNo)
+	return driver.EnumSpec(KeyInThread, inThreadNo, inThreadAuto, inThreadYes, inThreadNo)
 }
 
 // inThreadCompanion returns the facts of d's in-thread companion, or nil

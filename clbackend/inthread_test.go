@@ -1,6 +1,7 @@
 package clbackend
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"strings"
@@ -94,6 +95,33 @@ func TestInThreadSameResults(t *testing.T) {
 		}
 		assert.Equal(t, len(a), same, "%s: elements bit-identical on the pthread and the basic device", name)
 	}
+	// Exported and imported (the model cache's way: the plan record and
+	// the companion's binaries), the model still runs in the thread and
+	// gives the same outputs.
+	cm, err := p.CompileModel(context.Background(), inThreadModel(t, 8, 16, 12), map[string]string{KeyInThread: inThreadYes, driver.KeyCacheMode: driver.CacheModeOptimizeSpeed})
+	require.NoError(t, err)
+	defer cm.Close()
+	var blob bytes.Buffer
+	require.NoError(t, cm.(*CompiledModel).ExportCached(&blob))
+	before := p.ProgramCacheStats()
+	im, err := p.ImportModel(context.Background(), bytes.NewReader(blob.Bytes()), map[string]string{KeyInThread: inThreadYes, driver.KeyCacheMode: driver.CacheModeOptimizeSpeed})
+	require.NoError(t, err)
+	defer im.Close()
+	after := p.ProgramCacheStats()
+	assert.Equal(t, before.PlansRestored+1, after.PlansRestored, "the plan record is used")
+	dev, err := im.Property(KeyOpenCLDevice)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(dev, "basic-"), dev)
+	r, err := im.CreateInferRequest()
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.SetTensor("x", x))
+	require.NoError(t, r.Infer(context.Background()))
+	y, err := r.Tensor("y")
+	require.NoError(t, err)
+	for i, v := range y.Contiguous().F32() {
+		assert.Equal(t, math.Float32bits(outs["y"][1].Contiguous().F32()[i]), math.Float32bits(v), "imported y[%d]", i)
+	}
 	// The softmax sums to one: the outputs are results, not zeros.
 	var sum float32
 	for _, v := range outs["y"][0].Contiguous().F32() {
@@ -118,7 +146,7 @@ func TestInThreadAuto(t *testing.T) {
 		{"large", 64, 64, 96, false, 64 * 64 * 9 * 96 * 96, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cm, err := p.CompileModel(context.Background(), inThreadModel(t, c.ic, c.oc, c.hw), nil)
+			cm, err := p.CompileModel(context.Background(), inThreadModel(t, c.ic, c.oc, c.hw), map[string]string{KeyInThread: inThreadAuto})
 			require.NoError(t, err)
 			defer cm.Close()
 			dev, err := cm.Property(KeyOpenCLDevice)
@@ -172,7 +200,7 @@ func TestInThreadProperty(t *testing.T) {
 	p := newGPU(t)
 	v, err := p.Property(KeyInThread)
 	require.NoError(t, err)
-	assert.Equal(t, inThreadAuto, v)
+	assert.Equal(t, inThreadNo, v, "the default (POCL 3.1's basic driver and concurrency: KeyInThread)")
 	require.NoError(t, p.SetProperties(map[string]string{KeyInThread: "yes"}))
 	v, err = p.Property(KeyInThread)
 	require.NoError(t, err)
