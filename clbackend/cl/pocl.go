@@ -2,6 +2,8 @@ package cl
 
 import (
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 )
@@ -22,6 +24,15 @@ import (
 // small plans in the calling thread. A POCL_DEVICES the user set is left
 // alone, and the devices it lists are all listed (a basic device among
 // them is also the companion of a pthread device of its platform).
+//
+// Without POCL_DEVICES POCL sets up every driver it has installed (CUDA,
+// Level Zero, remote, ... beside pthread); a list names only what it
+// lists. So firstUse sets POCL_DEVICES only where the drivers installed
+// beside the POCL the ICD loader names are exactly pthread and basic
+// (Debian's pocl-opencl-icd): where POCL has others, or where they cannot
+// be found, POCL_DEVICES stays unset, every driver is set up as POCL does
+// by default, and the pthread device has no companion unless the user's
+// POCL_DEVICES lists basic.
 
 // EnvPOCLDevices is the environment variable POCL reads its driver list
 // from.
@@ -38,6 +49,9 @@ var hideBasic atomic.Bool
 // undoes it once they are set up.
 func poclEnv() (restore func()) {
 	if _, set := os.LookupEnv(EnvPOCLDevices); set || !Enabled {
+		return func() {}
+	}
+	if !onlyCPUDrivers(poclInstalledDrivers()) {
 		return func() {}
 	}
 	if os.Setenv(EnvPOCLDevices, poclCompanionDevices) != nil {
@@ -114,4 +128,103 @@ func (d *Device) InThreadCompanion() *Device {
 		}
 	}
 	return nil
+}
+
+// poclDriverPrefix and poclDriverSuffix frame a loadable POCL driver's
+// file name: libpocl-devices-pthread.so.
+const (
+	poclDriverPrefix = "libpocl-devices-"
+	poclDriverSuffix = ".so"
+)
+
+// poclInstalledDrivers returns the names of the loadable drivers installed
+// in the "pocl" folder beside every POCL library the ICD loader's vendor
+// files name (OCL_ICD_VENDORS, else /etc/OpenCL/vendors), or nil where it
+// finds no POCL or no driver folder.
+func poclInstalledDrivers() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, lib := range poclLibraries() {
+		for _, dir := range libraryDirs(lib) {
+			files, _ := filepath.Glob(filepath.Join(dir, "pocl", poclDriverPrefix+"*"+poclDriverSuffix))
+			for _, f := range files {
+				n := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), poclDriverPrefix), poclDriverSuffix)
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// onlyCPUDrivers reports whether drivers are exactly POCL's pthread and
+// basic drivers: the only case in which listing them in POCL_DEVICES sets
+// up every device POCL would set up without it, plus the companion.
+func onlyCPUDrivers(drivers []string) bool {
+	has := map[string]bool{}
+	for _, d := range drivers {
+		if d != "pthread" && d != "basic" {
+			return false
+		}
+		has[d] = true
+	}
+	return has["pthread"] && has["basic"]
+}
+
+// poclLibraries returns the POCL libraries the ICD loader's vendor files
+// name (a file name or a path), read where the loader reads them.
+func poclLibraries() []string {
+	dir := "/etc/OpenCL/vendors"
+	var files []string
+	if v := os.Getenv("OCL_ICD_VENDORS"); v != "" {
+		if st, err := os.Stat(v); err == nil && !st.IsDir() {
+			files = []string{v}
+		} else {
+			dir = v
+		}
+	}
+	if files == nil {
+		files, _ = filepath.Glob(filepath.Join(dir, "*.icd"))
+	}
+	var libs []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lib := strings.TrimSpace(string(b))
+		if strings.Contains(filepath.Base(lib), "pocl") {
+			libs = append(libs, lib)
+		}
+	}
+	return libs
+}
+
+// libraryDirs returns the folders that hold lib: its own folder when it
+// is a path, else the dynamic loader's usual folders (LD_LIBRARY_PATH
+// first) where a file of that name exists.
+func libraryDirs(lib string) []string {
+	if filepath.IsAbs(lib) {
+		return []string{filepath.Dir(lib)}
+	}
+	cands := filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))
+	multiarch := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu", "386": "i386-linux-gnu"}[runtime.GOARCH]
+	for _, root := range []string{"/usr/local/lib", "/usr/lib", "/lib"} {
+		if multiarch != "" {
+			cands = append(cands, filepath.Join(root, multiarch))
+		}
+		cands = append(cands, root+"64", root)
+	}
+	var dirs []string
+	for _, d := range cands {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, lib)); err == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }

@@ -4,6 +4,7 @@ package cl
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,4 +74,37 @@ func TestInThreadCompanion(t *testing.T) {
 		}
 		t.Skip("no POCL pthread device with a basic device beside it: `make deps` installs pocl-opencl-icd")
 	}
+}
+
+// TestOnlyCPUDrivers: clinfer lists POCL's drivers itself only where the
+// installed ones are exactly pthread and basic, so that a POCL with CUDA,
+// Level Zero or remote drivers keeps them all.
+func TestOnlyCPUDrivers(t *testing.T) {
+	assert.True(t, onlyCPUDrivers([]string{"basic", "pthread"}))
+	assert.True(t, onlyCPUDrivers([]string{"pthread", "basic"}))
+	assert.False(t, onlyCPUDrivers([]string{"pthread", "basic", "cuda"}))
+	assert.False(t, onlyCPUDrivers([]string{"pthread"}))
+	assert.False(t, onlyCPUDrivers([]string{"basic"}))
+	assert.False(t, onlyCPUDrivers(nil))
+}
+
+// TestPOCLInstalledDrivers finds the drivers of a POCL named by a vendor
+// file in a folder of the test's own (OCL_ICD_VENDORS), by path.
+func TestPOCLInstalledDrivers(t *testing.T) {
+	root := t.TempDir()
+	lib := filepath.Join(root, "lib")
+	require.NoError(t, os.MkdirAll(filepath.Join(lib, "pocl"), 0o755))
+	for _, n := range []string{"libpocl.so.2", "pocl/libpocl-devices-pthread.so", "pocl/libpocl-devices-basic.so", "pocl/libpocl-devices-cuda.so"} {
+		require.NoError(t, os.WriteFile(filepath.Join(lib, n), nil, 0o644))
+	}
+	vendors := filepath.Join(root, "vendors")
+	require.NoError(t, os.MkdirAll(vendors, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(vendors, "pocl.icd"), []byte(filepath.Join(lib, "libpocl.so.2")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vendors, "other.icd"), []byte("libnvidia-opencl.so.1\n"), 0o644))
+	t.Setenv("OCL_ICD_VENDORS", vendors)
+	got := poclInstalledDrivers()
+	assert.ElementsMatch(t, []string{"pthread", "basic", "cuda"}, got)
+	assert.False(t, onlyCPUDrivers(got), "a POCL with a CUDA driver keeps POCL_DEVICES unset")
+	require.NoError(t, os.Remove(filepath.Join(lib, "pocl/libpocl-devices-cuda.so")))
+	assert.True(t, onlyCPUDrivers(poclInstalledDrivers()))
 }
