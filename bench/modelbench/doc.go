@@ -1,11 +1,13 @@
 // Command modelbench times the real models side by side in one run:
 // clinfer's CPU device, its GPU device with the heuristics alone
 // (GPU_SHIPPED_TUNING=NO) and with the shipped tuning database
-// (kernels/tuning, the default), and ONNX Runtime on the CPU with 2 threads
+// (kernels/tuning, the default), with the heuristics and GPU_IN_THREAD=AUTO
+// (on POCL small plans run in the calling thread on the basic device), and
+// ONNX Runtime on the CPU with 2 threads
 // (scripts/ortref/bench.js under node, make models). `make bench-models`
 // runs it.
 //
-//	go run ./bench/modelbench [-seconds 3] [-rounds 3] [-max_seconds 60] [-models det_640,cls] [-configs CPU,GPU,GPU-tuned,ORT]
+//	go run ./bench/modelbench [-seconds 3] [-rounds 3] [-max_seconds 60] [-models det_640,cls] [-configs CPU,GPU,GPU-tuned,GPU-in-thread,ORT]
 //	                          [-json docs/bench-models.json] [-readme README.md]
 //	go run ./bench/modelbench -from docs/bench-models.json -readme README.md [-check]
 //

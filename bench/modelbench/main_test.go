@@ -64,13 +64,14 @@ func TestReadmeTable(t *testing.T) {
 func TestRenderTable(t *testing.T) {
 	rep := &Report{Date: "d", Devices: []string{"GPU = pocl"}, ORTVersion: "1.30.0", ORTThreads: 2, Rounds: 3, Seconds: 3,
 		Configs: configs, Rows: []Row{{Key: "k", Label: "M", Input: "1x3", Results: map[string]*Result{
-			cfgCPU:      {Error: "unsupported op"},
-			cfgGPU:      {MedianMS: 8380, CompileMS: 3900},
-			cfgGPUTuned: {MedianMS: 7840, Choices: 10, Shipped: 4},
-			cfgORT:      {MedianMS: 7840},
+			cfgCPU:         {Error: "unsupported op"},
+			cfgGPU:         {MedianMS: 8380, CompileMS: 3900},
+			cfgGPUTuned:    {MedianMS: 7840, Choices: 10, Shipped: 4},
+			cfgGPUInThread: {MedianMS: 3920},
+			cfgORT:         {MedianMS: 7840},
 		}}}}
 	got := renderTable(rep)
-	assert.Contains(t, got, "| M | 1x3 | fails | 8.38 s | 7.84 s (4/10) | 7.84 s | 1.07x, 1.00x | 3.90 s |\n")
+	assert.Contains(t, got, "| M | 1x3 | fails | 8.38 s | 7.84 s (4/10) | 3.92 s | 7.84 s | 1.07x, 1.00x, 0.50x | 3.90 s |\n")
 	assert.Contains(t, got, "k on CPU fails: unsupported op")
 	assert.Contains(t, got, "ONNX Runtime 1.30.0 (CPU, 2 threads)")
 	for ms, want := range map[float64]string{0.0271: "0.027 ms", 4.5: "4.50 ms", 45.25: "45.2 ms", 127.7: "128 ms", 31600: "31.60 s"} {

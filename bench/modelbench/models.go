@@ -42,8 +42,11 @@ const (
 	cfgCPU      = "CPU"       // clinfer's CPU device
 	cfgGPU      = "GPU"       // the GPU device, heuristics alone (GPU_SHIPPED_TUNING=NO)
 	cfgGPUTuned = "GPU-tuned" // the GPU device with the shipped tuning database
-	cfgORT      = "ORT"       // ONNX Runtime, CPU, 2 threads
+	// cfgGPUInThread is the GPU device, heuristics, with GPU_IN_THREAD=AUTO:
+	// on POCL small plans run in the calling thread on the basic device.
+	cfgGPUInThread = "GPU-in-thread"
+	cfgORT         = "ORT" // ONNX Runtime, CPU, 2 threads
 )
 
 // configs are the configurations in the order each round runs them.
-var configs = []string{cfgCPU, cfgGPU, cfgGPUTuned, cfgORT}
+var configs = []string{cfgCPU, cfgGPU, cfgGPUTuned, cfgGPUInThread, cfgORT}

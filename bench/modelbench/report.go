@@ -102,11 +102,11 @@ func renderTable(r *Report) string {
 	}
 	fmt.Fprintf(&b, "Run of %s: %s; %s; GOMAXPROCS %d; load average %s at the start, %s at the end. "+
 		"Medians of synchronous inferences (PERFORMANCE_HINT=LATENCY) over %g s per cell in %d interleaved rounds (at least one inference each; a cell stops after %g s of timed runs); "+
-		"GPU heuristics: `GPU_SHIPPED_TUNING=NO`, tuned: the shipped database (its share of the kernel choices in brackets); "+
+		"GPU heuristics: `GPU_SHIPPED_TUNING=NO`, tuned: the shipped database (its share of the kernel choices in brackets), in-thread: heuristics with `GPU_IN_THREAD=AUTO` (small plans in the calling thread on POCL's basic device; not the default); "+
 		"ratios are clinfer GPU over ONNX Runtime; GPU compile is the first GPU CompileModel of the model in the process (heuristics), with its warm-up run, no CACHE_DIR, POCL's kernel cache as the environment leaves it.\n\n",
 		r.Date, strings.Join(r.Devices, ", "), ort, r.GOMAXPROCS, r.LoadStart, r.LoadEnd, r.Seconds, r.Rounds, r.MaxSeconds)
-	b.WriteString("| model | input | clinfer CPU | GPU heuristics | GPU tuned | ORT | GPU / ORT heuristics, tuned | GPU compile |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| model | input | clinfer CPU | GPU heuristics | GPU tuned | GPU in-thread | ORT | GPU / ORT heuristics, tuned, in-thread | GPU compile |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Rows {
 		cell := func(c string) string {
 			res := row.Results[c]
@@ -133,8 +133,9 @@ func renderTable(r *Report) string {
 		if res := row.Results[cfgGPU]; res != nil && res.Error == "" {
 			compile = formatMS(res.CompileMS)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s, %s | %s |\n", row.Label, row.Input,
-			cell(cfgCPU), cell(cfgGPU), cell(cfgGPUTuned), cell(cfgORT), ratio(cfgGPU), ratio(cfgGPUTuned), compile)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s, %s, %s | %s |\n", row.Label, row.Input,
+			cell(cfgCPU), cell(cfgGPU), cell(cfgGPUTuned), cell(cfgGPUInThread), cell(cfgORT),
+			ratio(cfgGPU), ratio(cfgGPUTuned), ratio(cfgGPUInThread), compile)
 	}
 	for _, row := range r.Rows {
 		for _, c := range r.Configs {

@@ -39,6 +39,10 @@ func clProps(cfg string, m benchModel) (device string, props map[string]string) 
 		return "GPU", props
 	case cfgGPUTuned:
 		return "GPU", props
+	case cfgGPUInThread:
+		props[clbackend.KeyShippedTuning] = "NO"
+		props[clbackend.KeyInThread] = "AUTO"
+		return "GPU", props
 	}
 	return "CPU", props
 }
