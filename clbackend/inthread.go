@@ -291,7 +291,7 @@ func inThreadMode(cc *clContext, cfg *driver.Properties) string {
 	}
 	mode, err := cfg.Get(KeyInThread)
 	if err != nil {
-		return inThreadAuto
+		return inThreadNo // the spec's default
 	}
 	return mode
 }

@@ -42,7 +42,7 @@ func inThreadModel(t testing.TB, ic, oc, hw int64) *graph.Model {
 func needInThread(t *testing.T, p *Plugin) {
 	t.Helper()
 	if p.devices[p.def].inThread == nil {
-		t.Skip("GPU.0 has no in-thread companion: it needs POCL's pthread device with POCL's basic driver beside it (`make deps` installs pocl-opencl-icd; POCL_DEVICES unset or listing basic)")
+		t.Skip("GPU.0 has no in-thread companion: it needs GPU.0 to be POCL's pthread device with POCL's basic driver beside it, which clinfer lists when POCL_DEVICES is unset and pthread and basic are POCL's only installed drivers (`make deps` installs Debian's pocl-opencl-icd, which has both); with POCL_DEVICES set it must list basic, and POCL then lists basic as GPU.0")
 	}
 }
 

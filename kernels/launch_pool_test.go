@@ -46,8 +46,10 @@ func maxPool2dSpec(t *testing.T, e *clEnv, k kernels.Kernel) {
 	// max_pool2d_2x2 (-DWIN2): at RUN 8 two whole runs inside the first
 	// two output rows (vectors), the last row and the partial run through
 	// the loop; at RUN 16 an item's two 8-output parts as vectors, then a
-	// run of 3 through the loop; at RUN 3 (not a multiple of 8) every run
-	// through the loop; a NaN in a whole run and one in the loop's part
+	// run of 3 through the loop; at RUN 32 (what a CPU device builds) one
+	// partial run, its two whole 8-output parts as vectors and the rest
+	// through the loop; at RUN 3 (not a multiple of 8) every run through
+	// the loop; a NaN in a whole run and one in the loop's part
 	// propagate.
 	wide := fill(370, -1, 1)
 	wide[3*37+5] = float32(math.NaN())
@@ -67,7 +69,7 @@ func maxPool2dSpec(t *testing.T, e *clEnv, k kernels.Kernel) {
 		if strings.Contains(k.Options, "-DWIN2") && !c.win2 {
 			continue // max_pool2d_2x2 takes 2x2 windows of stride 2 only
 		}
-		for _, run := range []int{8, 16, 3} {
+		for _, run := range []int{8, 16, 32, 3} {
 			global := []int{(int(c.m[3])+run-1)/run + 1, int(c.m[10]) + 1}
 			defs := fmt.Sprintf("-DRUN=%d", run)
 			got := f32s(e.launch(t, k, defs, global, nil, c.x, make([]float32, c.out), c.m)[1])
