@@ -77,12 +77,14 @@ func CLBlastSgemm(q *CommandQueue, transA, transB bool, m, n, k int, alpha float
 	}
 	cq := C.cl_command_queue(qh)
 	var ev C.cl_event
+	unlock := q.serialize()
 	st := C.CLBlastSgemm(C.CLBlastLayoutRowMajor, trans(transA), trans(transB),
 		C.size_t(m), C.size_t(n), C.size_t(k), C.float(alpha),
 		C.cl_mem(ah), C.size_t(aOff), C.size_t(lda),
 		C.cl_mem(bh), C.size_t(bOff), C.size_t(ldb),
 		C.float(beta), C.cl_mem(ch), C.size_t(cOff), C.size_t(ldc),
 		&cq, &ev)
+	unlock()
 	runtime.KeepAlive(q)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)

@@ -221,7 +221,9 @@ func (b *CommandBuffer) Enqueue(wantEvent bool) (*Event, error) {
 	if h == nil || qh == nil {
 		return nil, closedError(op, ErrInvalidValue)
 	}
+	unlock := b.q.serialize()
 	ev, err := enqueueCommandBuffer(b.fns, h, qh, wantEvent)
+	unlock()
 	runtime.KeepAlive(b)
 	if err != nil || !wantEvent {
 		return nil, err

@@ -90,7 +90,7 @@ func (c *Context) CreateCommandQueue(device *Device, properties CommandQueueProp
 	if err != nil {
 		return nil, err
 	}
-	q := &CommandQueue{ctx: c, device: device, properties: properties}
+	q := &CommandQueue{ctx: c, device: device, properties: properties, serial: serialDevice(device)}
 	track(q, &q.r, kindCommandQueue, h)
 	return q, nil
 }

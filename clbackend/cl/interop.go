@@ -110,7 +110,7 @@ func RetainCommandQueue(ctx *Context, h uintptr) (*CommandQueue, error) {
 		return nil, err
 	}
 	runtime.KeepAlive(ctx)
-	q := &CommandQueue{ctx: ctx, device: dev, properties: CommandQueueProperty(props)}
+	q := &CommandQueue{ctx: ctx, device: dev, properties: CommandQueueProperty(props), serial: serialDevice(dev)}
 	track(q, &q.r, kindCommandQueue, qh)
 	return q, nil
 }
@@ -279,7 +279,7 @@ func (c *Context) CreateCommandQueueWithHints(device *Device, properties Command
 	if err != nil {
 		return nil, err
 	}
-	q := &CommandQueue{ctx: c, device: device, properties: properties}
+	q := &CommandQueue{ctx: c, device: device, properties: properties, serial: serialDevice(device)}
 	track(q, &q.r, kindCommandQueue, h)
 	return q, nil
 }

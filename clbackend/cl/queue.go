@@ -15,6 +15,9 @@ type CommandQueue struct {
 	ctx        *Context
 	device     *Device
 	properties CommandQueueProperty
+	// serial is set on a queue of a POCL basic device: its enqueues,
+	// flushes and finishes hold basicMu (serial.go).
+	serial bool
 }
 
 func (q *CommandQueue) h() handle {
@@ -49,6 +52,7 @@ func (q *CommandQueue) Flush() error {
 	if h == nil {
 		return closedError("clFlush", ErrInvalidCommandQueue)
 	}
+	defer q.serialize()()
 	err := flush(h)
 	runtime.KeepAlive(q)
 	return err
@@ -60,6 +64,7 @@ func (q *CommandQueue) Finish() error {
 	if h == nil {
 		return closedError("clFinish", ErrInvalidCommandQueue)
 	}
+	defer q.serialize()()
 	err := finish(h)
 	runtime.KeepAlive(q)
 	return err
@@ -139,7 +144,9 @@ func (q *CommandQueue) EnqueueNDRangeKernel(kernel *Kernel, globalWorkOffset, gl
 	if localWorkSize != nil && len(localWorkSize) != dims {
 		return nil, &Error{Op: op, Code: ErrInvalidWorkGroupSize}
 	}
+	unlock := q.serialize()
 	ev, err := enqueueNDRangeKernel(h, kh, globalWorkOffset, globalWorkSize, localWorkSize, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, kernel, eventWaitList)
 }
 
@@ -166,7 +173,9 @@ func (q *CommandQueue) EnqueueNDRangeKernelNoEvent(kernel *Kernel, globalWorkOff
 	case localWorkSize != nil && len(localWorkSize) != dims:
 		return &Error{Op: op, Code: ErrInvalidWorkGroupSize}
 	}
+	unlock := q.serialize()
 	err = enqueueNDRangeKernelNoEvent(h, kh, globalWorkOffset, globalWorkSize, localWorkSize)
+	unlock()
 	runtime.KeepAlive(q)
 	runtime.KeepAlive(kernel)
 	return err
@@ -190,7 +199,9 @@ func (q *CommandQueue) EnqueueWriteMappedNoEvent(buffer *MemObject, offset int, 
 	if srcOff < 0 || size < 0 || srcOff+size > src.size {
 		return &Error{Op: op, Code: ErrInvalidValue}
 	}
+	unlock := q.serialize()
 	err = enqueueWriteBufferNoEvent(h, mh, offset, size, unsafe.Add(src.ptr, srcOff))
+	unlock()
 	runtime.KeepAlive(q)
 	runtime.KeepAlive(buffer)
 	return err
@@ -215,7 +226,9 @@ func (q *CommandQueue) EnqueueReadMapped(buffer *MemObject, offset int, dst *Map
 	if err != nil {
 		return nil, err
 	}
+	unlock := q.serialize()
 	err = enqueueReadBufferNoEvent(h, mh, offset, size, unsafe.Add(dst.ptr, dstOff))
+	unlock()
 	runtime.KeepAlive(q)
 	runtime.KeepAlive(buffer)
 	return nil, err
@@ -235,7 +248,9 @@ func (q *CommandQueue) EnqueueReadBuffer(buffer *MemObject, blocking bool, offse
 	if err != nil {
 		return nil, err
 	}
+	unlock := q.serialize()
 	ev, err := enqueueReadBuffer(h, mh, blocking, offset, dataSize, dataPtr, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, buffer, eventWaitList)
 }
 
@@ -252,7 +267,9 @@ func (q *CommandQueue) EnqueueWriteBuffer(buffer *MemObject, blocking bool, offs
 	if err != nil {
 		return nil, err
 	}
+	unlock := q.serialize()
 	ev, err := enqueueWriteBuffer(h, mh, blocking, offset, dataSize, dataPtr, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, buffer, eventWaitList)
 }
 
@@ -348,7 +365,9 @@ func (q *CommandQueue) copyBuffers(op string, srcBuffer, dstBuffer *MemObject, e
 	if err != nil {
 		return nil, err
 	}
+	unlock := q.serialize()
 	ev, err := enqueue(h, src, dst, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, srcBuffer, dstBuffer, eventWaitList)
 }
 
@@ -365,7 +384,9 @@ func (q *CommandQueue) EnqueueFillBuffer(buffer *MemObject, pattern unsafe.Point
 	if err != nil {
 		return nil, err
 	}
+	unlock := q.serialize()
 	ev, err := enqueueFillBuffer(h, mh, pattern, patternSize, offset, size, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, buffer, eventWaitList)
 }
 
@@ -387,7 +408,9 @@ func (q *CommandQueue) EnqueueMapBuffer(buffer *MemObject, blocking bool, flags 
 	if err != nil {
 		return nil, nil, err
 	}
+	unlock := q.serialize()
 	ptr, evh, err := enqueueMapBuffer(h, mh, blocking, flags, offset, size, ws)
+	unlock()
 	ev, err := finishEnqueue(evh, err, q, buffer, eventWaitList)
 	if err != nil {
 		return nil, nil, err
@@ -410,7 +433,9 @@ func (q *CommandQueue) EnqueueUnmapMemObject(buffer *MemObject, mappedObj *Mappe
 	if mappedObj == nil || mappedObj.ptr == nil {
 		return nil, &Error{Op: op, Code: ErrInvalidValue}
 	}
+	unlock := q.serialize()
 	ev, err := enqueueUnmapMemObject(h, mh, mappedObj.ptr, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, buffer, eventWaitList)
 }
 
@@ -423,7 +448,9 @@ func (q *CommandQueue) EnqueueMarkerWithWaitList(eventWaitList []*Event) (*Event
 	if err != nil {
 		return nil, err
 	}
+	unlock := q.serialize()
 	ev, err := enqueueMarkerWithWaitList(h, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, eventWaitList)
 }
 
@@ -436,6 +463,8 @@ func (q *CommandQueue) EnqueueBarrierWithWaitList(eventWaitList []*Event) (*Even
 	if err != nil {
 		return nil, err
 	}
+	unlock := q.serialize()
 	ev, err := enqueueBarrierWithWaitList(h, ws)
+	unlock()
 	return finishEnqueue(ev, err, q, eventWaitList)
 }
