@@ -81,15 +81,18 @@ func poclKind(version string) (driver, target string) {
 // hidden reports whether GetDevices leaves d out: POCL's basic device that
 // firstUse asked for as a companion.
 func hidden(d *Device) bool {
-	if !hideBasic.Load() {
-		return false
-	}
+	return hideBasic.Load() && poclDriver(d) == "basic"
+}
+
+// poclDriver is the POCL driver of d ("pthread", "basic"), or "" for a
+// device of another driver or whose version cannot be read.
+func poclDriver(d *Device) string {
 	v, err := d.Version()
 	if err != nil {
-		return false
+		return ""
 	}
 	drv, _ := poclKind(v)
-	return drv == "basic"
+	return drv
 }
 
 // InThreadCompanion returns, for a POCL pthread device, the POCL basic

@@ -46,13 +46,5 @@ func (q *CommandQueue) serialize() (unlock func()) {
 // serialDevice reports whether d is a device of POCL's basic driver, whose
 // queues serialize.
 func serialDevice(d *Device) bool {
-	if d == nil {
-		return false
-	}
-	v, err := d.Version()
-	if err != nil {
-		return false
-	}
-	drv, _ := poclKind(v)
-	return drv == "basic"
+	return d != nil && poclDriver(d) == "basic"
 }
