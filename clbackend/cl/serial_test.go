@@ -101,7 +101,11 @@ func TestBasicQueuesSerialize(t *testing.T) {
 					return err
 				}
 				defer buf.Close()
-				if _, err := EnqueueFill(q, buf, int32(0), 0, wide*4, nil); err != nil {
+				fill, err := EnqueueFill(q, buf, int32(0), 0, wide*4, nil)
+				if err != nil {
+					return err
+				}
+				if err := fill.Close(); err != nil {
 					return err
 				}
 				ready = true
@@ -121,8 +125,11 @@ func TestBasicQueuesSerialize(t *testing.T) {
 					}
 				}
 				counts[w] = make([]int32, wide)
-				_, err = EnqueueReadSlice(q, buf, true, 0, counts[w], nil)
-				return err
+				read, err := EnqueueReadSlice(q, buf, true, 0, counts[w], nil)
+				if err != nil {
+					return err
+				}
+				return read.Close()
 			}()
 		}()
 	}
