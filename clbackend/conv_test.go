@@ -92,10 +92,11 @@ func TestConvChannelBlocks(t *testing.T) {
 // product written out in float64, element for element ([16][OC][C]).
 func TestWinogradWeights(t *testing.T) {
 	G := [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
-	for _, c := range []struct{ oc, c int64 }{{1, 1}, {3, 5}, {17, 4}, {64, 32}} {
+	for _, c := range []struct{ oc, c, mr int64 }{{1, 1, 1}, {3, 5, 1}, {17, 4, 1}, {64, 32, 1}, {3, 5, 8}, {17, 4, 8}, {64, 32, 4}} {
 		w := seeded.Float32s(uint32(c.oc*100+c.c), int(c.oc*c.c*9), -2, 2)
-		got := winogradWeights(w, c.oc, c.c)
-		require.Len(t, got, int(16*c.oc*c.c))
+		got := winogradWeights(w, c.oc, c.c, c.mr)
+		rows := (c.oc + c.mr - 1) / c.mr * c.mr
+		require.Len(t, got, int(16*rows*c.c))
 		for o := int64(0); o < c.oc; o++ {
 			for i := int64(0); i < c.c; i++ {
 				k := w[(o*c.c+i)*9:]
@@ -107,7 +108,7 @@ func TestWinogradWeights(t *testing.T) {
 								s += G[r][x] * float64(k[x*3+y]) * G[col][y]
 							}
 						}
-						assert.InDelta(t, s, got[(int64(r*4+col)*c.oc+o)*c.c+i], 1e-5, "oc %d c %d: U[%d][%d] of output %d input %d", c.oc, c.c, r, col, o, i)
+						assert.InDelta(t, s, got[int64(r*4+col)*rows*c.c+((o/c.mr)*c.c+i)*c.mr+o%c.mr], 1e-5, "oc %d c %d: U[%d][%d] of output %d input %d", c.oc, c.c, r, col, o, i)
 					}
 				}
 			}

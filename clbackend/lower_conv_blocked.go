@@ -131,6 +131,11 @@ func (b *builder) windowDefines(op convOp) string {
 // dilations (read from their int arrays).
 const dilRuntime = " -DDIL_RT"
 
+// winogradPad is the elements (128 bytes of f32) each of the 16 planes of
+// the Winograd temporaries V and M is padded by, so that the planes the
+// transforms touch together do not map to the same cache sets.
+const winogradPad = 32
+
 // dilationKey is the tuning key's part for dilations dh, dw: "" for 1 x 1
 // (so undilated records keep their keys).
 func dilationKey(dh, dw int64) string {
@@ -195,38 +200,45 @@ func (b *builder) emitWinograd(n *graph.Node, v kernels.Variant, op convOp) erro
 	th, tw := ceilDiv(g.OH, 2*g.DH)*g.DH, ceilDiv(g.OW, 2*g.DW)*g.DW // tiles of 2 outputs a dilation apart
 	P := g.N * th * tw
 	typ := b.val(op.y).typ
-	vt := b.temp(typ, []int64{16, g.C, P})
-	mt := b.temp(typ, []int64{16, g.OC, P})
+	// The 16 planes of V and M lie winogradPad elements further apart
+	// than C*P and OC*P: planes a multiple of 4 KiB apart share the
+	// cache's sets, and the transforms write (read) all 16 at once.
+	vPlane, mPlane := g.C*P+winogradPad, g.OC*P+winogradPad
+	vt := b.temp(typ, []int64{16, vPlane})
+	mt := b.temp(typ, []int64{16, mPlane})
 	half := b.halfDefine(op.y)
 	if g.DH != 1 || g.DW != 1 {
 		half = dilRuntime + half
 	}
-	in := b.meta([]int64{g.N, g.C, g.H, g.W, th, tw, g.PH, g.PW, g.DH, g.DW})
+	in := b.meta([]int64{g.N, g.C, g.H, g.W, th, tw, g.PH, g.PW, g.DH, g.DW, vPlane})
 	if err := b.emitND(n, "winograd_input_2x2_3x3", half, []int{int(P), int(g.C)}, nil, slotArg(op.x), slotArg(vt), in); err != nil {
 		return err
 	}
-	u := b.layout(op.w, winogradWeights(b.hostF32(op.w), g.OC, g.C), "#winograd2x2")
-	gemm := gemmOp{a: u, b: vt, bias: -1, out: mt, mode: 0, alpha: 1, pm: b.meta([]int64{0, 0}), pf: b.floats(nil), res: slotArg(mt),
+	mr := int64(v.Get("MR"))
+	u := b.layout(op.w, winogradWeights(b.hostF32(op.w), g.OC, g.C, mr), fmt.Sprintf("#winograd2x2/%d", mr))
+	gemm := gemmOp{a: u, aPacked: true, b: vt, bias: -1, out: mt, mode: 0, alpha: 1, pm: b.meta([]int64{0, 0}), pf: b.floats(nil), res: slotArg(mt),
 		g: gemmGeom{M: g.OC, N: P, K: g.C, aRow: g.C, aK: 1, bK: P, bCol: 1,
-			batch: []int64{16}, aBatch: []int64{g.OC * g.C}, bBatch: []int64{g.C * P}}}
+			batch: []int64{16}, aBatch: []int64{ceilDiv(g.OC, mr) * mr * g.C}, bBatch: []int64{vPlane}, oBatch: []int64{mPlane}}}
 	if err := b.emitGEMM(n, mustVariant("gemm", "direct", v.Get("VW"), v.Get("MR"), v.Get("NV"), v.Get("WG")), gemm); err != nil {
 		return err
 	}
 	barg, hasBias := optArg(op.bias, op.w)
-	out := b.meta([]int64{g.N, g.OC, g.OH, g.OW, th, tw, hasBias, g.DH, g.DW})
+	out := b.meta([]int64{g.N, g.OC, g.OH, g.OW, th, tw, hasBias, g.DH, g.DW, mPlane})
 	return b.emitND(n, "winograd_output_2x2_3x3", half, []int{int(P), int(g.OC)}, nil,
 		slotArg(mt), barg, op.res, slotArg(op.y), out, op.pm, op.pf)
 }
 
 // winogradWeights returns U = G g G^T of 3x3 weights w [OC, C, 3, 3] laid
-// out as [16][OC][C] (element xi = 4i + j of the 4x4 transform), with G =
-// [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in float64 and rounded once;
-// G's halves are exact, so (a + b + c) / 2 is the product's value. The
-// output channels are split among the cores (a compile's host work:
-// IS-Net medium's Winograd weights are 0.3-0.4 s of one core).
-func winogradWeights(w []float32, oc, c int64) []float32 {
-	u := make([]float32, 16*oc*c)
-	plane := oc * c
+// out for fused_gemm's packed A (A_PACKED): [16][ceil(OC/mr)][C][mr]
+// (element xi = 4i + j of the 4x4 transform; rows past OC zero), so that
+// a GEMM item reads its mr rows' weights as one stream; with G = [1 0 0;
+// 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in float64 and rounded once; G's
+// halves are exact, so (a + b + c) / 2 is the product's value. The output
+// channels are split among the cores (a compile's host work: IS-Net
+// medium's Winograd weights are 0.3-0.4 s of one core).
+func winogradWeights(w []float32, oc, c, mr int64) []float32 {
+	plane := ceilDiv(oc, mr) * mr * c
+	u := make([]float32, 16*plane)
 	splitRange(oc, func(o0, o1 int64) {
 		for o := o0; o < o1; o++ {
 			for i := int64(0); i < c; i++ {
@@ -236,7 +248,7 @@ func winogradWeights(w []float32, oc, c int64) []float32 {
 					g0, g1, g2 := float64(k[col]), float64(k[3+col]), float64(k[6+col])
 					t[0][col], t[1][col], t[2][col], t[3][col] = g0, 0.5*(g0+g1+g2), 0.5*(g0-g1+g2), g2
 				}
-				at := o*c + i
+				at := ((o/mr)*c+i)*mr + o%mr
 				for r := 0; r < 4; r++ { // (G g) G^T
 					t0, t1, t2 := t[r][0], t[r][1], t[r][2]
 					base := int64(r*4) * plane

@@ -18,6 +18,9 @@ type gemmGeom struct {
 	aRow, aK, bK, bCol, cRow, cCol int64
 	hasC                           bool
 	batch, aBatch, bBatch, cBatch  []int64
+	// oBatch, when set, are the output's batch strides (else dense:
+	// M*N per batch).
+	oBatch []int64
 }
 
 // gemm emits out = alpha * A.B + beta * C for geometry g (C is optional:
@@ -331,10 +334,13 @@ func (b *builder) fusedGEMM(n *graph.Node, a, bb, bias, out int, g gemmGeom, mod
 // post-op tables.
 type gemmOp struct {
 	a, b, bias, out int
-	g               gemmGeom
-	mode            int64
-	alpha, beta     float32
-	pm, pf, res     slotArg
+	// aPacked: a is already laid out as A_PACKED's [batch][ceil(M/MR)][K][MR]
+	// for the variant's MR (the Winograd weights).
+	aPacked     bool
+	g           gemmGeom
+	mode        int64
+	alpha, beta float32
+	pm, pf, res slotArg
 }
 
 // emitGEMM emits op as variant v of the gemm family.
@@ -351,6 +357,9 @@ func (b *builder) emitGEMM(n *graph.Node, v kernels.Variant, op gemmOp) error {
 		outStrides[d] = batch * g.M * g.N
 		batch *= g.batch[d]
 	}
+	if g.oBatch != nil {
+		outStrides = g.oBatch
+	}
 	m = append(m, outStrides...)
 	barg, _ := optArg(op.bias, op.b)
 	half := b.halfDefine(op.out)
@@ -363,7 +372,9 @@ func (b *builder) emitGEMM(n *graph.Node, v kernels.Variant, op gemmOp) error {
 	}
 	vw, mr, nv := int64(v.Get("VW")), int64(v.Get("MR")), int64(v.Get("NV"))
 	defines := v.Defines() + half + b.postDefines(op.pm)
-	if b.val(op.a).host != nil && !slices.ContainsFunc(g.aBatch, func(s int64) bool { return s != 0 }) {
+	if op.aPacked {
+		defines += " -DA_PACKED"
+	} else if b.val(op.a).host != nil && !slices.ContainsFunc(g.aBatch, func(s int64) bool { return s != 0 }) {
 		aarg = b.packRows(op.a, g.M, g.K, g.aRow, g.aK, mr)
 		defines += " -DA_PACKED"
 	}

@@ -12,19 +12,23 @@
 // tiles, tile t starting at output (t / d) * 2d + t % d (with d = 1:
 // ceil(O/2) tiles at 2t). Tiles cover TH x TW per image, P tiles in all.
 //
-// winograd_input_2x2_3x3: x [N, C, H, W] -> v [16][C][P].
+// winograd_input_2x2_3x3: x [N, C, H, W] -> v [16][C][P], its 16 planes
+// m[10] >= C*P elements apart (the GPU device pads them, so that the 16
+// planes an item writes do not share the cache's sets).
 // Work-size contract: 2-D NDRange, global size >= (P, C), any local size; item (p,
 // c) transforms the 4x4 tile p of channel c (rows oh0 - PH + i * DH,
 // columns ow0 - PW + j * DW for the tile's first output oh0, ow0; 0
 // outside the image); items outside do nothing. The int array m holds N,
-// C, H, W, TH, TW (tiles per column and row), PH, PW, DH, DW.
+// C, H, W, TH, TW (tiles per column and row), PH, PW, DH, DW, the plane
+// stride of v.
 //
-// winograd_output_2x2_3x3: mt [16][OC][P] -> out [N, OC, OH, OW].
+// winograd_output_2x2_3x3: mt [16][OC][P], planes m[9] >= OC*P elements
+// apart -> out [N, OC, OH, OW].
 // Work-size contract: 2-D NDRange, global size >= (P, OC), any local size; item (p,
 // oc) writes the up to 2x2 pixels (DIL apart) of tile p of channel oc inside the
 // image, each with the bias and the post-op table; items outside do
 // nothing. The int array m holds N, OC, OH, OW, TH, TW, has_bias, DH,
-// DW.
+// DW, the plane stride of mt.
 //
 // -DHALF (f16 activations): every buffer is f16 through half.clh's
 // macros, the math and the post-op tables f32.
@@ -65,7 +69,7 @@ __kernel void winograd_input_2x2_3x3(__global const FT* x, __global FT* v, __glo
         t[2][j] = d[2][j] - d[1][j];
         t[3][j] = d[1][j] - d[3][j];
     }
-    const long plane = (long)C * P;
+    const long plane = m[10];
     __global FT* vp = v + (long)c * P + p;
     for (int i = 0; i < 4; ++i) {
         ST(vp, (4 * i + 0) * plane, t[i][0] - t[i][2]);
@@ -88,7 +92,7 @@ __kernel void winograd_output_2x2_3x3(__global const FT* mt, __global const FT* 
     const int P = m[0] * TH * TW;
     const int p = (int)get_global_id(0), oc = (int)get_global_id(1);
     if (p >= P || oc >= OC) return;
-    const long plane = (long)OC * P;
+    const long plane = m[9];
     __global const FT* mp = mt + (long)oc * P + p;
     float s[2][4];
     // s = A^T m (rows), then s A (columns): A^T = [1 1 1 0; 0 1 -1 -1].
