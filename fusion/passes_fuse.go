@@ -309,8 +309,9 @@ func residualFits(r graph.Output, out graph.PartialShape) bool {
 }
 
 // postOpRules are the absorption rules of a fused op: an activation, a
-// Swish (x*Sigmoid(x)) or a residual Add after baseOps (the plain op or
-// the fused op itself) becomes one more post-op.
+// Swish (x*Sigmoid(x), or x*Sigmoid(beta*x) with a scalar beta), a scalar
+// scale or shift, or a residual Add after baseOps (the plain op or the
+// fused op itself) becomes one more post-op.
 func postOpRules(fusedOp, baseOps string) []Rule {
 	return postOpRulesOn(fusedOp, func() *Pattern { return Op(baseOps).As("base") })
 }
@@ -333,6 +334,19 @@ func postOpRulesOn(fusedOp string, base func() *Pattern) []Rule {
 		Pattern: Op("Mul", base(), Op("Sigmoid", Same("base"))).Commutative(),
 		Rewrite: func(m *Match) (graph.Output, error) {
 			return toFused(m, fusedOp, m.Node("base"), graph.PostOp{Kind: graph.PostSwish, Alpha: 1}, graph.Output{})
+		},
+	}, {
+		// Swish with a slope, x*Sigmoid(beta*x), as Paddle exports it
+		// (PP-OCRv4 rec's neck: Mul by a scalar, Sigmoid, Mul).
+		Name:    fusedOp + "SwishBeta",
+		Pattern: Op("Mul", base(), Op("Sigmoid", Op("Mul", Same("base"), Const().As("c").ConstWhere(isScalarFloat)).Commutative())).Commutative(),
+		Rewrite: func(m *Match) (graph.Output, error) {
+			b, c := m.Node("base"), m.Const("c")
+			if c.Type() != b.Outputs[0].Type || c.Rank() > max(b.Outputs[0].Shape.Rank(), 0) {
+				return graph.Output{}, nil // a scalar of higher rank would grow the output
+			}
+			v, _ := scalarValue(c)
+			return toFused(m, fusedOp, b, graph.PostOp{Kind: graph.PostSwish, Alpha: float32(v)}, graph.Output{})
 		},
 	}, {
 		Name:    fusedOp + "Scale",

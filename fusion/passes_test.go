@@ -271,9 +271,11 @@ func TestPasses(t *testing.T) {
 			relu6 := b.op("Clip", nil, b.conv(x, 3, 4), b.scalar(0), b.scalar(6))
 			c := b.conv(x, 3, 4)
 			swish := b.op("Mul", nil, b.op("Sigmoid", nil, c), c)
-			return b.model(append(outs, relu6, swish)...)
+			cb := b.conv(x, 3, 4) // Swish with a slope, as Paddle exports it
+			swishBeta := b.op("Mul", nil, cb, b.op("Sigmoid", nil, b.op("Mul", nil, b.scalar(1.7), cb)))
+			return b.model(append(outs, relu6, swish, swishBeta)...)
 		},
-		after: map[string]int{"FusedConv": 10, "Conv": 0, "Relu": 0, "Sigmoid": 0, "Mul": 0, "Clip": 0, "Gelu": 0},
+		after: map[string]int{"FusedConv": 11, "Conv": 0, "Relu": 0, "Sigmoid": 0, "Mul": 0, "Clip": 0, "Gelu": 0},
 	}, {
 		name:   "FuseConvResidualActivation",
 		passes: []fusion.Pass{fusion.FuseConv()},
@@ -300,9 +302,11 @@ func TestPasses(t *testing.T) {
 			x3 := b.param("x3", 2, 3, 8)
 			s := b.op("MatMul", nil, x3, b.rand(-1, 1, 8, 4))
 			s = b.op("Mul", nil, s, b.op("Sigmoid", nil, s))
-			return b.model(m, s)
+			sb := b.op("MatMul", nil, x3, b.rand(-1, 1, 8, 4))
+			sb = b.op("Mul", nil, b.op("Sigmoid", nil, b.op("Mul", nil, sb, b.scalar(0.6))), sb)
+			return b.model(m, s, sb)
 		},
-		after: map[string]int{"FullyConnected": 3, "Gemm": 0, "MatMul": 0, "Add": 0, "Relu": 0, "Sigmoid": 0, "Mul": 0},
+		after: map[string]int{"FullyConnected": 4, "Gemm": 0, "MatMul": 0, "Add": 0, "Relu": 0, "Sigmoid": 0, "Mul": 0},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
