@@ -34,6 +34,10 @@ type CompiledModel struct {
 	// commandBuffers: requests record their plans as command buffers
 	// (GPU_COMMAND_BUFFERS on a device with cl_khr_command_buffer).
 	commandBuffers bool
+	// shapesStatic: every input shape is static (one plan for every
+	// request), so that heuristics may follow sizes that a model with
+	// dynamic dims would re-plan from built programs.
+	shapesStatic bool
 	// sharedIO: requests keep their ports' activation buffers in memory
 	// the host shares (GPU_SHARED_HOST_IO on a device with it; staging.go).
 	sharedIO bool
@@ -197,6 +201,7 @@ func compile(ctx context.Context, p *Plugin, cc *clContext, m *graph.Model, cfg 
 		shapes = append(shapes, s)
 	}
 	planned, naive := "0", "0"
+	cm.shapesStatic = static
 	if static {
 		key := planKey(shapes, nil)
 		pl, err := cm.restoreOrBuild(ctx, p, key, shapes)

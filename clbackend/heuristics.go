@@ -384,29 +384,76 @@ func (p deviceProfile) poolGroup() (run int64, local []int) {
 	return 32, []int{1, min(64, max(1, p.maxWorkGroup))}
 }
 
-// dwconv is the dwconv variant of a depthwise convolution with row stride
-// sh: on a GPU work groups of 16 x 8 output pixels staging their input
-// tile in local memory (16 x 4 where the device takes fewer than 128
-// items); on a CPU the register-blocked kernel, one item per group, 8
-// output rows per item (4 for strided windows), within the registers'
-// accumulators (one vector per row, beside the input vector and the
-// broadcast weight: 10 of AVX2's 16). POCL pays a fixed cost per work
-// group, and a depthwise item has little work per row (KW loads, KH*KW
-// fmas per output row): on pthread-skylake-avx512 PP-OCRv4 rec's 5x5
-// layers at 12x80 took 236 us with 4 rows per item, 177 with 8; at 6x80
-// 267 against 162; det 640's 3x3 at 320x320 2.3-2.6 ms against 2.0-2.2.
-func (p deviceProfile) dwconv(sh int64) kernels.Variant {
+// dwconv is the dwconv variant of a depthwise convolution of geometry g:
+// on a GPU work groups of 16 x 8 output pixels staging their input tile
+// in local memory (16 x 4 where the device takes fewer than 128 items); on
+// a CPU the register-blocked kernel, one item per group, RB output rows
+// per item (dwRows). rows says whether g's output height is the plan's
+// for every request (a static model): a model with dynamic spatial dims
+// re-plans new shapes from the programs its compile built, so its choice
+// does not follow the height.
+func (p deviceProfile) dwconv(g conv2D, rows bool) kernels.Variant {
 	if p.gpu {
 		if p.maxWorkGroup < 128 {
 			return mustVariant("dwconv", "local", 16, 4)
 		}
 		return mustVariant("dwconv", "local", 16, 8)
 	}
-	rb := min(8, p.accumulators())
-	if sh >= 2 {
-		rb = min(4, rb)
+	return mustVariant("dwconv", "direct", p.vw(), p.dwRows(g, rows), p.groupPolicy())
+}
+
+// dwRows is the CPU depthwise kernel's RB: 8 output rows per item (4 for
+// strided windows), within the registers' accumulators (one vector per
+// row, beside the input vector and the broadcast weight: 8 of AVX2's 16
+// registers); POCL pays a fixed cost per work group, and a depthwise item
+// has little work per row (KW loads, KH*KW fmas per output row): on
+// pthread-skylake-avx512 PP-OCRv4 rec's 5x5 layers at 12x80 took 236 us
+// with 4 rows per item, 177 with 8; at 6x80 267 against 162; det 640's
+// 3x3 at 320x320 2.3-2.6 ms against 2.0-2.2. Where the output height is
+// known (rows) and a smaller RB of the table cuts an item's work summed
+// over the plane by a tenth or more, that RB: an item's work is its fmas
+// (RB*KH*KW, the rows past the plane's end included), its input rows'
+// loads (KW each) and its weights' (KH*KW). PP-OCRv4 rec's 5x5 layers of
+// 12, 6 and 3 rows computed 16, 8 and 8 rows with 8 per item; with 6, 6
+// and 4, 12, 6 and 4 (skylake, per-node minima of three alternated
+// profiles at load 3-4: 120 -> 105-109 us at 12x80); heights that 8
+// divides (det's) keep 8. No RB above 8: 12 per item ran those layers
+// 3% faster still, for a program per height and rec's cold compile
+// 23 -> 25 POCL builds, 28-31 -> 36-38 s.
+func (p deviceProfile) dwRows(g conv2D, rows bool) int {
+	limit := min(8, p.accumulators())
+	if g.SH >= 2 {
+		limit = min(4, limit)
 	}
-	return mustVariant("dwconv", "direct", p.vw(), rb, p.groupPolicy())
+	rb := limit
+	if !rows || g.OH <= 0 {
+		return rb
+	}
+	work := func(r int) int64 {
+		in := (int64(r)-1)*g.SH + g.KH
+		return ceilDiv(g.OH, int64(r)) * (int64(r)*g.KH*g.KW + in*g.KW + g.KH*g.KW)
+	}
+	base := work(rb)
+	best := base
+	for _, r := range tableValues("dwconv", "direct", "RB") {
+		if w := work(r); r <= limit && 10*w <= 9*base && w < best {
+			rb, best = r, w
+		}
+	}
+	return rb
+}
+
+// tableValues are the values parameter name of family fam's algorithm
+// alg takes in the variant tables.
+func tableValues(fam, alg, name string) []int {
+	f, _ := kernels.LookupFamily(fam)
+	a, _ := f.Algorithm(alg)
+	for _, prm := range a.Params {
+		if prm.Name == name {
+			return prm.Values
+		}
+	}
+	return nil
 }
 
 // deconv is the deconv variant of a kernel = stride ConvTranspose with oc

@@ -52,8 +52,12 @@ func heuristicChoices(p deviceProfile) map[string]kernels.Variant {
 	} {
 		out[fmt.Sprintf("conv C=%d OC=%d %dx%d s%d", g.C, g.OC, g.OH, g.OW, g.SH)] = p.conv(g, g.SH == 1)
 	}
-	for _, sh := range []int64{1, 2} {
-		out[fmt.Sprintf("dwconv s%d", sh)] = p.dwconv(sh)
+	for _, g := range []conv2D{
+		{OH: 320, KH: 3, KW: 3, SH: 1}, {OH: 160, KH: 3, KW: 3, SH: 2}, // det 640
+		{OH: 12, KH: 5, KW: 5, SH: 1}, {OH: 6, KH: 5, KW: 5, SH: 2}, {OH: 3, KH: 5, KW: 5, SH: 1}, // rec
+	} {
+		out[fmt.Sprintf("dwconv %d rows %dx%d s%d", g.OH, g.KH, g.KW, g.SH)] = p.dwconv(g, true)
+		out[fmt.Sprintf("dwconv %dx%d s%d dynamic", g.KH, g.KW, g.SH)] = p.dwconv(g, false)
 	}
 	for _, oc := range []int64{1, 24, 96} {
 		if v, ok := p.deconv(oc, 2); ok {
@@ -472,5 +476,35 @@ func TestHeuristicsGEMMRowsFitTheRegisters(t *testing.T) {
 		assert.Equal(t, c.vw, v.Get("VW"), "%s M=%d: %s", c.p.name, c.m, v)
 		assert.Equal(t, c.mr, v.Get("MR"), "%s M=%d: %s", c.p.name, c.m, v)
 		assert.Equal(t, 2, v.Get("NV"), "%s M=%d: %s", c.p.name, c.m, v)
+	}
+}
+
+// TestHeuristicsDWRowsFollowTheHeight: a static depthwise convolution
+// takes the rows per item of the table, at most 8 and within the
+// device's accumulators (4 for strided windows), whose items' work over
+// the plane's height is a tenth or more below 8's (rec's 5x5 layers of
+// 12, 6 and 3 rows), else 8 (det's 320 rows, and every height of a model
+// with dynamic dims).
+func TestHeuristicsDWRowsFollowTheHeight(t *testing.T) {
+	for _, c := range []struct {
+		p      deviceProfile
+		g      conv2D
+		static bool
+		rb     int
+	}{
+		{poclSkylake, conv2D{OH: 12, KH: 5, KW: 5, SH: 1}, true, 6},
+		{poclSkylake, conv2D{OH: 12, KH: 5, KW: 5, SH: 1}, false, 8},
+		{poclSkylake, conv2D{OH: 6, KH: 5, KW: 5, SH: 1}, true, 6},
+		{poclSkylake, conv2D{OH: 3, KH: 5, KW: 5, SH: 1}, true, 4},
+		{poclSkylake, conv2D{OH: 24, KH: 3, KW: 3, SH: 1}, true, 8},
+		{poclSkylake, conv2D{OH: 320, KH: 3, KW: 3, SH: 1}, true, 8},
+		{poclSkylake, conv2D{OH: 6, KH: 5, KW: 5, SH: 2}, true, 4},
+		{poclHaswell, conv2D{OH: 12, KH: 5, KW: 5, SH: 1}, true, 6},
+		{poclHaswell, conv2D{OH: 3, KH: 5, KW: 5, SH: 1}, true, 4},
+		{poclHaswell, conv2D{OH: 320, KH: 3, KW: 3, SH: 1}, true, 8},
+	} {
+		v := c.p.dwconv(c.g, c.static)
+		assert.Equal(t, c.rb, v.Get("RB"), "%s %d rows %dx%d s%d static %v: %s", c.p.name, c.g.OH, c.g.KH, c.g.KW, c.g.SH, c.static, v)
+		assert.LessOrEqual(t, v.Get("RB"), c.p.accumulators())
 	}
 }

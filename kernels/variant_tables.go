@@ -123,7 +123,7 @@ var families = append(append([]Family{
 			{
 				Name: "direct", Entries: []string{"fused_dwconv2d"},
 				Doc:       "register-blocked: RB output rows x VW pixels of one plane per item, each input row loaded once for the RB rows",
-				Params:    []Param{vwParam, {Name: "RB", Values: []int{2, 4, 8}, Define: true, Doc: "output rows per work item"}, wgParam},
+				Params:    []Param{vwParam, {Name: "RB", Values: []int{2, 4, 6, 8}, Define: true, Doc: "output rows per work item"}, wgParam},
 				WorkGroup: groupWG,
 			},
 			{
