@@ -231,6 +231,11 @@ func (p deviceProfile) gemm(g gemmGeom) kernels.Variant {
 //     pthread-skylake-avx512 (2 MiB per core): C=512 and 1024 at 32x32
 //     (1.3x faster than grouped in CPU time per inference; at 16x16
 //     within 10% of it); at 64x64 and 128x128 grouped ran 1.4x faster;
+//     on AVX-512 (24 accumulators) also up to 1024 tiles (64x64) where
+//     C*OC is at least 2^18: with V's rows padded (winogradPad) IS-Net's
+//     1024->256 at 64x64 takes 106-110 ms CPU against broadcast's
+//     149-164; with fewer channels the transforms' share wins no more
+//     (256->256 and 512->128 tie, 256->128 and 256->64 lose);
 //   - broadcast (AVX-512's 24 accumulators: bcastVectors vectors of
 //     output channels x 8 pixels, 8 tiles per item, chunks of bcastChunk
 //     input channels) where OC fills one or two vectors (bcastVectors: at
@@ -274,7 +279,9 @@ func (p deviceProfile) conv(g conv2D, winograd bool) kernels.Variant {
 	}
 	block := g.C * g.KH * g.KW * int64(mr) * 4
 	limit := p.cacheBudget(8)
-	if tiles := max(g.N, 1) * winogradTiles(g); winograd && g.C >= 256 && block > limit && tiles*4 < 4096 {
+	tiles := max(g.N, 1) * winogradTiles(g)
+	wide := p.accumulators() >= 24 && tiles <= 1024 && g.C*g.OC >= 1<<18
+	if winograd && g.C >= 256 && block > limit && (tiles*4 < 4096 || wide) {
 		wmr := 8
 		if p.accumulators() < 16 {
 			wmr = 4

@@ -157,7 +157,8 @@ func isGroupPolicy(q kernels.Param) bool {
 // POCL), which on an AVX2 POCL with a smaller cache comes at fewer
 // channels than on AVX-512 with 2 MiB per core, never below 256 and only
 // for planes whose transformed rows are less than a page apart (32x32
-// outputs: 256 tiles); else the grouped kernel wherever the output
+// outputs: 256 tiles), or on AVX-512 up to 64x64 where C*OC is at least
+// 2^18 (1024->256); else the grouped kernel wherever the output
 // channels span two blocks, in chunks of 64 input channels where they
 // fit a 32nd of the cache (AVX-512's 2 MiB), of 32 on the AVX2 POCL.
 func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
@@ -172,6 +173,7 @@ func TestHeuristicsWinogradFollowsTheCache(t *testing.T) {
 		{poclSkylake, 128, 32, "grouped"}, {poclSkylake, 256, 32, "grouped"}, {poclSkylake, 512, 32, "winograd_2x2_3x3"},
 		{poclHaswell, 128, 32, "grouped"}, {poclHaswell, 256, 32, "winograd_2x2_3x3"}, {poclHaswell, 512, 32, "winograd_2x2_3x3"},
 		{poclSkylake, 512, 64, "broadcast"}, {poclSkylake, 1024, 128, "broadcast"}, {poclHaswell, 512, 64, "grouped"},
+		{poclSkylake, 1024, 64, "winograd_2x2_3x3"}, {poclHaswell, 1024, 64, "grouped"},
 	} {
 		assert.Equal(t, c.want, conv(c.p, c.ch, c.hw, 256).Algorithm, "%s, C=%d, %dx%d", c.p.name, c.ch, c.hw, c.hw)
 	}

@@ -21,6 +21,8 @@ type gemmGeom struct {
 	// oBatch, when set, are the output's batch strides (else dense:
 	// M*N per batch).
 	oBatch []int64
+	// oRow, when set, is the output's row stride (else N).
+	oRow int64
 }
 
 // gemm emits out = alpha * A.B + beta * C for geometry g (C is optional:
@@ -347,7 +349,11 @@ type gemmOp struct {
 func (b *builder) emitGEMM(n *graph.Node, v kernels.Variant, op gemmOp) error {
 	g := op.g
 	q := int64(len(g.batch))
-	m := []int64{g.M, g.N, g.K, g.aRow, g.aK, g.bK, g.N, op.mode, g.cRow, g.cCol, q}
+	ldo := g.N
+	if g.oRow != 0 {
+		ldo = g.oRow
+	}
+	m := []int64{g.M, g.N, g.K, g.aRow, g.aK, g.bK, ldo, op.mode, g.cRow, g.cCol, q}
 	m = append(m, g.batch...)
 	m = append(m, g.aBatch...)
 	m = append(m, g.bBatch...)

@@ -13,22 +13,23 @@
 // ceil(O/2) tiles at 2t). Tiles cover TH x TW per image, P tiles in all.
 //
 // winograd_input_2x2_3x3: x [N, C, H, W] -> v [16][C][P], its 16 planes
-// m[10] >= C*P elements apart (the GPU device pads them, so that the 16
-// planes an item writes do not share the cache's sets).
+// m[10] elements apart and its rows m[11] >= P apart (the GPU device pads
+// both, so that the planes and rows touched together do not share the
+// cache's sets).
 // Work-size contract: 2-D NDRange, global size >= (P, C), any local size; item (p,
 // c) transforms the 4x4 tile p of channel c (rows oh0 - PH + i * DH,
 // columns ow0 - PW + j * DW for the tile's first output oh0, ow0; 0
 // outside the image); items outside do nothing. The int array m holds N,
 // C, H, W, TH, TW (tiles per column and row), PH, PW, DH, DW, the plane
-// stride of v.
+// and row strides of v.
 //
-// winograd_output_2x2_3x3: mt [16][OC][P], planes m[9] >= OC*P elements
-// apart -> out [N, OC, OH, OW].
+// winograd_output_2x2_3x3: mt [16][OC][P], planes m[9] and rows m[10] >=
+// P elements apart -> out [N, OC, OH, OW].
 // Work-size contract: 2-D NDRange, global size >= (P, OC), any local size; item (p,
 // oc) writes the up to 2x2 pixels (DIL apart) of tile p of channel oc inside the
 // image, each with the bias and the post-op table; items outside do
 // nothing. The int array m holds N, OC, OH, OW, TH, TW, has_bias, DH,
-// DW, the plane stride of mt.
+// DW, the plane and row strides of mt.
 //
 // -DHALF (f16 activations): every buffer is f16 through half.clh's
 // macros, the math and the post-op tables f32.
@@ -70,7 +71,7 @@ __kernel void winograd_input_2x2_3x3(__global const FT* x, __global FT* v, __glo
         t[3][j] = d[1][j] - d[3][j];
     }
     const long plane = m[10];
-    __global FT* vp = v + (long)c * P + p;
+    __global FT* vp = v + (long)c * m[11] + p;
     for (int i = 0; i < 4; ++i) {
         ST(vp, (4 * i + 0) * plane, t[i][0] - t[i][2]);
         ST(vp, (4 * i + 1) * plane, t[i][1] + t[i][2]);
@@ -93,7 +94,7 @@ __kernel void winograd_output_2x2_3x3(__global const FT* mt, __global const FT* 
     const int p = (int)get_global_id(0), oc = (int)get_global_id(1);
     if (p >= P || oc >= OC) return;
     const long plane = m[9];
-    __global const FT* mp = mt + (long)oc * P + p;
+    __global const FT* mp = mt + (long)oc * m[10] + p;
     float s[2][4];
     // s = A^T m (rows), then s A (columns): A^T = [1 1 1 0; 0 1 -1 -1].
     for (int j = 0; j < 4; ++j) {

@@ -214,24 +214,24 @@ var variantSpecs = map[string]func(t *testing.T, e *clEnv, k kernels.Kernel){
 		})
 	},
 	"winograd_input_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// x [1,2,5,7], pad 1 -> 3 x 4 tiles: v [16][2][12] (planes
-		// padded to 27); with dilation 2 (out [3,5]) 2 x 4 tiles: v
-		// [16][2][8] (dense planes).
-		m := []int32{1, 2, 5, 7, 3, 4, 1, 1, 1, 1, 27}
+		// x [1,2,5,7], pad 1 -> 3 x 4 tiles: v [16][2][12] (rows
+		// padded to 13, planes to 27); with dilation 2 (out [3,5]) 2 x
+		// 4 tiles: v [16][2][8] (dense).
+		m := []int32{1, 2, 5, 7, 3, 4, 1, 1, 1, 1, 27, 13}
 		e.launch(t, k, "", []int{13, 3}, nil, fill(70, -1, 1), make([]float32, 432), m)
 		e.launch(t, k, "-DHALF", []int{13, 3}, nil, f16Pattern(70, false), make([]uint16, 432), m)
-		e.launch(t, k, "-DDIL_RT", []int{9, 3}, nil, fill(70, -1, 1), make([]float32, 256), []int32{1, 2, 5, 7, 2, 4, 1, 1, 2, 2, 16})
+		e.launch(t, k, "-DDIL_RT", []int{9, 3}, nil, fill(70, -1, 1), make([]float32, 256), []int32{1, 2, 5, 7, 2, 4, 1, 1, 2, 2, 16, 8})
 	},
 	"winograd_output_2x2_3x3": func(t *testing.T, e *clEnv, k kernels.Kernel) {
-		// mt [16][3][12] (planes padded to 36 + 3) -> out [1,3,5,7]
-		// (the last tiles cut), bias, dense residual sum and clip; with
-		// dilation 2, mt [16][3][8] -> out [1,3,3,5].
-		m := []int32{1, 3, 5, 7, 3, 4, 1, 1, 1, 39}
+		// mt [16][3][12] (rows padded to 13, planes to 39) -> out
+		// [1,3,5,7] (the last tiles cut), bias, dense residual sum and
+		// clip; with dilation 2, mt [16][3][8] -> out [1,3,3,5].
+		m := []int32{1, 3, 5, 7, 3, 4, 1, 1, 1, 39, 13}
 		pm, pf := []int32{2, 0, 2, -1}, []float32{0, 0, -1, 1}
 		e.launch(t, k, "", []int{13, 4}, nil, fill(624, -1, 1), fill(3, -1, 1), fill(105, -1, 1), make([]float32, 105), m, pm, pf)
 		e.launch(t, k, "-DHALF", []int{13, 4}, nil, f16Pattern(624, false), f16Pattern(3, false), f16Pattern(105, false), make([]uint16, 105), m, pm, pf)
 		e.launch(t, k, "-DDIL_RT", []int{9, 4}, nil, fill(384, -1, 1), fill(3, -1, 1), fill(45, -1, 1), make([]float32, 45),
-			[]int32{1, 3, 3, 5, 2, 4, 1, 2, 2, 24}, pm, pf)
+			[]int32{1, 3, 3, 5, 2, 4, 1, 2, 2, 24, 8}, pm, pf)
 	},
 	"fused_conv2d_blocked": func(t *testing.T, e *clEnv, k kernels.Kernel) {
 		// direct: launchConvWindows with 2 input channels, OC 5 in one
