@@ -98,6 +98,11 @@ type plan struct {
 
 	planned, naive int64 // activation bytes: the plan's, and all intermediates'
 
+	// pinned is 1 once a run of the plan on the in-thread companion has
+	// pinned the kernel binaries of all its launches (read and written
+	// with sync/atomic: InferRequest.pinning).
+	pinned uint32
+
 	// prog is the program of a plan with control flow (program.go), nil
 	// otherwise; control is set while building once it has an instruction
 	// other than a launch; loops are its loops.

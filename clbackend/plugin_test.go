@@ -121,7 +121,10 @@ func TestNotBuilt(t *testing.T) {
 }
 
 // TestPOCLDevicesOrder runs TestPOCLDevicesOrderHelper with POCL_DEVICES
-// asking POCL for two devices (a "basic" and a "pthread" one).
+// asking POCL for two devices (a "basic" and a "pthread" one), in both
+// orders: GPU.n follow the order of the drivers in POCL_DEVICES (POCL
+// itself lists basic first either way, which made "pthread basic" give
+// the one-core basic device as GPU.0).
 func TestPOCLDevicesOrder(t *testing.T) {
 	p := newGPU(t)
 	if !strings.Contains(p.devices[0].vendor+p.devices[0].fullName, "pthread") && !strings.Contains(p.devices[0].architecture, "Portable Computing Language") {
@@ -129,11 +132,13 @@ func TestPOCLDevicesOrder(t *testing.T) {
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^TestPOCLDevicesOrderHelper$", "-test.v")
-	cmd.Env = append(os.Environ(), helperEnv+"=pocl2", "POCL_DEVICES=basic pthread")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "helper failed:\n%s", out)
-	assert.Contains(t, string(out), "--- PASS: TestPOCLDevicesOrderHelper", "helper output:\n%s", out)
+	for _, list := range []string{"basic pthread", "pthread basic"} {
+		cmd := exec.Command(exe, "-test.run=^TestPOCLDevicesOrderHelper$", "-test.v")
+		cmd.Env = append(os.Environ(), helperEnv+"=pocl2", "POCL_DEVICES="+list)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "helper with POCL_DEVICES=%q failed:\n%s", list, out)
+		assert.Contains(t, string(out), "--- PASS: TestPOCLDevicesOrderHelper", "helper output with POCL_DEVICES=%q:\n%s", list, out)
+	}
 }
 
 // TestPOCLDevicesOrderHelper checks numbering and per-device configuration
@@ -154,9 +159,11 @@ func TestPOCLDevicesOrderHelper(t *testing.T) {
 	require.NoError(t, err)
 	n1, err := core.Property("GPU.1", driver.KeyFullDeviceName)
 	require.NoError(t, err)
-	// Both are CPU-type: platform order, then device order.
-	assert.True(t, strings.HasPrefix(n0, "basic"), "GPU.0 is POCL's first device: %s", n0)
-	assert.True(t, strings.HasPrefix(n1, "pthread"), "GPU.1 is POCL's second device: %s", n1)
+	// Both are CPU-type, of one platform: in POCL_DEVICES' order.
+	drivers := strings.Fields(os.Getenv("POCL_DEVICES"))
+	require.Len(t, drivers, 2)
+	assert.True(t, strings.HasPrefix(n0, drivers[0]), "GPU.0 is of POCL_DEVICES' first driver: %s", n0)
+	assert.True(t, strings.HasPrefix(n1, drivers[1]), "GPU.1 is of POCL_DEVICES' second driver: %s", n1)
 
 	require.NoError(t, core.SetProperties("GPU.1", map[string]string{driver.KeyPerformanceHint: "THROUGHPUT"}))
 	h0, _ := core.Property("GPU.0", driver.KeyPerformanceHint)

@@ -134,6 +134,9 @@ func (r *InferRequest) Infer(ctx context.Context) error {
 
 // runState is what the stages of one inference share.
 type runState struct {
+	// pin pins the kernel binaries of a control-flow program's first run
+	// in the thread (runProgram, binPinner).
+	pin             binPinner
 	inputs, outputs []*tensor.Tensor
 	userOut         []bool
 	// remoteIn and remoteOut are the remote tensors bound to the ports

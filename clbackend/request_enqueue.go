@@ -270,6 +270,7 @@ func (r *InferRequest) launch(s *runState, end int) error {
 	if !events && s.st.sharedOut && end == len(pl.launches) {
 		tail = pl.lastLaunch()
 	}
+	pin := r.pinning(pl)
 	for ; s.next < end; s.next++ {
 		l := pl.launches[s.next]
 		if l.n == 0 || sampled && r.warmedUp(l) {
@@ -284,6 +285,7 @@ func (r *InferRequest) launch(s *runState, end int) error {
 			if err := r.queue.EnqueueNDRangeKernelNoEvent(s.st.kernels[s.next], nil, global, l.local); err != nil {
 				return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
 			}
+			pin.launched()
 			s.untracked()
 			s.cpu[s.next] = time.Since(ts)
 			continue
@@ -292,9 +294,11 @@ func (r *InferRequest) launch(s *runState, end int) error {
 		if err != nil {
 			return r.fail(fmt.Sprintf("launching %s for node %q", l.kernel.Entry, l.node.Name), err)
 		}
+		pin.launched()
 		s.keep(&s.evs.kernels, ev)
 		s.cpu[s.next] = time.Since(ts)
 	}
+	pin.done(s.next == len(pl.launches))
 	s.execute += time.Since(t1)
 	return nil
 }
@@ -521,8 +525,8 @@ func (r *InferRequest) commandBuffer(s *runState) *cl.CommandBuffer {
 		}
 		return st.cmdbuf
 	}
-	if st.noCmdbuf || s.windowed || c.profiling || !c.commandBuffers || r.warmUp || len(s.pl.launches) == 0 || len(s.pl.launches) > maxCommandBuffer {
-		return nil
+	if st.noCmdbuf || s.windowed || c.profiling || !c.commandBuffers || r.warmUp || len(s.pl.launches) == 0 || len(s.pl.launches) > maxCommandBuffer || r.pinning(s.pl).pl != nil {
+		return nil // (a first run in the thread launches singly, to pin each binary)
 	}
 	if len(c.stateIn) == 0 && s.pl.launchesUpTo(2) < 2 {
 		// One launch is one command either way, and POCL 3.1 takes longer

@@ -20,6 +20,8 @@ import (
 func (r *InferRequest) runProgram(ctx contextDone, s *runState) error {
 	pl := s.pl
 	t1 := time.Now()
+	s.pin = r.pinning(pl)
+	defer func() { s.pin = binPinner{} }()
 	counters := make([]int64, len(pl.loops))
 	iter := func(loop int, rev bool) int64 {
 		if loop < 0 {
@@ -120,6 +122,7 @@ func (r *InferRequest) runProgram(ctx contextDone, s *runState) error {
 		pc++
 	}
 	s.next = len(pl.launches)
+	s.pin.done(true) // the branches this run took
 	s.execute += time.Since(t1)
 	return nil
 }
@@ -134,6 +137,7 @@ func (r *InferRequest) programLaunch(s *runState, i int) error {
 		if err := r.queue.EnqueueNDRangeKernelNoEvent(s.st.kernels[i], nil, l.global, l.local); err != nil {
 			return err
 		}
+		s.pin.launched()
 		s.untracked()
 		return nil
 	}
@@ -141,6 +145,7 @@ func (r *InferRequest) programLaunch(s *runState, i int) error {
 	if err != nil {
 		return err
 	}
+	s.pin.launched()
 	s.keep(&s.evs.kernels, ev)
 	s.ran = append(s.ran, i)
 	return nil

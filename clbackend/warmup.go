@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
+	"github.com/clinfer/clinfer/clbackend/cl"
 	"github.com/clinfer/clinfer/plugin/driver"
 	"github.com/clinfer/clinfer/tensor"
 )
@@ -136,4 +138,40 @@ func (r *InferRequest) warmedUp(l launch) bool {
 	}
 	r.warmed[key] = true
 	return false
+}
+
+// binPinner pins the kernel binaries of a plan's first run in the thread
+// (InferRequest.pinning).
+type binPinner struct{ pl *plan }
+
+// pinning returns what pins, after each launch of the first run of pl on
+// the in-thread companion (warm-up or, for a plan the warm-up does not
+// run, the first inference), the kernel binaries POCL has loaded for good
+// (cl.PinKernelBinaries); elsewhere it pins nothing. POCL's basic driver
+// runs a launch inside its enqueue, so its binary is loaded right after.
+// POCL 3.1 keeps at most 128 work-group functions loaded per process and
+// evicts only the basic device's (the pthread driver's are never
+// released), so in a process whose compiled models hold more it would
+// evict and reload from the file an in-thread model's functions at every
+// launch; with their binaries pinned a reload finds them in memory.
+func (r *InferRequest) pinning(pl *plan) binPinner {
+	if r.c.run == r.c.dev || atomic.LoadUint32(&pl.pinned) == 1 {
+		return binPinner{}
+	}
+	return binPinner{pl}
+}
+
+// launched pins the binaries loaded so far.
+func (b binPinner) launched() {
+	if b.pl != nil {
+		cl.PinKernelBinaries()
+	}
+}
+
+// done records that the plan's launches all ran (all: the run reached the
+// plan's end), so that later runs pin nothing.
+func (b binPinner) done(all bool) {
+	if b.pl != nil && all {
+		atomic.StoreUint32(&b.pl.pinned, 1)
+	}
 }

@@ -63,6 +63,7 @@ func (p *Platform) GetDevices(deviceType DeviceType) ([]*Device, error) {
 	if len(ds) == 0 {
 		return nil, &Error{Op: "clGetDeviceIDs", Code: ErrDeviceNotFound}
 	}
+	poclOrder(ds)
 	return ds, nil
 }
 

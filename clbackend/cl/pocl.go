@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -45,10 +46,42 @@ const poclCompanionDevices = "pthread basic"
 // hideBasic is set when firstUse listed POCL's basic driver itself.
 var hideBasic atomic.Bool
 
+// userDrivers is the POCL_DEVICES the user set when POCL set its drivers
+// up (nil where it was unset).
+var userDrivers atomic.Pointer[string]
+
+// poclOrder sorts ds, stably, in the order in which the POCL_DEVICES the
+// user set names their drivers. POCL lists its devices in the order its
+// drivers are built in (basic before pthread), whatever the order of
+// POCL_DEVICES, so "pthread basic" would make the basic device, one core
+// in the calling thread, GPU.0 and the pthread device GPU.1; the list's
+// order is the user's (a device of a driver it does not name, or of
+// another platform, keeps its place after the named ones).
+func poclOrder(ds []*Device) {
+	v := userDrivers.Load()
+	if v == nil || len(ds) < 2 {
+		return
+	}
+	rank := map[string]int{}
+	for i, f := range strings.Fields(*v) {
+		if _, dup := rank[f]; !dup {
+			rank[f] = i
+		}
+	}
+	key := func(d *Device) int {
+		if r, ok := rank[poclDriver(d)]; ok {
+			return r
+		}
+		return len(rank)
+	}
+	slices.SortStableFunc(ds, func(a, b *Device) int { return key(a) - key(b) })
+}
+
 // poclEnv prepares POCL_DEVICES for the drivers' set-up and returns what
 // undoes it once they are set up.
 func poclEnv() (restore func()) {
-	if _, set := os.LookupEnv(EnvPOCLDevices); set || !Enabled {
+	if v, set := os.LookupEnv(EnvPOCLDevices); set || !Enabled {
+		userDrivers.Store(&v)
 		return func() {}
 	}
 	if !onlyCPUDrivers(poclInstalledDrivers()) {
