@@ -384,12 +384,14 @@ const (
 // launched one by one (DISABLED_TRANSFORMATIONS=FuseDenseChain: the build
 // before the chain fusion), and the ports written and read by transfer
 // commands through pinned staging buffers (GPU_SHARED_HOST_IO=NO: the
-// build before shared ports), and the plan in the calling thread where it
-// pays (GPU_IN_THREAD=AUTO: POCL's basic device beside the pthread one).
+// build before shared ports), all of them on POCL's worker threads
+// (GPU_IN_THREAD=NO), and the defaults, whose plan runs in the calling
+// thread where it pays (gpu-inthread: GPU_IN_THREAD=AUTO, POCL's basic
+// device beside the pthread one).
 var gpuVariants = []struct{ name, cmdbuf, spin, disable, shared, inThread string }{
-	{"gpu", "YES", "", "", "", ""}, {"gpu-nocmdbuf", "NO", "", "", "", ""}, {"gpu-nospin", "YES", "0", "", "", ""},
-	{"gpu-perlayer", "YES", "", fusion.PassFuseDenseChain, "", ""}, {"gpu-staged", "YES", "", "", "NO", ""},
-	{"gpu-inthread", "YES", "", "", "", "AUTO"},
+	{"gpu", "YES", "", "", "", "NO"}, {"gpu-nocmdbuf", "NO", "", "", "", "NO"}, {"gpu-nospin", "YES", "0", "", "", "NO"},
+	{"gpu-perlayer", "YES", "", fusion.PassFuseDenseChain, "", "NO"}, {"gpu-staged", "YES", "", "", "NO", "NO"},
+	{"gpu-inthread", "YES", "", "", "", ""},
 }
 
 // benchSmallModels times each of smallModels on the GPU device (a

@@ -29,20 +29,26 @@ import (
 // device's name: it is no clinfer device of its own.
 
 // KeyInThread is GPU_IN_THREAD: which OpenCL device of a POCL pthread
-// device runs a compiled model's plan. AUTO runs it on the in-thread
-// companion (POCL's basic device, one core, in the calling thread) where
-// the plan's estimated work is small enough for the per-launch hand-off
-// it saves to outweigh the cores it gives up (inThreadPays), and on the
-// pthread device otherwise; YES runs every plan in the thread; NO (the
-// default) none. NO is the default because POCL 3.1's basic driver
-// aborts the process (pocl_release_dlhandle_cache: Assertion
-// `found->ref_count > 0') when several threads compile and run on it at
-// once (the ONNX backend suite's parallel subtests, POCL_DEVICES=basic
-// alone as much as beside pthread; one at a time it passes): set AUTO
-// where one thread at a time compiles and infers on it. A device without a companion (any other
-// OpenCL device, a user's context, POCL_DEVICES set without basic) runs
-// on its own device whatever the value. GPU_OPENCL_DEVICE says which one
-// a compiled model runs on.
+// device runs a compiled model's plan. AUTO (the default) runs it on the
+// in-thread companion (POCL's basic device, one core, in the calling
+// thread) where the plan's estimated work is small enough for the
+// per-launch hand-off it saves to outweigh the cores it gives up
+// (inThreadPays), and on the pthread device otherwise; YES runs every
+// plan in the thread; NO none. Two defects of POCL 3.1's work-group-
+// function cache are worked around: its basic driver aborts the process
+// (pocl_release_dlhandle_cache: `found->ref_count > 0') when two threads
+// launch one kernel on it at once, so every enqueue on a basic device's
+// queue holds one process-wide lock (cl.CommandQueue, serial.go: in-thread
+// launches of several threads take turns, one core between them, each
+// launch a few microseconds for the small plans AUTO picks); and it keeps
+// 128 work-group functions loaded, never the pthread driver's, so in a
+// process with many compiled models the basic device reloads its functions
+// at every launch: the kernel binaries of an in-thread plan's first run are
+// pinned in memory (cl.PinKernelBinaries), which leaves each reload POCL's
+// bookkeeping (no file is opened). A device without a companion (any
+// other OpenCL device, a user's context, POCL_DEVICES set without basic)
+// runs on its own device whatever the value. GPU_OPENCL_DEVICE says which
+// one a compiled model runs on.
 const KeyInThread = "GPU_IN_THREAD"
 
 // KeyOpenCLDevice is GPU_OPENCL_DEVICE, a compiled model's read-only
@@ -60,7 +66,7 @@ const (
 
 // inThreadSpec is GPU_IN_THREAD.
 func inThreadSpec() driver.PropertySpec {
-	return driver.EnumSpec(KeyInThread, inThreadNo, inThreadAuto, inThreadYes, inThreadNo)
+	return driver.EnumSpec(KeyInThread, inThreadAuto, inThreadAuto, inThreadYes, inThreadNo)
 }
 
 // inThreadCompanion returns the facts of d's in-thread companion, or nil
@@ -291,7 +297,7 @@ func inThreadMode(cc *clContext, cfg *driver.Properties) string {
 	}
 	mode, err := cfg.Get(KeyInThread)
 	if err != nil {
-		return inThreadNo // the spec's default
+		return inThreadAuto // the spec's default
 	}
 	return mode
 }

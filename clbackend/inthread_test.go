@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -130,8 +131,10 @@ func TestInThreadSameResults(t *testing.T) {
 	assert.InDelta(t, 1, sum, 1e-5)
 }
 
-// TestInThreadAuto: under AUTO a small plan runs in the thread and a
-// large one on the pthread device, as inThreadPays says for their work.
+// TestInThreadAuto: under AUTO (the default: no property) a small plan
+// runs in the thread and a large one on the pthread device, as
+// inThreadPays says for their work; the small plan's kernel binaries are
+// pinned by its warm-up.
 func TestInThreadAuto(t *testing.T) {
 	p := newGPU(t)
 	needInThread(t, p)
@@ -146,12 +149,20 @@ func TestInThreadAuto(t *testing.T) {
 		{"large", 64, 64, 96, false, 64 * 64 * 9 * 96 * 96, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cm, err := p.CompileModel(context.Background(), inThreadModel(t, c.ic, c.oc, c.hw), map[string]string{KeyInThread: inThreadAuto})
+			for _, props := range []map[string]string{{KeyInThread: inThreadAuto}, nil} {
+				cm, err := p.CompileModel(context.Background(), inThreadModel(t, c.ic, c.oc, c.hw), props)
+				require.NoError(t, err)
+				dev, err := cm.Property(KeyOpenCLDevice)
+				require.NoError(t, err)
+				assert.Equal(t, c.wantBasic, strings.HasPrefix(dev, "basic-"), "%v: %s", props, dev)
+				static := cm.(*CompiledModel).static
+				require.NotNil(t, static)
+				assert.Equal(t, c.wantBasic, atomic.LoadUint32(&static.pinned) == 1, "binaries pinned by the warm-up in the thread only")
+				require.NoError(t, cm.Close())
+			}
+			cm, err := p.CompileModel(context.Background(), inThreadModel(t, c.ic, c.oc, c.hw), nil)
 			require.NoError(t, err)
 			defer cm.Close()
-			dev, err := cm.Property(KeyOpenCLDevice)
-			require.NoError(t, err)
-			assert.Equal(t, c.wantBasic, strings.HasPrefix(dev, "basic-"), dev)
 			gm := cm.(*CompiledModel)
 			// Both estimates hold the convolution's multiply-adds, and
 			// not many times more.
@@ -200,7 +211,11 @@ func TestInThreadProperty(t *testing.T) {
 	p := newGPU(t)
 	v, err := p.Property(KeyInThread)
 	require.NoError(t, err)
-	assert.Equal(t, inThreadNo, v, "the default (POCL 3.1's basic driver and concurrency: KeyInThread)")
+	assert.Equal(t, inThreadAuto, v, "the default")
+	require.NoError(t, p.SetProperties(map[string]string{KeyInThread: "no"}))
+	v, err = p.Property(KeyInThread)
+	require.NoError(t, err)
+	assert.Equal(t, inThreadNo, v)
 	require.NoError(t, p.SetProperties(map[string]string{KeyInThread: "yes"}))
 	v, err = p.Property(KeyInThread)
 	require.NoError(t, err)

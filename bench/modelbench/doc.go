@@ -1,8 +1,10 @@
 // Command modelbench times the real models side by side in one run:
 // clinfer's CPU device, its GPU device with the heuristics alone
 // (GPU_SHIPPED_TUNING=NO) and with the shipped tuning database
-// (kernels/tuning, the default), with the heuristics and GPU_IN_THREAD=AUTO
-// (on POCL small plans run in the calling thread on the basic device), and
+// (kernels/tuning, the default), both on POCL's worker threads
+// (GPU_IN_THREAD=NO), with the heuristics and GPU_IN_THREAD=AUTO, the
+// default (on POCL small plans run in the calling thread on the basic
+// device), and
 // ONNX Runtime on the CPU with 2 threads
 // (scripts/ortref/bench.js under node, make models). `make bench-models`
 // runs it.

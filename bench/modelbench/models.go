@@ -40,10 +40,11 @@ var models = []benchModel{
 // Configurations of a row: clinfer's devices and ONNX Runtime.
 const (
 	cfgCPU      = "CPU"       // clinfer's CPU device
-	cfgGPU      = "GPU"       // the GPU device, heuristics alone (GPU_SHIPPED_TUNING=NO)
-	cfgGPUTuned = "GPU-tuned" // the GPU device with the shipped tuning database
-	// cfgGPUInThread is the GPU device, heuristics, with GPU_IN_THREAD=AUTO:
-	// on POCL small plans run in the calling thread on the basic device.
+	cfgGPU      = "GPU"       // the GPU device, heuristics alone (GPU_SHIPPED_TUNING=NO), GPU_IN_THREAD=NO
+	cfgGPUTuned = "GPU-tuned" // the GPU device with the shipped tuning database, GPU_IN_THREAD=NO
+	// cfgGPUInThread is the GPU device, heuristics, with GPU_IN_THREAD=AUTO
+	// (the default): on POCL small plans run in the calling thread on the
+	// basic device.
 	cfgGPUInThread = "GPU-in-thread"
 	cfgORT         = "ORT" // ONNX Runtime, CPU, 2 threads
 )

@@ -102,7 +102,7 @@ func renderTable(r *Report) string {
 	}
 	fmt.Fprintf(&b, "Run of %s: %s; %s; GOMAXPROCS %d; load average %s at the start, %s at the end. "+
 		"Medians of synchronous inferences (PERFORMANCE_HINT=LATENCY) over %g s per cell in %d interleaved rounds (at least one inference each; a cell stops after %g s of timed runs); "+
-		"GPU heuristics: `GPU_SHIPPED_TUNING=NO`, tuned: the shipped database (its share of the kernel choices in brackets), in-thread: heuristics with `GPU_IN_THREAD=AUTO` (small plans in the calling thread on POCL's basic device; not the default); "+
+		"GPU heuristics: `GPU_SHIPPED_TUNING=NO`, tuned: the shipped database (its share of the kernel choices in brackets), both `GPU_IN_THREAD=NO` (POCL's worker threads), in-thread: heuristics with `GPU_IN_THREAD=AUTO`, the default (small plans in the calling thread on POCL's basic device); "+
 		"ratios are clinfer GPU over ONNX Runtime; GPU compile is the first GPU CompileModel of the model in the process (heuristics), with its warm-up run, no CACHE_DIR, POCL's kernel cache as the environment leaves it.\n\n",
 		r.Date, strings.Join(r.Devices, ", "), ort, r.GOMAXPROCS, r.LoadStart, r.LoadEnd, r.Seconds, r.Rounds, r.MaxSeconds)
 	b.WriteString("| model | input | clinfer CPU | GPU heuristics | GPU tuned | GPU in-thread | ORT | GPU / ORT heuristics, tuned, in-thread | GPU compile |\n")

@@ -36,8 +36,10 @@ func clProps(cfg string, m benchModel) (device string, props map[string]string) 
 	switch cfg {
 	case cfgGPU:
 		props[clbackend.KeyShippedTuning] = "NO"
+		props[clbackend.KeyInThread] = "NO"
 		return "GPU", props
 	case cfgGPUTuned:
+		props[clbackend.KeyInThread] = "NO"
 		return "GPU", props
 	case cfgGPUInThread:
 		props[clbackend.KeyShippedTuning] = "NO"
