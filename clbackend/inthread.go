@@ -98,26 +98,60 @@ func (d *device) createContext() (*cl.Context, *device, error) {
 }
 
 // The cost model of inThreadPays, measured on POCL 3.1
-// (pthread-skylake-avx512, 2 cores, load 2-4): the pthread driver's
-// hand-off of one command (16-22 us), and the multiply-adds (plan.work)
-// one core does per microsecond in the calling thread on small models'
+// (pthread-skylake-avx512, 2600 MHz, 2 cores, load 2-4): the pthread
+// driver's hand-off of one command (16-22 us), and the multiply-adds one
+// core does per microsecond in the calling thread on small models'
 // kernels, launches included (PP-OCR cls: 17.3 M in 0.81-0.88 ms; a
-// wake-word head: 0.23 M in 7.6-7.8 us).
+// wake-word head: 0.23 M in 7.6-7.8 us): 20000, or 0.48 per vector lane
+// and clock cycle (16 float lanes at 2600 MHz). smallMACsPerUS scales
+// that by the device's clock and preferred vector width (an AVX2 core of
+// the same clock does half), which CL_DEVICE_MAX_CLOCK_FREQUENCY and
+// CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT give. The hand-off is the
+// operating system's wake-up of POCL's worker threads (a condition
+// variable broadcast), which no device property describes and which
+// grows with the machine's load; timing it when the device is set up
+// would make the decision, and so the plan, depend on that moment's load
+// (the same model planned differently from one process to the next): it
+// stays the figure measured here.
 const (
-	handOffUS      = 16
-	smallMACsPerUS = 20000
+	handOffUS = 16
+	// macsPerLaneCycle is 20000 MACs per microsecond over 16 lanes at
+	// 2600 MHz.
+	macsPerLaneCycle = 20000.0 / (16 * 2600)
+	// defaultMACsPerUS is the rate of a device whose clock or vector
+	// width is unknown: the one measured.
+	defaultMACsPerUS = 20000
 )
 
+// smallMACsPerUS is the multiply-adds per microsecond one core of a
+// device of clockMHz and vectorWidth float lanes does on small models'
+// kernels (macsPerLaneCycle each lane and cycle).
+func smallMACsPerUS(clockMHz, vectorWidth int) float64 {
+	if clockMHz <= 0 || vectorWidth <= 0 {
+		return defaultMACsPerUS
+	}
+	return macsPerLaneCycle * float64(clockMHz) * float64(vectorWidth)
+}
+
+// macsPerUS is smallMACsPerUS of d.
+func macsPerUS(d *device) float64 {
+	clock, err := d.cl.MaxClockFrequency()
+	if err != nil {
+		clock = 0
+	}
+	return smallMACsPerUS(clock, profileOf(d).vectorWidth)
+}
+
 // inThreadPays reports whether a plan of launches kernels and macs
-// multiply-adds is faster in the calling thread on one core than on a
-// device of units compute units that costs handOffUS per launch: the
-// time given up, macs on one core instead of units, against the
-// hand-offs saved.
-func inThreadPays(macs int64, launches, units int) bool {
+// multiply-adds is faster in the calling thread on one core (rate
+// multiply-adds per microsecond) than on a device of units compute units
+// that costs handOffUS per launch: the time given up, macs on one core
+// instead of units, against the hand-offs saved.
+func inThreadPays(macs int64, launches, units int, rate float64) bool {
 	if units <= 1 {
 		return true // no parallelism to give up
 	}
-	lost := float64(macs) / smallMACsPerUS * (1 - 1/float64(units))
+	lost := float64(macs) / rate * (1 - 1/float64(units))
 	return lost < float64(launches*handOffUS)
 }
 
@@ -241,7 +275,7 @@ func (c *CompiledModel) decideInThread(mode string, m *graph.Model) bool {
 	if !ok {
 		return false
 	}
-	if inThreadPays(macs, launches, computeUnits(c.dev)) {
+	if inThreadPays(macs, launches, computeUnits(c.dev), macsPerUS(c.dev)) {
 		c.runOn(c.ctx.inThread)
 	}
 	return true
@@ -314,7 +348,7 @@ func (c *CompiledModel) settleInThread(ctx context.Context, p *Plugin, settled b
 		return nil
 	}
 	macs, launches := c.plansWork()
-	if !inThreadPays(macs, launches, computeUnits(c.dev)) {
+	if !inThreadPays(macs, launches, computeUnits(c.dev), macsPerUS(c.dev)) {
 		return nil
 	}
 	var errs []error

@@ -200,9 +200,23 @@ func TestInThreadPays(t *testing.T) {
 		{"nothing", 0, 0, 2, false}, // no hand-off to save
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, inThreadPays(c.macs, c.launches, c.units))
+			assert.Equal(t, c.want, inThreadPays(c.macs, c.launches, c.units, smallMACsPerUS(2600, 16)))
 		})
 	}
+}
+
+// TestSmallMACsPerUS: the rate measured on a 2600 MHz AVX-512 core, scaled
+// by clock and vector width; the measured one where either is unknown.
+func TestSmallMACsPerUS(t *testing.T) {
+	assert.InDelta(t, 20000, smallMACsPerUS(2600, 16), 1e-6)
+	assert.InDelta(t, 10000, smallMACsPerUS(2600, 8), 1e-6, "AVX2")
+	assert.InDelta(t, 15000, smallMACsPerUS(3900, 8), 1e-6)
+	assert.InDelta(t, float64(defaultMACsPerUS), smallMACsPerUS(0, 16), 0)
+	assert.InDelta(t, float64(defaultMACsPerUS), smallMACsPerUS(2600, 0), 0)
+	// PP-OCR cls (17.3 M multiply-adds, 48 launches, 2 cores) pays in the
+	// thread on skylake and not on an AVX2 core of 2600 MHz.
+	assert.True(t, inThreadPays(17319998, 48, 2, smallMACsPerUS(2600, 16)))
+	assert.False(t, inThreadPays(17319998, 48, 2, smallMACsPerUS(2600, 8)))
 }
 
 // TestInThreadProperty: GPU_IN_THREAD takes AUTO, YES and NO in any case;
