@@ -157,6 +157,11 @@ func variantCases() map[string][]lowerCase {
 // activations (the width picks half.clh's vector loads and stores). It
 // fails for a declared variant that no case ran (the runtime model's
 // KERNEL_VARIANT), so a new variant is tested the moment it is declared.
+// Every case runs on the device's worker threads, never on its in-thread
+// companion (GPU_IN_THREAD=NO: AUTO, the default, would run these small
+// models in the calling thread on POCL's basic device, one work group
+// after another), since the kernels must hold where work groups run at
+// once, as they do for every large model.
 // Variants the device cannot launch (wider vectors, larger groups, more
 // local memory) are listed, not run.
 func TestVariantsMatchCPU(t *testing.T) {
@@ -196,16 +201,19 @@ func TestVariantsMatchCPU(t *testing.T) {
 			declared++
 			t.Run(v.String(), func(t *testing.T) {
 				ran++
-				props := map[string]string{KeyKernelVariants: v.String()}
+				props := map[string]string{KeyKernelVariants: v.String(), KeyInThread: inThreadNo}
 				halfRan := false
 				for _, in := range insts {
 					got, cm := inferAllWith(t, gpu, in.m, in.ins, props)
 					assertOutputsClose(t, in.want, got, 1e-4, 1e-3)
+					ranOn, err := cm.Property(KeyOpenCLDevice)
+					require.NoError(t, err)
+					assert.Equal(t, openCLName(gpu.devices[gpu.def]), ranOn, "the device, not its in-thread companion")
 					if ranVariant(t, cm, v) {
 						exercised[v.String()] = true
 					}
 					if full {
-						half := map[string]string{KeyKernelVariants: v.String(), driver.KeyInferencePrecisionHint: "f16"}
+						half := map[string]string{KeyKernelVariants: v.String(), KeyInThread: inThreadNo, driver.KeyInferencePrecisionHint: "f16"}
 						got, cm := inferAllWith(t, gpu, in.m, in.ins, half)
 						assertOutputsClose(t, in.want, got, 2e-2, 2e-2)
 						halfRan = halfRan || ranVariant(t, cm, v)
