@@ -120,9 +120,9 @@ __attribute__((always_inline)) inline void bcast_taps(floatv acc[OB][NP], __glob
 // ow0.. below OW of row oh of image b), each with its bias and the
 // post-ops: one call per item (noinline, as store_v: the post-ops are
 // compiled into it once). It first transposes blk into rows of pixels per
-// output channel (private memory; in registers a tile at a time where NP
-// is even), then stores each row by vectors of VW pixels (the last ones of
-// the row through store_v), so the output is written row by row.
+// output channel (private memory), then stores each row by vectors of VW
+// pixels (the last ones of the row through store_v), so the output is
+// written row by row.
 __attribute__((noinline)) void bcast_store(const float* blk, const int ntl, const int oc0, const long b, const int oh,
                                            const int ow0, __global const int* m, __global const FT* bias,
                                            __global const FT* res, __global FT* out, __global const int* pm,
@@ -131,39 +131,15 @@ __attribute__((noinline)) void bcast_store(const float* blk, const int ntl, cons
     const int OC = m[4], OH = m[5], OW = m[6];
     const int npx = min(ntl * NP, OW - ow0), nc = min(OCV, OC - oc0);
     float tb[OCV * TL * NP + VW]; // rows of TL*NP pixels; VW floats of slack for the last vector load
-#if NP % 2 == 0
-    // Each tile's NP vectors of VW channels, as a flat [pixel][lane] array
-    // of NP*VW floats, become [lane][pixel] by log2(VW) unzips (element i
-    // to i / 2, or i / 2 + NP*VW/2 for odd i: a rotation of the index's
-    // bits), in registers; each lane's NP pixels then go to its row.
-    for (int t = 0; t < ntl; ++t) {
-        UNROLL for (int o = 0; o < OB; ++o) {
-            floatv r[NP];
-            UNROLL for (int p = 0; p < NP; ++p) r[p] = LOADV((t * OB + o) * NP + p, blk);
-            UNROLL for (int s = 1; s < VW; s *= 2) {
-                floatv u[NP];
-                UNROLL for (int k = 0; k < NP / 2; ++k) {
-                    u[k] = (floatv)(r[2 * k].even, r[2 * k + 1].even);
-                    u[NP / 2 + k] = (floatv)(r[2 * k].odd, r[2 * k + 1].odd);
-                }
-                UNROLL for (int p = 0; p < NP; ++p) r[p] = u[p];
-            }
-            float tr[NP * VW];
-            UNROLL for (int p = 0; p < NP; ++p) STOREV(r[p], p, tr);
-            UNROLL for (int l = 0; l < VW; ++l) UNROLL for (int j = 0; j < NP; ++j) tb[(o * VW + l) * (TL * NP) + t * NP + j] = tr[l * NP + j];
-        }
-    }
-#else
     for (int c = 0; c < nc; ++c) {
         const int o = c / VW, l = c % VW;
-        for (int q = 0; q < npx; ++q) tb[c * (TL * NP) + q] = blk[(((q / NP) * OB + o) * NP + q % NP) * VW + l];
+        const float bv = m[9] ? LD(bias, oc0 + c) : 0.0f;
+        for (int q = 0; q < npx; ++q) tb[c * (TL * NP) + q] = blk[(((q / NP) * OB + o) * NP + q % NP) * VW + l] + bv;
     }
-#endif
     for (int c = 0; c < nc; ++c) {
         const ulong row = (ulong)(((b * OC + oc0 + c) * OH + oh) * OW + ow0);
-        const float bv = m[9] ? LD(bias, oc0 + c) : 0.0f;
         for (int q0 = 0; q0 < npx; q0 += VW) {
-            const floatv v = LOADV(0, tb + c * (TL * NP) + q0) + bv;
+            const floatv v = LOADV(0, tb + c * (TL * NP) + q0);
             if (q0 + VW <= npx) {
                 STV(out + row + q0, 0, post_ops_v(v, row + q0, pm, pf, res));
             } else {
