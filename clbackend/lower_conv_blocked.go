@@ -96,7 +96,7 @@ func (b *builder) fastConv(n *graph.Node) (bool, error) {
 		}
 		// (From the plane's height only in a static model: one with
 		// dynamic spatial dims re-plans new shapes from built programs.)
-		return true, b.choose(n, "dwconv", key, true, applies, b.profile().dwconv(cg, b.c.shapesStatic), func(v kernels.Variant) error { return b.emitDWConv(n, v, op) })
+		return true, b.choose(n, "dwconv", key, true, applies, b.profile().dwconv(cg, b.c.shapesStatic && b.pl.parent == nil), func(v kernels.Variant) error { return b.emitDWConv(n, v, op) })
 	}
 	applies := func(v kernels.Variant) string {
 		if v.Algorithm == "winograd_2x2_3x3" && (KH != 3 || KW != 3 || SH != 1 || SW != 1) {

@@ -347,6 +347,9 @@ type gemmOp struct {
 
 // emitGEMM emits op as variant v of the gemm family.
 func (b *builder) emitGEMM(n *graph.Node, v kernels.Variant, op gemmOp) error {
+	if op.aPacked && v.Algorithm == "tiled" {
+		return n.Errorf("gemm variant %s cannot read an A operand packed for A_PACKED (the Winograd weights): choose a gemm/direct variant", v)
+	}
 	g := op.g
 	q := int64(len(g.batch))
 	ldo := g.N

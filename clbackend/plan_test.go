@@ -269,3 +269,17 @@ func TestOutputShapes(t *testing.T) {
 	assert.ErrorIs(t, err, driver.ErrInvalidArgument)
 	assert.ErrorContains(t, err, `"shapes"`)
 }
+
+// TestEmitGEMMRefusesPackedAOnTiled: an A operand packed for A_PACKED
+// (the Winograd weights) read by fused_gemm_tiled, which knows no packing,
+// would give wrong results silently; the launch is refused naming the node.
+func TestEmitGEMMRefusesPackedAOnTiled(t *testing.T) {
+	b := &builder{pl: &plan{}}
+	n := graph.NewNode("Conv", "wino", nil, nil, 1)
+	v := poclSkylake.tiled("gemm", "tiled", 64, 64, 1)
+	require.Equal(t, "tiled", v.Algorithm)
+	err := b.emitGEMM(n, v, gemmOp{aPacked: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"wino"`)
+	assert.Contains(t, err.Error(), "A_PACKED")
+}
