@@ -113,13 +113,7 @@ func TestInThreadSameResults(t *testing.T) {
 	dev, err := im.Property(KeyOpenCLDevice)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(dev, "basic-"), dev)
-	r, err := im.CreateInferRequest()
-	require.NoError(t, err)
-	defer r.Close()
-	require.NoError(t, r.SetTensor("x", x))
-	require.NoError(t, r.Infer(context.Background()))
-	y, err := r.Tensor("y")
-	require.NoError(t, err)
+	y := inferOnce(t, im, x)
 	for i, v := range y.Contiguous().F32() {
 		assert.Equal(t, math.Float32bits(outs["y"][1].Contiguous().F32()[i]), math.Float32bits(v), "imported y[%d]", i)
 	}
