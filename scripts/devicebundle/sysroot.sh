@@ -12,12 +12,17 @@ set -euo pipefail
 S=${1:-.cache/sysroot-bullseye}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 log() { echo "sysroot: $*" >&2; }
+mkdir -p "$(dirname "$S")"
+# Checkouts that share one .cache (worktrees linking it) may run this at
+# once: the first makes the sysroot, the others wait for it and find it
+# made, instead of removing the one being made.
+exec 9>"$S.lock"
+flock 9
 if [[ -e "$S/.clinfer-sysroot" ]]; then
 	exit 0
 fi
 command -v debootstrap >/dev/null || { log "debootstrap is missing: run \`make deps\` (Debian package debootstrap)"; exit 1; }
 rm -rf "$S"
-mkdir -p "$(dirname "$S")"
 log "debootstrap bullseye into $S (about 250 MB, a minute or two)"
 debootstrap --variant=minbase --include=libc6-dev,ocl-icd-opencl-dev,opencl-headers bullseye "$S" "$MIRROR" >"$S.log" 2>&1 ||
 	{ log "debootstrap failed; see $S.log"; exit 1; }
