@@ -152,6 +152,12 @@ func u8() tensor.ElementType { return tensor.U8 }
 // qdwconv and qgemm families that fits this device, and the generic
 // form, on their cases and requires the CPU reference's bits: the
 // integer accumulation is exact and the epilogue the same f32 operations.
+// Like TestVariantsMatchCPU, which runs the same variants on the same
+// cases (variantCases), the variants run on the device's worker threads
+// (GPU_IN_THREAD=NO) on the same seeded instances: POCL keys its kernel
+// cache by OpenCL device, and on the in-thread companion (AUTO's choice
+// for these small models), or with other weights, each of their ~185
+// programs was built and compiled a second time on a cold POCL cache.
 func TestQuantizedVariantsBitExact(t *testing.T) {
 	gpu := newGPU(t)
 	cpu, err := cpufallback.New()
@@ -183,13 +189,18 @@ func TestQuantizedVariantsBitExact(t *testing.T) {
 		for _, v := range f.Variants(lim) {
 			for ci, c := range cs {
 				t.Run(v.String()+"/"+c.name, func(t *testing.T) {
-					check(t, c, "quant/"+fam+"/"+c.name, ci, map[string]string{KeyKernelVariants: v.String()}, v.String())
+					// TestVariantsMatchCPU's instance of the case: the
+					// same weights, so the same programs (the fma
+					// algorithm's CHUNK follows the weights' range).
+					check(t, c, "variant/"+fam+"/"+c.name, ci, map[string]string{KeyKernelVariants: v.String(), KeyInThread: inThreadNo}, v.String())
 				})
 			}
 		}
 	}
 	for ci, c := range quantGenericCases() {
 		t.Run("generic/"+c.name, func(t *testing.T) {
+			// The generic form on AUTO's device, as TestLoweringsMatchCPU
+			// runs these cases: the same programs.
 			check(t, c, "quant/generic/"+c.name, ci, nil, "conv_integer")
 		})
 	}
