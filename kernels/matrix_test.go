@@ -93,6 +93,7 @@ func matrixBuilds(t *testing.T, lim kernels.Limits) []build {
 // option sets the GPU lowerings emit are built the same way by
 // clbackend's TestLoweringOptionsBuildEverywhere.
 func TestPortabilityMatrix(t *testing.T) {
+	t.Parallel() // clang processes, beside TestCatalogueKernels (see there)
 	if !cl.Enabled {
 		// Nothing here needs OpenCL, but make test runs the cgo build's
 		// tests too: one run of the matrix is enough.

@@ -71,6 +71,7 @@ func runUnderOclgrind(t *testing.T, extraEnv ...string) (out, log string, err er
 // shapes under oclgrind and fails on any error it reports: an access
 // outside a buffer, a data race, or a misused OpenCL call.
 func TestKernelsUnderOclgrind(t *testing.T) {
+	t.Parallel() // a child process, beside TestCatalogueKernels (see there)
 	out, log, err := runUnderOclgrind(t)
 	require.NoError(t, err, "the kernels failed under oclgrind:\n%s\noclgrind log:\n%s", out, log)
 	assert.Empty(t, strings.TrimSpace(log), "oclgrind reported errors:\n%s", log)
@@ -87,6 +88,7 @@ func TestKernelsUnderOclgrind(t *testing.T) {
 // TestOclgrindCatchesOutOfBounds checks the checker: a kernel that writes
 // one element past its buffer must show up in oclgrind's log.
 func TestOclgrindCatchesOutOfBounds(t *testing.T) {
+	t.Parallel() // a child process, beside TestCatalogueKernels (see there)
 	_, log, _ := runUnderOclgrind(t, envProbe+"=1")
 	assert.Contains(t, log, "Invalid write", "oclgrind did not report the out-of-bounds write of the probe kernel")
 }
@@ -95,7 +97,18 @@ func TestOclgrindCatchesOutOfBounds(t *testing.T) {
 // with exactly-sized buffers. It runs on any OpenCL device as a smoke test;
 // TestKernelsUnderOclgrind runs it under oclgrind, where every access is
 // checked.
+//
+// It runs in parallel with the package's other long tests, which share
+// nothing with it or each other: TestPortabilityMatrix (clang-15
+// processes, 2 at a time) and TestKernelsUnderOclgrind and
+// TestOclgrindCatchesOutOfBounds (child processes). In sequence the
+// package took their sum, and POCL builds one program at a time (one
+// core) while go test runs another package beside it; TestBuildOnOpenCL
+// and TestSGEMM stay sequential, before them, so that the programs this
+// test shares with them are in POCL's kernel cache instead of built twice
+// at once.
 func TestCatalogueKernels(t *testing.T) {
+	t.Parallel()
 	e := newCLEnv(t)
 	if os.Getenv(envUnder) == "1" {
 		name, err := e.dev.Platform().Name()
