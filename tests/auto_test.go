@@ -40,6 +40,12 @@ import (
 // for took over 2 minutes (nice 10, load 16-20, pthread-skylake-avx512).
 const patience = 10 * time.Minute
 
+// settle bounds the waits for released OpenCL objects' cleanups (they run
+// on their own goroutines) where no compilation is pending, so a leak
+// fails its test in 2 minutes instead of patience's 10, well inside
+// TEST_TIMEOUT with the rest of the package still to run.
+const settle = 2 * time.Minute
+
 // TestAutoSuites runs the shared device suite on AUTO over the GPU and the
 // CPU (the CPU serves while the GPU compiles), and on BATCH over the GPU.
 func TestAutoSuites(t *testing.T) {

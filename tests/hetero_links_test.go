@@ -147,7 +147,7 @@ func TestHeteroDynamicLinksStayOnDevice(t *testing.T) {
 		}
 	}()
 	// Released objects' cleanups run on their own goroutines.
-	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(base, cl.LiveObjects()) }, patience, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(base, cl.LiveObjects()) }, settle, 10*time.Millisecond,
 		"OpenCL objects left: %v (before: %v)", cl.LiveObjects(), base)
 }
 

@@ -170,7 +170,7 @@ func TestServeFaults(t *testing.T) {
 	tr.CloseIdleConnections()
 	require.NoError(t, e.Close())
 	require.NoError(t, core.Close())
-	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(base, cl.LiveObjects()) }, patience, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(base, cl.LiveObjects()) }, settle, 10*time.Millisecond,
 		"OpenCL objects left: %v (before: %v)", cl.LiveObjects(), base)
 }
 
