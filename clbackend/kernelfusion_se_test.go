@@ -48,24 +48,30 @@ func seBlockCases() []lowerCase {
 }
 
 // TestSEBlockOverLocalMemory plans the se_block cases on a device whose
-// local memory holds no image (a POCL profile with 64 bytes): each block
-// runs its body's nodes (IMPL_TYPE se_block:body, naming why) and the
-// results match the CPU; on the device's own profile the same cases run
-// the fused kernel (IMPL_TYPE se_block:se_block).
+// local memory holds no image (a POCL profile with 64 bytes) and 8
+// compute units (every case has at least 3 channels, so at least 3
+// groups would pool each image): each block runs its body's nodes
+// (IMPL_TYPE se_block:body, naming why) and the results match the CPU;
+// on the device's own profile, and with 2 compute units and only the
+// local memory the kernel's arrays take (seBlockFused: at most two
+// groups pool an image), the same cases run the fused kernel (IMPL_TYPE
+// se_block:se_block).
 func TestSEBlockOverLocalMemory(t *testing.T) {
 	gpu := newGPU(t)
 	cpu, err := cpufallback.New()
 	require.NoError(t, err)
 	defer cpu.Close()
 	tiny := poclSkylake
-	tiny.localMem = 64
+	tiny.localMem, tiny.computeUnits = 64, 8
+	twoCores := tiny
+	twoCores.localMem, twoCores.computeUnits = 3*64*4, 2 // the kernel's three local rows of 64 floats (C, CM <= 40)
 	t.Cleanup(func() { testProfile = nil })
 	all := lowerCases()[graph.OpKernelFusion]
 	ran := 0
-	for _, p := range []*deviceProfile{nil, &tiny} {
+	for pi, p := range []*deviceProfile{nil, &tiny, &twoCores} {
 		testProfile = p
 		want := "se_block:se_block"
-		if p != nil {
+		if p == &tiny {
 			want = "se_block:body (an image of"
 		}
 		for ci, c := range all {
@@ -73,7 +79,7 @@ func TestSEBlockOverLocalMemory(t *testing.T) {
 				continue
 			}
 			ran++
-			t.Run(fmt.Sprintf("%s/%v", c.name, p != nil), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%d", c.name, pi), func(t *testing.T) {
 				m, ins := c.instance(t, graph.OpKernelFusion, ci)
 				got, cm := inferAll(t, gpu, m, ins)
 				wantOut, _ := inferAll(t, cpu, m, ins)
@@ -82,7 +88,36 @@ func TestSEBlockOverLocalMemory(t *testing.T) {
 			})
 		}
 	}
-	assert.Equal(t, 4, ran, "the two se_block cases of lowerCases on two profiles")
+	assert.Equal(t, 6, ran, "the two se_block cases of lowerCases on three profiles")
+}
+
+// TestSEBlockFusedFollowsTheProfile checks seBlockFused on PP-OCRv4's
+// squeeze-excitation images: rec's 480x6x80 block (921600 bytes) and
+// det 640's 9.8 MB one run fused on 2-core POCL targets whatever their
+// local memory, images within the local memory on any device, and an
+// image over it pooled by 8 groups, or on a GPU, runs the body.
+func TestSEBlockFusedFollowsTheProfile(t *testing.T) {
+	eight := poclHaswell
+	eight.computeUnits = 8
+	small := smallGPU
+	small.computeUnits = 2
+	for _, c := range []struct {
+		p      deviceProfile
+		image  int64
+		groups int64
+		want   bool
+	}{
+		{poclHaswell, 921600, 2, true},
+		{poclSkylake, 9830400, 2, true},
+		{poclHaswell, 512 << 10, 8, true},
+		{eight, 921600, 8, false},
+		{eight, 921600, 2, true}, // two channels: two groups
+		{small, 921600, 2, false},
+		{nvidiaH100, 48 << 10, 132, true},
+		{nvidiaH100, 921600, 132, false},
+	} {
+		assert.Equal(t, c.want, c.p.seBlockFused(c.image, c.groups), "%s, %d bytes, %d groups", c.p.name, c.image, c.groups)
+	}
 }
 
 // numberedNodes returns a maker of single-output nodes named by op type

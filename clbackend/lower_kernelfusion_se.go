@@ -9,15 +9,12 @@ import (
 
 // lowerSEBlock launches KernelFusion node n of graph.LaunchSEBlock
 // (fusion.FuseSEBlock): a squeeze-excitation block in one se_block
-// launch of G work groups per image, where an image of x fits the
-// device's local memory (every group pools the whole image: on POCL the
-// local memory is a core's cache, so the groups after the first read it
-// from there; on a GPU, the shared memory's size keeps the repeated
-// pooling to small images). G is the device's compute units, at most one
-// per channel, so the scaling spreads over the device as the unfused Mul
-// did. A larger image, or one whose channels overflow the local arrays,
-// runs the block's body node by node (pooling, the two convolutions and
-// the Mul or se_residual), as it ran before the fusion.
+// launch of G work groups per image, where the profile's seBlockFused
+// takes it. G is the device's compute units, at most one per channel, so
+// the scaling spreads over the device as the unfused Mul did. A larger
+// image, or one whose channels overflow the local arrays, runs the
+// block's body node by node (pooling, the two convolutions and the Mul
+// or se_residual), as it ran before the fusion.
 func lowerSEBlock(b *builder, n *graph.Node, half string) error {
 	body, err := graph.KernelFusionBody(n)
 	if err != nil {
@@ -42,15 +39,16 @@ func lowerSEBlock(b *builder, n *graph.Node, half string) error {
 		esz = 2
 	}
 	sw := fusion.DenseChainRowFloats(max(C, CM))
-	lm := b.profile().localMem
-	if HW == 0 || C*HW*esz > lm || 3*sw*4 > lm {
-		return b.lowerFusionBody(n, body, fmt.Sprintf("an image of %d bytes over the device's %d bytes of local memory", C*HW*esz, lm))
+	prof := b.profile()
+	lm := prof.localMem
+	G := min(int64(max(1, prof.computeUnits)), C)
+	if HW == 0 || !prof.seBlockFused(C*HW*esz, G) || 3*sw*4 > lm {
+		return b.lowerFusionBody(n, body, fmt.Sprintf("an image of %d bytes over the device's %d bytes of local memory, pooled by each of %d groups", C*HW*esz, lm, G))
 	}
 	images := xs[0]
 	if images == 0 {
 		return nil
 	}
-	G := min(int64(max(1, b.profile().computeUnits)), C)
 	res := int64(0)
 	if layout.Residual {
 		res = 1
@@ -64,6 +62,25 @@ func lowerSEBlock(b *builder, n *graph.Node, half string) error {
 	args := []any{slotArg(b.in(n, 0)), slotArg(b.in(n, 1)), slotArg(b.in(n, 2)), slotArg(b.in(n, 3)), slotArg(b.in(n, 4)),
 		slotArg(b.out(n, 0)), uint64(images * G), b.meta(table), b.floats(p)}
 	return b.emitND(n, fusion.SEBlockKernel, defines, []int{int(images*G) * group}, []int{group}, args...)
+}
+
+// seBlockFused reports whether an se_block launch of groups work groups
+// per image of image bytes beats the block's body: every group pools the
+// whole image before it scales its slice of channels. Where the image
+// fits the local memory (on POCL a core's cache, so the groups after the
+// first read it from there; on a GPU, the shared memory's size keeps the
+// repeated pooling to small images), and on a CPU device where at most
+// two groups pool it: a core then reads the image once for the pooling
+// and half of it again for the scaling, where the body's four launches
+// (pooling, the two layers, the Mul) read half for each and pay three
+// more launches, whose pooling and element-wise kernels read slower than
+// se_block's (PP-OCRv4 on pthread-skylake-avx512-AMD EPYC, 2 compute
+// units, 512 KiB of local memory: rec's 921600-byte block 215 us over
+// its four nodes against 68 fused; det 640's blocks of 0.6, 2.5 and
+// 9.8 MB 75-124, 360-365 and 1444 us against 39-55, 188-230 and 913, per
+// node medians). With more groups the repeated pooling grows with them.
+func (p deviceProfile) seBlockFused(image, groups int64) bool {
+	return image <= p.localMem || !p.gpu && groups <= 2
 }
 
 // lowerFusionBody plans the body of KernelFusion node n node by node (why

@@ -41,11 +41,12 @@ var seActs = map[string]int64{graph.PostRelu: SEActRelu, graph.PostSigmoid: SEAc
 // two convolutions, the scaling). Every work group of the kernel pools
 // the whole image, so the GPU launches it only where an image of x fits
 // the device's local memory (on POCL a core's cache, which the repeated
-// pooling then reads); a larger block runs its body's nodes as before. It
-// runs only where the device sets Options.BodyFusions (the GPU).
+// pooling then reads) or, on a CPU device, where at most two groups pool
+// it; a larger block runs its body's nodes as before. It runs only where
+// the device sets Options.BodyFusions (the GPU).
 func FuseSEBlock() Pass {
 	return Pass{Name: PassFuseSEBlock,
-		Doc: "run a squeeze-excitation block (GlobalAveragePool, two 1x1 FusedConvs, the Mul or se_residual) as one se_block launch where an image fits the device's local memory",
+		Doc: "run a squeeze-excitation block (GlobalAveragePool, two 1x1 FusedConvs, the Mul or se_residual) as one se_block launch where an image fits the device's local memory or at most two groups pool it",
 		Ops: []string{"GlobalAveragePool", graph.OpFusedConv, "Mul", graph.OpKernelFusion},
 		Run: func(ctx context.Context, m *graph.Model, o *Options) (int, error) {
 			if o == nil || !o.BodyFusions {

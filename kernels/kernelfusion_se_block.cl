@@ -3,8 +3,8 @@
 // b1) + b2) per image and channel (PP-OCR cls, rec and det's
 // MobileNetV3 blocks: GlobalAveragePool, two 1x1 convolutions, Mul). Made
 // by fusion.FuseSEBlock; the GPU launches it through the generic
-// KernelFusion lowering where an image of x fits the device's local memory
-// (every group pools the whole image), else runs the block's nodes.
+// KernelFusion lowering where the repeated pooling pays (every group pools
+// the whole image: clbackend's seBlockFused), else runs the block's nodes.
 //
 // Work-size contract (graph.LaunchSEBlock): 1-D NDRange of n work groups of
 // L items (L a power of two of at most 256); group r works on image r / G
