@@ -55,7 +55,9 @@ func seBlockCases() []lowerCase {
 // on the device's own profile, and with 2 compute units and only the
 // local memory the kernel's arrays take (seBlockFused: at most two
 // groups pool an image), the same cases run the fused kernel (IMPL_TYPE
-// se_block:se_block).
+// se_block:se_block); with 2 compute units and 4 bytes less than those
+// arrays, each block runs its body again, naming the channels' rows as
+// the cause.
 func TestSEBlockOverLocalMemory(t *testing.T) {
 	gpu := newGPU(t)
 	cpu, err := cpufallback.New()
@@ -65,14 +67,19 @@ func TestSEBlockOverLocalMemory(t *testing.T) {
 	tiny.localMem, tiny.computeUnits = 64, 8
 	twoCores := tiny
 	twoCores.localMem, twoCores.computeUnits = 3*64*4, 2 // the kernel's three local rows of 64 floats (C, CM <= 40)
+	shortRows := twoCores
+	shortRows.localMem -= 4
 	t.Cleanup(func() { testProfile = nil })
 	all := lowerCases()[graph.OpKernelFusion]
 	ran := 0
-	for pi, p := range []*deviceProfile{nil, &tiny, &twoCores} {
+	for pi, p := range []*deviceProfile{nil, &tiny, &twoCores, &shortRows} {
 		testProfile = p
 		want := "se_block:se_block"
-		if p == &tiny {
+		switch p {
+		case &tiny:
 			want = "se_block:body (an image of"
+		case &shortRows:
+			want = "channels whose three rows of 64 floats exceed the device's 764 bytes"
 		}
 		for ci, c := range all {
 			if !strings.HasPrefix(c.name, "se_block") {
@@ -88,7 +95,7 @@ func TestSEBlockOverLocalMemory(t *testing.T) {
 			})
 		}
 	}
-	assert.Equal(t, 6, ran, "the two se_block cases of lowerCases on three profiles")
+	assert.Equal(t, 8, ran, "the two se_block cases of lowerCases on four profiles")
 }
 
 // TestSEBlockFusedFollowsTheProfile checks seBlockFused on PP-OCRv4's

@@ -42,8 +42,11 @@ func lowerSEBlock(b *builder, n *graph.Node, half string) error {
 	prof := b.profile()
 	lm := prof.localMem
 	G := min(int64(max(1, prof.computeUnits)), C)
-	if HW == 0 || !prof.seBlockFused(C*HW*esz, G) || 3*sw*4 > lm {
+	if HW == 0 || !prof.seBlockFused(C*HW*esz, G) {
 		return b.lowerFusionBody(n, body, fmt.Sprintf("an image of %d bytes over the device's %d bytes of local memory, pooled by each of %d groups", C*HW*esz, lm, G))
+	}
+	if 3*sw*4 > lm {
+		return b.lowerFusionBody(n, body, fmt.Sprintf("%d channels whose three rows of %d floats exceed the device's %d bytes of local memory", max(C, CM), sw, lm))
 	}
 	images := xs[0]
 	if images == 0 {
