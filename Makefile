@@ -38,7 +38,7 @@ FUZZTIME ?= 5m
 BENCH_COUNT ?= 5
 OUT := clinfer-out
 
-.PHONY: test deps go-toolchain models refs run serve tuning-db bench-serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind cpu-targets fuzz fmt-check vet unit race build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
+.PHONY: test deps go-toolchain models refs run serve tuning-db bench-serve bench-models bench-tune bench-cpu bench-auto bench-gemm bench-conv bench-fusion oclgrind cpu-targets fuzz fmt-check vet unit race race-plain-check build-nocgo vet-noopencl test-noopencl conformance device-bundle device-bundle-check device-matrix device-matrix-check faults ops ops-check clean
 
 ## deps: install the missing system packages (apt-get update only when
 ## something is missing) and Node.js if `node` is missing; checks for Go.
@@ -139,14 +139,46 @@ unit:
 # families' variants on the same instances and device (POCL caches a
 # program per OpenCL device), so one of them builds those programs; the
 # lowering suites. TestVariantsMatchCPU checks each family it ran whole.
+# The two lists name the same tests: race-plain-check (which `race` runs
+# first) fails when they do not.
 RACE_PLAIN := ^(TestLoweringsMatchCPU|TestHalfLoweringsMatchCPU|TestVariantsMatchCPU|TestQuantizedVariantsBitExact|TestLoweringOptionsBuildEverywhere|TestElementTypesMatchCPU)$$
 PLAIN_RUNS := '^TestVariantsMatchCPU$$/^conv$$' '' \
 	'^(TestQuantizedVariantsBitExact|TestVariantsMatchCPU)$$' '^TestVariantsMatchCPU$$/^conv$$' \
 	'^(TestLoweringsMatchCPU|TestHalfLoweringsMatchCPU|TestLoweringOptionsBuildEverywhere|TestElementTypesMatchCPU)$$' ''
 PLAIN_TEST := $(CURDIR)/$(OUT)/clbackend-plain.test
+# race-plain-check: RACE_PLAIN (what the race run skips) and PLAIN_RUNS
+# (what the plain processes run) name the same tests, each of which the
+# binary has: the tests each run pattern selects (its part before the
+# first '/'), less those a skip pattern without '/' drops, are RACE_PLAIN's;
+# a skip of subtests ('/') is another process's run pattern (TestVariantsMatchCPU's
+# conv family). A test added to one list only, or renamed, fails here
+# instead of falling out of `make race` (or running twice).
+race-plain-check:
+	@[ -x $(PLAIN_TEST) ] || { mkdir -p $(OUT) && $(GO) test -c -o $(PLAIN_TEST) ./clbackend/; }
+	@cd clbackend; names=$$(sed 's/[]^$$()[]//g' <<<'$(RACE_PLAIN)' | tr '|' '\n' | sort); \
+	want=$$($(PLAIN_TEST) -test.list '$(RACE_PLAIN)' | sort); \
+	if [ "$$want" != "$$names" ]; then \
+		echo "race-plain-check: RACE_PLAIN names tests clbackend does not have: $$(comm -23 <(echo "$$names") <(echo "$$want") | tr '\n' ' ')(renamed? update RACE_PLAIN and PLAIN_RUNS)"; exit 1; fi; \
+	set -- $(PLAIN_RUNS); runs=() skips=() got=(); \
+	while (( $$# )); do runs+=("$$1"); skips+=("$$2"); shift 2; done; \
+	for i in "$${!runs[@]}"; do \
+		sel=$$($(PLAIN_TEST) -test.list "$${runs[$$i]%%/*}"); \
+		if [ -n "$${skips[$$i]}" ] && [[ "$${skips[$$i]}" != */* ]]; then \
+			sel=$$(comm -23 <(sort <<<"$$sel") <($(PLAIN_TEST) -test.list "$${skips[$$i]}" | sort)); \
+		elif [[ "$${skips[$$i]}" == */* ]] && ! printf '%s\n' "$${runs[@]}" | grep -qxF -- "$${skips[$$i]}"; then \
+			echo "race-plain-check: a PLAIN_RUNS process skips '$${skips[$$i]}', which no other process runs"; exit 1; fi; \
+		got+=($$sel); \
+	done; \
+	got=$$(printf '%s\n' "$${got[@]}" | sort -u); \
+	if [ "$$want" != "$$got" ]; then \
+		echo "race-plain-check: RACE_PLAIN (skipped by the race run) and PLAIN_RUNS (run without the detector) differ:"; \
+		echo "  in RACE_PLAIN only (never run): $$(comm -23 <(echo "$$want") <(echo "$$got") | tr '\n' ' ')"; \
+		echo "  in PLAIN_RUNS only (run twice): $$(comm -13 <(echo "$$want") <(echo "$$got") | tr '\n' ' ')"; \
+		exit 1; fi; \
+	echo "race-plain-check: PLAIN_RUNS runs RACE_PLAIN's $$(wc -l <<<"$$want") tests in $${#runs[@]} processes"
 race:
 	@rc=0; mkdir -p $(OUT); \
-	( $(GO) test -c -o $(PLAIN_TEST) ./clbackend/ || exit; \
+	( $(GO) test -c -o $(PLAIN_TEST) ./clbackend/ && $(MAKE) --no-print-directory race-plain-check || exit; \
 	  cd clbackend; pids=(); set -- $(PLAIN_RUNS); \
 	  while (( $$# )); do \
 	    run=$$1 skip=$$2; shift 2; \
