@@ -79,6 +79,9 @@ func lowerPool(b *builder, n *graph.Node) error {
 		if isMax && kernel[0] == 2 && kernel[1] == 2 && stride[0] == 2 && stride[1] == 2 && begin[0] == 0 && begin[1] == 0 {
 			name = "max_pool2d_2x2" // pairs of a row as vectors
 		}
+		if pv := b.profile().poolVector(); name == "max_pool2d_2x2" && pv > 4 {
+			defines += fmt.Sprintf(" -DPV=%d", pv)
+		}
 		return b.emitND(n, name, defines+fmt.Sprintf(" -DRUN=%d", run), global, local, slotArg(x), slotArg(y), b.meta(tbl))
 	case !isMax:
 		return b.emit(n, "avg_pool", defines, cnt, slotArg(x), slotArg(y), uint64(cnt), b.meta(m))

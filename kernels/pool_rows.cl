@@ -22,9 +22,12 @@
 // top or left pad) and RUN a multiple of 8, each 8 outputs of a run wholly
 // inside the input read their two rows as vectors of 16 and take the
 // maxima of their pairs: U-Nets' downsampling at memory speed (the general
-// loop gathers a tap at a time); the run's other outputs take the loop. A
-// longer run (32 on a CPU device) shares one item's index arithmetic (a
-// division by OH) among more outputs.
+// loop gathers a tap at a time); the run's other outputs take the loop.
+// Build option PV (4, 8 or 16; default 4) is the width of those vectors:
+// with PV 8 or 16 (a CPU device's own width, AVX or AVX-512) the parts are
+// max(8, PV) outputs, RUN a multiple of that. A longer run (32 on a CPU
+// device) shares one item's index arithmetic (a division by OH) among
+// more outputs.
 
 #include "half.clh"
 
@@ -32,7 +35,26 @@
 #define RUN 8
 #endif
 
-#if defined(POOL_MAX) && defined(WIN2) && RUN % 8 == 0
+#ifndef PV
+#define PV 4
+#endif
+#if PV == 16
+#define floatp float16
+#define LDP LD16
+#define STP ST16
+#elif PV == 8
+#define floatp float8
+#define LDP LD8
+#define STP ST8
+#else
+#define floatp float4
+#define LDP LD4
+#define STP ST4
+#endif
+// BLK is the outputs a vector step takes (at least 8: RUN's unit).
+#define BLK (PV > 8 ? PV : 8)
+
+#if defined(POOL_MAX) && defined(WIN2) && RUN % BLK == 0
 #define VEC2X2 1
 // MAX_NAN is the maximum of a and b per lane, NaN where either is NaN
 // (on float4: a wider vector passed to a builtin changes the ABI on a
@@ -57,14 +79,14 @@ __kernel void pool_rows(__global const FT* x, __global FT* out, __global const i
     const int hn = inc ? min(hs + KH, HE) - hs : h1 - h0;
 #endif
 #ifdef VEC2X2
-    for (int c0 = o0; c0 < o1; c0 += 8) { // 8 outputs at a time
-        const int c1 = min(o1, c0 + 8);
-        if (c1 - c0 == 8 && 2 * c1 <= W && hs + 1 < H) {
+    for (int c0 = o0; c0 < o1; c0 += BLK) { // BLK outputs at a time
+        const int c1 = min(o1, c0 + BLK);
+        if (c1 - c0 == BLK && 2 * c1 <= W && hs + 1 < H) {
             __global const FT* row = xp + (long)hs * W + 2 * c0;
-            for (int q = 0; q < 2; ++q, row += 8) { // 4 outputs from 8 columns
-                const float4 m0 = MAX_NAN(LD4(row, 0), LD4(row + W, 0));
-                const float4 m1 = MAX_NAN(LD4(row, 1), LD4(row + W, 1));
-                ST4(op + c0 + 4 * q, 0, MAX_NAN((float4)(m0.s02, m1.s02), (float4)(m0.s13, m1.s13)));
+            for (int q = 0; q < BLK / PV; ++q, row += 2 * PV) { // PV outputs from 2*PV columns
+                const floatp m0 = MAX_NAN(LDP(row, 0), LDP(row + W, 0));
+                const floatp m1 = MAX_NAN(LDP(row, 1), LDP(row + W, 1));
+                STP(op + c0 + PV * q, 0, MAX_NAN((floatp)(m0.even, m1.even), (floatp)(m0.odd, m1.odd)));
             }
             continue;
         }
