@@ -18,8 +18,9 @@ import (
 	"github.com/clinfer/clinfer/plugin/driver"
 )
 
-// vwRe finds the vector width a program is built with.
-var vwRe = regexp.MustCompile(`-DVW=(\d+)`)
+// vwRe finds the vector width a program is built with: -DVW, or
+// max_pool2d_2x2's -DPV.
+var vwRe = regexp.MustCompile(`-D(?:VW|PV)=(\d+)`)
 
 // TestLoweringOptionsBuildEverywhere records every (kernel, build options)
 // the GPU lowerings emit for the cases of lowerCases, on f32 and on f16

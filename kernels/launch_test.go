@@ -71,12 +71,13 @@ func testLimits(t *testing.T, dev *cl.Device) kernels.Limits {
 	return lim
 }
 
-// vwOption finds the -DVW=n options of a build.
-var vwOption = regexp.MustCompile(`(?:^|\s)-DVW=(\d+)(?:\s|$)`)
+// vwOption finds the vector-width options of a build: -DVW=n, and
+// max_pool2d_2x2's -DPV=n.
+var vwOption = regexp.MustCompile(`(?:^|\s)-D(?:VW|PV)=(\d+)(?:\s|$)`)
 
 // refusal says why the device's limits refuse a launch of k built with
 // its options plus extra in work groups of local ("" when they do not):
-// the variant forVariants runs, a vector width (-DVW, the last one wins)
+// the variant forVariants runs, a vector width (-DVW or -DPV, the last one wins)
 // or a work group over the limits. A launch test that ignores the
 // device's limits fails here, before it builds anything.
 func (e *clEnv) refusal(k kernels.Kernel, extra string, local []int) string {
