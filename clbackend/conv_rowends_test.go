@@ -70,7 +70,7 @@ func TestConvRowEnds(t *testing.T) {
 			}
 			seen[key] = true
 			t.Run(v.String(), func(t *testing.T) {
-				got, cm := inferAllWith(t, gpu, m, ins, map[string]string{KeyKernelVariants: v.String()})
+				got, cm := inferAllWith(t, gpu, m, ins, pinned(v.String()))
 				require.True(t, ranVariant(t, cm, v), "no node ran %s", v)
 				assertOutputsClose(t, want, got, 1e-4, 1e-3)
 			})

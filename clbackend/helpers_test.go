@@ -18,6 +18,22 @@ func needOpenCL(t testing.TB) {
 	}
 }
 
+// pinned are the properties of a compile that forces kernel variant v (a
+// Variant's String, or a list KeyKernelVariants takes) and runs on the
+// device's worker threads (GPU_IN_THREAD=NO), where TestVariantsMatchCPU
+// and TestQuantizedVariantsBitExact run every variant: POCL keys its
+// kernel cache by OpenCL device, so the same variant program compiled on
+// the in-thread companion (AUTO's choice for a small model) is a second
+// cold build of it (a conv or GEMM variant: the costly ones). extra adds
+// properties.
+func pinned(v string, extra ...string) map[string]string {
+	props := map[string]string{KeyKernelVariants: v, KeyInThread: inThreadNo}
+	for i := 0; i+1 < len(extra); i += 2 {
+		props[extra[i]] = extra[i+1]
+	}
+	return props
+}
+
 // newGPU returns the GPU plugin over the machine's OpenCL devices, closed
 // when the test ends.
 func newGPU(t testing.TB) *Plugin {

@@ -248,7 +248,9 @@ func TestGPUHeuristicsOnPOCL(t *testing.T) {
 		for ci, c := range cases[fam] {
 			t.Run(fam+"/"+c.name, func(t *testing.T) {
 				m, ins := c.instance(t, fam, ci)
-				got, cm := inferAll(t, gpu, m, ins)
+				// On the worker threads, where TestVariantsMatchCPU runs
+				// these cases: POCL builds a program once per OpenCL device.
+				got, cm := inferAllWith(t, gpu, m, ins, map[string]string{KeyInThread: inThreadNo})
 				want, _ := inferAll(t, cpu, m, ins)
 				assertOutputsClose(t, want, got, 1e-4, 1e-3)
 				rm, err := cm.RuntimeModel()

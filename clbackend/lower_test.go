@@ -597,10 +597,11 @@ func TestLoweringsMatchCPU(t *testing.T) {
 				assert.True(t, found, "the model has no %s node", op)
 				// The other algorithms of the families the case reaches
 				// (their first point on this device), so every kernel a
-				// family can launch for this op is compared with the CPU.
+				// family can launch for this op is compared with the CPU;
+				// pinned, on the worker threads as TestVariantsMatchCPU.
 				for _, v := range otherAlgorithms(ran, lim) {
 					t.Run(v.Family+"_"+v.Algorithm, func(t *testing.T) {
-						got, cm := inferAllWith(t, gpu, m, ins, map[string]string{KeyKernelVariants: v.String()})
+						got, cm := inferAllWith(t, gpu, m, ins, pinned(v.String()))
 						assertOutputsClose(t, want, got, 1e-4, 1e-3)
 						rm, err := cm.RuntimeModel()
 						require.NoError(t, err)

@@ -192,7 +192,7 @@ func TestQuantizedVariantsBitExact(t *testing.T) {
 					// TestVariantsMatchCPU's instance of the case: the
 					// same weights, so the same programs (the fma
 					// algorithm's CHUNK follows the weights' range).
-					check(t, c, "variant/"+fam+"/"+c.name, ci, map[string]string{KeyKernelVariants: v.String(), KeyInThread: inThreadNo}, v.String())
+					check(t, c, "variant/"+fam+"/"+c.name, ci, pinned(v.String()), v.String())
 				})
 			}
 		}

@@ -171,7 +171,9 @@ func TestTunerRefusesUnlaunchable(t *testing.T) {
 	}
 	t.Cleanup(func() { tuneTrace = nil })
 	file := filepath.Join(t.TempDir(), "tuning.json")
-	got, cm := inferAllWith(t, gpu, m, f.values, map[string]string{KeyTuningMode: "EXHAUSTIVE", KeyTuningFile: file})
+	// On the worker threads, as TestVariantsMatchCPU runs the GEMM
+	// variants (pinned): POCL builds a program once per OpenCL device.
+	got, cm := inferAllWith(t, gpu, m, f.values, map[string]string{KeyTuningMode: "EXHAUSTIVE", KeyTuningFile: file, KeyInThread: inThreadNo})
 	assertOutputsClose(t, want, got, 1e-4, 1e-3)
 	c := choices(t, cm)["node"]
 	assert.Equal(t, "tuned", c.Source)
@@ -182,7 +184,7 @@ func TestTunerRefusesUnlaunchable(t *testing.T) {
 		assert.Contains(t, v, "gemm/tiled", "only variants over the limit are refused")
 	}
 	tiled := "gemm/tiled:TS_M=64,TS_N=64,TS_K=16,WPT_M=4,WPT_N=4,VW=4"
-	got, cm = inferAllWith(t, gpu, m, f.values, map[string]string{KeyKernelVariants: tiled})
+	got, cm = inferAllWith(t, gpu, m, f.values, pinned(tiled))
 	assertOutputsClose(t, want, got, 1e-4, 1e-3)
 	assert.Equal(t, "heuristic", choices(t, cm)["node"].Source, "the forced tiled variant fell back")
 }

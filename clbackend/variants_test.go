@@ -204,7 +204,7 @@ func TestVariantsMatchCPU(t *testing.T) {
 			declared[f.Name]++
 			t.Run(v.String(), func(t *testing.T) {
 				ran[f.Name]++
-				props := map[string]string{KeyKernelVariants: v.String(), KeyInThread: inThreadNo}
+				props := pinned(v.String())
 				halfRan := false
 				for _, in := range insts {
 					got, cm := inferAllWith(t, gpu, in.m, in.ins, props)
@@ -216,7 +216,7 @@ func TestVariantsMatchCPU(t *testing.T) {
 						exercised[v.String()] = true
 					}
 					if full {
-						half := map[string]string{KeyKernelVariants: v.String(), KeyInThread: inThreadNo, driver.KeyInferencePrecisionHint: "f16"}
+						half := pinned(v.String(), driver.KeyInferencePrecisionHint, "f16")
 						got, cm := inferAllWith(t, gpu, in.m, in.ins, half)
 						assertOutputsClose(t, in.want, got, 2e-2, 2e-2)
 						halfRan = halfRan || ranVariant(t, cm, v)
