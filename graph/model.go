@@ -261,12 +261,14 @@ func (m *Model) clone(copyValues bool) *Model {
 // A Result whose shape still has dynamic dims depends on values it was
 // not given. values may be shorter than shapes, or nil; the clone refers
 // to them (they are not copied), so they must not change while it is
-// used.
+// used. Its Constants' tensors are m's, not copies (a device plans every
+// input shape from one model: IS-Net medium's 176 MB of weights were
+// copied for each plan), so neither model may change them.
 func (m *Model) Specialize(shapes []tensor.Shape, values []*tensor.Tensor) (*Model, error) {
 	if len(shapes) != len(m.Parameters) {
 		return nil, invalid(fmt.Errorf("model %q: %d input shapes for %d parameters", m.Name, len(shapes), len(m.Parameters)))
 	}
-	out := m.Clone()
+	out := m.clone(false)
 	for i, prm := range out.Parameters {
 		prm.Outputs[0].Shape = StaticShape(shapes[i])
 		if i < len(values) && values[i] != nil {
