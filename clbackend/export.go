@@ -86,7 +86,7 @@ func (c *CompiledModel) export(w io.Writer, lean bool) error {
 	}
 	sections := []driver.BlobSection{{Name: graphSection, Data: enc}}
 	if rec != nil {
-		sections = append(sections, driver.BlobSection{Name: planSection, Data: rec})
+		sections = append(sections, driver.BlobSection{Name: planSection, Parts: rec})
 	}
 	if c.binaries {
 		progs, err := c.programSections()

@@ -74,7 +74,13 @@ var errNoRecord = errors.New("plan not recordable")
 // sizes read back, a launch of a node the graph does not have). consts
 // names the graph's Constants whose tensors the record refers to instead
 // of holding their bytes: the only Constants an import of the record reads.
-func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err error) {
+// The record is rec's parts one after another: the bytes of the host
+// values it holds are parts of their own, the plan's tensors themselves,
+// not copied (IS-Net medium: 261 MB of packed weights, which the single
+// buffer this was, grown past its estimate by the launches after them,
+// copied into 580 MB more: 2-7 s of every cold compile's Close on a
+// machine where fresh memory costs ~8 ms per MB to fault in).
+func (c *CompiledModel) planRecord() (rec [][]byte, consts map[string]bool, err error) {
 	pl := c.static
 	if pl == nil || pl.control || pl.prog != nil || pl.cont != nil || pl.parent != nil || len(pl.loops) > 0 {
 		return nil, nil, errNoRecord
@@ -85,14 +91,8 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 	}
 	consts = map[string]bool{}
 	used := pl.deviceReads()
-	var e wire.Encoder
-	size := 1 << 16
-	for _, v := range pl.values {
-		if n := byName[v.weight]; v.host != nil && used[v.root] && (n == nil || n.OpType != graph.OpConstant) {
-			size += v.bytes + recordAlign + 32
-		}
-	}
-	e.Buf = make([]byte, 0, size) // one allocation for the packed weights
+	var r recordParts
+	e := &r.e
 	e.U32(planRecordVersion)
 	e.Str(pl.key)
 	e.Uvarint(uint64(len(pl.values)))
@@ -132,10 +132,10 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 			// 128 bytes on POCL): ReadBlob reads a section into one
 			// allocation, page-aligned when large; the record follows
 			// its name.
-			pad := (recordAlign - (recordBase+len(e.Buf)+1)%recordAlign) % recordAlign
+			pad := (recordAlign - (recordBase+r.len()+1)%recordAlign) % recordAlign
 			e.Byte(byte(pad))
 			e.Buf = append(e.Buf, make([]byte, pad)...)
-			e.Buf = append(e.Buf, raw...)
+			r.data(raw)
 		}
 	}
 	e.Uvarint(uint64(len(pl.launches)))
@@ -155,29 +155,29 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 		}
 		e.Uvarint(uint64(len(l.args)))
 		for _, a := range l.args {
-			if err := encodeArg(&e, a); err != nil {
+			if err := encodeArg(e, a); err != nil {
 				return nil, nil, fmt.Errorf("%w: node %q: %v", errNoRecord, l.node.Name, err)
 			}
 		}
 		e.Varint(l.n)
-		encodeInts(&e, l.global)
+		encodeInts(e, l.global)
 		e.Byte(boolByte(l.local != nil))
-		encodeInts(&e, l.local)
+		encodeInts(e, l.local)
 		e.Varint(l.bytes)
 	}
-	encodeInts(&e, pl.params)
+	encodeInts(e, pl.params)
 	e.Uvarint(uint64(len(pl.hostIn)))
 	for _, h := range pl.hostIn {
 		e.Byte(boolByte(h))
 	}
-	encodeInts(&e, pl.results)
-	encodeInts(&e, pl.bufSizes)
+	encodeInts(e, pl.results)
+	encodeInts(e, pl.bufSizes)
 	e.Varint(int64(pl.seed))
 	e.Varint(pl.planned)
 	e.Varint(pl.naive)
-	encodeByName(&e, pl.impl, func(s string) { e.Str(s) })
-	encodeByName(&e, pl.order, func(i int) { e.Varint(int64(i)) })
-	encodeByName(&e, pl.variants, func(s string) { e.Str(s) })
+	encodeByName(e, pl.impl, func(s string) { e.Str(s) })
+	encodeByName(e, pl.order, func(i int) { e.Varint(int64(i)) })
+	encodeByName(e, pl.variants, func(s string) { e.Str(s) })
 	e.Uvarint(uint64(len(pl.choices)))
 	for _, ch := range pl.choices {
 		for _, s := range []string{ch.Node, ch.Op, ch.Key, ch.Variant, ch.Heuristic, ch.Source} {
@@ -192,8 +192,29 @@ func (c *CompiledModel) planRecord() (rec []byte, consts map[string]bool, err er
 			e.Str(s)
 		}
 	}
-	return e.Buf, consts, nil
+	return r.done(), consts, nil
 }
+
+// recordParts is a plan record in parts: encoded fields, and the bytes of
+// host values as they are.
+type recordParts struct {
+	parts [][]byte
+	e     wire.Encoder // the fields after the last part
+	n     int          // bytes in parts
+}
+
+// len is the record's length so far.
+func (r *recordParts) len() int { return r.n + len(r.e.Buf) }
+
+// data appends raw after the fields encoded so far, without copying it.
+func (r *recordParts) data(raw []byte) {
+	r.parts = append(r.parts, r.e.Buf, raw)
+	r.n += len(r.e.Buf) + len(raw)
+	r.e.Buf = nil
+}
+
+// done returns the record's parts.
+func (r *recordParts) done() [][]byte { return append(r.parts, r.e.Buf) }
 
 // deviceReads returns the root values a straight-line plan reads on the
 // device or returns: its launches' arguments, its inputs, outputs and

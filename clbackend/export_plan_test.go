@@ -102,8 +102,9 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 	blob := gpuExport(t, cm)
 	arch := src.devices[src.def].architecture
 	c := cm.(*CompiledModel)
-	good, _, err := c.planRecord()
+	parts, _, err := c.planRecord()
 	require.NoError(t, err)
+	good := bytes.Join(parts, nil)
 
 	// A record whose launch reads a value the plan does not have.
 	badSlot := func() []byte {
@@ -122,7 +123,7 @@ func TestGPUImportPlanRecordRefused(t *testing.T) {
 		defer func() { c.static = saved }()
 		rec, _, err := c.planRecord()
 		require.NoError(t, err)
-		return rec
+		return bytes.Join(rec, nil)
 	}
 	// A record made for another source of one of its kernels (another
 	// build of clinfer).

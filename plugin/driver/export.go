@@ -70,6 +70,11 @@ type BlobHeader struct {
 type BlobSection struct {
 	Name string
 	Data []byte
+	// Parts, when not nil, are what WriteBlob writes as the section's data
+	// instead of Data: its bytes in pieces, one after another, so that a
+	// device need not copy hundreds of MB of weights into one buffer to
+	// export them. ReadBlob returns a section's data in Data.
+	Parts [][]byte
 }
 
 // Blob is an exported compiled model: its header and its sections.
@@ -140,7 +145,11 @@ func WriteBlob(w io.Writer, b *Blob) error {
 		}
 		var name blobEncoder
 		name.str(s.Name)
-		err = frame(w, nil, name.buf.Bytes(), s.Data)
+		parts := append([][]byte{name.buf.Bytes()}, s.Parts...)
+		if s.Parts == nil {
+			parts = append(parts, s.Data)
+		}
+		err = frame(w, nil, parts...)
 	}
 	if err != nil {
 		return errorf(ErrDevice, "plugin: export %s model: %w", h.Device, err)
