@@ -82,6 +82,9 @@ type CompiledModel struct {
 	// Constants its plan record holds packed (ExportCached); only the
 	// recorded plan can run it.
 	elided bool
+	// blob: the mapped model cache blob it was imported from (nil if none),
+	// which the plan's recorded tensors lie in; release drops its reference.
+	blob *hostMem
 
 	wmu     sync.Mutex
 	weights map[string]*cl.MemObject // Constant node name -> device copy
@@ -577,6 +580,9 @@ func (c *CompiledModel) release() error {
 		errs = append(errs, c.ctx.releaseWeight(key))
 	}
 	c.weights, c.wkeys = nil, nil
+	if c.blob != nil {
+		c.blob.release() // after the plans and weights that read it
+	}
 	if c.ctx != nil {
 		errs = append(errs, c.ctx.release())
 		c.ctx = nil

@@ -269,16 +269,25 @@ func (cc *clContext) uploadFrom(t *tensor.Tensor, model string, mem *hostMem) (*
 // hostMem is host memory that read-only device buffers use in place
 // (CL_MEM_USE_HOST_PTR) on a device that shares host memory: the plan
 // record of a blob ImportModel read, whose packed weights the restored
-// plan's tensors already point into. It is pinned while a buffer uses
-// it; the buffers' weightBufs keep it alive, so it outlives the compiled
-// model whose import read it as long as another model shares one of its
-// weights. The blob's file plays no part: ImportModel read it into
-// memory, so removing or rewriting the file changes nothing.
+// plan's tensors already point into, or a tensor of a plan. Go memory is
+// pinned while a buffer uses it; the buffers' weightBufs keep it alive,
+// so it outlives the compiled model whose import read it as long as
+// another model shares one of its weights. A mapped model cache blob
+// (driver.CacheBlobFile; unmap set) is not pinned: the compiled model
+// holds a reference (mappedMem) and each buffer another, and the last
+// release unmaps it.
 type hostMem struct {
-	data []byte
-	mu   sync.Mutex
-	pin  runtime.Pinner
-	refs int
+	data  []byte
+	unmap func() error
+	mu    sync.Mutex
+	pin   runtime.Pinner
+	refs  int
+}
+
+// mappedMem is the hostMem of a mapped blob whose record is data, with one
+// reference, the caller's.
+func mappedMem(data []byte, unmap func() error) *hostMem {
+	return &hostMem{data: data, unmap: unmap, refs: 1}
 }
 
 // holds reports whether b lies in the memory.
@@ -296,26 +305,47 @@ func (h *hostMem) holds(b []byte) bool {
 // runtime finding a collected Pinner still pinned (a fatal panic).
 var pinnedHost sync.Map // *hostMem -> struct{}
 
-// acquire adds a buffer that uses the memory, pinning it for the first.
+// acquire adds a buffer that uses the memory, pinning Go memory for the
+// first.
 func (h *hostMem) acquire() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.refs == 0 {
+	if h.refs == 0 && h.unmap == nil {
 		h.pin.Pin(&h.data[0])
 		pinnedHost.Store(h, struct{}{})
 	}
 	h.refs++
 }
 
-// release drops a buffer acquire added (after the buffer is released),
-// unpinning the memory after the last.
+// tryAcquire is acquire of a mapping that may be gone already: false
+// when it is (Export after Close).
+func (h *hostMem) tryAcquire() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refs == 0 {
+		return false
+	}
+	h.refs++
+	return true
+}
+
+// release drops a reference (a buffer's, after the buffer is released),
+// unpinning Go memory, or unmapping a mapping, after the last.
 func (h *hostMem) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.refs--; h.refs == 0 {
-		h.pin.Unpin()
-		pinnedHost.Delete(h)
+	if h.refs--; h.refs != 0 {
+		return
 	}
+	if h.unmap != nil {
+		if err := h.unmap(); err != nil {
+			warnf("gpu: %v", err)
+		}
+		h.data, h.unmap = nil, nil
+		return
+	}
+	h.pin.Unpin()
+	pinnedHost.Delete(h)
 }
 
 // upload copies a host tensor into a new read-only device buffer.

@@ -66,6 +66,14 @@ func (c *CompiledModel) ExportCached(w io.Writer) error { return c.export(w, tru
 const elideMin = 16 << 10
 
 func (c *CompiledModel) export(w io.Writer, lean bool) error {
+	if c.blob != nil {
+		// The plan's recorded tensors lie in the mapped blob: it stays
+		// mapped until they are written.
+		if !c.blob.tryAcquire() {
+			return driver.Errorf(driver.ErrClosed, "gpu: export model %q: the compiled model is closed", c.model.Name)
+		}
+		defer c.blob.release()
+	}
 	rec, consts, err := c.planRecord()
 	switch {
 	case errors.Is(err, errNoRecord):
@@ -86,7 +94,7 @@ func (c *CompiledModel) export(w io.Writer, lean bool) error {
 	}
 	sections := []driver.BlobSection{{Name: graphSection, Data: enc}}
 	if rec != nil {
-		sections = append(sections, driver.BlobSection{Name: planSection, Parts: rec})
+		sections = append(sections, driver.BlobSection{Name: planSection, Parts: rec, Align: recordAlign})
 	}
 	if c.binaries {
 		progs, err := c.programSections()
@@ -187,9 +195,33 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	if err != nil {
 		return nil, err
 	}
-	blob, err := driver.ReadBlob(r, DeviceName, d.architecture)
+	var blob *driver.Blob
+	var unmap func() error
+	if f, ok := r.(*driver.CacheBlobFile); ok {
+		// The model cache's file: mapped, not read (see
+		// driver.CacheBlobFile.Map); the plan record's tensors and the
+		// weights used in place lie in the mapping.
+		blob, unmap, err = f.Map(DeviceName, d.architecture)
+	} else {
+		blob, err = driver.ReadBlob(r, DeviceName, d.architecture)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	rec, _ := blob.Section(planSection)
+	recMem := &hostMem{data: rec} // read: Go memory, pinned while used in place
+	var mapped *hostMem
+	if unmap != nil {
+		// The import's reference to the mapping: handed to the compiled
+		// model, or dropped on the way out (after the binaries' preload,
+		// whose wait is deferred below).
+		mapped = mappedMem(rec, unmap)
+		recMem = mapped
+		defer func() {
+			if mapped != nil {
+				mapped.release()
+			}
+		}()
 	}
 	data, ok := blob.Section(graphSection)
 	if !ok {
@@ -205,12 +237,12 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 	if err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	if rec, ok := blob.Section(planSection); ok && !needsHostParts(m) {
+	if rec != nil && !needsHostParts(m) {
 		// The plan is the compile's when the configuration is the
 		// export's (props may change what planning decides); the
 		// runtime-only keys (GPU_WAIT_SPIN_US...) do not count.
 		if maps.Equal(driver.CachingConfig(cfg, exportConfig(cfg)), driver.CachingConfig(cfg, blob.Header.Config)) {
-			ctx = withPlanRecord(ctx, rec)
+			ctx = withPlanRecord(ctx, rec, recMem)
 		} else {
 			p.cache.planRecordsRefused.Add(1)
 		}
@@ -272,6 +304,9 @@ func (p *Plugin) ImportModel(ctx context.Context, r io.Reader, props map[string]
 			return nil, fmt.Errorf("gpu: import: %w", err)
 		}
 		return nil, driver.Errorf(driver.ErrCorrupt, "gpu: import: %w", err)
+	}
+	if cm, ok := c.(*CompiledModel); ok && mapped != nil {
+		cm.blob, mapped = mapped, nil
 	}
 	for _, chk := range []struct {
 		kind            string

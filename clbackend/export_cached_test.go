@@ -145,10 +145,11 @@ func TestGPUModelCacheElided(t *testing.T) {
 }
 
 // TestGPUImportWeightsInPlace: on a device that shares host memory the
-// imported plan's packed weights are used where the import read them
-// (CL_MEM_USE_HOST_PTR), elsewhere copied; either way removing or
-// rewriting the blob's file changes nothing, and a weight another model
-// shares outlives the model whose import read it.
+// imported plan's packed weights are used where the import mapped them
+// (CL_MEM_USE_HOST_PTR), elsewhere copied; either way removing the blob's
+// file, or replacing it as the model cache does (a new file renamed over
+// it), changes nothing, and a weight another model shares outlives the
+// model whose import read it.
 func TestGPUImportWeightsInPlace(t *testing.T) {
 	needOpenCL(t)
 	ctx := context.Background()
@@ -191,10 +192,13 @@ func TestGPUImportWeightsInPlace(t *testing.T) {
 		assert.Zero(t, inPlace, "%s copies its weights", gpu.devices[gpu.def].name())
 	}
 
-	require.NoError(t, os.WriteFile(blobs[0], bytes.Repeat([]byte{0xff}, len(blob)), 0o600))
+	require.NoError(t, os.WriteFile(blobs[0]+".new", bytes.Repeat([]byte{0xff}, len(blob)), 0o600))
+	require.NoError(t, os.Rename(blobs[0]+".new", blobs[0]))
+	runtime.GC()
+	assert.Equal(t, want, gpuRun(t, a), "the replaced file is not read after the import")
 	require.NoError(t, os.Remove(blobs[0]))
 	runtime.GC()
-	assert.Equal(t, want, gpuRun(t, a), "the file is not read after the import")
+	assert.Equal(t, want, gpuRun(t, a), "the removed file is not read after the import")
 
 	b, err := gpu.ImportModel(ctx, bytes.NewReader(blob), nil)
 	require.NoError(t, err)
@@ -210,6 +214,9 @@ func TestGPUImportWeightsInPlace(t *testing.T) {
 // TestGPUImportInPlaceLeakedModel: a model whose weights are used in
 // place and that is dropped without Close leaks its record's memory; the
 // garbage collector finding its Pinner still pinned was a fatal panic.
+// The blob is read into memory (an import from a reader); a model
+// imported from the model cache maps the file and pins nothing, and
+// leaking it (mapped) leaks the mapping.
 func TestGPUImportInPlaceLeakedModel(t *testing.T) {
 	needOpenCL(t)
 	ctx := context.Background()
@@ -227,15 +234,25 @@ func TestGPUImportInPlaceLeakedModel(t *testing.T) {
 		first, err := core.CompileModel(ctx, m, DeviceName, props)
 		require.NoError(t, err)
 		require.NoError(t, first.Close())
-		a, err := core.CompileModel(ctx, m, DeviceName, props)
+		blobs, err := filepath.Glob(filepath.Join(dir, "*.blob"))
 		require.NoError(t, err)
-		require.Equal(t, "YES", gpuProp(t, a, driver.KeyLoadedFromCache))
+		require.Len(t, blobs, 1)
+		data, err := os.ReadFile(blobs[0])
+		require.NoError(t, err)
+		a, err := core.ImportModel(ctx, bytes.NewReader(data), DeviceName, nil)
+		require.NoError(t, err)
+		require.Nil(t, a.(*CompiledModel).blob, "read: not mapped")
+		// Shares a's weights (the same content): maps, pins nothing.
+		mapped, err := core.CompileModel(ctx, m, DeviceName, props)
+		require.NoError(t, err)
+		require.Equal(t, "YES", gpuProp(t, mapped, driver.KeyLoadedFromCache))
+		require.NotNil(t, mapped.(*CompiledModel).blob, "imported from the model cache: mapped")
 		pl, err := core.Plugin(DeviceName)
 		require.NoError(t, err)
 		if d := pl.(*Plugin).devices[pl.(*Plugin).def]; d.inPlace <= 0 {
 			t.Skipf("%s does not share host memory (CL_DEVICE_HOST_UNIFIED_MEMORY): no weights are used in place; POCL (make deps) does", d.name())
 		}
-		_ = core.Close() // a is never closed
+		_ = core.Close() // a and mapped are never closed
 	}()
 	for range 3 {
 		runtime.GC()

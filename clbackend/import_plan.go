@@ -99,13 +99,25 @@ func waitPreload(ctx context.Context) {
 
 type planRecordKey struct{}
 
-func withPlanRecord(ctx context.Context, rec []byte) context.Context {
-	return context.WithValue(ctx, planRecordKey{}, rec)
+// recordOf is a blob's plan record and the memory it lies in.
+type recordOf struct {
+	rec []byte
+	mem *hostMem
+}
+
+func withPlanRecord(ctx context.Context, rec []byte, mem *hostMem) context.Context {
+	return context.WithValue(ctx, planRecordKey{}, recordOf{rec, mem})
 }
 
 func planRecordOf(ctx context.Context) []byte {
-	rec, _ := ctx.Value(planRecordKey{}).([]byte)
-	return rec
+	r, _ := ctx.Value(planRecordKey{}).(recordOf)
+	return r.rec
+}
+
+// planRecordMem is the memory the plan record lies in (see hostMem).
+func planRecordMem(ctx context.Context) *hostMem {
+	r, _ := ctx.Value(planRecordKey{}).(recordOf)
+	return r.mem
 }
 
 func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, rec []byte) (_ *plan, err error) {
@@ -261,7 +273,7 @@ func (c *CompiledModel) restorePlan(ctx context.Context, p *Plugin, key string, 
 	}
 	b := &builder{p: p, c: c, pl: pl}
 	if c.dev.inPlace > 0 {
-		b.mem = &hostMem{data: rec}
+		b.mem = planRecordMem(ctx)
 	}
 	if err := b.checkTotal(); err != nil {
 		return nil, err

@@ -75,7 +75,18 @@ type BlobSection struct {
 	// device need not copy hundreds of MB of weights into one buffer to
 	// export them. ReadBlob returns a section's data in Data.
 	Parts [][]byte
+	// Align, when above 0, makes WriteBlob start the section's frame (its
+	// name, then its data) at a multiple of Align bytes from the blob's
+	// start, after a PaddingSection it writes before it: a blob mapped
+	// from its file (CacheBlobFile.Map) then has the section as aligned as
+	// ReadBlob's allocation of it (a device uses the plan record's weights
+	// in place only at its CL_DEVICE_MEM_BASE_ADDR_ALIGN).
+	Align int
 }
+
+// PaddingSection names the sections WriteBlob writes to align the next one
+// (BlobSection.Align); importers skip them.
+const PaddingSection = "padding"
 
 // Blob is an exported compiled model: its header and its sections.
 type Blob struct {
@@ -133,13 +144,15 @@ func WriteBlob(w io.Writer, b *Blob) error {
 	}
 	e.ports(h.Inputs)
 	e.ports(h.Outputs)
-	e.uvarint(uint64(len(b.Sections)))
+	sections := padSections(b.Sections)
+	e.uvarint(uint64(len(sections)))
 
 	var head bytes.Buffer
 	head.WriteString(blobMagic)
 	head.Write(binary.LittleEndian.AppendUint32(nil, ExportFormatVersion))
+	at := head.Len() + 8 + e.buf.Len() + 4 // where the next frame starts
 	err := frame(w, head.Bytes(), e.buf.Bytes())
-	for _, s := range b.Sections {
+	for i, s := range sections {
 		if err != nil {
 			break
 		}
@@ -149,6 +162,18 @@ func WriteBlob(w io.Writer, b *Blob) error {
 		if s.Parts == nil {
 			parts = append(parts, s.Data)
 		}
+		if s.Name == PaddingSection && i+1 < len(sections) && sections[i+1].Align > 0 {
+			// Zeros up to the aligned start of the next frame's data:
+			// this frame is 8+len(name)+n+4 bytes, the next one's data
+			// starts 8 bytes into it.
+			a := sections[i+1].Align
+			n := (a - (at+8+len(name.buf.Bytes())+4+8)%a) % a
+			parts = append(parts[:1], make([]byte, n))
+		}
+		for _, p := range parts {
+			at += len(p)
+		}
+		at += 12
 		err = frame(w, nil, parts...)
 	}
 	if err != nil {
@@ -245,6 +270,58 @@ func remaining(r io.Reader) int64 {
 // names both values; a truncated or damaged blob wraps ErrCorrupt. Devices
 // call it first in ImportModel. It never panics on bad input.
 func ReadBlob(r io.Reader, device, architecture string) (*Blob, error) {
+	return readBlob(r, func(what string) ([]byte, error) { return readFrame(r, what) }, device, architecture)
+}
+
+// padSections returns sections with a PaddingSection before each one that
+// asks for an alignment (its size is WriteBlob's to choose).
+func padSections(sections []BlobSection) []BlobSection {
+	out := make([]BlobSection, 0, len(sections))
+	for _, s := range sections {
+		if s.Align > 0 {
+			out = append(out, BlobSection{Name: PaddingSection})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// ParseBlob is ReadBlob of a blob in memory: its sections' data are
+// slices of data, not copies.
+func ParseBlob(data []byte, device, architecture string) (*Blob, error) {
+	r := bytes.NewReader(data)
+	return readBlob(r, func(what string) ([]byte, error) {
+		at := len(data) - r.Len()
+		frame, err := sliceFrame(data[at:], what)
+		if err == nil {
+			_, err = r.Seek(int64(at+8+len(frame)+4), io.SeekStart)
+		}
+		return frame, err
+	}, device, architecture)
+}
+
+// sliceFrame is readFrame of the frame data starts with, without a copy.
+func sliceFrame(data []byte, what string) ([]byte, error) {
+	if len(data) < 8 {
+		return nil, corrupt("%s: truncated (%v)", what, io.ErrUnexpectedEOF)
+	}
+	size := binary.LittleEndian.Uint64(data)
+	if size > uint64(len(data)-8) {
+		return nil, corrupt("%s: truncated: %d of %d bytes", what, len(data)-8, size)
+	}
+	frame := data[8 : 8+size]
+	if uint64(len(data)-8)-size < 4 {
+		return nil, corrupt("%s: truncated checksum", what)
+	}
+	if want := binary.LittleEndian.Uint32(data[8+size:]); crc32.Checksum(frame, crcTable) != want {
+		return nil, corrupt("%s: checksum mismatch", what)
+	}
+	return frame, nil
+}
+
+// readBlob reads the magic and the version from r, then the header's and
+// the sections' frames with frame.
+func readBlob(r io.Reader, frame func(what string) ([]byte, error), device, architecture string) (*Blob, error) {
 	var head [len(blobMagic) + 4]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return nil, corrupt("not a clinfer compiled model: truncated header (%v)", err)
@@ -255,7 +332,7 @@ func ReadBlob(r io.Reader, device, architecture string) (*Blob, error) {
 	if v := binary.LittleEndian.Uint32(head[len(blobMagic):]); v != ExportFormatVersion {
 		return nil, incompatible("blob format version %d, this build reads version %d; export the model again", v, ExportFormatVersion)
 	}
-	hb, err := readFrame(r, "header")
+	hb, err := frame("header")
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +363,7 @@ func ReadBlob(r io.Reader, device, architecture string) (*Blob, error) {
 		return nil, corrupt("header: %d trailing bytes", len(d.Data)-d.Pos)
 	}
 	for i := range ns {
-		data, err := readFrame(r, fmt.Sprintf("section %d of %d", i+1, ns))
+		data, err := frame(fmt.Sprintf("section %d of %d", i+1, ns))
 		if err != nil {
 			return nil, err
 		}
@@ -296,6 +373,8 @@ func ReadBlob(r io.Reader, device, architecture string) (*Blob, error) {
 			return nil, corrupt("section %d: %v", i+1, sd.Err)
 		}
 		b.Sections = append(b.Sections, BlobSection{Name: name, Data: data[sd.Pos:]})
+		if len(data) > 1<<20 {
+		}
 	}
 	return b, nil
 }

@@ -269,7 +269,7 @@ func (c *Core) compileCached(ctx context.Context, p Plugin, ref deviceRef, m *gr
 		}
 	}()
 	if f, err := os.Open(path); err == nil {
-		cm, err := imp.ImportModel(ctx, f, runtimeProps(p, props))
+		cm, err := imp.ImportModel(ctx, &CacheBlobFile{f}, runtimeProps(p, props))
 		f.Close()
 		if err == nil {
 			return cm, nil
