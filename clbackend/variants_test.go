@@ -46,6 +46,9 @@ func variantCases() map[string][]lowerCase {
 			{"matmul_batch", func(g *caseGen) *graph.Model {
 				return g.one("MatMul", nil, g.x("a", 2, 19, 23), g.x("b", 23, 53)) // 53 columns: a full vector and a partial one past the last block of 32
 			}},
+			{"matmul_10x10", func(g *caseGen) *graph.Model {
+				return g.one("MatMul", nil, g.x("a", 2, 5, 7), g.c(-1, 1, 7, 100)) // a 10x10 image's 100 columns: 4 past the last whole vector whatever VW
+			}},
 			{"fully_connected_sum_relu", func(g *caseGen) *graph.Model {
 				node := graph.NewNode(graph.OpFullyConnected, "node",
 					[]graph.Output{g.x("a", 3, 29), g.c(-0.5, 0.5, 29, 41), g.c(-1, 1, 41), g.x("res", 3, 41)}, nil, 1)

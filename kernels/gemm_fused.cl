@@ -78,16 +78,52 @@ __kernel void fused_gemm(__global const FT* a, __global const FT* b, __global co
                 UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
             }
         }
-    } else {
+    } else if (N >= VW) {
         // The row's last columns: the vectors N fills are vector loads
         // (N = 240 with NR = 32 leaves one full vector of 16), the one N
-        // ends inside goes lane by lane, those past N are zeros.
+        // ends inside is the row's last VW columns (from N - VW, inside
+        // the row), its lanes moved into place once after the sums; those
+        // past N are zeros. A lane-by-lane load of that vector per k made
+        // the edge items of a 10x10 image (N = 100, NR = 32: a quarter of
+        // the items) cost several full ones.
+        const int full = nn / VW, part = nn % VW ? full : NV;
         for (int k = 0; k < K; ++k) {
             floatv bv[NV];
             UNROLL for (int j = 0; j < NV; ++j) {
-                if ((j + 1) * VW <= nn) {
+                if (j < full) {
                     bv[j] = LDV(bp + k * b_ks, j);
-                } else if (j * VW >= nn) {
+                } else if (j == part) {
+                    bv[j] = LDV(bp + k * b_ks + nn - VW, 0);
+                } else {
+                    bv[j] = (floatv)0.0f;
+                }
+            }
+            UNROLL for (int i = 0; i < MR; ++i) {
+                const floatv av = (floatv)A_AT(i, k);
+                UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = fma(av, bv[j], acc[i][j]);
+            }
+        }
+        if (part < NV) {
+            // Lane l of the shifted vector is column N - VW + l: column
+            // part * VW + l of the item is lane l + s.
+            const int s = (part + 1) * VW - nn;
+            UNROLL for (int i = 0; i < MR; ++i) {
+                float t[VW];
+                UNROLL for (int j = 0; j < NV; ++j) {
+                    if (j == part) {
+                        STOREV(acc[i][j], 0, t);
+                        for (int l = 0; l < VW; ++l) t[l] = l + s < VW ? t[l + s] : 0.0f;
+                        acc[i][j] = LOADV(0, t);
+                    }
+                }
+            }
+        }
+    } else {
+        // Fewer columns than a vector: lane by lane.
+        for (int k = 0; k < K; ++k) {
+            floatv bv[NV];
+            UNROLL for (int j = 0; j < NV; ++j) {
+                if (j * VW >= nn) {
                     bv[j] = (floatv)0.0f;
                 } else {
                     float t[VW];
