@@ -238,8 +238,8 @@ func (f *failRecorder) try(fn func(t testing.TB)) (stopped bool) {
 // TestLaunchRefusesOverTheLimits checks the launch helpers against a
 // device whose limits are narrower than the variants a test asks for
 // (float vectors of 4, groups of 256 items, 1 KiB of local memory): a
-// variant, a -DVW build option or a work group over them fails the launch
-// before anything is built, naming what is refused, so that a launch
+// variant, a -DVW or -DPV build option or a work group over them fails
+// the launch before anything is built, naming what is refused, so that a launch
 // test cannot ignore the device's limits (VW=16 on a haswell POCL, VW=8
 // on a plain x86-64 one); what fits passes the check.
 func TestLaunchRefusesOverTheLimits(t *testing.T) {
@@ -263,6 +263,7 @@ func TestLaunchRefusesOverTheLimits(t *testing.T) {
 		{"variant_vw16", parse("gemm/direct:VW=16,MR=8,NV=2,WG=1"), gemm, "-DVW=16 -DMR=8 -DNV=2", nil, "vector width 16 is wider than the device's 4"},
 		{"variant_vw8", parse("gemm/direct:VW=8,MR=4,NV=2,WG=1"), gemm, "", nil, "variant gemm/direct:VW=8"},
 		{"option_vw8", nil, kernels.MustLookup("sgemm"), kernels.DefaultSGEMMTiling.Options(), nil, "vector width 8 is wider"},
+		{"option_pv8", nil, kernels.MustLookup("max_pool2d_2x2"), "-DRUN=16 -DPV=8", nil, "vector width 8 is wider"}, // max_pool2d_2x2's vectors
 		{"local_memory", parse("gemm/tiled:TS_M=64,TS_N=64,TS_K=16,WPT_M=4,WPT_N=4,VW=4"), tiled, "", nil, "bytes of local memory exceed the device's 1024"},
 		{"work_group", nil, kernels.MustLookup("relu"), "", []int{32, 16}, "work group of 512 items exceeds the device's 256"},
 		{"fits", parse("gemm/direct:VW=4,MR=4,NV=2,WG=1"), gemm, "-DVW=4", []int{1, 1, 1}, ""},
